@@ -1,0 +1,18 @@
+"""A triplet/contrastive embedding loss with the classic zero-distance hazards."""
+
+import tensorflow as tf
+
+
+def triplet_loss(anchor, positive, negative, margin=0.2):
+    d_pos = tf.norm(anchor - positive, axis=-1)
+    d_neg = tf.sqrt(tf.reduce_sum(tf.square(anchor - negative), axis=-1))
+    return tf.reduce_mean(tf.nn.relu(d_pos - d_neg + margin))
+
+
+def masked_log(x):
+    return tf.where(x > 0, tf.math.log(x), tf.zeros_like(x))
+
+
+def normalise_rows(x):
+    activity = tf.reduce_sum(tf.nn.relu(x), axis=-1, keepdims=True)
+    return x / activity

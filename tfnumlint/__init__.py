@@ -1,0 +1,3 @@
+"""tfnumlint: a numerics linter for TensorFlow."""
+
+__version__ = "0.1.0"

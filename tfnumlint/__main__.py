@@ -1,0 +1,3 @@
+from tfnumlint.cli import main
+
+raise SystemExit(main())

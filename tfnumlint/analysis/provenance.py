@@ -1,0 +1,640 @@
+"""Value provenance: what produced a value, its range, and whether it is a probability.
+
+Evaluation is an abstract interpretation over the syntax tree, with closed intervals
+``[lo, hi]`` and float semantics in mind: a float32 sigmoid *really* reaches 0 and 1, so its
+range is the closed ``[0, 1]``.  Names are followed through assignments that precede the use,
+``self.attr`` through every method of the class, and parameters through their defaults.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from .module import Binding, ModuleInfo, Scope
+
+INF = math.inf
+
+# Parameter and variable names that conventionally hold probabilities.
+_PROB_NAME = re.compile(
+    r"^(?:p|q|pi|ps|probs?|probabilit(?:y|ies)|preds?|y_?preds?|y_?hat|yhat|p_?hat|"
+    r"predictions?|y_?prob|d_?real|d_?fake|real_?prob|fake_?prob|outputs?_?prob|likelihoods?|"
+    r"p_?\w+|\w+_probs?|\w+_pred|\w+_prob(?:ability|abilities)?)$",
+    re.IGNORECASE,
+)
+# ...but not these, which merely start with p.
+_NOT_PROB_NAME = re.compile(r"^(?:params?|pos\w*|pad\w*|path\w*|prev\w*|ph\w*|pt\w*|px\w*|pixel\w*|patch\w*|"
+                            r"point\w*|penalty\w*|power\w*|proj\w*|pool\w*|pair\w*|part\w*|"
+                            r"period\w*|phase\w*|pow\w*|perm\w*|peak\w*|pitch\w*)$", re.IGNORECASE)
+
+
+def looks_like_probability(name: str) -> bool:
+    return bool(_PROB_NAME.match(name)) and not _NOT_PROB_NAME.match(name)
+
+
+@dataclass(frozen=True)
+class Val:
+    """The abstract value of an expression."""
+
+    kind: str = "unknown"  # producer: sigmoid, softmax, relu, exp, param, matmul, arith, ...
+    lo: float = -INF
+    hi: float = INF
+    const: float | None = None
+    tensor: bool = False  # known to be a TF tensor
+    prob: bool = False  # a probability in [0, 1]
+    prob_by_name: bool = False  # ...only because of its name
+    guarded: bool = False  # passed through clip/maximum/+eps that keeps it away from 0
+    zero: str | None = None  # why it can be exactly 0, when it can
+    desc: str = ""  # how to name it in a message
+    activation: str | None = None  # layers and models: their output activation
+    exp_sum: bool = False  # a sum of exponentials (manual softmax / logsumexp)
+    has_exp: bool = False  # an exp somewhere inside, unshifted
+    one_hot: bool = False
+    logits: cst.BaseExpression | None = None  # for sigmoid/softmax outputs: their input
+    tuple_items: tuple[Val, ...] | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.kind not in ("unknown", "param", "call", "name")
+
+    @property
+    def can_be_zero(self) -> bool:
+        return self.lo <= 0.0 <= self.hi
+
+    @property
+    def positive(self) -> bool:
+        return self.lo > 0.0
+
+
+UNKNOWN = Val()
+
+
+def constant(value: float) -> Val:
+    return Val("constant", value, value, const=value, desc=repr(value))
+
+
+def _num(node: cst.BaseExpression) -> float | None:
+    """A numeric literal, with unary minus."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        try:
+            return float(node.evaluated_value)
+        except (ValueError, OverflowError):
+            return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _num(node.expression)
+        return -inner if inner is not None else None
+    return None
+
+
+def _mul(a: float, b: float) -> float:
+    if (a == 0 and math.isinf(b)) or (b == 0 and math.isinf(a)):
+        return 0.0
+    return a * b
+
+
+def interval_mul(x: Val, y: Val) -> tuple[float, float]:
+    products = [_mul(x.lo, y.lo), _mul(x.lo, y.hi), _mul(x.hi, y.lo), _mul(x.hi, y.hi)]
+    return min(products), max(products)
+
+
+def rounded(v: Val, dtype: str) -> Val:
+    """A constant as the dtype stores it: 1e-9 is 0 in float16."""
+    if v.const is None or dtype != "float16":
+        return v
+    import numpy as np
+
+    with np.errstate(over="ignore"):
+        c = float(np.float16(v.const))
+    return v if c == v.const else replace(v, lo=c, hi=c, const=c)
+
+
+def _p(desc: str) -> str:
+    """Parenthesise a compound description inside a larger one."""
+    return f"({desc})" if " " in desc else desc
+
+
+def _fmt(v: float) -> str:
+    return f"{v:g}"
+
+
+class Evaluator:
+    """Evaluate expressions of one module to :class:`Val`, memoised per node."""
+
+    MAX_DEPTH = 60
+
+    def __init__(self, info: ModuleInfo) -> None:
+        self.info = info
+        self.imports = info.imports
+        self._memo: dict[int, Val] = {}
+        self._active: set[int] = set()
+        self._depth = 0
+        self._scope_of: dict[int, Scope] = {}
+
+    # -- public -----------------------------------------------------------------------
+    def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
+        key = id(node)
+        cached = self._memo.get(key)
+        if cached is not None:
+            return cached
+        if key in self._active or self._depth > self.MAX_DEPTH:
+            return UNKNOWN
+        self._active.add(key)
+        self._depth += 1
+        try:
+            result = self._eval(node, scope, order)
+        finally:
+            self._depth -= 1
+            self._active.discard(key)
+        self._memo[key] = result
+        return result
+
+    def op(self, call: cst.Call) -> str | None:
+        return self.imports.op(call.func)
+
+    def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None:
+        """The binding of ``name`` visible at ``order`` in ``scope`` (or an enclosing one)."""
+        s: Scope | None = scope
+        first = True
+        while s is not None:
+            if s.kind == "class" and not first:
+                s = s.parent
+                continue
+            bindings = s.bindings.get(name)
+            if bindings:
+                if first:
+                    before = [b for b in bindings if b.visible <= order]
+                    if before:
+                        return before[-1]
+                else:
+                    return bindings[-1]
+            if name in s.params:
+                return s.params[name]
+            first = False
+            s = s.parent
+        return None
+
+    # -- evaluation ---------------------------------------------------------------------
+    def _eval(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
+        number = _num(node)
+        if number is not None:
+            return constant(number)
+        if isinstance(node, cst.Name):
+            return self._name(node.value, scope, order)
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node, scope, order)
+        if isinstance(node, cst.Call):
+            return self._call(node, scope, order)
+        if isinstance(node, cst.BinaryOperation):
+            return self._binop(node, scope, order)
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.value(node.expression, scope, order)
+            if isinstance(node.operator, cst.Minus):
+                return replace(
+                    inner,
+                    kind="neg" if inner.kind != "constant" else "constant",
+                    lo=-inner.hi,
+                    hi=-inner.lo,
+                    const=-inner.const if inner.const is not None else None,
+                    prob=False,
+                    prob_by_name=False,
+                    zero=inner.zero,
+                    desc=f"-{inner.desc}",
+                    exp_sum=False,
+                )
+            return UNKNOWN
+        if isinstance(node, cst.Subscript):
+            base = self.value(node.value, scope, order)
+            return replace(base, const=None, tuple_items=None) if base.tensor or base.prob else UNKNOWN
+        if isinstance(node, cst.Comparison):
+            return Val("bool", 0.0, 1.0, tensor=True, zero="the comparison is false")
+        if isinstance(node, cst.IfExp):
+            a = self.value(node.body, scope, order)
+            b = self.value(node.orelse, scope, order)
+            return Val("arith", min(a.lo, b.lo), max(a.hi, b.hi), tensor=a.tensor or b.tensor)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            items = tuple(self.value(e.value, scope, order) for e in node.elements)
+            return Val("tuple", tuple_items=items)
+        if isinstance(node, cst.NamedExpr):
+            return self.value(node.value, scope, order)
+        return UNKNOWN
+
+    def _name(self, name: str, scope: Scope, order: int) -> Val:
+        found = self.lookup(name, scope, order)
+        if isinstance(found, cst.Param):
+            if found.default is not None:
+                default = self.value(found.default, scope, order)
+                if default.const is not None:
+                    return replace(default, kind="constant", desc=f"`{name}` (default {_fmt(default.const)})")
+            prob = looks_like_probability(name)
+            return Val("param", prob=prob, prob_by_name=prob, lo=0.0 if prob else -INF,
+                       hi=1.0 if prob else INF, zero="the probability saturates" if prob else None,
+                       desc=f"`{name}`")
+        if isinstance(found, Binding):
+            if found.value is None:
+                return Val("name", desc=f"`{name}`")
+            val = self.value(found.value, found.scope, found.at)
+            if found.index is not None:
+                items = val.tuple_items
+                val = items[found.index] if items and found.index < len(items) else UNKNOWN
+            if val.kind == "unknown" or (val.kind == "call" and not val.tensor):
+                prob = looks_like_probability(name)
+                return replace(val, prob=prob, prob_by_name=prob, desc=f"`{name}`",
+                               lo=0.0 if prob else val.lo, hi=1.0 if prob else val.hi,
+                               zero="the probability saturates" if prob else val.zero)
+            return replace(val, desc=f"`{name}` = {val.desc}" if val.desc and not val.desc.startswith("`") else f"`{name}`")
+        if self.imports.resolve(cst.Name(name)) is not None:
+            return Val("module")
+        return Val("name", desc=f"`{name}`")
+
+    def _attribute(self, node: cst.Attribute, scope: Scope, order: int) -> Val:
+        obj = node.value
+        if isinstance(obj, cst.Name) and scope.cls is not None:
+            s: Scope | None = scope
+            while s is not None and s.kind != "function":
+                s = s.parent
+            if s is not None and s.self_name == obj.value:
+                bindings = scope.cls.attrs.get(node.attr.value)
+                if bindings:
+                    same = [b for b in bindings if b.scope is s and b.visible <= order]
+                    chosen = same[-1] if same else bindings[-1]
+                    if chosen.value is not None:
+                        val = self.value(chosen.value, chosen.scope, chosen.at)
+                        name = f"self.{node.attr.value}"
+                        if val.kind in ("unknown", "call"):
+                            prob = looks_like_probability(node.attr.value)
+                            return replace(val, prob=prob, prob_by_name=prob, desc=f"`{name}`")
+                        return replace(val, desc=f"`{name}` = {val.desc}" if val.desc and not val.desc.startswith("`") else f"`{name}`")
+        resolved = self.imports.resolve(node)
+        if resolved is not None:
+            return Val("module", desc=resolved)
+        return UNKNOWN
+
+    def _binop(self, node: cst.BinaryOperation, scope: Scope, order: int) -> Val:
+        a = self.value(node.left, scope, order)
+        b = self.value(node.right, scope, order)
+        op = node.operator
+        tensor = a.tensor or b.tensor
+        if a.const is not None and b.const is not None:
+            try:
+                c = _fold(op, a.const, b.const)
+            except (ZeroDivisionError, OverflowError, ValueError):
+                c = None
+            if c is not None:
+                return constant(c)
+        if isinstance(op, cst.Add):
+            dtype = self.info.dtype(scope)
+            a, b = rounded(a, dtype), rounded(b, dtype)
+            lo, hi = a.lo + b.lo, a.hi + b.hi
+            guarded = (a.guarded or b.guarded) or (
+                (a.lo >= 0 and b.const is not None and b.const > 0)
+                or (b.lo >= 0 and a.const is not None and a.const > 0)
+            )
+            return Val("arith", lo, hi, tensor=tensor, guarded=guarded, zero=_zero(lo, hi, a, b),
+                       desc=f"{_p(a.desc)} + {_p(b.desc)}", has_exp=a.has_exp or b.has_exp)
+        if isinstance(op, cst.Subtract):
+            if b.kind == "reduce_max":  # x - reduce_max(x): the max-shifted form, <= 0
+                return Val("diff_max", -INF, 0.0, tensor=True, desc="a max-shifted value")
+            lo, hi = a.lo - b.hi, a.hi - b.lo
+            prob = a.const == 1.0 and b.prob
+            kind = "diff" if a.const is None and b.const is None else "arith"
+            return Val(kind, lo, hi, tensor=tensor, prob=prob, prob_by_name=prob and b.prob_by_name,
+                       zero=_zero(lo, hi, a, b) or ("its operands are equal" if kind == "diff" else None),
+                       desc=f"{_p(a.desc)} - {_p(b.desc)}", logits=b.logits if prob else None,
+                       has_exp=a.has_exp or b.has_exp,
+                       activation=b.kind if prob and b.kind in ("sigmoid",) else None)
+        if isinstance(op, cst.Multiply):
+            lo, hi = interval_mul(a, b)
+            prob = (a.prob or a.one_hot) and (b.prob or b.one_hot) and (a.prob or b.prob)
+            zero = a.zero or b.zero if (a.can_be_zero or b.can_be_zero) and (a.known or b.known) else None
+            return Val("arith", lo, hi, tensor=tensor, prob=prob, zero=zero, one_hot=a.one_hot and b.one_hot,
+                       desc=f"{_p(a.desc)} * {_p(b.desc)}", has_exp=a.has_exp or b.has_exp)
+        if isinstance(op, cst.Divide):
+            if b.lo > 0 or b.hi < 0:
+                inv = (1 / b.hi if b.hi else INF, 1 / b.lo if b.lo else INF)
+                lo, hi = interval_mul(a, Val(lo=min(inv), hi=max(inv)))
+            else:
+                lo, hi = -INF, INF
+            if a.lo >= 0 and b.lo >= 0:
+                lo = max(lo, 0.0)
+            softmax = a.has_exp and b.exp_sum
+            return Val("softmax" if softmax else "arith", 0.0 if softmax else lo, 1.0 if softmax else hi,
+                       tensor=tensor, prob=softmax, desc=f"{_p(a.desc)} / {_p(b.desc)}")
+        if isinstance(op, cst.Power):
+            if b.const is not None and b.const == int(b.const) and int(b.const) % 2 == 0 and b.const > 0:
+                return Val("square", 0.0, INF, tensor=tensor, zero=a.zero or "its base is 0",
+                           desc=f"{a.desc}**{_fmt(b.const)}")
+            return Val("arith", tensor=tensor)
+        return Val("arith", tensor=tensor)
+
+    # -- calls ---------------------------------------------------------------------------
+    def _call(self, node: cst.Call, scope: Scope, order: int) -> Val:
+        op = self.op(node)
+        if op is None:
+            return self._plain_call(node, scope, order)
+        handler = _CALLS.get(op)
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        if handler is not None:
+            return handler(self, node, args, scope, order)
+        if op.startswith("optimizer:") or op.startswith("loss:"):
+            return Val(op, desc=op)
+        return Val(op, tensor=True, desc=f"the {op} output")
+
+    def _plain_call(self, node: cst.Call, scope: Scope, order: int) -> Val:
+        func = self.value(node.func, scope, order)
+        if func.kind in ("layer", "model") and func.activation and func.activation != "linear":
+            act = func.activation
+            lo, hi = _ACTIVATION_RANGES.get(act, (-INF, INF))
+            return Val(act, lo, hi, tensor=True, prob=act in ("sigmoid", "softmax"),
+                       zero="every relu input is <= 0" if act == "relu" else ("the probability saturates" if act in ("sigmoid", "softmax") else None),
+                       desc=f"a {act} {func.kind} output")
+        if func.kind in ("layer", "model") and func.activation == "linear":
+            return Val("linear", tensor=True, desc=f"a linear {func.kind} output")
+        if func.kind in ("layer", "model"):
+            return Val("call", tensor=True, desc=f"a {func.kind} output")
+        # numpy scalar constructors and float(): pass constants through
+        if isinstance(node.func, (cst.Name, cst.Attribute)) and node.args:
+            name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
+            if name in ("float", "float32", "float16", "float64", "array", "asarray"):
+                inner = self.value(node.args[0].value, scope, order)
+                if inner.const is not None:
+                    return inner
+        return Val("call", desc=f"the result of `{_callee_text(node.func)}`")
+
+    def arg(self, node: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value == keyword:
+                return a.value
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        return positional[index].value if index < len(positional) else None
+
+
+def _callee_text(func: cst.BaseExpression) -> str:
+    parts = []
+    while isinstance(func, cst.Attribute):
+        parts.append(func.attr.value)
+        func = func.value
+    if isinstance(func, cst.Name):
+        parts.append(func.value)
+    return ".".join(reversed(parts)) or "call"
+
+
+def _fold(op: cst.BaseBinaryOp, a: float, b: float) -> float | None:
+    if isinstance(op, cst.Add):
+        return a + b
+    if isinstance(op, cst.Subtract):
+        return a - b
+    if isinstance(op, cst.Multiply):
+        return a * b
+    if isinstance(op, cst.Divide):
+        return a / b
+    if isinstance(op, cst.Power):
+        r = a**b
+        return r if isinstance(r, float | int) else None
+    return None
+
+
+def _zero(lo: float, hi: float, a: Val, b: Val) -> str | None:
+    if not (lo <= 0 <= hi):
+        return None
+    for v in (a, b):
+        if v.zero and v.known:
+            return v.zero
+    return None
+
+
+_ACTIVATION_RANGES = {
+    "sigmoid": (0.0, 1.0),
+    "softmax": (0.0, 1.0),
+    "relu": (0.0, INF),
+    "softplus": (0.0, INF),
+    "tanh": (-1.0, 1.0),
+    "exponential": (0.0, INF),
+    "elu": (-1.0, INF),
+}
+
+
+def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
+        val = Val(kind, lo, hi, tensor=True, zero=zero, desc=f"{kind}({inner.desc or '...'})", **extra)
+        if kind in ("sigmoid", "softmax"):
+            return replace(val, prob=True, logits=args[0].value if args else None, zero="the probability saturates")
+        if kind in ("square", "abs") and inner.const is None:
+            return replace(val, zero=inner.zero or zero)
+        if kind == "exp":
+            return replace(val, has_exp=not inner.kind.startswith("log_") and inner.kind != "diff_max",
+                           hi=INF if inner.hi > 88.0 else math.exp(inner.hi),
+                           lo=0.0 if inner.lo < -87.0 else math.exp(inner.lo))
+        if kind == "sqrt":
+            return replace(val, lo=math.sqrt(inner.lo) if inner.lo > 0 else 0.0,
+                           zero=inner.zero if inner.can_be_zero else None)
+        return val
+
+    return handler
+
+
+def _reduce(kind: str):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
+        if kind == "reduce_sum":
+            if inner.prob and inner.one_hot is False and _has_one_hot(ev, args, scope, order):
+                return Val("reduce_sum", 0.0, 1.0, tensor=True, prob=True, zero="the picked probability saturates",
+                           desc="a picked probability")
+            lo = 0.0 if inner.lo >= 0 else -INF
+            return Val("reduce_sum", lo, INF, tensor=True, zero=inner.zero if inner.lo >= 0 and inner.zero else None,
+                       exp_sum=inner.has_exp, desc=f"reduce_sum({inner.desc or '...'})")
+        if kind in ("reduce_mean", "reduce_max", "reduce_min"):
+            return replace(inner, kind=kind, const=None, tensor=True, exp_sum=False,
+                           desc=f"{kind}({inner.desc or '...'})", one_hot=False)
+        return Val(kind, tensor=True)
+
+    return handler
+
+
+def _has_one_hot(ev: Evaluator, args, scope, order) -> bool:
+    node = args[0].value
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return ev.value(node.left, scope, order).one_hot or ev.value(node.right, scope, order).one_hot
+    return False
+
+
+def _clip(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    x = ev.value(args[0].value, scope, order) if args else UNKNOWN
+    lo_node = ev.arg(node, 1, "clip_value_min") or ev.arg(node, 1, "x_min") or ev.arg(node, 1, "min_value")
+    hi_node = ev.arg(node, 2, "clip_value_max") or ev.arg(node, 2, "x_max") or ev.arg(node, 2, "max_value")
+    lo_v = ev.value(lo_node, scope, order) if lo_node is not None else UNKNOWN
+    hi_v = ev.value(hi_node, scope, order) if hi_node is not None else UNKNOWN
+    lo = max(x.lo, lo_v.lo) if lo_v.lo > -INF else (0.0 if x.prob else x.lo)
+    hi = min(x.hi, hi_v.hi) if hi_v.hi < INF else x.hi
+    guarded = lo_v.lo > 0 or lo_node is None or lo_v.kind not in ("constant",)
+    return Val("clip_by_value", lo, hi, tensor=True, guarded=guarded, prob=False,
+               zero=None if lo > 0 or guarded else x.zero, desc="a clipped value")
+
+
+def _maximum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    if len(args) < 2:
+        return Val("maximum", tensor=True)
+    a = ev.value(args[0].value, scope, order)
+    b = ev.value(args[1].value, scope, order)
+    lo, hi = max(a.lo, b.lo), max(a.hi, b.hi)
+    return Val("maximum", lo, hi, tensor=True, guarded=lo > 0, zero=None if lo > 0 else _zero(lo, hi, a, b),
+               desc="a maximum")
+
+
+def _minimum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    if len(args) < 2:
+        return Val("minimum", tensor=True)
+    a = ev.value(args[0].value, scope, order)
+    b = ev.value(args[1].value, scope, order)
+    lo, hi = min(a.lo, b.lo), min(a.hi, b.hi)
+    return Val("minimum", lo, hi, tensor=True, prob=a.prob and b.prob, zero=_zero(lo, hi, a, b))
+
+
+def _passthrough(kind: str):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
+        return replace(inner, tensor=True, const=None if kind != "constant" else inner.const)
+
+    return handler
+
+
+def _cast(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
+    if inner.kind == "bool":
+        return Val("mask", 0.0, 1.0, tensor=True, zero="the mask is all zeros")
+    return replace(inner, tensor=True, const=None)
+
+
+def _arith_op(kind: str):
+    ops = {"add": cst.Add, "subtract": cst.Subtract, "multiply": cst.Multiply, "divide": cst.Divide}
+
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        if len(args) < 2:
+            return Val(kind, tensor=True)
+        synthetic = cst.BinaryOperation(left=args[0].value, operator=ops[kind](), right=args[1].value)
+        return replace(ev._binop(synthetic, scope, order), tensor=True)
+
+    return handler
+
+
+def _moments(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    return Val("tuple", tuple_items=(Val("mean", tensor=True, desc="a mean"),
+                                     Val("variance", 0.0, INF, tensor=True, zero="the batch is constant",
+                                         desc="the tf.nn.moments variance")))
+
+
+def _source(kind: str):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        if kind == "constant" and args:
+            inner = ev.value(args[0].value, scope, order)
+            if inner.const is not None:
+                return replace(inner, tensor=True)
+        if kind == "zeros":
+            return Val("zeros", 0.0, 0.0, tensor=True, zero="always")
+        if kind == "ones":
+            return Val("ones", 1.0, 1.0, tensor=True)
+        return Val(kind, tensor=True, desc=f"a {kind}")
+
+    return handler
+
+
+def _layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    act_node = ev.arg(node, 1, "activation")
+    act: str | None = "linear" if act_node is None else None
+    if isinstance(act_node, cst.Name) and act_node.value == "None":
+        act = "linear"
+    elif isinstance(act_node, cst.SimpleString):
+        act = act_node.evaluated_value
+    elif act_node is not None:
+        op = ev.imports.op(act_node)
+        act = op if op else None
+    return Val("layer", activation=act, desc="a Dense layer")
+
+
+def _sequential(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    layers = args[0].value if args else None
+    if isinstance(layers, (cst.List, cst.Tuple)) and layers.elements:
+        last = ev.value(layers.elements[-1].value, scope, order)
+        return Val("model", activation=last.activation if last.kind == "layer" else None, desc="a Sequential model")
+    return Val("model", desc="a model")
+
+
+def _functional(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    out = ev.arg(node, 1, "outputs")
+    if out is not None:
+        val = ev.value(out, scope, order)
+        act = val.kind if val.kind in (*_ACTIVATION_RANGES, "linear") else None
+        return Val("model", activation=act, desc="a functional model")
+    return Val("model", desc="a model")
+
+
+def _one_hot(ev, node, args, scope, order) -> Val:
+    return Val("one_hot", 0.0, 1.0, tensor=True, one_hot=True, desc="a one-hot")
+
+
+def _norm(kind: str):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        return Val(kind, 0.0, INF, tensor=True, zero="the vector is zero" if kind in ("norm", "euclidean_norm") else ("nothing is counted" if kind == "count_nonzero" else "the batch is constant"), desc=f"{kind}({_arg_desc(ev, args, scope, order)})")
+
+    return handler
+
+
+def _arg_desc(ev: Evaluator, args, scope, order) -> str:
+    return (ev.value(args[0].value, scope, order).desc or "...") if args else "..."
+
+
+def _epsilon(ev, node, args, scope, order) -> Val:
+    return replace(constant(1e-7), desc="K.epsilon() = 1e-07")
+
+
+_CALLS = {
+    "sigmoid": _unary("sigmoid", 0.0, 1.0),
+    "softmax": _unary("softmax", 0.0, 1.0),
+    "relu": _unary("relu", 0.0, INF, zero="every relu input is <= 0"),
+    "relu6": _unary("relu6", 0.0, 6.0, zero="every relu input is <= 0"),
+    "softplus": _unary("softplus", 0.0, INF),
+    "tanh": _unary("tanh", -1.0, 1.0, zero=None),
+    "exp": _unary("exp", 0.0, INF),
+    "square": _unary("square", 0.0, INF, zero="its input is 0"),
+    "abs": _unary("abs", 0.0, INF, zero="its input is 0"),
+    "sqrt": _unary("sqrt", 0.0, INF),
+    "log_softmax": _unary("log_softmax", -INF, 0.0),
+    "log_sigmoid": _unary("log_sigmoid", -INF, 0.0),
+    "l2_normalize": _unary("l2_normalize", -1.0, 1.0),
+    "matmul": _unary("matmul", -INF, INF),
+    "reduce_sum": _reduce("reduce_sum"),
+    "reduce_mean": _reduce("reduce_mean"),
+    "reduce_max": _reduce("reduce_max"),
+    "reduce_min": _reduce("reduce_min"),
+    "reduce_std": _norm("reduce_std"),
+    "reduce_variance": _norm("reduce_variance"),
+    "count_nonzero": _norm("count_nonzero"),
+    "norm": _norm("norm"),
+    "euclidean_norm": _norm("euclidean_norm"),
+    "clip_by_value": _clip,
+    "maximum": _maximum,
+    "minimum": _minimum,
+    "cast": _cast,
+    "stop_gradient": _passthrough("stop_gradient"),
+    "identity": _passthrough("identity"),
+    "add": _arith_op("add"),
+    "subtract": _arith_op("subtract"),
+    "multiply": _arith_op("multiply"),
+    "divide": _arith_op("divide"),
+    "moments": _moments,
+    "constant": _source("constant"),
+    "placeholder": _source("placeholder"),
+    "variable": _source("variable"),
+    "zeros": _source("zeros"),
+    "ones": _source("ones"),
+    "random": _source("random"),
+    "keras_input": _source("input"),
+    "dense": _layer,
+    "sequential": _sequential,
+    "keras_model": _functional,
+    "one_hot": _one_hot,
+    "epsilon": _epsilon,
+}

@@ -1,0 +1,136 @@
+"""Which files to analyse: walk directories, honour .gitignore and excludes, never loop."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+SUFFIXES = (".py", ".pyi", ".ipynb")
+DEFAULT_EXCLUDES = [
+    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", "__pycache__",
+    "site-packages", "dist-packages", "build", "dist", "node_modules", ".eggs", "*.egg-info",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "__pypackages__",
+]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    display: str  # as the user named it (relative when under the cwd)
+
+
+class MissingPath(Exception):
+    pass
+
+
+def _display(path: Path, cwd: Path) -> str:
+    try:
+        return str(path.relative_to(cwd)) if path.is_absolute() else str(path)
+    except ValueError:
+        return str(path)
+
+
+def _gitignore_spec(directory: Path) -> pathspec.PathSpec | None:
+    ignore = directory / ".gitignore"
+    try:
+        lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ancestor_specs(start: Path) -> list[tuple[Path, pathspec.PathSpec]]:
+    """.gitignore files from the repository root down to ``start`` (exclusive)."""
+    specs: list[tuple[Path, pathspec.PathSpec]] = []
+    for d in start.parents:
+        spec = _gitignore_spec(d)
+        if spec is not None:
+            specs.append((d, spec))
+        if (d / ".git").exists():
+            break
+    return list(reversed(specs))
+
+
+def _ignored(path: Path, is_dir: bool, specs: list[tuple[Path, pathspec.PathSpec]]) -> bool:
+    for base, spec in specs:
+        try:
+            rel = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        if spec.match_file(rel + ("/" if is_dir else "")):
+            return True
+    return False
+
+
+def discover(
+    paths: list[str],
+    cwd: Path,
+    exclude: list[str] | None = None,
+    extend_exclude: list[str] | None = None,
+    exclude_root: Path | None = None,
+) -> list[Candidate]:
+    """Files to lint, sorted and de-duplicated.  Explicit files are always included."""
+    patterns = (DEFAULT_EXCLUDES if exclude is None else exclude) + list(extend_exclude or [])
+    excludes = pathspec.GitIgnoreSpec.from_lines(patterns)
+    root = (exclude_root or cwd).resolve()
+    out: dict[str, Candidate] = {}
+    for raw in paths:
+        p = Path(raw)
+        full = p if p.is_absolute() else cwd / p
+        if not full.exists() and not full.is_symlink():
+            raise MissingPath(raw)
+        if not full.is_dir():
+            out.setdefault(str(full), Candidate(full, _display(p, cwd) if not p.is_absolute() else str(p)))
+            continue
+        for cand in _walk(full, p, excludes, root):
+            out.setdefault(str(cand.path), cand)
+    return sorted(out.values(), key=lambda c: c.display)
+
+
+def _excluded(path: Path, is_dir: bool, excludes: pathspec.PathSpec, root: Path) -> bool:
+    try:
+        rel = path.resolve().relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
+    except (ValueError, OSError):
+        rel = path.name
+    suffix = "/" if is_dir else ""
+    return excludes.match_file(rel + suffix) or excludes.match_file(path.name + suffix)
+
+
+def _walk(top: Path, shown: Path, excludes: pathspec.PathSpec, root: Path):
+    base_specs = _ancestor_specs(top.resolve())
+    spec_stack: dict[Path, list[tuple[Path, pathspec.PathSpec]]] = {}
+    seen_dirs: set[tuple[int, int]] = set()
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=None):
+        d = Path(dirpath)
+        try:
+            st = d.stat()
+            ident = (st.st_dev, st.st_ino)
+        except OSError:
+            continue
+        if ident in seen_dirs:
+            dirnames[:] = []
+            continue
+        seen_dirs.add(ident)
+        parent_specs = spec_stack.get(d.parent, base_specs) if d != top else base_specs
+        own = _gitignore_spec(d)
+        specs = parent_specs + ([(d, own)] if own is not None else [])
+        spec_stack[d] = specs
+        if (d / "pyvenv.cfg").exists() and d != top:
+            dirnames[:] = []
+            continue
+        dirnames[:] = sorted(
+            n for n in dirnames
+            if not _excluded(d / n, True, excludes, root) and not _ignored(d / n, True, specs)
+            and not (d / n / "pyvenv.cfg").exists()
+        )
+        for name in sorted(filenames):
+            if not name.endswith(SUFFIXES):
+                continue
+            f = d / name
+            if _excluded(f, False, excludes, root) or _ignored(f, False, specs):
+                continue
+            rel = f.relative_to(top)
+            yield Candidate(f, str(shown / rel) if str(shown) != "." else str(rel))

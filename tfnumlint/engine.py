@@ -1,0 +1,197 @@
+"""Lint one source: parse, build provenance, run the selected checks, place and filter findings."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .analysis.module import build
+from .model import FileError, FileResult, Finding
+from .ruledocs import all_docs
+from .rules import CHECKS, Check, Context, Hit, Settings, load_all
+from .source import Source, SourceError, might_use_tensorflow
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+_IGNORE = re.compile(r"#\s*tfnumlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+
+
+@dataclass
+class LintOptions:
+    codes: frozenset[str]
+    severities: dict[str, str] = field(default_factory=dict)
+    settings: Settings = field(default_factory=Settings)
+    slice_probes: bool = False  # attach probe programs for the verifier
+
+
+def suppressed(line_text: str, code: str) -> bool:
+    """`# noqa`, `# noqa: TNL102`, `# tfnumlint: ignore[TNL102]` on that line."""
+    for pattern in (_NOQA, _IGNORE):
+        for m in pattern.finditer(line_text):
+            codes = m.group("codes")
+            if not codes:
+                return True
+            wanted = {c.strip().upper() for c in re.split(r"[\s,]+", codes) if c.strip()}
+            if any(code.startswith(w) for w in wanted):
+                return True
+    return False
+
+
+def _dispatch_tables(checks: Iterable[Check]):
+    by_op: dict[str, list[Check]] = {}
+    by_binop: dict[type, list[Check]] = {}
+    by_method: dict[str, list[Check]] = {}
+    module_checks: list[Check] = []
+    for check in checks:
+        for op in check.ops:
+            by_op.setdefault(op, []).append(check)
+        for tp in check.binops:
+            by_binop.setdefault(tp, []).append(check)
+        for m in check.methods:
+            by_method.setdefault(m, []).append(check)
+        if check.module:
+            module_checks.append(check)
+    return by_op, by_binop, by_method, module_checks
+
+
+def run_checks(module: cst.Module, options: LintOptions) -> tuple[list[tuple[Check, Hit]], list[FileError], object]:
+    """Run every selected check on a parsed module; a crashing check becomes an error entry."""
+    load_all()
+    info = build(module)
+    if not info.imports.uses_tensorflow:
+        return [], [], None
+    ctx = Context(info, options.settings)
+    checks = [c for c in CHECKS if c.code in options.codes]
+    by_op, by_binop, by_method, module_checks = _dispatch_tables(checks)
+    hits: list[tuple[Check, Hit]] = []
+    errors: list[FileError] = []
+    failed: set[str] = set()
+
+    def run(check: Check, produce) -> None:
+        if check.code in failed:
+            return
+        try:
+            for hit in produce():
+                hits.append((check, hit))
+        except RecursionError:
+            failed.add(check.code)
+            errors.append(FileError("", f"internal error in {check.code}: expression too deeply nested"))
+        except Exception as exc:  # one rule's bug must not lose the file
+            failed.add(check.code)
+            errors.append(FileError("", f"internal error in {check.code}: {type(exc).__name__}: {exc}"))
+
+    imports = info.imports
+    for site in info.calls:
+        func = site.node.func
+        op = imports.op(func)
+        targets = by_op.get(op, ()) if op else ()
+        if isinstance(func, cst.Attribute):
+            targets = [*targets, *by_method.get(func.attr.value, ())]
+        for check in targets:
+            run(check, lambda check=check, site=site: check.fn(site, ctx))
+    for site in info.binops:
+        for check in by_binop.get(type(site.node.operator), ()):
+            run(check, lambda check=check, site=site: check.fn(site, ctx))
+    for check in module_checks:
+        run(check, lambda check=check: check.fn(ctx))
+    return hits, errors, ctx
+
+
+def lint_source(source: Source, options: LintOptions) -> FileResult:
+    result = FileResult(source.path)
+    if not might_use_tensorflow(source.text):
+        result.skipped = True
+        return result
+    try:
+        module = cst.parse_module(source.text)
+    except cst.ParserSyntaxError as exc:
+        line, col = source.locate(exc.raw_line)[1], exc.raw_column + 1
+        cell, _ = source.locate(exc.raw_line)
+        where = f"cell {cell}, line {line}" if cell else f"line {line}, column {col}"
+        message = str(exc.message).splitlines()[0] if getattr(exc, "message", None) else "invalid syntax"
+        result.errors.append(FileError(source.path, f"syntax error at {where}: {message}"))
+        return result
+    except RecursionError:
+        result.errors.append(FileError(source.path, "cannot parse: nested too deeply for the parser"))
+        return result
+    except Exception as exc:  # libcst raises a few other types on hostile input
+        result.errors.append(FileError(source.path, f"cannot parse: {type(exc).__name__}: {exc}"))
+        return result
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, 20000))
+    try:
+        hits, errors, ctx = run_checks(module, options)
+        result.skipped = ctx is None
+        if ctx is not None:
+            ctx.path = source.path
+        for err in errors:
+            err.path = source.path
+        result.errors.extend(errors)
+        if hits:
+            result.findings = _place(source, module, hits, options, ctx)
+    except RecursionError:
+        result.errors.append(FileError(source.path, "cannot analyse: expression nested too deeply"))
+    finally:
+        sys.setrecursionlimit(old_limit)
+    return result
+
+
+def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) -> list[Finding]:
+    """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    lines = source.text.splitlines()
+    docs = all_docs()
+    findings: list[Finding] = []
+    seen: set[tuple] = set()
+    for check, hit in hits:
+        pos = positions.get(hit.node)
+        stmt_pos = positions.get(hit.site.statement)
+        if pos is None:
+            continue
+        key = (check.code, pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+        if key in seen:
+            continue
+        seen.add(key)
+        line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
+        first_stmt_line = stmt_pos.start.line if stmt_pos else pos.start.line
+        stmt_text = lines[first_stmt_line - 1] if first_stmt_line <= len(lines) else ""
+        if suppressed(line_text, check.code) or suppressed(stmt_text, check.code):
+            continue
+        doc = docs[check.code]
+        cell, line = source.locate(pos.start.line)
+        _, end_line = source.locate(pos.end.line)
+        finding = Finding(
+            path=source.path,
+            line=line,
+            column=pos.start.column + 1,
+            end_line=end_line,
+            end_column=pos.end.column + 1,
+            rule=check.code,
+            name=doc.name,
+            severity=options.severities.get(check.code, doc.severity),
+            message=hit.message,
+            source_line=line_text,
+            cell=cell,
+        )
+        if options.slice_probes:
+            from .verify.slicer import slice_finding
+
+            finding.probe = slice_finding(ctx, hit, check.code, positions)
+        findings.append(finding)
+    findings.sort(key=lambda f: f.sort_key)
+    return findings
+
+
+def lint_text(text: str, path: str = "<string>", codes: Iterable[str] | None = None) -> FileResult:
+    """Convenience for tests and docs: lint a string with the given (default: all) codes."""
+    load_all()
+    selected = frozenset(codes) if codes is not None else frozenset(all_docs())
+    return lint_source(Source(path, text, text.encode()), LintOptions(codes=selected))
+
+
+__all__ = ["LintOptions", "SourceError", "lint_source", "lint_text", "suppressed"]

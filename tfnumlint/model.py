@@ -1,0 +1,113 @@
+"""Plain data passed between the pipeline stages: findings, verdicts, fixes, errors."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STATUSES = ("confirmed", "refuted", "inconclusive", "skipped")
+
+
+@dataclass
+class Verification:
+    status: str = "skipped"  # confirmed | refuted | inconclusive | skipped
+    detail: str = "not verified"
+    symptom: str | None = None
+    dtype: str | None = None
+    inputs: dict[str, Any] | None = None
+    observed: dict[str, Any] | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class Fix:
+    applicability: str  # safe | unsafe | suggestion
+    message: str
+    replacement: str | None = None
+    line: int = 0
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    proof: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Finding:
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    rule: str
+    name: str
+    severity: str
+    message: str
+    source_line: str = ""
+    cell: int | None = None  # notebook cell (1-based) when the file is a notebook
+    verification: Verification = field(default_factory=Verification)
+    fix: Fix | None = None
+    probe: dict[str, Any] | None = None  # the sliced probe program, for the verifier
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.cell or 0, self.line, self.column, self.rule, self.message)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "rule": self.rule,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "verification": self.verification.to_json(),
+            "fix": self.fix.to_json() if self.fix else None,
+        }
+        if self.cell is not None:
+            out["cell"] = self.cell
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Finding:
+        data = dict(data)
+        data["verification"] = Verification(**data.get("verification") or {})
+        fix = data.get("fix")
+        data["fix"] = Fix(**fix) if fix else None
+        return cls(**data)
+
+
+@dataclass
+class FileError:
+    path: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "message": self.message}
+
+
+@dataclass
+class FileResult:
+    """Everything one file produced; what the cache stores."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    skipped: bool = False  # no TensorFlow/Keras import: not analysed
+
+
+@dataclass
+class Report:
+    findings: list[Finding]
+    errors: list[FileError]
+    files: int
+    seconds: float
+    notices: list[str] = field(default_factory=list)

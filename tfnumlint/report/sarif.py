@@ -1,0 +1,95 @@
+"""SARIF 2.1.0, as GitHub code scanning accepts it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+
+from .. import __version__
+from ..model import Report
+from ..ruledocs import all_docs
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _uri(path: str) -> str:
+    return PurePath(path).as_posix()
+
+
+def as_dict(report: Report) -> dict:
+    docs = all_docs()
+    codes = sorted(docs)
+    index = {c: i for i, c in enumerate(codes)}
+    rules = [
+        {
+            "id": c,
+            "name": docs[c].name,
+            "shortDescription": {"text": docs[c].summary or docs[c].name},
+            "fullDescription": {"text": docs[c].sections.get("What it does", docs[c].summary)},
+            "help": {"text": docs[c].sections.get("Why is this bad", ""), "markdown": docs[c].text},
+            "defaultConfiguration": {"level": _LEVEL[docs[c].severity], "enabled": docs[c].default},
+        }
+        for c in codes
+    ]
+    results = []
+    for f in report.findings:
+        text = f.message
+        if f.verification.status != "skipped":
+            text += f" [{f.verification.status}: {f.verification.detail}]"
+        result = {
+            "ruleId": f.rule,
+            "ruleIndex": index.get(f.rule, 0),
+            "level": _LEVEL.get(f.severity, "warning"),
+            "message": {"text": text},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
+                        "region": {
+                            "startLine": f.line,
+                            "startColumn": f.column,
+                            "endLine": f.end_line,
+                            "endColumn": f.end_column,
+                        },
+                    }
+                }
+            ],
+            "properties": {"verification": f.verification.to_json()},
+        }
+        if f.cell is not None:
+            result["properties"]["cell"] = f.cell
+        results.append(result)
+    notifications = [
+        {
+            "level": "error",
+            "message": {"text": e.message},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(e.path)}}}],
+        }
+        for e in report.errors
+    ]
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "tfnumlint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": "https://pypi.org/project/tfnumlint/",
+                        "rules": rules,
+                    }
+                },
+                "invocations": [
+                    {"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications}
+                ],
+                "results": results,
+            }
+        ],
+    }
+
+
+def render(report: Report, **_: object) -> str:
+    return json.dumps(as_dict(report), indent=2) + "\n"

@@ -1,0 +1,81 @@
+"""Rule metadata and documentation, read from ``rules/TNLxxx.md`` (the single source).
+
+The docs ship inside the wheel as ``tfnumlint/_ruledocs``; in a source checkout they are
+read from the top-level ``rules/`` folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+SECTIONS = (
+    "What it does",
+    "Why is this bad",
+    "Example",
+    "Use instead",
+    "Fix safety",
+    "How it is verified",
+)
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    code: str
+    name: str
+    severity: str
+    default: bool
+    fix: str
+    summary: str
+    text: str
+    sections: dict[str, str]
+
+    def code_block(self, section: str) -> str | None:
+        """The first ```python block of a section."""
+        m = re.search(r"```python\n(.*?)```", self.sections.get(section, ""), re.S)
+        return m.group(1) if m else None
+
+
+def docs_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    packaged = here / "_ruledocs"
+    if packaged.is_dir():
+        return packaged
+    return here.parent / "rules"
+
+
+def parse_doc(text: str) -> RuleDoc:
+    m = re.match(r"---\n(.*?)\n---\n", text, re.S)
+    if not m:
+        raise ValueError("rule doc has no front matter")
+    meta: dict[str, str] = {}
+    for line in m.group(1).splitlines():
+        if ":" in line:
+            key, _, value = line.partition(":")
+            meta[key.strip()] = value.split("  #")[0].strip()
+    body = text[m.end() :]
+    sections: dict[str, str] = {}
+    parts = re.split(r"^## (.+)$", body, flags=re.M)
+    for title, content in zip(parts[1::2], parts[2::2], strict=False):
+        sections[title.strip()] = content.strip("\n")
+    return RuleDoc(
+        code=meta["code"],
+        name=meta["name"],
+        severity=meta["severity"],
+        default=meta.get("default", "true").lower() != "false",
+        fix=meta.get("fix", "none"),
+        summary=meta.get("summary", ""),
+        text=text,
+        sections=sections,
+    )
+
+
+@functools.cache
+def all_docs() -> dict[str, RuleDoc]:
+    docs = {}
+    for path in sorted(docs_dir().glob("TNL*.md")):
+        doc = parse_doc(path.read_text(encoding="utf-8"))
+        docs[doc.code] = doc
+    return docs

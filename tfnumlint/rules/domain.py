@@ -1,0 +1,168 @@
+"""TNL20x: operations outside their domain, or with an infinite gradient at its edge."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..analysis.module import Site
+from ..analysis.provenance import Val
+from . import Context, Hit, rule
+from .common import first_arg, fmt, split_eps, underflows
+
+
+def _can_hit_zero(v: Val) -> bool:
+    """Known by provenance to reach exactly 0, with nothing keeping it away."""
+    return v.known and v.zero is not None and v.can_be_zero and not v.guarded and v.const is None
+
+
+def _denominator_hazard(ctx: Context, d: cst.BaseExpression, site: Site) -> str | None:
+    """Why ``d`` can be exactly 0, or None."""
+    dtype = ctx.dtype(site)
+    rest, eps = split_eps(ctx, d, site)
+    if eps is not None:
+        if underflows(eps, dtype):
+            core = ctx.val(rest, site)
+            if core.lo >= 0 and core.zero:
+                return f"{core.desc} is 0 when {core.zero}, and the {fmt(eps)} guard is 0 in {dtype}"
+        return None
+    v = ctx.val(d, site)
+    if _can_hit_zero(v):
+        return f"{v.desc} is exactly 0 when {v.zero}"
+    return None
+
+
+def _division_parts(site: Site, ctx: Context):
+    node = site.node
+    if isinstance(node, cst.BinaryOperation):
+        return node.left, node.right
+    num = ctx.arg(node, 0, "x")
+    den = ctx.arg(node, 1, "y")
+    return num, den
+
+
+@rule("TNL201", binops=(cst.Divide,), ops={"divide"})
+def division_by_possible_zero(site: Site, ctx: Context):
+    num, den = _division_parts(site, ctx)
+    if num is None or den is None:
+        return
+    n = ctx.val(num, site)
+    if n.const is not None:
+        return  # 1 / x is TNL206's
+    d = ctx.val(den, site)
+    if n.has_exp and d.exp_sum:
+        return  # a manual softmax: TNL301
+    why = _denominator_hazard(ctx, den, site)
+    if why:
+        yield Hit(
+            site.node,
+            f"division by a value that can be 0: {why}; x / 0 is inf and 0 / 0 is NaN (use "
+            "tf.math.divide_no_nan or a maximum(d, eps) guard)",
+            site,
+        )
+
+
+@rule("TNL202", ops={"sqrt"})
+def sqrt_at_zero(site: Site, ctx: Context):
+    x = first_arg(site.node, "x")
+    if x is None:
+        return
+    rest, eps = split_eps(ctx, x, site)
+    if eps is not None and not underflows(eps, ctx.dtype(site)):
+        return
+    v = ctx.val(rest if eps is not None else x, site)
+    if _can_hit_zero(v):
+        yield Hit(
+            site.node,
+            f"sqrt of {v.desc}, which is exactly 0 when {v.zero}: the gradient 1/(2*sqrt(x)) is "
+            "inf there and NaN after the chain rule; use tf.sqrt(tf.maximum(x, eps))",
+            site,
+        )
+
+
+_EUCLIDEAN = {"2", "2.0", "'euclidean'", '"euclidean"', "'fro'", '"fro"', "None"}
+
+
+@rule("TNL203", ops={"norm", "euclidean_norm"})
+def norm_at_zero(site: Site, ctx: Context):
+    call = site.node
+    ord_node = ctx.arg(call, -1, "ord")
+    if ord_node is not None and ctx.code(ord_node).strip() not in _EUCLIDEAN:
+        return
+    x = first_arg(call, "tensor", "input_tensor", "x")
+    if x is None:
+        return
+    v = ctx.val(x, site)
+    if v.positive or v.guarded:
+        return
+    yield Hit(
+        call,
+        f"the Euclidean norm of {v.desc or 'a vector'} has a NaN gradient when the vector is "
+        "exactly zero (a - b with a == b; still so in TF 2.21); use "
+        "tf.sqrt(tf.maximum(tf.reduce_sum(tf.square(x), axis), eps))",
+        site,
+    )
+
+
+def _fractional(value: float | None) -> bool:
+    return value is not None and value != int(value)
+
+
+@rule("TNL204", ops={"pow"}, binops=(cst.Power,))
+def fractional_power(site: Site, ctx: Context):
+    node = site.node
+    if isinstance(node, cst.BinaryOperation):
+        base, exponent = node.left, node.right
+    else:
+        base, exponent = ctx.arg(node, 0, "x"), ctx.arg(node, 1, "y")
+    if base is None or exponent is None:
+        return
+    p = ctx.val(exponent, site).const
+    if not _fractional(p):
+        return
+    b = ctx.val(base, site)
+    if isinstance(node, cst.BinaryOperation) and not b.tensor:
+        return  # python scalars such as d_k ** -0.5
+    if b.positive or b.guarded or b.const is not None:
+        return
+    hazard = "NaN for a negative base" if b.lo < 0 else "an inf gradient at 0"
+    yield Hit(
+        node,
+        f"x ** {fmt(p)} on {b.desc or 'a base'} that can be {'negative' if b.lo < 0 else '0'}: "
+        f"{hazard} (d/dx x**{fmt(p)} = {fmt(p)}*x**{fmt(p - 1)}); clamp the base with tf.maximum(x, eps)",
+        site,
+    )
+
+
+@rule("TNL205", ops={"acos", "asin", "atanh"})
+def inverse_trig_domain(site: Site, ctx: Context):
+    x = first_arg(site.node, "x")
+    if x is None:
+        return
+    v = ctx.val(x, site)
+    if v.lo > -1.0 and v.hi < 1.0:
+        return
+    name = ctx.op(site.node)
+    yield Hit(
+        site.node,
+        f"{name} of {v.desc or 'a value'} that can reach ±1 (a cosine similarity of parallel "
+        f"vectors does): the gradient is ∞ there and NaN beyond; clip to [-1 + eps, 1 - eps]",
+        site,
+    )
+
+
+@rule("TNL206", ops={"rsqrt", "reciprocal"}, binops=(cst.Divide,))
+def reciprocal_of_possible_zero(site: Site, ctx: Context):
+    node = site.node
+    if isinstance(node, cst.BinaryOperation):
+        if ctx.val(node.left, site).const is None:
+            return
+        den = node.right
+        what = f"{ctx.code(node.left).strip()} / x"
+    else:
+        den = first_arg(node, "x")
+        what = ctx.op(node)
+    if den is None:
+        return
+    why = _denominator_hazard(ctx, den, site)
+    if why:
+        yield Hit(node, f"{what} of a value that can be 0: {why}; the result and its gradient are inf there", site)

@@ -1,0 +1,206 @@
+"""TNL10x: logarithms of probabilities, of unbounded values, and their hand-written forms."""
+
+from __future__ import annotations
+
+import math
+
+import libcst as cst
+
+from ..analysis.module import Site
+from ..analysis.provenance import Val
+from . import Context, Hit, rule
+from .common import additive_terms, first_arg, fmt, split_eps
+
+LOG_ARG = ("x", "input")
+
+
+def _log_input(call: cst.Call) -> cst.BaseExpression | None:
+    return first_arg(call, *LOG_ARG)
+
+
+def _strip_guard_free(v: Val) -> bool:
+    """A value whose log can be -inf: it can be exactly 0 and nothing keeps it away."""
+    return not v.guarded and not v.positive
+
+
+@rule("TNL101", ops={"log"})
+def log_of_probability(site: Site, ctx: Context):
+    x = _log_input(site.node)
+    if x is None:
+        return
+    _, eps = split_eps(ctx, x, site)
+    if eps is not None:
+        return  # log(p + eps) is TNL102's
+    v = ctx.val(x, site)
+    if not v.prob or not _strip_guard_free(v):
+        return
+    if v.prob_by_name:
+        why = f"{v.desc} looks like a probability (by its name) and nothing clips it away from 0"
+    else:
+        why = f"{v.desc} is a probability that reaches exactly 0 in float32 (a sigmoid saturates below -88, a softmax underflows)"
+    yield Hit(
+        site.node,
+        f"log of a probability: {why}; log(0) = -inf and 0 * log(0) = NaN",
+        site,
+        {"logits": v.logits is not None},
+    )
+
+
+@rule("TNL102", ops={"log"})
+def log_epsilon_unclipped(site: Site, ctx: Context):
+    x = _log_input(site.node)
+    if x is None:
+        return
+    rest, eps = split_eps(ctx, x, site)
+    if eps is None:
+        return
+    core = ctx.val(rest, site)
+    if core.guarded and core.lo > 0:
+        return
+    yield Hit(
+        site.node,
+        f"log(x + {fmt(eps)}) guards only the forward value: the gradient 1/(x + {fmt(eps)}) reaches "
+        f"{fmt(1 / eps)} at x = 0, and a saturated x gives a constant log({fmt(eps)}) = "
+        f"{math.log(eps):.1f} with zero gradient; clip x to [eps, 1 - eps] or use the logits form",
+        site,
+        {"eps": eps},
+    )
+
+
+def _is_log_call(ctx: Context, node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and ctx.op(node) == "log"
+
+
+def _probability_under_log(ctx: Context, call: cst.Call, site: Site) -> Val | None:
+    x = _log_input(call)
+    if x is None:
+        return None
+    rest, _ = split_eps(ctx, x, site)
+    v = ctx.val(rest, site)
+    if v.prob and not v.guarded:
+        return v
+    return None
+
+
+@rule("TNL103", binops=(cst.Multiply,), ops={"multiply"})
+def cross_entropy_from_probabilities(site: Site, ctx: Context):
+    node = site.node
+    if isinstance(node, cst.Call):
+        if len(node.args) != 2:
+            return
+        left, right = node.args[0].value, node.args[1].value
+    else:
+        left, right = node.left, node.right
+    for factor, other in ((left, right), (right, left)):
+        if not _is_log_call(ctx, factor):
+            continue
+        p = _probability_under_log(ctx, factor, site)
+        if p is None:
+            continue
+        log_arg = _log_input(factor)
+        rest, _ = split_eps(ctx, log_arg, site)
+        if _same_code(ctx, rest, other) or _same_code(ctx, log_arg, other):
+            return  # p * log(p): an entropy, not a cross-entropy
+        key = id(site.statement)
+        if not ctx.once("TNL103", site.statement):
+            return
+        del key
+        fused = "tf.nn.softmax_cross_entropy_with_logits" if p.kind == "softmax" else (
+            "tf.nn.sigmoid_cross_entropy_with_logits" if p.kind == "sigmoid" else "a *_with_logits loss"
+        )
+        on = "logits" if p.logits is not None else "the logits (keep the layer linear)"
+        yield Hit(
+            node,
+            f"hand-written cross-entropy on probabilities ({p.desc}): it is -inf/NaN once the "
+            f"probability saturates to 0 or 1; use {fused} on {on}",
+            site,
+            {"fused": fused},
+        )
+        return
+
+
+def _same_code(ctx: Context, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    try:
+        return ctx.code(a).strip("() ") == ctx.code(b).strip("() ")
+    except Exception:
+        return False
+
+
+_COMPUTED = frozenset({"matmul", "diff", "linear", "tanh", "arith", "neg", "mean", "reduce_mean"})
+
+
+@rule("TNL104", ops={"log"})
+def log_of_unbounded(site: Site, ctx: Context):
+    x = _log_input(site.node)
+    if x is None:
+        return
+    _, eps = split_eps(ctx, x, site)
+    if eps is not None:
+        return
+    v = ctx.val(x, site)
+    if v.prob or v.guarded or v.lo >= 0 or v.kind not in _COMPUTED:
+        return
+    if v.kind in ("arith", "neg", "mean", "reduce_mean") and not _mentions_unknown(v):
+        return
+    yield Hit(
+        site.node,
+        f"log of {v.desc or 'a computed value'}, which is not known to be positive "
+        f"(range [{fmt(v.lo)}, {fmt(v.hi)}]): log(0) = -inf and log of a negative is NaN",
+        site,
+    )
+
+
+def _mentions_unknown(v: Val) -> bool:
+    return math.isinf(v.lo)
+
+
+@rule("TNL105", ops={"log"})
+def log1p_by_hand(site: Site, ctx: Context):
+    x = _log_input(site.node)
+    if x is None:
+        return
+    terms = additive_terms(x)
+    if len(terms) != 2:
+        return
+    if any(sign < 0 for _, sign in terms):
+        return  # log(1 - p) is a log of a probability, not log1p territory
+    ones = [t for t, _ in terms if ctx.val(t, site).const == 1.0]
+    rest = [t for t, _ in terms if ctx.val(t, site).const is None]
+    if len(ones) == 1 and len(rest) == 1:
+        yield Hit(
+            site.node,
+            "log(1 + x) loses every digit of x once |x| < 6e-8 in float32 (1 + x rounds to 1); "
+            "use tf.math.log1p(x)",
+            site,
+        )
+
+
+@rule("TNL105", binops=(cst.Subtract,))
+def expm1_by_hand(site: Site, ctx: Context):
+    node = site.node
+    if (
+        isinstance(node.left, cst.Call)
+        and ctx.op(node.left) == "exp"
+        and ctx.val(node.right, site).const == 1.0
+    ):
+        yield Hit(
+            node,
+            "exp(x) - 1 cancels catastrophically for small |x| (exp(1e-8) - 1 is 0 in float32); "
+            "use tf.math.expm1(x)",
+            site,
+        )
+
+
+@rule("TNL106", ops={"log"})
+def logsumexp_by_hand(site: Site, ctx: Context):
+    x = _log_input(site.node)
+    if x is None:
+        return
+    v = ctx.val(x, site)
+    if v.exp_sum:
+        yield Hit(
+            site.node,
+            "log(reduce_sum(exp(x))) overflows to inf once x > 88.7 (float32) and underflows to "
+            "log(0) = -inf once every x < -103; use tf.reduce_logsumexp(x)",
+            site,
+        )

@@ -1,0 +1,1 @@
+"""Dynamic verification: slice (static) -> trace -> intervals -> boundary probing (TensorFlow)."""
