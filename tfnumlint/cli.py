@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -97,14 +98,18 @@ def run(argv: list[str] | None) -> int:
     errors = [e for r in results for e in r.errors]
     notices: list[str] = []
     if verify and findings:
-        from .verify.runner import verify_findings
+        if importlib.util.find_spec("tensorflow") is None:
+            notices.append("TensorFlow is not installed, so findings are not verified "
+                           "(pip install 'tfnumlint[tf]', or pass --no-verify)")
+        else:
+            from .verify.runner import verify_findings
 
-        notices += verify_findings(findings, config.settings, cache_dir)
+            notices += verify_findings(findings, config.settings, cache_dir)
     if fixing:
         from .fix.apply import apply_fixes
 
         code, text = apply_fixes(findings, candidates, write=args.fix, unsafe=args.unsafe_fixes,
-                                 show_diff=args.diff)
+                                 show_diff=args.diff, options=options)
         if args.diff:
             sys.stdout.write(text)
             return code if not errors else 2

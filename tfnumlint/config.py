@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,14 +161,15 @@ def expand_codes(patterns: list[str], where: str) -> set[str]:
 
 def resolve_codes(cfg: Config, cli_select: list[str] | None, cli_ignore: list[str] | None) -> frozenset[str]:
     docs = all_docs()
-    if cli_select is not None:
-        selected = expand_codes(cli_select, "--select")
-    elif cfg.select is not None:
+    # The config's own selection; codes in it are checked even when --select replaces it.
+    if cfg.select is not None:
         selected = expand_codes(cfg.select, "config 'select'")
     else:
         selected = {c for c, d in docs.items() if d.default}
     selected |= expand_codes(cfg.extend_select, "config 'extend-select'")
     selected -= expand_codes(cfg.ignore, "config 'ignore'")
+    if cli_select is not None:  # as in ruff, --select starts afresh: the config's ignores do not apply
+        selected = expand_codes(cli_select, "--select")
     if cli_ignore is not None:
         selected -= expand_codes(cli_ignore, "--ignore")
     for pattern, codes in cfg.per_file_ignores.items():
@@ -176,8 +178,15 @@ def resolve_codes(cfg: Config, cli_select: list[str] | None, cli_ignore: list[st
 
 
 def per_file_ignored(cfg: Config, display_path: str, code: str) -> bool:
+    # Patterns are relative to the project root (the config's directory), as in ruff,
+    # whichever directory the run starts from; the path as shown and the bare name match too.
+    names = {display_path, Path(display_path).name}
+    try:
+        names.add(Path(os.path.abspath(display_path)).relative_to(cfg.root).as_posix())
+    except ValueError:
+        pass
     for pattern, codes in cfg.per_file_ignores.items():
-        if fnmatch.fnmatch(display_path, pattern) or fnmatch.fnmatch(Path(display_path).name, pattern):
+        if any(fnmatch.fnmatch(name, pattern) for name in names):
             if any(code.startswith(c.upper()) or c.upper() == "ALL" for c in codes):
                 return True
     return False

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import re
 import sys
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -17,6 +19,7 @@ from .rules import CHECKS, Check, Context, Hit, Settings, load_all
 from .source import Source, SourceError, might_use_tensorflow
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _IGNORE = re.compile(r"#\s*tfnumlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
 
 
@@ -33,12 +36,30 @@ def suppressed(line_text: str, code: str) -> bool:
     for pattern in (_NOQA, _IGNORE):
         for m in pattern.finditer(line_text):
             codes = m.group("codes")
-            if not codes:
+            if codes is None:  # bare: everything; an empty `ignore[]` names nothing
                 return True
             wanted = {c.strip().upper() for c in re.split(r"[\s,]+", codes) if c.strip()}
             if any(code.startswith(w) for w in wanted):
                 return True
     return False
+
+
+def _comments(text: str) -> dict[int, str] | None:
+    """Line -> its comment, so that a ``# noqa`` inside a string suppresses nothing.
+
+    Empty when the text has no suppression marker at all (the common case: no tokenizing);
+    None when it does not tokenize (then whole lines are searched)."""
+    lowered = text.lower()
+    if "noqa" not in lowered and "tfnumlint" not in lowered:
+        return {}
+    out: dict[int, str] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
+            if tok.type == tokenize.COMMENT:
+                out[tok.start[0]] = tok.string
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError):
+        return None
+    return out
 
 
 def _dispatch_tables(checks: Iterable[Check]):
@@ -144,7 +165,14 @@ def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) 
     """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
-    lines = source.text.splitlines()
+    lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
+    comments = _comments(source.text)
+
+    def noqa_text(line: int) -> str:
+        if comments is not None:
+            return comments.get(line, "")
+        return lines[line - 1] if line <= len(lines) else ""
+
     docs = all_docs()
     findings: list[Finding] = []
     seen: set[tuple] = set()
@@ -159,8 +187,7 @@ def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) 
         seen.add(key)
         line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
         first_stmt_line = stmt_pos.start.line if stmt_pos else pos.start.line
-        stmt_text = lines[first_stmt_line - 1] if first_stmt_line <= len(lines) else ""
-        if suppressed(line_text, check.code) or suppressed(stmt_text, check.code):
+        if suppressed(noqa_text(pos.start.line), check.code) or suppressed(noqa_text(first_stmt_line), check.code):
             continue
         doc = docs[check.code]
         cell, line = source.locate(pos.start.line)

@@ -120,6 +120,16 @@ class ModuleInfo:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     strings: set[str] = field(default_factory=set)
 
+    def float16_storage(self, scope: Scope) -> bool:
+        """float16 variables or casts, not just the mixed policy (which keeps variables and
+        optimizer state in float32)."""
+        s: Scope | None = scope
+        markers: set[str] = set(self.root.dtype_markers)
+        while s is not None:
+            markers |= s.dtype_markers
+            s = s.parent
+        return bool(markers & {"float16", "half"})
+
     def dtype(self, scope: Scope) -> str:
         """The lowest precision the code in ``scope`` may run in (module markers apply to all)."""
         markers: set[str] = set(self.root.dtype_markers)
@@ -169,14 +179,9 @@ def build(module: cst.Module) -> ModuleInfo:
             stmt = node
         if tp is cst.Call:
             info.calls.append(Site(node, scope, stmt, order))
+            _note_call_dtypes(node, scope)
         elif tp is cst.BinaryOperation:
             info.binops.append(Site(node, scope, stmt, order))
-        elif tp is cst.Name or tp is cst.Attribute:
-            _note_dtype(node, scope)
-        elif tp is cst.SimpleString:
-            text = node.value.strip("'\"rbuRBU")
-            if text in FLOAT16_MARKERS or text in BFLOAT16_MARKERS:
-                scope.dtype_markers.add(text)
         elif tp is cst.Import:
             imports.add_import(node)
         elif tp is cst.ImportFrom:
@@ -213,10 +218,24 @@ def _push_children(stack: list, node: cst.CSTNode, scope: Scope, stmt: cst.CSTNo
         stack.append((child, scope, stmt))
 
 
-def _note_dtype(node: cst.CSTNode, scope: Scope) -> None:
-    attr = node.attr.value if isinstance(node, cst.Attribute) else node.value
-    if attr in ("float16", "half", "bfloat16"):
-        scope.dtype_markers.add(attr)
+_DTYPE_WORDS = frozenset({"float16", "half", "bfloat16", "mixed_float16", "mixed_bfloat16"})
+
+
+def _note_call_dtypes(node: cst.Call, scope: Scope) -> None:
+    """A low-precision dtype passed to a call (tf.cast(x, tf.float16), dtype=tf.float16,
+    set_global_policy("mixed_float16"), x.astype("float16")) sets the scope's dtype context.
+    A bare mention (a dtype list, a comparison) does not."""
+    for arg in node.args:
+        value = arg.value
+        word = None
+        if isinstance(value, cst.Attribute):
+            word = value.attr.value
+        elif isinstance(value, cst.Name):
+            word = value.value
+        elif isinstance(value, cst.SimpleString):
+            word = value.value.strip("'\"")
+        if word in _DTYPE_WORDS:
+            scope.dtype_markers.add(word)
 
 
 def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:

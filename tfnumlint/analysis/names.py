@@ -30,6 +30,7 @@ _PREFIXES: tuple[tuple[str, str], ...] = (
     ("tensorflow.python.ops.linalg_ops.", "tf.linalg."),
     ("tensorflow.python.ops.variables.", "tf."),
     ("tensorflow.python.ops.", "tf."),
+    ("tensorflow.python.framework.constant_op.", "tf."),
     ("tensorflow.", "tf."),
     ("tf_keras.", "keras."),
     ("keras.src.ops.numpy.", "keras.ops."),
@@ -106,6 +107,7 @@ def _table() -> dict[str, str]:
         "tanh": ("tf.math.tanh", "tf.tanh", "tf.nn.tanh", "keras.ops.tanh", "keras.backend.tanh"),
         # elementwise
         "square": ("tf.math.square", "tf.square", "keras.ops.square", "keras.backend.square"),
+        "squared_difference": ("tf.math.squared_difference", "tf.squared_difference"),
         "sqrt": ("tf.math.sqrt", "tf.sqrt", "keras.ops.sqrt", "keras.backend.sqrt"),
         "rsqrt": ("tf.math.rsqrt", "tf.rsqrt", "keras.ops.rsqrt"),
         "reciprocal": ("tf.math.reciprocal", "tf.reciprocal", "keras.ops.reciprocal"),

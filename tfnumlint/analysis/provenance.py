@@ -31,6 +31,20 @@ _NOT_PROB_NAME = re.compile(r"^(?:params?|pos\w*|pad\w*|path\w*|prev\w*|ph\w*|pt
                             r"period\w*|phase\w*|pow\w*|perm\w*|peak\w*|pitch\w*)$", re.IGNORECASE)
 
 
+_MASK_NAME = re.compile(r"^(?:\w*_)?(?:mask|masks|valid|keep|is_\w+|weights_mask|\w*_mask)$", re.IGNORECASE)
+
+
+_EPS_NAME = re.compile(r"^(?:\w*_)?(?:eps|epsilon|tiny|eps\d*|smooth\w*)$", re.IGNORECASE)
+
+
+def looks_like_epsilon(name: str) -> bool:
+    return bool(_EPS_NAME.match(name))
+
+
+def looks_like_mask(name: str) -> bool:
+    return bool(_MASK_NAME.match(name))
+
+
 def looks_like_probability(name: str) -> bool:
     return bool(_PROB_NAME.match(name)) and not _NOT_PROB_NAME.match(name)
 
@@ -48,6 +62,7 @@ class Val:
     prob_by_name: bool = False  # ...only because of its name
     guarded: bool = False  # passed through clip/maximum/+eps that keeps it away from 0
     zero: str | None = None  # why it can be exactly 0, when it can
+    zero_weak: bool = False  # ...only if an arbitrary input is exactly 0 (square(x), abs(x))
     desc: str = ""  # how to name it in a message
     activation: str | None = None  # layers and models: their output activation
     exp_sum: bool = False  # a sum of exponentials (manual softmax / logsumexp)
@@ -207,7 +222,9 @@ class Evaluator:
             return UNKNOWN
         if isinstance(node, cst.Subscript):
             base = self.value(node.value, scope, order)
-            return replace(base, const=None, tuple_items=None) if base.tensor or base.prob else UNKNOWN
+            if base.tensor or base.prob:
+                return replace(base, const=None, tuple_items=None, desc=f"{base.desc}[...]")
+            return Val(desc=f"{base.desc or '...'}[...]")
         if isinstance(node, cst.Comparison):
             return Val("bool", 0.0, 1.0, tensor=True, zero="the comparison is false")
         if isinstance(node, cst.IfExp):
@@ -228,6 +245,10 @@ class Evaluator:
                 default = self.value(found.default, scope, order)
                 if default.const is not None:
                     return replace(default, kind="constant", desc=f"`{name}` (default {_fmt(default.const)})")
+            if looks_like_epsilon(name):  # an epsilon parameter: positive by intent
+                return Val("eps", 5e-324, 1.0, guarded=True, desc=f"`{name}`")
+            if looks_like_mask(name):
+                return Val("mask", 0.0, 1.0, zero="the mask is all zeros", desc=f"`{name}`")
             prob = looks_like_probability(name)
             return Val("param", prob=prob, prob_by_name=prob, lo=0.0 if prob else -INF,
                        hi=1.0 if prob else INF, zero="the probability saturates" if prob else None,
@@ -270,7 +291,7 @@ class Evaluator:
         resolved = self.imports.resolve(node)
         if resolved is not None:
             return Val("module", desc=resolved)
-        return UNKNOWN
+        return Val(desc=f"`{_dotted(node)}`")
 
     def _binop(self, node: cst.BinaryOperation, scope: Scope, order: int) -> Val:
         a = self.value(node.left, scope, order)
@@ -288,11 +309,15 @@ class Evaluator:
             dtype = self.info.dtype(scope)
             a, b = rounded(a, dtype), rounded(b, dtype)
             lo, hi = a.lo + b.lo, a.hi + b.hi
+            # a sum of non-negatives is 0 only when both are: keep a reason only then
+            both = a.lo >= 0 and b.lo >= 0 and a.can_be_zero and b.can_be_zero
+            zero = (a.zero or b.zero) if both and (a.zero or b.zero) else None
             guarded = (a.guarded or b.guarded) or (
                 (a.lo >= 0 and b.const is not None and b.const > 0)
                 or (b.lo >= 0 and a.const is not None and a.const > 0)
             )
-            return Val("arith", lo, hi, tensor=tensor, guarded=guarded, zero=_zero(lo, hi, a, b),
+            return Val("arith", lo, hi, tensor=tensor, guarded=guarded, zero=zero,
+                       zero_weak=a.zero_weak and b.zero_weak,
                        desc=f"{_p(a.desc)} + {_p(b.desc)}", has_exp=a.has_exp or b.has_exp)
         if isinstance(op, cst.Subtract):
             if b.kind == "reduce_max":  # x - reduce_max(x): the max-shifted form, <= 0
@@ -301,7 +326,7 @@ class Evaluator:
             prob = a.const == 1.0 and b.prob
             kind = "diff" if a.const is None and b.const is None else "arith"
             return Val(kind, lo, hi, tensor=tensor, prob=prob, prob_by_name=prob and b.prob_by_name,
-                       zero=_zero(lo, hi, a, b) or ("its operands are equal" if kind == "diff" else None),
+                       zero="its operands are equal" if kind == "diff" else None,
                        desc=f"{_p(a.desc)} - {_p(b.desc)}", logits=b.logits if prob else None,
                        has_exp=a.has_exp or b.has_exp,
                        activation=b.kind if prob and b.kind in ("sigmoid",) else None)
@@ -324,7 +349,9 @@ class Evaluator:
                        tensor=tensor, prob=softmax, desc=f"{_p(a.desc)} / {_p(b.desc)}")
         if isinstance(op, cst.Power):
             if b.const is not None and b.const == int(b.const) and int(b.const) % 2 == 0 and b.const > 0:
-                return Val("square", 0.0, INF, tensor=tensor, zero=a.zero or "its base is 0",
+                strong = a.zero is not None and not a.zero_weak
+                return Val("square", 0.0, INF, tensor=tensor, zero=a.zero if strong else "its base is 0",
+                           zero_weak=not strong,
                            desc=f"{a.desc}**{_fmt(b.const)}")
             return Val("arith", tensor=tensor)
         return Val("arith", tensor=tensor)
@@ -369,6 +396,11 @@ class Evaluator:
                 return a.value
         positional = [a for a in node.args if a.keyword is None and not a.star]
         return positional[index].value if index < len(positional) else None
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    text = _callee_text(node)
+    return text if text != "call" else "..."
 
 
 def _callee_text(func: cst.BaseExpression) -> str:
@@ -423,7 +455,8 @@ def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
         if kind in ("sigmoid", "softmax"):
             return replace(val, prob=True, logits=args[0].value if args else None, zero="the probability saturates")
         if kind in ("square", "abs") and inner.const is None:
-            return replace(val, zero=inner.zero or zero)
+            strong = inner.zero is not None and not inner.zero_weak
+            return replace(val, zero=inner.zero if strong else zero, zero_weak=not strong)
         if kind == "exp":
             return replace(val, has_exp=not inner.kind.startswith("log_") and inner.kind != "diff_max",
                            hi=INF if inner.hi > 88.0 else math.exp(inner.hi),
@@ -444,7 +477,9 @@ def _reduce(kind: str):
                 return Val("reduce_sum", 0.0, 1.0, tensor=True, prob=True, zero="the picked probability saturates",
                            desc="a picked probability")
             lo = 0.0 if inner.lo >= 0 else -INF
-            return Val("reduce_sum", lo, INF, tensor=True, zero=inner.zero if inner.lo >= 0 and inner.zero else None,
+            keeps_zero = inner.lo >= 0 and inner.zero and not inner.prob  # a sum of softmax outputs is 1
+            return Val("reduce_sum", lo, INF, tensor=True, zero=inner.zero if keeps_zero else None,
+                       zero_weak=inner.zero_weak,
                        exp_sum=inner.has_exp, desc=f"reduce_sum({inner.desc or '...'})")
         if kind in ("reduce_mean", "reduce_max", "reduce_min"):
             return replace(inner, kind=kind, const=None, tensor=True, exp_sum=False,
@@ -480,8 +515,10 @@ def _maximum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     a = ev.value(args[0].value, scope, order)
     b = ev.value(args[1].value, scope, order)
     lo, hi = max(a.lo, b.lo), max(a.hi, b.hi)
-    return Val("maximum", lo, hi, tensor=True, guarded=lo > 0, zero=None if lo > 0 else _zero(lo, hi, a, b),
-               desc="a maximum")
+    # maximum(x, floor) with a computed floor is a guard by intent (e.g. 1/sqrt(n)).
+    guarded = lo > 0 or (b.const is None and not b.can_be_zero) or (b.const is None and b.kind not in ("constant", "zeros"))
+    return Val("maximum", lo, hi, tensor=True, guarded=guarded, zero=None if guarded else _zero(lo, hi, a, b),
+               desc=f"maximum({_p(a.desc or '...')}, {_p(b.desc or '...')})")
 
 
 def _minimum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
@@ -503,7 +540,7 @@ def _passthrough(kind: str):
 
 def _cast(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
-    if inner.kind == "bool":
+    if inner.kind in ("bool", "mask"):
         return Val("mask", 0.0, 1.0, tensor=True, zero="the mask is all zeros")
     return replace(inner, tensor=True, const=None)
 
@@ -599,6 +636,7 @@ _CALLS = {
     "tanh": _unary("tanh", -1.0, 1.0, zero=None),
     "exp": _unary("exp", 0.0, INF),
     "square": _unary("square", 0.0, INF, zero="its input is 0"),
+    "squared_difference": _unary("squared_difference", 0.0, INF, zero="its operands are equal"),
     "abs": _unary("abs", 0.0, INF, zero="its input is 0"),
     "sqrt": _unary("sqrt", 0.0, INF),
     "log_softmax": _unary("log_softmax", -INF, 0.0),

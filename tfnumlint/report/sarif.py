@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import PurePath
+from urllib.parse import quote
 
 from .. import __version__
 from ..model import Report
@@ -14,7 +15,14 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _uri(path: str) -> str:
-    return PurePath(path).as_posix()
+    """A URI reference: percent-encoded, relative to %SRCROOT% unless the path is absolute."""
+    p = PurePath(path)
+    return p.as_uri() if p.is_absolute() else quote(p.as_posix(), safe="/")
+
+
+def _artifact(path: str) -> dict:
+    uri = _uri(path)
+    return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
 
 
 def as_dict(report: Report) -> dict:
@@ -45,7 +53,7 @@ def as_dict(report: Report) -> dict:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
+                        "artifactLocation": _artifact(f.path),
                         "region": {
                             "startLine": f.line,
                             "startColumn": f.column,
@@ -64,7 +72,7 @@ def as_dict(report: Report) -> dict:
         {
             "level": "error",
             "message": {"text": e.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(e.path)}}}],
+            "locations": [{"physicalLocation": {"artifactLocation": _artifact(e.path)}}],
         }
         for e in report.errors
     ]

@@ -10,8 +10,11 @@ from . import Context, Hit, rule
 from .common import first_arg, fmt, split_eps, underflows
 
 
-def _can_hit_zero(v: Val) -> bool:
-    """Known by provenance to reach exactly 0, with nothing keeping it away."""
+def _can_hit_zero(v: Val, weak_ok: bool = False) -> bool:
+    """Known by provenance to reach exactly 0, with nothing keeping it away.  A "weak" zero
+    (square(x) of an arbitrary x) only counts where asked: a hand-written norm."""
+    if v.zero_weak and not weak_ok:
+        return False
     return v.known and v.zero is not None and v.can_be_zero and not v.guarded and v.const is None
 
 
@@ -70,7 +73,7 @@ def sqrt_at_zero(site: Site, ctx: Context):
     if eps is not None and not underflows(eps, ctx.dtype(site)):
         return
     v = ctx.val(rest if eps is not None else x, site)
-    if _can_hit_zero(v):
+    if _can_hit_zero(v, weak_ok=v.kind == "reduce_sum"):  # sqrt(reduce_sum(square(x))): a norm
         yield Hit(
             site.node,
             f"sqrt of {v.desc}, which is exactly 0 when {v.zero}: the gradient 1/(2*sqrt(x)) is "
@@ -91,6 +94,9 @@ def norm_at_zero(site: Site, ctx: Context):
     x = first_arg(call, "tensor", "input_tensor", "x")
     if x is None:
         return
+    _, eps = split_eps(ctx, x, site)
+    if eps is not None and not underflows(eps, ctx.dtype(site)):
+        return  # norm(x + eps): every component is shifted, the vector is never exactly 0
     v = ctx.val(x, site)
     if v.positive or v.guarded:
         return
@@ -141,6 +147,8 @@ def inverse_trig_domain(site: Site, ctx: Context):
     v = ctx.val(x, site)
     if v.lo > -1.0 and v.hi < 1.0:
         return
+    if v.const is not None or v.kind in ("param", "name"):
+        return  # a constant, or a thin wrapper over its own parameter
     name = ctx.op(site.node)
     yield Hit(
         site.node,

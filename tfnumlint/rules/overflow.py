@@ -8,7 +8,8 @@ from ..analysis.module import Site
 from . import Context, Hit, rule
 from .common import EXP_OVERFLOW, first_arg, fmt, split_eps, underflows
 
-_COMPUTED = frozenset({"matmul", "diff", "linear", "neg", "arith", "mean", "reduce_mean", "reduce_sum"})
+# Producers with no upper bound in practice: raw linear outputs, negations, differences.
+_COMPUTED = frozenset({"matmul", "diff", "linear", "neg"})
 
 
 @rule("TNL301", ops={"exp"})
@@ -23,7 +24,7 @@ def exp_overflow(site: Site, ctx: Context):
         return
     if v.kind not in _COMPUTED and not (dtype == "float16" and v.tensor):
         return
-    if v.kind == "arith" and v.lo > -float("inf") and v.hi < float("inf"):
+    if v.kind == "diff" and _max_shifted(x):
         return
     yield Hit(
         site.node,
@@ -31,6 +32,25 @@ def exp_overflow(site: Site, ctx: Context):
         f"{dtype}; shift by the max (x - reduce_max(x)) or use the fused log-space op",
         site,
     )
+
+
+def _max_shifted(node: cst.BaseExpression) -> bool:
+    """x - max_x, x - m_max, ...: a shift by a maximum, named as such."""
+    right = None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
+        right = node.right
+    elif isinstance(node, cst.Call) and len(node.args) == 2:
+        right = node.args[1].value
+    names = []
+    while isinstance(right, cst.Attribute):
+        names.append(right.attr.value)
+        right = right.value
+    if isinstance(right, cst.Name):
+        names.append(right.value)
+    if isinstance(right, cst.Call):
+        func = right.func
+        names.append(func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", ""))
+    return any("max" in n.lower() for n in names)
 
 
 @rule("TNL301", binops=(cst.Divide,))
@@ -51,7 +71,10 @@ def manual_softmax(site: Site, ctx: Context):
     )
 
 
-_UNSAFE = frozenset({"log", "sqrt", "rsqrt", "reciprocal", "pow", "acos", "asin", "atanh", "divide"})
+# Ops whose gradient is inf/NaN where a tf.where branch is not taken.  sqrt, rsqrt and
+# reciprocal are not here: their gradient kernels turn the zero upstream gradient into 0
+# (measured in TF 2.21), while log, division, pow and exp give NaN.
+_UNSAFE = frozenset({"log", "log1p", "pow", "acos", "asin", "atanh", "divide", "exp"})
 
 
 def _unsafe_inside(ctx: Context, node: cst.CSTNode, site: Site, depth: int = 0):
@@ -64,7 +87,10 @@ def _unsafe_inside(ctx: Context, node: cst.CSTNode, site: Site, depth: int = 0):
             return None  # an inner where is the double-where guard
         if op in _UNSAFE:
             arg = ctx.arg(node, 1, "y") if op == "divide" else first_arg(node, "x")
-            if arg is not None and not _guarded(ctx, arg, site):
+            if op == "exp":
+                if arg is not None and ctx.val(arg, site).hi > EXP_OVERFLOW[ctx.dtype(site)]:
+                    return op
+            elif arg is not None and not _guarded(ctx, arg, site):
                 return op
         for a in node.args:
             found = _unsafe_inside(ctx, a.value, site, depth + 1)
@@ -84,13 +110,33 @@ def _unsafe_inside(ctx: Context, node: cst.CSTNode, site: Site, depth: int = 0):
 
 
 def _guarded(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
-    if isinstance(node, cst.Call) and ctx.op(node) == "where":
+    if ctx.val(node, site).kind == "where":  # the inner where of the double-where form
         return True
     rest, eps = split_eps(ctx, node, site)
     if eps is not None and not underflows(eps, ctx.dtype(site)):
         return True
     v = ctx.val(node, site)
     return v.guarded or v.positive or v.const is not None
+
+
+def _names(node: cst.CSTNode | None) -> set[str]:
+    """Every plain name and self.attr in an expression (bounded walk)."""
+    out: set[str] = set()
+    stack = [node] if node is not None else []
+    budget = 400
+    while stack and budget:
+        budget -= 1
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            out.add(n.value)
+        elif isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name):
+            out.add(f"{n.value.value}.{n.attr.value}")
+            continue
+        if isinstance(n, cst.Attribute):
+            stack.append(n.value)
+            continue
+        stack.extend(n.children)
+    return out
 
 
 @rule("TNL302", ops={"where"})
@@ -101,7 +147,7 @@ def where_nan_gradient(site: Site, ctx: Context):
         if branch is None:
             continue
         op = _unsafe_inside(ctx, branch, site)
-        if op:
+        if op and _names(branch) & _names(ctx.arg(call, 0, "condition")):
             yield Hit(
                 call,
                 f"tf.where evaluates {op}(...) on every element and only then selects: where that "

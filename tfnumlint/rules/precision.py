@@ -120,7 +120,7 @@ def optimizer_epsilon_too_small(site: Site, ctx: Context):
     given = "" if explicit else "default "
     if eps == 0:
         yield Hit(call, "optimizer epsilon is 0: the update m / (sqrt(v) + 0) divides by 0 wherever v is 0", site)
-    elif dtype == "float16" and eps < FLOAT16_SAFE_EPS:
+    elif dtype == "float16" and ctx.info.float16_storage(site.scope) and eps < FLOAT16_SAFE_EPS:
         state = "is 0" if underflows(eps, dtype) else "is subnormal"
         yield Hit(
             call,

@@ -1,0 +1,69 @@
+"""Shared test helpers: lint a snippet in-process, or run the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tfnumlint.engine import lint_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", help="run the long property-based tests")
+
+
+def lint(code: str, select: list[str] | None = None):
+    """Findings (static only) for a dedented snippet."""
+    result = lint_text(textwrap.dedent(code), codes=select)
+    assert not result.errors, result.errors
+    return result.findings
+
+
+def rules_of(code: str, select: list[str] | None = None) -> set[str]:
+    return {f.rule for f in lint(code, select)}
+
+
+def run_cli(*args: str, cwd: Path | str | None = None, env: dict | None = None, timeout: int = 300):
+    """Run ``python -m tfnumlint`` the way users do; returns the CompletedProcess."""
+    full_env = dict(os.environ)
+    full_env.setdefault("TFNUMLINT_CACHE_DIR", str(Path(cwd or ROOT) / ".tfnumlint-test-cache"))
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "tfnumlint", *args],
+        cwd=cwd or ROOT,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+    )
+
+
+def run_json(*args: str, cwd=None, env=None) -> dict:
+    proc = run_cli("--format", "json", *args, cwd=cwd, env=env)
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def write(tmp_path):
+    """write("a.py", code) -> Path, dedenting the code."""
+
+    def _write(name: str, code: str | bytes) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(code, bytes):
+            path.write_bytes(code)
+        else:
+            path.write_text(textwrap.dedent(code), encoding="utf-8")
+        return path
+
+    return _write

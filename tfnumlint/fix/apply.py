@@ -1,0 +1,519 @@
+"""``--fix`` / ``--diff``: plan, prove and apply rewrites, ruff style.
+
+For every file with fixable findings: parse with libcst, re-run the checks that fired, build a
+rewrite per hit (:mod:`.rewrites`), prove it (:mod:`.proof`, one TensorFlow subprocess per
+pass), then apply the non-overlapping proven fixes, drop assignments the rewrite made dead,
+add ``import tensorflow as tf`` only when the file has no TensorFlow alias, and re-lint.  Up to
+:data:`MAX_PASSES` passes, so overlapping fixes (TNL103 around TNL102) settle; a second run
+changes nothing.
+
+* Only safe fixes are applied unless ``unsafe`` (``--unsafe-fixes``); suggestions never are.
+* A fix whose proof fails is not offered.  Without TensorFlow no fix can be proven, so none is
+  applied and one notice says so.  ``--no-verify`` does not skip the proofs of ``--fix``.
+* Notebooks are not rewritten (a notice says so).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..engine import LintOptions, lint_source, run_checks, suppressed
+from ..model import Finding, Fix
+from ..source import Source, SourceError, read_source
+from . import proof as proofs
+from .rewrites import API, REWRITES, Keep, Plan, Renderer, Src, plan_for
+
+MAX_PASSES = 4
+_STRICTER = {"safe": 0, "unsafe": 1, "suggestion": 2}
+
+
+@dataclass
+class _Namer:
+    prefix: str  # the TensorFlow alias to write (tf, tensorflow, ...)
+    import_line: str | None  # the import to add when the file has none
+    backend: str | None  # a keras.backend alias, used when it offers every op of a fix
+
+
+def namer_for(ctx) -> _Namer:
+    aliases = ctx.info.imports.aliases
+    for wanted in ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2"):
+        locals_ = sorted((a for a, d in aliases.items() if d == wanted), key=lambda a: (a != "tf", a))
+        if locals_:
+            return _Namer(locals_[0], None, None)
+    backend = next((a for a, d in aliases.items() if d in ("tensorflow.keras.backend", "keras.backend")), None)
+    taken = set(aliases) | set(ctx.info.root.bindings) | set(ctx.info.root.params)
+    if "tf" not in taken:
+        return _Namer("tf", "import tensorflow as tf", backend)
+    return _Namer("tensorflow", "import tensorflow", backend)
+
+
+@dataclass
+class _Work:
+    """One file being fixed."""
+
+    display: str
+    path: Path
+    source: Source
+    text: str
+    findings: list[Finding]
+    applied: int = 0
+    plans_first: list[tuple[Finding | None, Plan]] = field(default_factory=list)
+    failed: set[str] = field(default_factory=set)
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, mapping: dict[int, cst.CSTNode], remove: set[int], parents: dict[int, cst.CSTNode]):
+        self.mapping = mapping
+        self.remove = remove
+        self.parents = parents
+
+    def on_leave(self, original, updated):
+        new = self.mapping.get(id(original))
+        if new is not None:
+            return _fit(original, new, self.parents.get(id(original)))
+        if id(original) in self.remove:
+            return cst.RemoveFromParent()
+        return updated
+
+
+def _fit(original, new, parent):
+    """Keep the original's own parentheses; add some where precedence needs them."""
+    lpar = getattr(original, "lpar", ())
+    if lpar:
+        return new.with_changes(lpar=original.lpar, rpar=original.rpar)
+    if isinstance(new, (cst.BinaryOperation, cst.UnaryOperation)) and isinstance(
+        parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Subscript, cst.Comparison, cst.Call)
+    ):
+        if not (isinstance(parent, cst.Call) and parent.func is not original):
+            return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return new
+
+
+def _parents(module: cst.Module) -> dict[int, cst.CSTNode]:
+    out: dict[int, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        n = stack.pop()
+        for c in n.children:
+            out[id(c)] = n
+            stack.append(c)
+    return out
+
+
+def _analyse(text: str, options: LintOptions):
+    module = cst.parse_module(text)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 20000))
+    try:
+        hits, _errors, ctx = run_checks(module, options)
+    finally:
+        sys.setrecursionlimit(old)
+    if ctx is None:
+        return module, None, [], {}
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    lines = text.splitlines()
+    kept = []
+    seen = set()
+    for check, hit in hits:
+        pos = positions.get(hit.node)
+        if pos is None:
+            continue
+        key = (check.code, pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+        if key in seen:
+            continue
+        seen.add(key)
+        line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
+        stmt_pos = positions.get(hit.site.statement)
+        stmt_text = lines[stmt_pos.start.line - 1] if stmt_pos and stmt_pos.start.line <= len(lines) else ""
+        if suppressed(line_text, check.code) or suppressed(stmt_text, check.code):
+            continue
+        kept.append((check.code, hit, pos))
+    return module, ctx, kept, positions
+
+
+def _render(plan: Plan, module: cst.Module, namer: _Namer) -> dict[int, cst.CSTNode] | None:
+    ops = plan.ops
+    backend = namer.backend if namer.import_line and all(API[o][1] for o in ops) else None
+    renderer = Renderer(module, namer.prefix, backend)
+    out: dict[int, cst.CSTNode] = {}
+    for e in plan.edits:
+        try:
+            if isinstance(e.new, Keep):
+                out[id(e.node)] = renderer.keep_node(e.new)
+            else:
+                out[id(e.node)] = cst.parse_expression(renderer.text(e.new))
+        except (cst.ParserSyntaxError, TypeError, KeyError):
+            return None
+    plan.uses_import = backend is None and bool(ops) and namer.import_line is not None  # type: ignore[attr-defined]
+    return out
+
+
+def _span(positions, node) -> tuple[int, int, int, int]:
+    pos = positions.get(node)
+    if pos is None:
+        return (0, 0, 0, 0)
+    return (pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+
+
+def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    a0, a1 = (a[0], a[1]), (a[2], a[3])
+    b0, b1 = (b[0], b[1]), (b[2], b[3])
+    return a0 < b1 and b0 < a1
+
+
+def _dead_statements(module, ctx, parents, plan: Plan, rendered: dict[int, cst.CSTNode]) -> set[int]:
+    """Statement lines of ``plan.folds`` assignments that no longer have a reader."""
+    out: set[int] = set()
+    for name, scope in plan.folds:
+        if scope.kind != "function":
+            continue
+        bindings = scope.bindings.get(name, [])
+        if len(bindings) != 1 or bindings[0].value is None or bindings[0].index is not None:
+            continue
+        value = bindings[0].value
+        assign = parents.get(id(value))
+        line = parents.get(id(assign))
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+            and isinstance(line, cst.SimpleStatementLine)
+            and len(line.body) == 1
+            and not line.trailing_whitespace.comment
+            and not any(e.comment for e in line.leading_lines)
+        ):
+            continue
+        if not _calls_only_tf(ctx, value):
+            continue
+        total = _count_names(scope.node, name)
+        inside = sum(_count_names(e.node, name) for e in plan.edits)
+        added = sum(_count_names(n, name) for n in rendered.values())
+        if total - 1 - inside + added == 0:
+            body = parents.get(id(line))
+            if isinstance(body, cst.IndentedBlock) and len(body.body) > 1:
+                out.add(id(line))
+    return out
+
+
+def _calls_only_tf(ctx, node) -> bool:
+    ok = True
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            nonlocal ok
+            if ctx.op(n) is None:
+                ok = False
+
+    node.visit(V())
+    return ok
+
+
+def _count_names(node: cst.CSTNode, name: str) -> int:
+    count = 0
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name) and n.value == name:
+            count += 1
+        if isinstance(n, cst.Attribute):
+            stack.append(n.value)  # x.name is not a use of name
+            continue
+        stack.extend(n.children)
+    return count
+
+
+def _add_import(module: cst.Module, line: str) -> cst.Module:
+    stmt = cst.parse_statement(line + "\n")
+    body = list(module.body)
+    last = -1
+    for i, s in enumerate(body):
+        if isinstance(s, cst.SimpleStatementLine) and all(isinstance(b, (cst.Import, cst.ImportFrom)) for b in s.body):
+            last = i
+        elif i == 0 and isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr):
+            continue  # the docstring
+        elif last >= 0:
+            break
+    if last < 0:
+        first = 0
+        if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) and isinstance(
+            body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)
+        ):
+            first = 1
+        while first < len(body) and isinstance(body[first], cst.SimpleStatementLine) and any(
+            isinstance(b, cst.ImportFrom) and b.module is not None and getattr(b.module, "value", "") == "__future__"
+            for b in body[first].body
+        ):
+            first += 1
+        body.insert(first, stmt)
+    else:
+        body.insert(last + 1, stmt)
+    return module.with_changes(body=body)
+
+
+def _fix_json(plan: Plan) -> Fix:
+    line, col, end_line, end_col = plan.span
+    return Fix(
+        applicability=plan.applicability,
+        message=plan.message,
+        replacement=plan.replacement or None,
+        line=line,
+        column=col + 1 if line else 0,
+        end_line=end_line,
+        end_column=end_col + 1 if end_line else 0,
+        proof=plan.proof,
+    )
+
+
+def _finding_key(f: Finding) -> tuple:
+    return (f.rule, f.line, f.column)
+
+
+class _Prover:
+    def __init__(self) -> None:
+        self.cache: dict[str, dict] = {}
+
+    def run(self, jobs: list[dict | None]) -> list[dict]:
+        keys = [json.dumps(j, sort_keys=True) if j is not None else None for j in jobs]
+        todo = {k: j for k, j in zip(keys, jobs, strict=True) if k is not None and k not in self.cache}
+        if todo:
+            results = proofs.run_worker(list(todo.values()))
+            for k, r in zip(todo, results, strict=True):
+                self.cache[k] = r
+        return [self.cache[k] if k is not None else {"verdict": "failed", "detail": "nothing to probe"} for k in keys]
+
+
+def _plan_file(work: _Work, options: LintOptions, first: bool, prover_jobs: list, entries: list):
+    """Plans (and proof jobs) for one pass over one file."""
+    try:
+        module, ctx, hits, positions = _analyse(work.text, options)
+    except Exception:
+        return None
+    if ctx is None:
+        return None
+    namer = namer_for(ctx)
+    by_key = {_finding_key(f): f for f in work.findings}
+    plans = []
+    for code, hit, pos in hits:
+        if code not in REWRITES:
+            continue
+        finding = by_key.get((code, pos.start.line, pos.start.column + 1)) if first else None
+        if first and finding is None:
+            continue
+        if finding is not None and finding.verification.status == "refuted":
+            continue
+        plan = plan_for(ctx, hit, code)
+        if plan is None:
+            continue
+        if not plan.edits:
+            plans.append((finding, plan, None, None))
+            continue
+        rendered = _render(plan, module, namer)
+        if rendered is None:
+            continue
+        if len(plan.edits) == 1:
+            plan.span = _span(positions, plan.edits[0].node)
+            plan.replacement = module.code_for_node(next(iter(rendered.values()))).strip()
+        else:
+            spans = [_span(positions, e.node) for e in plan.edits]
+            plan.span = (min(s[:2] for s in spans) + max(s[2:] for s in spans))
+            plan.replacement = "; ".join(module.code_for_node(n).strip() for n in rendered.values())
+        job = proofs.build_job(ctx, positions, hit, plan, finding.verification if finding else None)
+        plans.append((finding, plan, rendered, job))
+        prover_jobs.append(job)
+    entries.append((work, module, ctx, namer, plans))
+    return True
+
+
+def _apply_pass(entries, unsafe: bool, first: bool) -> list[_Work]:
+    changed = []
+    for work, module, ctx, namer, plans in entries:
+        parents = _parents(module)
+        chosen = []
+        for finding, plan, rendered, _job in plans:
+            if first and finding is not None:
+                work.plans_first.append((finding, plan))
+            if plan.applicability == "suggestion" or rendered is None:
+                continue
+            if plan.proof is None or plan.proof.get("verdict") == "failed":
+                work.failed.add(plan.rule)
+                continue
+            if plan.applicability == "unsafe" and not unsafe:
+                continue
+            chosen.append((plan, rendered))
+        chosen.sort(key=lambda pr: (pr[0].span[:2], tuple(-x for x in pr[0].span[2:])))
+        mapping: dict[int, cst.CSTNode] = {}
+        remove: set[int] = set()
+        taken: list[tuple[int, int, int, int]] = []
+        need_import = False
+        for plan, rendered in chosen:
+            spans = [plan.span] if len(plan.edits) == 1 else [plan.span]
+            if any(_overlaps(s, t) for s in spans for t in taken):
+                continue
+            taken.extend(spans)
+            mapping.update(rendered)
+            remove |= _dead_statements(module, ctx, parents, plan, rendered)
+            need_import |= bool(getattr(plan, "uses_import", False))
+            work.applied += 1
+        if not mapping:
+            continue
+        new_module = module.visit(_Replace(mapping, remove, parents))
+        if need_import and namer.import_line:
+            new_module = _add_import(new_module, namer.import_line)
+        code = new_module.code
+        try:
+            compile(code, work.display, "exec")
+        except SyntaxError:
+            continue
+        if code != work.text:
+            work.text = code
+            changed.append(work)
+    return changed
+
+
+def _proved(plan: Plan, result: dict) -> None:
+    plan.proof = result
+    verdict = result.get("verdict")
+    if verdict == "unsafe" and plan.applicability == "safe":
+        plan.applicability = "unsafe"
+
+
+def apply_fixes(findings: list[Finding], candidates, *, write: bool, unsafe: bool, show_diff: bool,
+                options: LintOptions | None = None) -> tuple[int, str]:
+    """Fix the files behind ``findings``.  Returns (exit code, diff text or a notice)."""
+    by_display = {c.display: c for c in candidates}
+    files: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.rule in REWRITES:
+            files.setdefault(f.path, []).append(f)
+    notices: list[str] = []
+    works: list[_Work] = []
+    for display, fs in sorted(files.items()):
+        cand = by_display.get(display)
+        if cand is None:
+            continue
+        try:
+            source = read_source(cand.path, display)
+        except SourceError:
+            continue
+        if source.is_notebook:
+            notices.append(f"{display}: notebooks are not rewritten by --fix")
+            continue
+        works.append(_Work(display, cand.path, source, source.text, fs))
+    codes = options.codes if options is not None else frozenset(REWRITES)
+    settings = options.settings if options is not None else None
+    have_tf = proofs.tensorflow_available()
+    prover = _Prover()
+    pending = works
+    first = True
+    for _ in range(MAX_PASSES):
+        if not pending:
+            break
+        entries: list = []
+        jobs: list = []
+        for work in pending:
+            fix_codes = frozenset(c for c in codes if c in REWRITES)
+            if first:
+                fix_codes = frozenset(f.rule for f in work.findings)
+            opts = LintOptions(codes=fix_codes, settings=settings) if settings is not None else LintOptions(codes=fix_codes)
+            _plan_file(work, opts, first, jobs, entries)
+        if have_tf:
+            results = prover.run(jobs)
+        else:
+            results = [{"verdict": "failed", "detail": "TensorFlow is not installed: cannot prove"} for _ in jobs]
+        it = iter(results)
+        for _work, _module, _ctx, _namer, plans in entries:
+            for _finding, plan, rendered, job in plans:
+                if rendered is not None:
+                    _proved(plan, next(it))
+        pending = _apply_pass(entries, unsafe, first)
+        first = False
+
+    # attach the first-pass fix to each finding (JSON `fix`)
+    for work in works:
+        for finding, plan in work.plans_first:
+            if plan.proof is not None and plan.proof.get("verdict") == "failed":
+                continue
+            finding.fix = _fix_json(plan)
+
+    changed = [w for w in works if w.text != w.source.text]
+    available_unsafe = sum(
+        1 for w in works for _f, p in w.plans_first
+        if p.applicability == "unsafe" and p.proof and p.proof.get("verdict") != "failed"
+    )
+    unproven = sum(1 for w in works for _f, p in w.plans_first if p.edits and (p.proof or {}).get("verdict") == "failed")
+    fixed = sum(w.applied for w in changed)
+    if not have_tf and any(p.edits for w in works for _f, p in w.plans_first):
+        notices.append("TensorFlow is not installed: fixes cannot be proven, so none was applied")
+    if show_diff:
+        text = "".join(_diff(w) for w in changed)
+        summary = f"Would fix {fixed} finding{'s' if fixed != 1 else ''}"
+        if not unsafe and available_unsafe:
+            summary += f" ({available_unsafe} more with --unsafe-fixes)"
+        for n in [*notices, summary]:
+            print(f"tfnumlint: {n}", file=sys.stderr)
+        return (1 if changed else 0), text
+    if write:
+        for w in changed:
+            _write(w)
+        _refresh(findings, changed, options)
+    msg = f"fixed {fixed} finding{'s' if fixed != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
+    extra = []
+    if not unsafe and available_unsafe:
+        extra.append(f"{available_unsafe} more with --unsafe-fixes")
+    if unproven and have_tf:
+        extra.append(f"{unproven} not offered: the proof failed")
+    if extra:
+        msg += " (" + "; ".join(extra) + ")"
+    notices.append(msg)
+    return 0, "\n".join(notices)
+
+
+def _diff(work: _Work) -> str:
+    return "".join(
+        difflib.unified_diff(
+            work.source.text.splitlines(keepends=True),
+            work.text.splitlines(keepends=True),
+            fromfile=f"a/{work.display}",
+            tofile=f"b/{work.display}",
+        )
+    )
+
+
+def _write(work: _Work) -> None:
+    raw = work.source.raw
+    newline = "\r\n" if b"\r\n" in raw else "\n"
+    text = work.text if newline == "\n" else work.text.replace("\r\n", "\n").replace("\n", "\r\n")
+    bom = b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b""
+    work.path.write_bytes(bom + text.encode("utf-8"))
+
+
+def _refresh(findings: list[Finding], changed: list[_Work], options: LintOptions | None) -> None:
+    """Replace the findings of rewritten files by a fresh static lint of the new text."""
+    if not changed:
+        return
+    from ..ruledocs import all_docs
+
+    for work in changed:
+        old = [f for f in findings if f.path == work.display]
+        codes = options.codes if options is not None else frozenset(all_docs())
+        opts = LintOptions(codes=codes, severities=options.severities if options else {},
+                           settings=options.settings) if options is not None else LintOptions(codes=codes)
+        result = lint_source(Source(work.display, work.text, work.text.encode()), opts)
+        carried = {(f.rule, f.source_line.strip(), f.message): f.verification for f in old}
+        fresh = []
+        for f in result.findings:
+            v = carried.get((f.rule, f.source_line.strip(), f.message))
+            if v is not None:
+                f.verification = v
+            fresh.append(f)
+        findings[:] = [f for f in findings if f.path != work.display] + fresh
+
+
+__all__ = ["apply_fixes", "namer_for", "Src"]

@@ -1,0 +1,318 @@
+"""Forward interval analysis over a traced graph, in the style of DEBAR (FSE'20).
+
+Every tensor gets a closed interval [lo, hi] that over-approximates the values it can take in
+the probe's dtype.  Float semantics are kept: bounds are rounded outward to the dtype and a
+positive bound below the smallest normal number may flush to 0, so a float32 sigmoid really
+reaches 0 and 1.  When no unsafe op's input reaches its danger zone the finding is refuted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.framework import tensor_util
+
+INF = math.inf
+TOP = (-INF, INF)
+Interval = tuple[float, float]
+
+
+def finfo(dtype: str):
+    """numpy/ml_dtypes finfo for a dtype name (bfloat16 included)."""
+    return ml_dtypes.finfo(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.finfo(dtype)
+
+
+def np_dtype(dtype: str):
+    return ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+
+
+@dataclass
+class Rounder:
+    """Outward rounding of float64 bounds into the probe dtype, flush-to-zero aware."""
+
+    dtype: str
+
+    def down(self, v: float) -> float:
+        if math.isnan(v):
+            return -INF
+        if math.isinf(v):
+            return v
+        info = finfo(self.dtype)
+        if v > float(info.max):
+            return float(info.max)
+        if v < -float(info.max):
+            return -INF
+        r = float(np.asarray(v, dtype=np_dtype(self.dtype)).astype(np.float64))
+        if r > v:
+            r = float(np.nextafter(np.asarray(r, np_dtype(self.dtype)), np.asarray(-INF, np_dtype(self.dtype))))
+        if 0 < r < float(info.smallest_normal):
+            return 0.0  # may flush to zero
+        return r
+
+    def up(self, v: float) -> float:
+        return -self.down(-v)
+
+    def interval(self, lo: float, hi: float) -> Interval:
+        if math.isnan(lo) or math.isnan(hi):
+            return TOP
+        return (self.down(lo), self.up(hi))
+
+
+def hull(*ivs: Interval) -> Interval:
+    return (min(i[0] for i in ivs), max(i[1] for i in ivs))
+
+
+def _mul(a: float, b: float) -> float:
+    if (a == 0 and math.isinf(b)) or (b == 0 and math.isinf(a)):
+        return 0.0
+    return a * b
+
+
+def mul(x: Interval, y: Interval) -> Interval:
+    products = [_mul(a, b) for a in x for b in y]
+    return (min(products), max(products))
+
+
+def div(x: Interval, y: Interval) -> Interval:
+    if y[0] <= 0 <= y[1]:
+        return TOP
+    inv = (1 / y[1], 1 / y[0])
+    return mul(x, inv)
+
+
+def monotone(fn: Callable[[float], float]) -> Callable[[Interval], Interval]:
+    """Lift an increasing scalar function to intervals."""
+
+    def lifted(x: Interval) -> Interval:
+        return (_safe(fn, x[0], -INF), _safe(fn, x[1], INF))
+
+    return lifted
+
+
+def _safe(fn: Callable[[float], float], v: float, fallback: float) -> float:
+    try:
+        r = fn(v)
+    except (OverflowError, ValueError, ZeroDivisionError):
+        return fallback
+    return fallback if math.isnan(r) else r
+
+
+def _sigmoid(v: float) -> float:
+    if v >= 0:
+        return 1 / (1 + math.exp(-v))
+    e = math.exp(v)
+    return e / (1 + e)
+
+
+def _exp(v: float) -> float:
+    return INF if v > 709 else math.exp(v)
+
+
+def _log(v: float) -> float:
+    if v <= 0:
+        return -INF if v == 0 else math.nan
+    return INF if math.isinf(v) else math.log(v)
+
+
+def sum_of(x: Interval) -> Interval:
+    """A sum of an unknown number (>= 1) of elements each in x."""
+    lo = x[0] if x[0] >= 0 else -INF
+    hi = x[1] if x[1] <= 0 else INF
+    return (lo, hi)
+
+
+def _sqrt(x: Interval) -> Interval:
+    if x[1] < 0:
+        return (INF, -INF)
+    return (math.sqrt(max(x[0], 0.0)), math.sqrt(x[1]) if x[1] < INF else INF)
+
+
+def _reciprocal(x: Interval) -> Interval:
+    return div((1.0, 1.0), x)
+
+
+def _abs(x: Interval) -> Interval:
+    if x[0] >= 0:
+        return x
+    if x[1] <= 0:
+        return (-x[1], -x[0])
+    return (0.0, max(-x[0], x[1]))
+
+
+def _square(x: Interval) -> Interval:
+    a = _abs(x)
+    return (_mul(a[0], a[0]), _mul(a[1], a[1]))
+
+
+UNARY: dict[str, Callable[[Interval], Interval]] = {
+    "Identity": lambda x: x,
+    "StopGradient": lambda x: x,
+    "Reshape": lambda x: x,
+    "ExpandDims": lambda x: x,
+    "Squeeze": lambda x: x,
+    "Transpose": lambda x: x,
+    "BroadcastTo": lambda x: x,
+    "Tile": lambda x: x,
+    "Max": lambda x: x,
+    "Min": lambda x: x,
+    "Mean": lambda x: x,
+    "Neg": lambda x: (-x[1], -x[0]),
+    "Abs": _abs,
+    "Square": _square,
+    "Relu": lambda x: (max(x[0], 0.0), max(x[1], 0.0)),
+    "Relu6": lambda x: (min(max(x[0], 0.0), 6.0), min(max(x[1], 0.0), 6.0)),
+    "Sigmoid": monotone(_sigmoid),
+    "Tanh": monotone(math.tanh),
+    "Softplus": lambda x: (0.0 if x[0] < 30 else x[0], INF if x[1] > 30 else _safe(lambda v: math.log1p(math.exp(v)), x[1], INF)),
+    "Softmax": lambda x: (0.0, 1.0),
+    "LogSoftmax": lambda x: (-INF, 0.0),
+    "Exp": monotone(_exp),
+    "Expm1": monotone(lambda v: _exp(v) - 1),
+    "Log": monotone(_log),
+    "Log1p": monotone(lambda v: _log(1 + v)),
+    "Sqrt": _sqrt,
+    "Rsqrt": lambda x: _reciprocal(_sqrt(x)),
+    "Reciprocal": _reciprocal,
+    "Inv": _reciprocal,
+    "Sum": sum_of,
+    "Prod": lambda x: (0.0, 1.0) if x[0] >= 0 and x[1] <= 1 else ((0.0, INF) if x[0] >= 0 else TOP),
+    "EuclideanNorm": lambda x: (0.0, INF),
+    "ZerosLike": lambda x: (0.0, 0.0),
+    "OnesLike": lambda x: (1.0, 1.0),
+    "Atanh": lambda x: TOP,
+    "Acos": lambda x: (0.0, math.pi),
+    "Asin": lambda x: (-math.pi / 2, math.pi / 2),
+}
+
+BINARY: dict[str, Callable[[Interval, Interval], Interval]] = {
+    "Add": lambda x, y: (x[0] + y[0], x[1] + y[1]),
+    "AddV2": lambda x, y: (x[0] + y[0], x[1] + y[1]),
+    "Sub": lambda x, y: (x[0] - y[1], x[1] - y[0]),
+    "Mul": mul,
+    "RealDiv": div,
+    "Div": div,
+    "DivNoNan": lambda x, y: hull(div(x, y) if not (y[0] <= 0 <= y[1]) else TOP, (0.0, 0.0)),
+    "Maximum": lambda x, y: (max(x[0], y[0]), max(x[1], y[1])),
+    "Minimum": lambda x, y: (min(x[0], y[0]), min(x[1], y[1])),
+    "MatMul": lambda x, y: sum_of(mul(x, y)),
+    "BatchMatMulV2": lambda x, y: sum_of(mul(x, y)),
+    "BatchMatMulV3": lambda x, y: sum_of(mul(x, y)),
+}
+
+
+def _clean(iv: Interval) -> Interval:
+    lo, hi = iv
+    if math.isnan(lo) or math.isnan(hi):
+        return TOP
+    return (lo, hi)
+
+
+def const_interval(op: tf.Operation) -> Interval:
+    try:
+        value = tensor_util.MakeNdarray(op.get_attr("value"))
+    except (ValueError, TypeError):
+        return TOP
+    if value.size == 0 or not np.issubdtype(np.asarray(value).dtype, np.number):
+        if value.dtype == ml_dtypes.bfloat16 and value.size:
+            value = value.astype(np.float64)
+        else:
+            return TOP
+    arr = np.asarray(value, dtype=np.float64)
+    if np.isnan(arr).any():
+        return TOP
+    return (float(arr.min()), float(arr.max()))
+
+
+def analyse(graph: tf.Graph, placeholders: dict[str, Interval], dtype: str) -> dict[str, Interval]:
+    """Interval of every tensor (by name) in the graph, in topological (creation) order."""
+    rounder = Rounder(dtype)
+    out: dict[str, Interval] = {}
+    for op in graph.get_operations():
+        ins = [out.get(t.name, TOP) for t in op.inputs]
+        iv = _op_interval(op, ins, placeholders, rounder)
+        for t in op.outputs:
+            out[t.name] = iv
+    return out
+
+
+def _op_interval(op: tf.Operation, ins: list[Interval], placeholders: dict[str, Interval], rounder: Rounder) -> Interval:
+    t = op.type
+    if t == "Placeholder":
+        return placeholders.get(op.name, TOP)
+    if t == "Const":
+        return const_interval(op)
+    if t == "Cast":
+        return rounder.interval(*ins[0]) if op.outputs[0].dtype.is_floating else ins[0]
+    if t in ("Select", "SelectV2") and len(ins) == 3:
+        return hull(ins[1], ins[2])
+    if t in ("ClipByValue",) and len(ins) == 3:
+        return (max(ins[0][0], ins[1][0]), min(ins[0][1], ins[2][1]))
+    if t == "ConcatV2":
+        return hull(*ins[:-1]) if len(ins) > 1 else TOP
+    if t in ("Pack", "AddN"):
+        return hull(*ins) if t == "Pack" else sum_of(hull(*ins))
+    if t in UNARY and ins:
+        iv = UNARY[t](ins[0])
+    elif t in BINARY and len(ins) >= 2:
+        iv = BINARY[t](ins[0], ins[1])
+    else:
+        return TOP
+    iv = _clean(iv)
+    if iv[0] > iv[1]:
+        return iv  # empty: the op can never produce a real value
+    if op.outputs and op.outputs[0].dtype.is_floating:
+        return rounder.interval(*iv)
+    return iv
+
+
+# ---------------------------------------------------------------- danger zones
+
+
+def overflow_point(dtype: str) -> float:
+    """The largest x whose exp is finite in the dtype (88.72 in float32, 11.09 in float16)."""
+    return math.log(float(finfo(dtype).max))
+
+
+def danger(op: tf.Operation, ivs: dict[str, Interval], dtype: str) -> tuple[bool, str, Interval]:
+    """Does the op's relevant input reach its danger zone?  (touches, what it means, range)."""
+    t = op.type
+    ins = [ivs.get(x.name, TOP) for x in op.inputs]
+    if t in ("Log",):
+        return ins[0][0] <= 0, "0", ins[0]
+    if t == "Log1p":
+        return ins[0][0] <= -1, "-1", ins[0]
+    if t in ("Sqrt", "Rsqrt"):
+        return ins[0][0] <= 0, "0", ins[0]
+    if t in ("Reciprocal", "Inv"):
+        return ins[0][0] <= 0 <= ins[0][1], "0", ins[0]
+    if t in ("RealDiv", "Div"):
+        return ins[1][0] <= 0 <= ins[1][1], "0", ins[1]
+    if t == "DivNoNan":
+        return False, "0", ins[1]
+    if t == "Xlogy":
+        return ins[1][0] <= 0, "0", ins[1]
+    if t in ("Exp", "Expm1"):
+        return ins[0][1] > overflow_point(dtype), "an overflow", ins[0]
+    if t in ("Acos", "Asin", "Atanh"):
+        return ins[0][0] <= -1 or ins[0][1] >= 1, "±1", ins[0]
+    if t == "Pow":
+        base, expo = ins[0], ins[1]
+        integral = expo[0] == expo[1] and float(expo[0]).is_integer() and expo[0] >= 1
+        return base[0] <= 0 and not integral, "0", base
+    return False, "", TOP  # Select: its branches' own unsafe ops are checked directly
+
+
+def describe(op_type: str) -> str:
+    """Human name of the input checked for an op type."""
+    return {
+        "RealDiv": "denominator",
+        "Div": "denominator",
+        "DivNoNan": "denominator",
+        "Xlogy": "log argument",
+        "Pow": "base",
+    }.get(op_type, f"{op_type.lower()} input")

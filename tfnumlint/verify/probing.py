@@ -1,0 +1,728 @@
+"""Boundary probing, GRIST-style gradient climbing, symptom detection and verdicts.
+
+A probe is traced once into a ``tf.function`` over batched inputs (``[N, 1, K]``: one row per
+probe point) that returns the flagged expression's value, the loss, and their gradients with
+respect to every free input.  One call evaluates every boundary point; when none shows a
+symptom, the inputs climb the gradient of the unsafe ops' inputs toward their danger zone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from . import intervals as iv
+from . import trace
+from .trace import UnsupportedProbe, format_number
+
+CLIMB_STEPS = 30
+MAX_POINTS = 4096
+LOGIT_POINTS = (0.0, -100.0, 100.0, -17.0, 17.0, -30.0, 30.0, -90.0, 90.0, -104.0, 104.0)
+LOGIT_POINTS += (-1e4, 1e4, -5.0, 5.0, -1.0, 1.0)
+SMALL_POINTS = (1e-8, -1e-8, 1e-6, 1e-4, 1e-3)
+RANGE_RULES = frozenset(
+    {"TNL101", "TNL103", "TNL104", "TNL106", "TNL201", "TNL202", "TNL203", "TNL204"}
+    | {"TNL205", "TNL206", "TNL301", "TNL302"}
+)
+PREFERRED: dict[str, tuple[str, ...]] = {
+    "TNL101": ("inf-value", "nan-value", "inf-gradient", "nan-gradient", "exploding-gradient"),
+    "TNL102": ("dead-gradient", "exploding-gradient", "inf-value", "nan-value", "nan-gradient"),
+    "TNL103": ("inf-value", "nan-value", "dead-gradient", "exploding-gradient", "nan-gradient"),
+    "TNL104": ("nan-value", "inf-value", "nan-gradient", "inf-gradient"),
+    "TNL106": ("inf-value", "nan-value", "nan-gradient"),
+    "TNL201": ("inf-value", "nan-value", "inf-gradient", "nan-gradient", "exploding-gradient"),
+    "TNL202": ("nan-gradient", "inf-gradient", "nan-value"),
+    "TNL203": ("nan-gradient", "inf-gradient", "nan-value"),
+    "TNL204": ("nan-value", "nan-gradient", "inf-gradient", "inf-value"),
+    "TNL205": ("inf-gradient", "nan-gradient", "nan-value"),
+    "TNL206": ("inf-value", "nan-value", "inf-gradient", "nan-gradient"),
+    "TNL301": ("inf-value", "nan-value", "inf-gradient", "nan-gradient"),
+    "TNL302": ("nan-gradient", "inf-gradient"),
+    "TNL404": ("inf-value", "nan-value", "inf-gradient", "nan-gradient"),
+}
+GENERIC = ("nan-value", "inf-value", "nan-gradient", "inf-gradient")
+ONLY_PREFERRED = frozenset({"TNL302"})
+EXCLUSIVE = {"TNL105": "diverges", "TNL401": "epsilon-absorbed", "TNL402": "epsilon-underflow"}
+EXTREME_OK = frozenset({"TNL404", "TNL301", "TNL106"})
+
+
+# ---------------------------------------------------------------- program
+
+
+@dataclass
+class Input:
+    name: str
+    ident: str
+    lo: float
+    hi: float
+    prob: bool  # modelled as sigmoid(free logit)
+    candidates: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Program:
+    """A probe traced into one concrete function over batched inputs."""
+
+    probe: dict[str, Any]
+    dtype: str
+    inputs: list[Input]
+    k: int
+    fn: Any
+    graph: tf.Graph
+    logits: set[str]
+    has_loss: bool
+    ops: set[str]
+
+
+def probe_dtype(probe: dict[str, Any]) -> str:
+    dtype = probe.get("dtype") or "float32"
+    if dtype not in ("float16", "bfloat16", "float32", "float64"):
+        raise UnsupportedProbe(f"unsupported dtype {dtype!r}")
+    return dtype
+
+
+def declared_inputs(probe: dict[str, Any]) -> list[Input]:
+    """The probe's free inputs; probabilities over the full [0, 1] become sigmoid(logit)."""
+    out = []
+    for i, spec in enumerate(probe.get("inputs") or []):
+        lo, hi = trace.parse_float(spec.get("lo", "-inf")), trace.parse_float(spec.get("hi", "inf"))
+        is_prob = bool(spec.get("prob")) or spec.get("producer") in ("sigmoid", "softmax")
+        prob = is_prob and lo <= 0 and hi >= 1
+        out.append(Input(str(spec["name"]), f"in_{i}", lo, hi, prob))
+    return out
+
+
+def without_eps(tree: Any, eps: float) -> Any:
+    """A copy of the tree with the epsilon constant replaced by 0: what the eps changes."""
+    if isinstance(tree, dict):
+        if tree.get("k") == "const" and trace.parse_float(tree["v"]) == eps:
+            return {"k": "const", "v": 0.0}
+        return {k: without_eps(v, eps) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [without_eps(v, eps) for v in tree]
+    return tree
+
+
+def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True) -> Program:
+    """Trace the probe: target, loss and gradients, one row per probe point."""
+    dtype = dtype or probe_dtype(probe)
+    tf_dtype = trace.DTYPES[dtype]
+    inputs = declared_inputs(probe)
+    ids = {i.name: i.ident for i in inputs}
+    path, line = str(probe.get("path") or "<probe>"), int(probe.get("line") or 1)
+    target_tree, loss_tree = probe.get("target"), probe.get("loss")
+    target_code, ops = trace.compile_tree(target_tree, ids, path, line)
+    loss_code = None
+    if loss_tree is not None:
+        loss_code, loss_ops = trace.compile_tree(loss_tree, ids, path, line)
+        ops |= loss_ops
+    eps = probe.get("eps")
+    noeps_code = None
+    if extras and probe.get("rule") == "TNL401" and eps is not None:
+        noeps_code, _ = trace.compile_tree(
+            without_eps(target_tree, trace.parse_float(eps)), ids, path, line
+        )
+    k = 2 if ops & trace.SOFTMAX_OPS else 1
+    logits = trace.logit_inputs(target_tree) | trace.logit_inputs(loss_tree)
+    logits |= {i.name for i in inputs if i.prob}
+
+    def body(*xs: tf.Tensor) -> dict[str, tf.Tensor]:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(xs)
+            values = {}
+            for spec, x in zip(inputs, xs, strict=True):
+                values[spec.ident] = tf.math.sigmoid(x) if spec.prob else x
+            with tf.name_scope("target"):
+                target = trace.evaluate(target_code, values)
+            target = tf.cast(tf.convert_to_tensor(target), tf_dtype)
+            objective = climb_objective(path)
+            if loss_code is not None:
+                with tf.name_scope("loss"):
+                    loss = tf.cast(tf.convert_to_tensor(trace.evaluate(loss_code, values)), tf_dtype)
+            else:
+                loss = target
+            t_sum, l_sum = tf.reduce_sum(target), tf.reduce_sum(loss)
+        check_batched(target, loss)
+        out = {"t": target, "l": per_row(loss)}
+        if noeps_code is not None:
+            out["t0"] = tf.cast(tf.convert_to_tensor(trace.evaluate(noeps_code, values)), tf_dtype)
+        if objective is not None:
+            out["obj"] = objective
+        for spec, x in zip(inputs, xs, strict=True):
+            v = values[spec.ident]
+            out[f"gt_{spec.ident}"] = zero_if_none(tape.gradient(t_sum, v), v)
+            out[f"gl_{spec.ident}"] = zero_if_none(tape.gradient(l_sum, v), v)
+            out[f"gz_{spec.ident}"] = zero_if_none(tape.gradient(l_sum, x), x)
+            if objective is not None:
+                out[f"go_{spec.ident}"] = zero_if_none(tape.gradient(tf.reduce_sum(objective), x), x)
+        return out
+
+    specs = [tf.TensorSpec([None, 1, k], tf_dtype, name=i.ident) for i in inputs]
+    fn = tf.function(body, autograph=False).get_concrete_function(*specs)
+    return Program(probe, dtype, inputs, k, fn, fn.graph, logits, loss_code is not None, ops)
+
+
+def zero_if_none(g: tf.Tensor | None, like: tf.Tensor) -> tf.Tensor:
+    return tf.zeros_like(like) if g is None else g
+
+
+def per_row(x: tf.Tensor) -> tf.Tensor:
+    """Sum every axis but the batch axis."""
+    rank = x.shape.rank or 0
+    return tf.reduce_sum(x, axis=list(range(1, rank))) if rank > 1 else x
+
+
+def check_batched(*tensors: tf.Tensor) -> None:
+    """Every output must keep the point axis; otherwise rows would mix."""
+    for t in tensors:
+        if t.shape.rank is None or t.shape.rank < 1 or t.shape[0] is not None:
+            raise UnsupportedProbe(f"a dynamic shape it could not bind (output shape {t.shape})")
+
+
+def climb_objective(path: str) -> tf.Tensor | None:
+    """Per-row distance of the target's unsafe ops' inputs to their danger zone (GRIST)."""
+    graph = tf.compat.v1.get_default_graph()
+    terms = []
+    for op in trace.unsafe_ops(graph, path, "target/"):
+        u = _danger_distance(op)
+        if u is not None:
+            terms.append(per_row(tf.cast(u, tf.float32)))
+    if not terms:
+        return None
+    return tf.add_n(terms)
+
+
+def _danger_distance(op: tf.Operation) -> tf.Tensor | None:
+    t = op.type
+    if t in ("Log", "Sqrt", "Rsqrt", "Reciprocal", "Inv"):
+        return tf.abs(op.inputs[0])
+    if t == "Log1p":
+        return tf.abs(op.inputs[0] + 1)
+    if t in ("RealDiv", "Div", "Xlogy", "Pow"):
+        return tf.abs(op.inputs[1] if t != "Pow" else op.inputs[0])
+    if t in ("Exp", "Expm1"):
+        return -op.inputs[0]
+    if t in ("Acos", "Asin", "Atanh"):
+        return 1 - tf.abs(op.inputs[0])
+    return None
+
+
+# ---------------------------------------------------------------- points
+
+
+def dtype_points(dtype: str) -> list[float]:
+    """Boundary values of the dtype: 0, subnormals, normals, 1 ± ulp, exp overflow, max."""
+    info = iv.finfo(dtype)
+    npd = iv.np_dtype(dtype)
+    one = np.asarray(1.0, npd)
+    up = float(np.nextafter(one, np.asarray(2.0, npd)))
+    down = float(np.nextafter(one, np.asarray(0.0, npd)))
+    sub, normal = float(info.smallest_subnormal), float(info.smallest_normal)
+    over = math.ceil(iv.overflow_point(dtype) * 10) / 10
+    return [
+        0.0, 1.0, -1.0, 0.5, -0.5, 2.0,
+        *LOGIT_POINTS[1:11],
+        over, -over, sub, -sub, normal, -normal, up, down, -up, -down,
+        *SMALL_POINTS, 1e4, -1e4, float(info.max), -float(info.max),
+    ]  # fmt: skip
+
+
+def candidates(spec: Input, dtype: str) -> list[float]:
+    """Candidate values of one input, nice ones first so witnesses read well."""
+    if spec.prob:
+        return list(LOGIT_POINTS)
+    npd = iv.np_dtype(dtype)
+    base = [v for v in dtype_points(dtype) if spec.lo <= v <= spec.hi]
+    for end, toward in ((spec.lo, spec.hi), (spec.hi, spec.lo)):
+        if math.isfinite(end):
+            base.append(end)
+            inside = np.nextafter(np.asarray(end, npd), np.asarray(toward, npd))
+            base.append(float(inside))
+    seen: list[float] = []
+    for v in base:
+        v = float(np.asarray(v, npd))
+        if v not in seen and not math.isnan(v):
+            seen.append(v)
+    return seen or [0.0]
+
+
+def point_grid(inputs: list[Input], dtype: str) -> np.ndarray:
+    """Rows of candidate values: the full product when small, else a structured sample."""
+    cands = [candidates(i, dtype) for i in inputs]
+    for spec, c in zip(inputs, cands, strict=True):
+        spec.candidates = c
+    if not inputs:
+        return np.zeros((1, 0))
+    total = math.prod(len(c) for c in cands)
+    if total <= MAX_POINTS:
+        return np.array(list(itertools.product(*cands)), dtype=np.float64)
+    rows = []
+    longest = max(len(c) for c in cands)
+    for j in range(longest):  # every input the same value (a == b)
+        rows.append([c[min(j, len(c) - 1)] for c in cands])
+    for i, c in enumerate(cands):  # one input varies, the others at their first candidates
+        for anchor in range(min(4, longest)):
+            for v in c:
+                row = [cc[min(anchor, len(cc) - 1)] for cc in cands]
+                row[i] = v
+                rows.append(row)
+    rng = np.random.default_rng(0)
+    while len(rows) < MAX_POINTS:
+        rows.append([c[rng.integers(len(c))] for c in cands])
+    return np.array(rows[:MAX_POINTS], dtype=np.float64)
+
+
+def to_batch(program: Program, rows: np.ndarray) -> list[tf.Tensor]:
+    """Turn point rows into the function's [N, 1, K] input tensors."""
+    tensors = []
+    n = rows.shape[0]
+    for j, spec in enumerate(program.inputs):
+        col = rows[:, j]
+        arr = np.zeros((n, 1, program.k), dtype=np.float64)
+        arr[:, 0, 0] = col
+        if program.k > 1 and not spec.prob:
+            arr[:, 0, 1:] = 0.0  # softmax-family probes: [v, 0] against a reference logit
+        elif program.k > 1:
+            arr[:, 0, 1:] = col[:, None]
+        tensors.append(tf.constant(arr.astype(iv.np_dtype(program.dtype))))
+    return tensors
+
+
+def run(program: Program, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """One call of the traced function over every row; results as float64 numpy arrays."""
+    out = program.fn(*to_batch(program, rows))
+    return {k: np.asarray(tf.cast(v, tf.float64)) for k, v in out.items()}
+
+
+# ---------------------------------------------------------------- symptoms
+
+
+@dataclass
+class Witness:
+    symptom: str
+    row: int
+    rows: np.ndarray
+    res: dict[str, np.ndarray]
+    note: str = ""
+
+
+def flat(a: np.ndarray) -> np.ndarray:
+    return a.reshape(a.shape[0], -1) if a.ndim > 1 else a.reshape(-1, 1)
+
+
+def masks(program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float) -> dict[str, np.ndarray]:
+    """Per-row boolean masks, one per generic symptom."""
+    t = flat(res["t"])
+    fin = np.isfinite(t).all(1)
+    grads = [flat(res[f"gt_{i.ident}"]) for i in program.inputs]
+    g = np.concatenate(grads, axis=1) if grads else np.zeros((t.shape[0], 0))
+    gmax = np.abs(np.nan_to_num(g, nan=0, posinf=0, neginf=0)).max(1) if g.shape[1] else np.zeros(len(t))
+    scale = np.maximum(1.0, np.abs(np.nan_to_num(t, posinf=0, neginf=0)).max(1))
+    out = {
+        "nan-value": np.isnan(t).any(1),
+        "inf-value": np.isinf(t).any(1),
+        "nan-gradient": fin & np.isnan(g).any(1) if g.shape[1] else np.zeros(len(t), bool),
+        "inf-gradient": fin & np.isinf(g).any(1) if g.shape[1] else np.zeros(len(t), bool),
+        "exploding-gradient": fin & np.isfinite(g).all(1) & (gmax > thr * scale),
+        "dead-gradient": dead_mask(program, rows, res),
+    }
+    normal = ~extreme_rows(program, rows)
+    if program.probe.get("rule") not in EXTREME_OK:
+        out = {k: v & normal for k, v in out.items()}
+    return out
+
+
+def extreme_rows(program: Program, rows: np.ndarray) -> np.ndarray:
+    """Rows where a plain input is beyond 1e4: overflow there proves little."""
+    cols = [j for j, i in enumerate(program.inputs) if not i.prob]
+    if not cols:
+        return np.zeros(len(rows), bool)
+    return (np.abs(rows[:, cols]) > 1e4).any(1)
+
+
+def dead_mask(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> np.ndarray:
+    """Zero gradient w.r.t. every logit while the loss is >= 1 above what the logits can reach.
+
+    "What the logits can reach" is the best loss among rows that share this row's other
+    (non-logit) inputs, so an impossible label value cannot make a minimum look far away.
+    """
+    logit_cols = [j for j, i in enumerate(program.inputs) if i.name in program.logits]
+    loss = flat(res["l"]).sum(1)
+    n = len(loss)
+    if not logit_cols:
+        return np.zeros(n, bool)
+    gz = np.concatenate([flat(res[f"gz_{program.inputs[j].ident}"]) for j in logit_cols], axis=1)
+    zero = (gz == 0).all(1)
+    live = np.isfinite(gz).all(1) & ~zero
+    finite = np.isfinite(loss)
+    other = [j for j in range(len(program.inputs)) if j not in logit_cols]
+    keys = [tuple(r) for r in rows[:, other]] if other else [()] * n
+    groups: dict[tuple, list[int]] = {}
+    for r, key in enumerate(keys):
+        groups.setdefault(key, []).append(r)
+    out = np.zeros(n, bool)
+    for members in groups.values():
+        idx = np.array(members)
+        ok = idx[finite[idx]]
+        if not ok.size or not live[idx].any():
+            continue
+        best, worst = loss[ok].min(), loss[ok].max()
+        far = loss[idx] - best >= 1.0
+        if not program.has_loss:
+            far |= worst - loss[idx] >= 1.0
+        out[idx] = zero[idx] & finite[idx] & far
+    return out
+
+
+def find_symptom(program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float) -> Witness | None:
+    """The first row (in candidate order) showing the rule's preferred symptom."""
+    rule = str(program.probe.get("rule"))
+    if rule == "TNL401":
+        return absorbed(program, rows, res)
+    m = masks(program, rows, res, thr)
+    order = PREFERRED.get(rule, ()) + (() if rule in ONLY_PREFERRED else GENERIC)
+    for symptom in order:
+        hits = np.flatnonzero(m[symptom])
+        if hits.size:
+            return Witness(symptom, int(hits[0]), rows, res)
+    return None
+
+
+def absorbed(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> Witness | None:
+    """x + eps == x: the eps changes nothing where it should keep the value off 0."""
+    if "t0" not in res:
+        return None
+    t, t0 = flat(res["t"]), flat(res["t0"])
+    same = (t == t0).all(1) & np.isfinite(t).all(1)
+    at_zero = same & (t == 0).any(1)
+    hits = np.flatnonzero(at_zero)
+    if not hits.size and same.all():
+        hits = np.arange(len(t))
+    return Witness("epsilon-absorbed", int(hits[0]), rows, res) if hits.size else None
+
+
+# ---------------------------------------------------------------- verdict
+
+
+def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
+    """Verify one expression probe; returns a Verification-shaped dict."""
+    dtype = probe_dtype(probe)
+    rule = str(probe.get("rule"))
+    if probe.get("truncated"):
+        return inconclusive("slice too large to verify", dtype)
+    if rule == "TNL402":
+        return verify_underflow(probe, dtype)
+    program = build(probe, dtype)
+    if rule == "TNL105":
+        return verify_diverges(program, probe)
+    if rule in RANGE_RULES:
+        by_range = range_refutation(program)
+        if by_range is not None:
+            return by_range
+    rows = point_grid(program.inputs, dtype)
+    res = run(program, rows)
+    found = find_symptom(program, rows, res, threshold)
+    if found is not None:
+        return confirmed(program, found)
+    climbed = climb(program, rows, res, threshold)
+    if climbed is not None:
+        climbed.note = f"after a gradient climb toward the danger zone, {climbed.note}".rstrip(", ")
+        return confirmed(program, climbed)
+    return refuted(
+        f"no symptom at {len(rows)} boundary points nor after a {CLIMB_STEPS}-step gradient "
+        f"climb toward the danger zone ({dtype})",
+        dtype,
+    )
+
+
+def range_refutation(program: Program) -> dict[str, Any] | None:
+    """Refute when no unsafe op of the flagged expression can reach its danger zone."""
+    path = str(program.probe.get("path") or "<probe>")
+    ops = trace.unsafe_ops(program.graph, path, "target/")
+    ops = [op for op in ops if op.type not in ("Select", "SelectV2")]
+    if not ops:
+        return None
+    placeholders = {}
+    for spec in program.inputs:
+        placeholders[spec.ident] = iv.TOP if spec.prob else (spec.lo, spec.hi)
+    ranges = iv.analyse(program.graph, placeholders, program.dtype)
+    checked = [(op, iv.danger(op, ranges, program.dtype)) for op in ops]
+    if any(hit for _, (hit, _, _) in checked):
+        return None
+    op, (_, zone, rng) = checked[0]
+    lo, hi = format_number(rng[0]), format_number(rng[1])
+    never = "never overflows" if zone == "an overflow" else f"never {zone}"
+    detail = f"{iv.describe(op.type)} is within [{lo}, {hi}] in {program.dtype}: {never}"
+    if len(checked) > 1:
+        detail += f" (and {len(checked) - 1} other unsafe op(s) likewise)"
+    return {"status": "refuted", "detail": detail, "dtype": program.dtype, "symptom": None}
+
+
+def climb(program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float) -> Witness | None:
+    """GRIST: sign-gradient steps on the inputs toward the unsafe ops' danger zone."""
+    if "obj" not in res or not program.inputs:
+        return None
+    start = rows[np.isfinite(flat(res["t"])).all(1)][:64].copy()
+    if not len(start):
+        return None
+    npd = iv.np_dtype(program.dtype)
+    x = start
+    for _ in range(CLIMB_STEPS):
+        out = run(program, x)
+        step = np.zeros_like(x)
+        for j, spec in enumerate(program.inputs):
+            g = flat(out[f"go_{spec.ident}"]).sum(1)
+            g = np.nan_to_num(g, nan=0.0)
+            step[:, j] = -np.sign(g) * np.maximum(np.abs(x[:, j]), 1e-3)
+        if not step.any():
+            return None
+        x = np.asarray((x + step).astype(npd), dtype=np.float64)
+        x = np.nan_to_num(x, nan=0.0, posinf=float(iv.finfo(program.dtype).max))
+        res = run(program, x)
+        found = find_symptom(program, x, res, thr)
+        if found is not None:
+            return found
+    return None
+
+
+def verify_underflow(probe: dict[str, Any], dtype: str) -> dict[str, Any]:
+    """TNL402: the epsilon rounds to 0 in the dtype; show what that does at the boundary."""
+    eps = probe.get("eps")
+    if eps is None:
+        consts = [
+            trace.parse_float(n["v"])
+            for n in trace.walk(probe.get("target"))
+            if n.get("k") == "const" and 0 < trace.parse_float(n["v"]) < 1e-3
+        ]
+        if not consts:
+            return inconclusive("the probe names no epsilon to check", dtype)
+        eps = min(consts)
+    eps = trace.parse_float(eps)
+    stored = float(tf.cast(tf.constant(eps, tf.float64), trace.DTYPES[dtype]).numpy())
+    if stored != 0:
+        return refuted(f"{format_number(eps)} is representable in {dtype} (= {stored:.4g})", dtype)
+    detail = f"{format_number(eps)} rounds to 0 in {dtype} (tf.cast({format_number(eps)}, tf.{dtype}) == 0)"
+    observed: dict[str, Any] = {"eps": eps, "eps_in_dtype": 0.0}
+    inputs: dict[str, Any] = {}
+    try:
+        program = build(probe, dtype)
+        rows = point_grid(program.inputs, dtype)
+        res = run(program, rows)
+        found = find_symptom(program, rows, res, math.inf)
+    except (UnsupportedProbe, ValueError, TypeError, tf.errors.OpError):
+        found = None
+    if found is not None and found.symptom in ("nan-value", "inf-value", "nan-gradient", "inf-gradient"):
+        w = witness(program, found)
+        inputs = w["inputs"]
+        observed.update(w["observed"])
+        detail += f"; at {w['where']}, {w['expr']} = {w['value']}"
+    return {
+        "status": "confirmed",
+        "symptom": "epsilon-underflow",
+        "dtype": dtype,
+        "inputs": inputs,
+        "observed": observed,
+        "detail": detail,
+    }
+
+
+def verify_diverges(program: Program, probe: dict[str, Any]) -> dict[str, Any]:
+    """TNL105: compare the dtype result with the same expression computed in float64."""
+    dtype = program.dtype
+    exact = build({**probe, "loss": None}, "float64", extras=False)
+    rows = point_grid(program.inputs, dtype)
+    res, ref = run(program, rows), run(exact, rows)
+    t, r = flat(res["t"]), flat(ref["t"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.abs(t - r) / np.maximum(np.abs(r), 1e-300)
+    bad = np.isfinite(t).all(1) & np.isfinite(r).all(1) & (np.abs(r) > 0).all(1) & (rel > 1e-2).any(1)
+    bad &= ~extreme_rows(program, rows)
+    hits = np.flatnonzero(bad)
+    if not hits.size:
+        return refuted(f"matches the float64 result within 1% at {len(rows)} boundary points ({dtype})", dtype)
+    w = witness(program, Witness("diverges", int(hits[0]), rows, res))
+    exact_v = float(r[hits[0]][0])
+    err = float(rel[hits[0]].max())
+    w["observed"]["exact"] = exact_v
+    w["observed"]["relative_error"] = err
+    detail = (
+        f"at {w['where']} ({dtype}), {w['expr']} = {w['value']} but the exact value is "
+        f"{exact_v:.4g} (float64): relative error {err:.2g}"
+    )
+    return {
+        "status": "confirmed",
+        "symptom": "diverges",
+        "dtype": dtype,
+        "inputs": w["inputs"],
+        "observed": w["observed"],
+        "detail": detail,
+    }
+
+
+# ---------------------------------------------------------------- witnesses and text
+
+
+def jsonable(v: float) -> float | str:
+    v = float(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def pick(a: np.ndarray, row: int, prefer: str = "") -> float:
+    """One representative element of a row: the offending one when there is one."""
+    r = flat(a)[row]
+    if prefer == "nan" and np.isnan(r).any():
+        return float(r[np.isnan(r)][0])
+    if prefer == "inf" and np.isinf(r).any():
+        return float(r[np.isinf(r)][0])
+    if prefer == "big":
+        return float(r[np.argmax(np.abs(np.nan_to_num(r)))])
+    return float(r[0])
+
+
+def witness(program: Program, w: Witness) -> dict[str, Any]:
+    """Inputs, observed numbers and the pieces of the witness sentence."""
+    row = w.row
+    inputs: dict[str, Any] = {}
+    where = []
+    for j, spec in enumerate(program.inputs):
+        v = float(w.rows[row, j])
+        if spec.prob:
+            p = float(tf.math.sigmoid(tf.constant(v, trace.DTYPES[program.dtype])).numpy())
+            inputs[spec.name] = jsonable(p)
+            inputs[f"logit({spec.name})"] = jsonable(v)
+            where.append(f"{spec.name} = sigmoid({format_number(v)}) = {format_number(p)}")
+        else:
+            inputs[spec.name] = jsonable(v)
+            shown = format_number(v) if program.k == 1 else f"[{format_number(v)}, 0]"
+            where.append(f"{spec.name} = {shown}")
+    kind = {"nan-value": "nan", "inf-value": "inf"}.get(w.symptom, "")
+    value = pick(w.res["t"], row, kind)
+    gkind = {"nan-gradient": "nan", "inf-gradient": "inf", "exploding-gradient": "big"}.get(w.symptom, "")
+    grads = {spec.name: jsonable(pick(w.res[f"gt_{spec.ident}"], row, gkind)) for spec in program.inputs}
+    observed: dict[str, Any] = {"value": jsonable(value), "gradient": grads}
+    if program.has_loss:
+        observed["loss"] = jsonable(float(flat(w.res["l"])[row].sum()))
+        observed["loss_gradient"] = {
+            spec.name: jsonable(pick(w.res[f"gz_{spec.ident}"], row)) for spec in program.inputs
+        }
+    return {
+        "inputs": inputs,
+        "observed": observed,
+        "where": ", ".join(where) or "any input",
+        "expr": trace.render(program.probe.get("target")),
+        "value": format_number(value),
+    }
+
+
+def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
+    """The one-line witness a person understands."""
+    dtype, expr, where = program.dtype, parts["expr"], parts["where"]
+    head = f"at {where} ({dtype})"
+    grads = parts["observed"]["gradient"]
+    gname, gval = _worst(grads, w.symptom)
+    if w.symptom in ("nan-value", "inf-value"):
+        return f"{head}, {expr} = {parts['value']}"
+    if w.symptom in ("nan-gradient", "inf-gradient"):
+        return f"{head}, {expr} = {parts['value']} but its gradient d/d{gname} = {gval}"
+    if w.symptom == "exploding-gradient":
+        return f"{head}, {expr} = {parts['value']} and d/d{gname} = {gval}: the gradient explodes"
+    if w.symptom == "dead-gradient":
+        obs = parts["observed"]
+        loss = obs.get("loss", obs["value"])
+        logit = next((i for i in program.inputs if i.name in program.logits), program.inputs[0])
+        lname = f"logit({logit.name})" if logit.prob else logit.name
+        label = "loss" if program.has_loss else expr
+        text = f"{head}, {label} = {format_number(float(loss) if not isinstance(loss, str) else math.nan)}"
+        squash = "softmax" if program.ops & trace.SOFTMAX_OPS else "sigmoid"
+        text += f" and d{label if program.has_loss else ''}/d{lname} = 0: {squash} saturated"
+        eps = program.probe.get("eps")
+        if eps is not None:
+            text += f", the {format_number(trace.parse_float(eps))} floor blocks the gradient"
+        return text
+    if w.symptom == "epsilon-absorbed":
+        eps = trace.parse_float(program.probe.get("eps"))
+        return f"{head}, {expr} = {parts['value']}: the {format_number(eps)} is absorbed " + absorbed_note(
+            program, eps
+        )
+    return f"{head}, {expr} = {parts['value']}"
+
+
+def absorbed_note(program: Program, eps: float) -> str:
+    """'(1 + 1e-10 == 1 in float32)' when a constant in the expression shows it directly."""
+    npd = iv.np_dtype(program.dtype)
+    consts = [
+        abs(trace.parse_float(n["v"]))
+        for n in trace.walk(program.probe.get("target"))
+        if n.get("k") == "const" and trace.parse_float(n["v"]) != eps
+    ]
+    for m in sorted(consts, reverse=True):
+        if m and float(np.asarray(m, npd) + np.asarray(eps, npd)) == float(np.asarray(m, npd)):
+            return f"({format_number(m)} + {format_number(eps)} == {format_number(m)} in {program.dtype})"
+    return f"(the value is the same without it in {program.dtype})"
+
+
+def _worst(grads: dict[str, Any], symptom: str) -> tuple[str, str]:
+    def badness(v: Any) -> float:
+        if isinstance(v, str):
+            return math.inf
+        return abs(v)
+
+    if not grads:
+        return "x", "?"
+    name = max(grads, key=lambda n: badness(grads[n]))
+    v = grads[name]
+    return name, v if isinstance(v, str) else f"{v:.4g}"
+
+
+def confirmed(program: Program, w: Witness) -> dict[str, Any]:
+    parts = witness(program, w)
+    detail = sentence(program, w, parts)
+    if w.note:
+        detail = f"{w.note}: {detail}" if not w.note.endswith(":") else f"{w.note} {detail}"
+    return {
+        "status": "confirmed",
+        "symptom": w.symptom,
+        "dtype": program.dtype,
+        "inputs": parts["inputs"],
+        "observed": parts["observed"],
+        "detail": detail,
+    }
+
+
+def refuted(detail: str, dtype: str) -> dict[str, Any]:
+    return {"status": "refuted", "detail": detail, "dtype": dtype}
+
+
+def inconclusive(detail: str, dtype: str | None = None) -> dict[str, Any]:
+    return {"status": "inconclusive", "detail": detail, "dtype": dtype}
+
+
+def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
+    """Entry point used by the worker: any failure becomes an honest inconclusive."""
+    start = time.perf_counter()
+    try:
+        if probe.get("kind") == "train":
+            from .training import verify_training
+
+            out = verify_training(probe)
+        elif probe.get("kind", "expr") == "expr":
+            out = verify_expr(probe, threshold)
+        else:
+            out = inconclusive(f"unknown probe kind {probe.get('kind')!r}")
+    except UnsupportedProbe as exc:
+        out = inconclusive(f"cannot verify: {exc}", probe.get("dtype"))
+    except (tf.errors.OpError, ValueError, TypeError, KeyError, IndexError, ZeroDivisionError) as exc:
+        msg = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+        out = inconclusive(f"could not trace the slice: {type(exc).__name__}: {msg}", probe.get("dtype"))
+    out["seconds"] = round(time.perf_counter() - start, 4)
+    return {k: v for k, v in out.items() if v is not None}

@@ -1,0 +1,259 @@
+"""Parent side of verification: cache lookups, one isolated TF worker, verdicts on findings.
+
+This module never imports TensorFlow, so a warm re-run (every verdict cached) costs no TF
+import at all.  Probes go to one worker subprocess one at a time, each with a time budget;
+a crash or timeout marks that finding inconclusive and the rest continue in a fresh worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ..cache import Cache, key
+from ..model import Finding, Verification
+from ..rules import Settings
+
+TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tensorflow-macos", "tensorflow-intel")
+NO_TF_NOTICE = (
+    "TensorFlow is not installed: findings are unverified; install the tf extra: "
+    "pip install 'tfnumlint[tf]'"
+)
+DEFAULT_TIMEOUT = 10.0
+READY_TIMEOUT = 180.0
+
+
+def tf_version() -> str | None:
+    """The installed TensorFlow version, read from package metadata (no import)."""
+    for dist in TF_DISTRIBUTIONS:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def probe_timeout() -> float:
+    try:
+        return float(os.environ.get("TFNUMLINT_PROBE_TIMEOUT", DEFAULT_TIMEOUT))
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+def cache_key(probe: dict[str, Any], version: str, settings: Settings) -> str:
+    return key(json.dumps(probe, sort_keys=True), version, repr(float(settings.exploding_gradient)))
+
+
+def to_verification(data: dict[str, Any]) -> Verification:
+    fields = ("status", "detail", "symptom", "dtype", "inputs", "observed", "seconds")
+    return Verification(**{k: data[k] for k in fields if k in data})
+
+
+class WorkerFailed(Exception):
+    """The worker died or overran its budget; ``reason`` says which, for the finding."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Worker:
+    """One ``python -m tfnumlint.verify.worker`` process and a line reader over its stdout."""
+
+    proc: subprocess.Popen
+    buffer: bytes = b""
+    lines: list[bytes] = field(default_factory=list)
+
+    @classmethod
+    def start(cls) -> Worker:
+        env = dict(os.environ)
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
+        stderr = None if os.environ.get("TFNUMLINT_DEBUG") else subprocess.DEVNULL
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tfnumlint.verify.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=env,
+        )
+        worker = cls(proc)
+        try:
+            ready = worker.read(READY_TIMEOUT, "starting the TensorFlow worker")
+        except WorkerFailed:
+            worker.kill()
+            raise
+        if not ready.get("ready"):
+            worker.kill()
+            raise WorkerFailed("the TensorFlow worker did not start")
+        return worker
+
+    def read(self, timeout: float, doing: str) -> dict[str, Any]:
+        """Next JSON line, or WorkerFailed on death / timeout."""
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkerFailed(f"{doing} exceeded its {timeout:g} s budget")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise WorkerFailed(self.death_reason())
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            return json.loads(line)
+        except ValueError:
+            raise WorkerFailed("the TensorFlow worker sent a malformed reply") from None
+
+    def death_reason(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.returncode
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = "signal"
+            return f"the TensorFlow worker crashed (signal {-code}, {name}) while probing"
+        return f"the TensorFlow worker exited (status {code}) while probing"
+
+    def ask(self, ident: int, probe: dict[str, Any], threshold: float, timeout: float) -> dict[str, Any]:
+        request = json.dumps({"id": ident, "probe": probe, "threshold": threshold}) + "\n"
+        try:
+            self.proc.stdin.write(request.encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise WorkerFailed(self.death_reason()) from None
+        reply = self.read(timeout, "probe")
+        if reply.get("id") != ident:
+            raise WorkerFailed("the TensorFlow worker answered out of order")
+        return reply["verification"]
+
+    def kill(self) -> None:
+        """Kill this worker (by its own pid) and reap it."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.kill()
+
+
+class Progress:
+    """A \\r progress line on stderr, only when it is a terminal and there is enough to do."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.on = total > 5 and sys.stderr.isatty()
+
+    def update(self, done: int) -> None:
+        if self.on:
+            sys.stderr.write(f"\rtfnumlint: verifying {done}/{self.total} findings")
+            sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.on:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+
+def run_probes(jobs: list[tuple[Finding, dict[str, Any]]], threshold: float) -> list[dict[str, Any]]:
+    """Ask the worker about each probe in order; failures cost only the probe in flight."""
+    timeout = probe_timeout()
+    results: list[dict[str, Any]] = []
+    worker: Worker | None = None
+    progress = Progress(len(jobs))
+    start_failure: str | None = None
+    try:
+        for i, (_, probe) in enumerate(jobs):
+            progress.update(i)
+            if start_failure is not None:
+                results.append(failed(start_failure, probe, cache=False))
+                continue
+            if worker is None:
+                try:
+                    worker = Worker.start()
+                except WorkerFailed as exc:
+                    start_failure = exc.reason
+                    results.append(failed(exc.reason, probe, cache=False))
+                    continue
+            begin = time.perf_counter()
+            try:
+                results.append(worker.ask(i, probe, threshold, timeout))
+            except WorkerFailed as exc:
+                worker.kill()
+                worker = None
+                out = failed(exc.reason, probe, cache=False)
+                out["seconds"] = round(time.perf_counter() - begin, 4)
+                results.append(out)
+    finally:
+        if worker is not None:
+            worker.close()
+        progress.finish()
+    return results
+
+
+def failed(reason: str, probe: dict[str, Any], cache: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": "inconclusive", "detail": reason, "dtype": probe.get("dtype")}
+    if not cache:
+        out["_nocache"] = True
+    return out
+
+
+def verify_findings(findings: list[Finding], settings: Settings, cache_dir: Path | None) -> list[str]:
+    """Set ``finding.verification`` for every finding with a probe; return notices."""
+    probed = [f for f in findings if f.probe is not None]
+    if not probed:
+        return []
+    version = tf_version()
+    if version is None:
+        return [NO_TF_NOTICE]
+    cache = Cache(cache_dir, "verify")
+    todo: list[tuple[Finding, dict[str, Any]]] = []
+    keys: list[str] = []
+    for finding in probed:
+        k = cache_key(finding.probe, version, settings)
+        hit = cache.get(k)
+        if isinstance(hit, dict) and hit.get("status"):
+            finding.verification = to_verification(hit)
+        else:
+            todo.append((finding, finding.probe))
+            keys.append(k)
+    if not todo:
+        return []
+    results = run_probes(todo, float(settings.exploding_gradient))
+    for (finding, _), k, result in zip(todo, keys, results, strict=True):
+        nocache = result.pop("_nocache", False)
+        finding.verification = to_verification(result)
+        if not nocache:
+            cache.put(k, result)
+    return []

@@ -1,0 +1,474 @@
+"""Turn a probe tree into a traced TensorFlow graph, without ever executing user code.
+
+The tree is converted into a Python ``ast.Expression`` whose nodes carry the user's line
+numbers, compiled with the user's path as filename, and evaluated with no builtins and a
+namespace holding only the op table below and the input tensors.  So every graph op's
+``op.traceback`` points back at the user's source line, and nothing but allow-listed
+TensorFlow functions can run.  Any op outside the table is refused.
+
+The probe is evaluated on a batch of points at once: every input is shaped ``[N, 1, K]``, where
+axis 0 indexes the probe point.  The op wrappers shift the user's axes by one so that reductions
+never mix points (``axis=None`` reduces every axis but the batch axis).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+UNSAFE_OPS = frozenset(
+    {
+        "Log",
+        "Log1p",
+        "RealDiv",
+        "Div",
+        "DivNoNan",
+        "Reciprocal",
+        "Inv",
+        "Sqrt",
+        "Rsqrt",
+        "Pow",
+        "Exp",
+        "Expm1",
+        "Acos",
+        "Asin",
+        "Atanh",
+        "Xlogy",
+        "Select",
+        "SelectV2",
+    }
+)
+
+DTYPES = {"float16": tf.float16, "bfloat16": tf.bfloat16, "float32": tf.float32, "float64": tf.float64}
+SOFTMAX_OPS = frozenset({"softmax", "log_softmax", "reduce_logsumexp", "softmax_xent"})
+LOGIT_OPS = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
+
+
+class UnsupportedProbe(Exception):
+    """The probe cannot be traced: an op outside the table, a bad shape, a malformed tree."""
+
+
+# ---------------------------------------------------------------- batch-aware op wrappers
+
+
+def _is_tensor(x: Any) -> bool:
+    return isinstance(x, (tf.Tensor, tf.Variable))
+
+
+def _rank(x: Any) -> int:
+    return x.shape.rank if _is_tensor(x) and x.shape.rank is not None else 0
+
+
+def _shift_axis(axis: Any, rank: int) -> Any:
+    """Map a user axis onto the batched tensor: the batch axis 0 is never reduced."""
+    if isinstance(axis, tf.Tensor):
+        axis = axis.numpy().tolist() if tf.executing_eagerly() else tf.get_static_value(axis)
+        if axis is None:
+            raise UnsupportedProbe("a dynamic axis it could not bind")
+    if axis is None:
+        return list(range(1, max(rank, 2)))
+    if isinstance(axis, (list, tuple)):
+        return [_shift_axis(a, rank) for a in axis]
+    axis = int(axis)
+    return axis + 1 if axis >= 0 else axis
+
+
+def _reduction(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapped(x: Any, axis: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+        x = tf.convert_to_tensor(x)
+        return fn(x, axis=_shift_axis(axis, _rank(x)), keepdims=keepdims, **kw)
+
+    return wrapped
+
+
+def _axis_op(fn: Callable[..., Any], default: Any = -1, name: str = "axis") -> Callable[..., Any]:
+    def wrapped(x: Any, *args: Any, **kw: Any) -> Any:
+        x = tf.convert_to_tensor(x)
+        axis = kw.pop(name, args[0] if args else default)
+        return fn(x, **{name: _shift_axis(axis, _rank(x))}, **kw)
+
+    return wrapped
+
+
+def _norm(x: Any, ord: Any = "euclidean", axis: Any = None, keepdims: bool = False) -> Any:
+    x = tf.convert_to_tensor(x)
+    if axis is None and ord in ("euclidean", "fro", 2, 2.0):
+        return tf.sqrt(tf.reduce_sum(x * x, axis=_shift_axis(None, _rank(x)), keepdims=keepdims))
+    return tf.norm(x, ord=ord, axis=_shift_axis(axis, _rank(x)), keepdims=keepdims)
+
+
+def _matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Any:
+    """Matmul on per-point [1, K] tensors: transpose b when the inner dims do not match."""
+    a, b = tf.convert_to_tensor(a), tf.convert_to_tensor(b)
+    if not transpose_b and a.shape[-1] != b.shape[-2] and a.shape[-1] == b.shape[-1]:
+        transpose_b = True
+    return tf.linalg.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
+
+
+def _clip_by_norm(t: Any, clip_norm: Any, axes: Any = None) -> Any:
+    t = tf.convert_to_tensor(t)
+    return tf.clip_by_norm(t, clip_norm, axes=_shift_axis(axes, _rank(t)))
+
+
+def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    return tf.where(condition, x, y)
+
+
+def _divide(x: Any, y: Any) -> Any:
+    if not _is_tensor(x) and not _is_tensor(y):
+        return x / y
+    return tf.math.divide(x, y)
+
+
+def _pow(x: Any, y: Any) -> Any:
+    if not _is_tensor(x) and not _is_tensor(y):
+        return x**y
+    return tf.pow(x, y)
+
+
+def _constant(value: Any, dtype: Any = None, **_: Any) -> Any:
+    return tf.constant(value, dtype=dtype)
+
+
+def _like(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapped(x: Any, dtype: Any = None, **_: Any) -> Any:
+        return fn(x, dtype=dtype)
+
+    return wrapped
+
+
+def _xent(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapped(*args: Any, **kw: Any) -> Any:
+        names = ("labels", "logits")
+        kw.update({n: a for n, a in zip(names, args, strict=False) if n not in kw})
+        if "axis" in kw:
+            logits = tf.convert_to_tensor(kw["logits"])
+            kw["axis"] = _shift_axis(kw["axis"], _rank(logits))
+        return fn(**kw)
+
+    return wrapped
+
+
+def _weighted_xent(labels: Any, logits: Any, pos_weight: Any) -> Any:
+    return tf.nn.weighted_cross_entropy_with_logits(labels=labels, logits=logits, pos_weight=pos_weight)
+
+
+def _one_hot(indices: Any, depth: Any, **kw: Any) -> Any:
+    return tf.one_hot(tf.cast(indices, tf.int32), depth, **kw)
+
+
+def _count_nonzero(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = tf.int64) -> Any:
+    x = tf.convert_to_tensor(x)
+    return tf.math.count_nonzero(x, axis=_shift_axis(axis, _rank(x)), keepdims=keepdims, dtype=dtype)
+
+
+def build_op_table() -> dict[str, Callable[..., Any]]:
+    """Canonical op name -> TF function.  The only callables a probe can reach."""
+    return {
+        "log": tf.math.log,
+        "log1p": tf.math.log1p,
+        "exp": tf.math.exp,
+        "expm1": tf.math.expm1,
+        "log_softmax": _axis_op(tf.nn.log_softmax),
+        "log_sigmoid": tf.math.log_sigmoid,
+        "reduce_logsumexp": _reduction(tf.math.reduce_logsumexp),
+        "xlogy": tf.math.xlogy,
+        "sigmoid": tf.math.sigmoid,
+        "softmax": _axis_op(tf.nn.softmax),
+        "relu": tf.nn.relu,
+        "relu6": tf.nn.relu6,
+        "softplus": tf.math.softplus,
+        "tanh": tf.math.tanh,
+        "square": tf.math.square,
+        "sqrt": tf.math.sqrt,
+        "rsqrt": tf.math.rsqrt,
+        "reciprocal": tf.math.reciprocal,
+        "abs": tf.math.abs,
+        "pow": _pow,
+        "acos": tf.math.acos,
+        "asin": tf.math.asin,
+        "atanh": tf.math.atanh,
+        "divide": _divide,
+        "divide_no_nan": tf.math.divide_no_nan,
+        "multiply": tf.math.multiply,
+        "add": tf.math.add,
+        "subtract": tf.math.subtract,
+        "negative": tf.math.negative,
+        "maximum": tf.math.maximum,
+        "minimum": tf.math.minimum,
+        "clip_by_value": tf.clip_by_value,
+        "clip_by_norm": _clip_by_norm,
+        "where": _where,
+        "cast": tf.cast,
+        "stop_gradient": tf.stop_gradient,
+        "identity": tf.identity,
+        "reduce_sum": _reduction(tf.math.reduce_sum),
+        "reduce_mean": _reduction(tf.math.reduce_mean),
+        "reduce_max": _reduction(tf.math.reduce_max),
+        "reduce_min": _reduction(tf.math.reduce_min),
+        "reduce_prod": _reduction(tf.math.reduce_prod),
+        "reduce_std": _reduction(tf.math.reduce_std),
+        "reduce_variance": _reduction(tf.math.reduce_variance),
+        "count_nonzero": _count_nonzero,
+        "norm": _norm,
+        "euclidean_norm": _reduction(tf.math.reduce_euclidean_norm),
+        "l2_normalize": _axis_op(tf.math.l2_normalize, default=None),
+        "matmul": _matmul,
+        "one_hot": _one_hot,
+        "sigmoid_xent": _xent(tf.nn.sigmoid_cross_entropy_with_logits),
+        "softmax_xent": _xent(tf.nn.softmax_cross_entropy_with_logits),
+        "weighted_xent": _weighted_xent,
+        "zeros": _like(tf.zeros_like),
+        "ones": _like(tf.ones_like),
+        "constant": _constant,
+    }
+
+
+OP_TABLE = build_op_table()
+BINOPS: dict[str, ast.operator] = {"+": ast.Add(), "-": ast.Sub(), "*": ast.Mult()}
+CALL_BINOPS = {"/": "divide", "**": "pow", "@": "matmul"}
+CMPOPS: dict[str, ast.cmpop] = {
+    ">": ast.Gt(),
+    "<": ast.Lt(),
+    ">=": ast.GtE(),
+    "<=": ast.LtE(),
+    "==": ast.Eq(),
+    "!=": ast.NotEq(),
+}
+KWARGS = frozenset(
+    {
+        "axis",
+        "keepdims",
+        "clip_value_min",
+        "clip_value_max",
+        "clip_norm",
+        "axes",
+        "ord",
+        "logits",
+        "labels",
+        "pos_weight",
+        "x",
+        "y",
+        "condition",
+        "dtype",
+        "depth",
+        "epsilon",
+        "transpose_a",
+        "transpose_b",
+    }
+)
+
+
+# ---------------------------------------------------------------- tree -> ast
+
+
+def parse_float(v: Any) -> float:
+    """JSON floats: numbers, or the strings "inf", "-inf", "nan"."""
+    return float(v)
+
+
+@dataclass
+class Converter:
+    """Converts probe trees into AST nodes that reference only namespace names."""
+
+    input_ids: dict[str, str]
+    default_line: int
+    ops_used: set[str] = field(default_factory=set)
+
+    def node(self, tree: Any, line: int) -> ast.expr:
+        if not isinstance(tree, dict) or "k" not in tree:
+            raise UnsupportedProbe(f"malformed probe tree node {tree!r:.60}")
+        line = int(tree.get("line") or line)
+        col = int(tree.get("col") or 1)
+        out = self._convert(tree, line)
+        for sub in ast.walk(out):
+            if isinstance(sub, (ast.expr, ast.keyword)) and not hasattr(sub, "lineno"):
+                sub.lineno, sub.end_lineno = line, line
+                sub.col_offset, sub.end_col_offset = max(col - 1, 0), max(col - 1, 0)
+        return out
+
+    def _convert(self, tree: dict[str, Any], line: int) -> ast.expr:
+        kind = tree["k"]
+        if kind == "input":
+            name = tree.get("name")
+            if name not in self.input_ids:
+                raise UnsupportedProbe(f"input {name!r} is not declared in the probe")
+            return ast.Name(id=self.input_ids[name], ctx=ast.Load())
+        if kind == "const":
+            return ast.Constant(value=parse_float(tree["v"]))
+        if kind == "bool":
+            return ast.Constant(value=bool(tree["v"]))
+        if kind == "str":
+            return ast.Constant(value=str(tree["v"]))
+        if kind == "dtype":
+            if tree.get("v") not in DTYPES:
+                raise UnsupportedProbe(f"unsupported dtype {tree.get('v')!r}")
+            return ast.Name(id=f"dtype_{tree['v']}", ctx=ast.Load())
+        if kind == "tuple":
+            return ast.Tuple(elts=[self.node(t, line) for t in tree["items"]], ctx=ast.Load())
+        if kind == "neg":
+            return ast.UnaryOp(op=ast.USub(), operand=self.node(tree["x"], line))
+        if kind == "cmp":
+            if tree.get("op") not in CMPOPS:
+                raise UnsupportedProbe(f"unsupported comparison {tree.get('op')!r}")
+            return ast.Compare(
+                left=self.node(tree["l"], line),
+                ops=[CMPOPS[tree["op"]]],
+                comparators=[self.node(tree["r"], line)],
+            )
+        if kind == "bin":
+            return self._binop(tree, line)
+        if kind == "call":
+            return self._call(tree, line)
+        raise UnsupportedProbe(f"unsupported probe node kind {kind!r}")
+
+    def _binop(self, tree: dict[str, Any], line: int) -> ast.expr:
+        op = tree.get("op")
+        left, right = self.node(tree["l"], line), self.node(tree["r"], line)
+        if op in BINOPS:
+            return ast.BinOp(left=left, op=BINOPS[op], right=right)
+        if op in CALL_BINOPS:
+            canonical = CALL_BINOPS[op]
+            self.ops_used.add(canonical)
+            return ast.Call(func=ast.Name(id=f"op_{canonical}", ctx=ast.Load()), args=[left, right], keywords=[])
+        raise UnsupportedProbe(f"unsupported operator {op!r}")
+
+    def _call(self, tree: dict[str, Any], line: int) -> ast.expr:
+        op = tree.get("op")
+        if not isinstance(op, str) or op not in OP_TABLE:
+            raise UnsupportedProbe(f"op {op!r} is not in the verifier's allow-list")
+        self.ops_used.add(op)
+        args = [self.node(a, line) for a in tree.get("args") or []]
+        keywords = []
+        for name, value in (tree.get("kw") or {}).items():
+            if name not in KWARGS:
+                raise UnsupportedProbe(f"keyword {name!r} of {op} is not supported")
+            keywords.append(ast.keyword(arg=name, value=self.node(value, line)))
+        return ast.Call(func=ast.Name(id=f"op_{op}", ctx=ast.Load()), args=args, keywords=keywords)
+
+
+def compile_tree(tree: Any, input_ids: dict[str, str], path: str, line: int) -> tuple[Any, set[str]]:
+    """Compile a tree into a code object whose frames carry the user's path and lines."""
+    conv = Converter(input_ids, line)
+    body = conv.node(tree, line)
+    expr = ast.Expression(body=body)
+    ast.fix_missing_locations(expr)
+    return compile(expr, filename=path, mode="eval"), conv.ops_used
+
+
+def namespace(inputs: dict[str, Any]) -> dict[str, Any]:
+    """The complete evaluation namespace: op table, dtype names, input tensors; nothing else."""
+    ns: dict[str, Any] = {f"op_{name}": fn for name, fn in OP_TABLE.items()}
+    ns.update({f"dtype_{name}": dt for name, dt in DTYPES.items()})
+    ns.update(inputs)
+    return ns
+
+
+def evaluate(code: Any, inputs: dict[str, Any]) -> Any:
+    """Evaluate compiled probe code: no builtins, only the op table and the inputs."""
+    return eval(code, {"__builtins__": {}}, namespace(inputs))  # noqa: S307 - allow-listed AST only
+
+
+# ---------------------------------------------------------------- tree inspection
+
+
+def tree_ops(tree: Any) -> set[str]:
+    """Canonical op names used anywhere in a tree."""
+    found: set[str] = set()
+    for node in walk(tree):
+        if node.get("k") == "call":
+            found.add(str(node.get("op")))
+    return found
+
+
+def walk(tree: Any):
+    """Yield every dict node of a tree, depth first."""
+    if isinstance(tree, dict):
+        yield tree
+        for value in tree.values():
+            yield from walk(value)
+    elif isinstance(tree, list):
+        for item in tree:
+            yield from walk(item)
+
+
+def logit_inputs(tree: Any) -> set[str]:
+    """Inputs that feed a sigmoid/softmax-like op: the logits whose gradient can die."""
+    names: set[str] = set()
+    for node in walk(tree):
+        if node.get("k") == "call" and node.get("op") in LOGIT_OPS | {"sigmoid_xent", "softmax_xent"}:
+            for sub in walk(node.get("args")):
+                if sub.get("k") == "input":
+                    names.add(sub["name"])
+            logits = (node.get("kw") or {}).get("logits")
+            for sub in walk(logits):
+                if sub.get("k") == "input":
+                    names.add(sub["name"])
+    return names
+
+
+def render(tree: Any, limit: int = 60) -> str:
+    """Short human rendering of a tree, for witness lines."""
+    text = _render(tree)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _render(t: Any) -> str:
+    if not isinstance(t, dict):
+        return "?"
+    k = t.get("k")
+    if k == "input":
+        return str(t.get("name"))
+    if k == "const":
+        return format_number(parse_float(t["v"]))
+    if k in ("bool", "str", "dtype"):
+        return str(t.get("v"))
+    if k == "neg":
+        return f"-{_render(t['x'])}"
+    if k in ("bin", "cmp"):
+        return f"{_render(t['l'])} {t.get('op')} {_render(t['r'])}"
+    if k == "tuple":
+        return "(" + ", ".join(_render(i) for i in t.get("items") or []) + ")"
+    if k == "call":
+        args = [_render(a) for a in t.get("args") or []]
+        args += [f"{n}={_render(v)}" for n, v in (t.get("kw") or {}).items()]
+        return f"{t.get('op')}({', '.join(args)})"
+    return "?"
+
+
+def format_number(v: float) -> str:
+    """Compact, honest number formatting: -100, 23.03, 1e-10, -inf, nan."""
+    v = float(v)
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == int(v) and abs(v) < 1e6:
+        return str(int(v))
+    return f"{v:.4g}"
+
+
+# ---------------------------------------------------------------- graph -> user lines
+
+
+def user_line(op: tf.Operation, path: str) -> int | None:
+    """The user's source line an op came from: the innermost traceback frame in ``path``."""
+    line = None
+    for frame in op.traceback:
+        if frame.filename == path:
+            line = frame.lineno
+    return line
+
+
+def unsafe_ops(graph: tf.Graph, path: str, scope: str = "") -> list[tf.Operation]:
+    """Forward unsafe ops built from the user's expression (optionally under a name scope)."""
+    found = []
+    for op in graph.get_operations():
+        if op.type in UNSAFE_OPS and op.name.startswith(scope) and user_line(op, path) is not None:
+            found.append(op)
+    return found

@@ -1,0 +1,81 @@
+"""The TensorFlow worker: ``python -m tfnumlint.verify.worker``.
+
+It imports TF once, prints a ready line, then answers one JSON request per stdin line
+(``{"id", "probe", "threshold"}``) with one JSON result line.  It runs isolated from the
+parent so that a segfault, abort or runaway allocation only costs the probe in flight.
+The protocol goes over a private copy of stdout; fd 1 is pointed at stderr so stray C-level
+prints cannot corrupt it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sys
+import time
+import warnings
+
+MEMORY_LIMIT = 8 << 30
+
+
+def limit_memory() -> None:
+    """Bound the address space (generous: TF maps a lot) so an OOM cannot take the machine."""
+    limit = int(os.environ.get("TFNUMLINT_PROBE_MEMORY", MEMORY_LIMIT))
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):
+        pass
+
+
+def protocol_stream():
+    """A private dup of stdout for results; fd 1 then goes to stderr."""
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    return os.fdopen(fd, "w", encoding="utf-8", buffering=1)
+
+
+def inject_fault(rule: str) -> None:
+    """Test-only: TFNUMLINT_TEST_FAULT=crash:<rule> / hang:<rule> / abort:<rule>."""
+    spec = os.environ.get("TFNUMLINT_TEST_FAULT", "")
+    kind, _, target = spec.partition(":")
+    if not target or target != rule:
+        return
+    if kind == "crash":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif kind == "abort":
+        os.abort()
+    elif kind == "hang":
+        while True:
+            time.sleep(60)
+
+
+def main() -> int:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    warnings.filterwarnings("ignore")
+    limit_memory()
+    out = protocol_stream()
+    start = time.perf_counter()
+    import tensorflow as tf
+
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})  # eager numerics
+    from .probing import verify
+
+    out.write(json.dumps({"ready": True, "import_seconds": time.perf_counter() - start}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        probe = request["probe"]
+        inject_fault(str(probe.get("rule")))
+        result = verify(probe, float(request.get("threshold", 1e6)))
+        out.write(json.dumps({"id": request["id"], "verification": result}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
