@@ -118,7 +118,7 @@ class ModuleInfo:
     binops: list[Site] = field(default_factory=list)
     scopes: list[Scope] = field(default_factory=list)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
-    strings: set[str] = field(default_factory=set)
+    defined: set[str] = field(default_factory=set)  # module-level def/class names
 
     def float16_storage(self, scope: Scope) -> bool:
         """float16 variables or casts, not just the mixed policy (which keeps variables and
@@ -175,7 +175,7 @@ def build(module: cst.Module) -> ModuleInfo:
         node, scope, stmt = entry
         order += 1
         tp = type(node)
-        if isinstance(node, cst.BaseSmallStatement) or isinstance(node, cst.BaseCompoundStatement):
+        if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
             stmt = node
         if tp is cst.Call:
             info.calls.append(Site(node, scope, stmt, order))
@@ -203,7 +203,14 @@ def build(module: cst.Module) -> ModuleInfo:
             scope = _enter_class(info, node, scope, stack, stmt)
             continue
         _push_children(stack, node, scope, stmt)
+    _drop_shadowed_imports(info)
     return info
+
+
+def _drop_shadowed_imports(info: ModuleInfo) -> None:
+    """`from tensorflow.math import log` then `def log(msg)`: the name is no longer TF's."""
+    for name in info.defined & set(info.imports.aliases):
+        del info.imports.aliases[name]
 
 
 def _push_children(stack: list, node: cst.CSTNode, scope: Scope, stmt: cst.CSTNode) -> None:
@@ -301,6 +308,8 @@ def _enter_function(info: ModuleInfo, node, outer: Scope, stack: list, stmt) -> 
             scope.self_name = first[0].name.value
     if isinstance(node, cst.FunctionDef):
         outer.bindings.setdefault(node.name.value, []).append(Binding(0, 0, None, outer))
+        if outer.kind == "module":
+            info.defined.add(node.name.value)
         head = [*node.decorators, node.params]  # decorators run in the outer scope
     else:
         head = [node.params]
@@ -317,6 +326,8 @@ def _enter_class(info: ModuleInfo, node: cst.ClassDef, outer: Scope, stack: list
     scope = Scope("class", node, outer, cls=cls)
     info.scopes.append(scope)
     outer.bindings.setdefault(node.name.value, []).append(Binding(0, 0, None, outer))
+    if outer.kind == "module":
+        info.defined.add(node.name.value)
     stack.append((node.body, scope, stmt))
     for child in reversed([*node.decorators, *[b.value for b in node.bases]]):
         stack.append((child, outer, stmt))

@@ -158,4 +158,4 @@ def where_nan_gradient(site: Site, ctx: Context):
             return
 
 
-__all__ = ["exp_overflow", "manual_softmax", "where_nan_gradient", "fmt"]
+__all__ = ["exp_overflow", "fmt", "manual_softmax", "where_nan_gradient"]

@@ -1,0 +1,404 @@
+"""TNL101-TNL106: logarithms of probabilities and unbounded values, and their hand-written forms."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from conftest import lint, rules_of
+
+
+def func(body: str, params: str = "x") -> str:
+    """A module with one function ``f(params)`` whose body is ``body`` (lines unindented)."""
+    indented = textwrap.indent(body, "    ")
+    return f"import tensorflow as tf\n\n\ndef f({params}):\n{indented}\n"
+
+
+def hits(code: str, src: str):
+    findings = lint(src, select=[code])
+    assert all(f.rule == code for f in findings)
+    return findings
+
+
+# -- TNL101 log-of-probability ----------------------------------------------------------
+
+
+def test_tnl101_log_of_softmax_position_and_message():
+    src = """\
+        import tensorflow as tf
+
+
+        def nll(logits, labels):
+            probs = tf.nn.softmax(logits)
+            return -tf.reduce_sum(labels * tf.math.log(probs), axis=-1)
+        """
+    [f] = hits("TNL101", src)
+    assert (f.line, f.column) == (6, 36)  # at `tf.math.log(`
+    assert (f.end_line, f.end_column) == (6, 54)
+    assert f.severity == "error"
+    assert f.name == "log-of-probability"
+    assert "-inf" in f.message
+    assert "NaN" in f.message
+    assert "probs" in f.message
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.math.log(tf.sigmoid(logits))",
+        "tf.math.log(1 - tf.sigmoid(logits))",
+        "tf.math.log(tf.nn.softmax(logits, axis=-1))",
+        "tf.math.log(tf.keras.activations.sigmoid(logits))",
+    ],
+)
+def test_tnl101_fires_on_activation_outputs(expr):
+    src = f"""\
+        import tensorflow as tf
+
+
+        def loss(logits):
+            return -tf.reduce_mean({expr})
+        """
+    assert len(hits("TNL101", src)) == 1
+
+
+def test_tnl101_probability_named_parameter():
+    src = """\
+        import tensorflow as tf
+
+
+        def discriminator_loss(d_real, d_fake):
+            return -tf.reduce_mean(tf.math.log(d_real) + tf.math.log(1.0 - d_fake))
+        """
+    findings = hits("TNL101", src)
+    assert len(findings) == 2
+    assert "by its name" in findings[0].message
+
+
+def test_tnl101_picked_probability_through_one_hot():
+    src = """\
+        import tensorflow as tf
+
+
+        def nll(logits, labels):
+            probs = tf.nn.softmax(logits)
+            picked = tf.reduce_sum(probs * tf.one_hot(labels, 10), axis=-1)
+            return -tf.reduce_mean(tf.math.log(picked))
+        """
+    [f] = hits("TNL101", src)
+    assert f.line == 7
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return tf.math.log(tf.clip_by_value(tf.sigmoid(logits), 1e-7, 1 - 1e-7))",
+        "return tf.nn.log_softmax(logits)",
+        "return tf.math.log_sigmoid(logits)",
+        "return tf.math.log(tf.nn.softmax(logits) + 1e-7)",  # TNL102's, not TNL101's
+        "return tf.math.log(tf.maximum(tf.sigmoid(logits), 1e-7))",
+        "return tf.math.log(logits)",  # a bare parameter that is not a probability
+    ],
+)
+def test_tnl101_silent(body):
+    src = f"""\
+        import tensorflow as tf
+
+
+        def f(logits):
+            {body}
+        """
+    assert hits("TNL101", src) == []
+
+
+# -- TNL102 log-epsilon-unclipped -------------------------------------------------------
+
+
+def test_tnl102_gan_generator_loss_position_and_message():
+    src = """\
+        import tensorflow as tf
+
+
+        def generator_loss(fake_logits):
+            d_fake = tf.sigmoid(fake_logits)
+            return -tf.reduce_mean(tf.math.log(d_fake + 1e-10))
+        """
+    [f] = hits("TNL102", src)
+    assert (f.line, f.column) == (6, 28)
+    assert f.severity == "warning"
+    assert "1e+10" in f.message  # the gradient 1/eps
+    assert "-23.0" in f.message  # log(1e-10), the stuck loss
+
+
+@pytest.mark.parametrize(
+    "expr, eps",
+    [
+        ("tf.math.log(x + 1e-8)", "1e-08"),
+        ("tf.math.log(1e-8 + x)", "1e-08"),
+        ("tf.math.log(x + EPS)", "1e-06"),
+        ("tf.math.log(tf.add(x, 1e-8))", "1e-08"),
+        ("tf.math.log(x + 1e-3)", "0.001"),
+    ],
+)
+def test_tnl102_epsilon_forms(expr, eps):
+    src = f"""\
+        import tensorflow as tf
+
+        EPS = 1e-6
+
+
+        def f(x):
+            return {expr}
+        """
+    [f] = hits("TNL102", src)
+    assert eps in f.message
+
+
+def test_tnl102_keras_backend_epsilon():
+    src = """\
+        from tensorflow.keras import backend as K
+
+
+        def loss(y_true, y_pred):
+            return -K.mean(y_true * K.log(y_pred + K.epsilon()))
+        """
+    [f] = hits("TNL102", src)
+    assert "1e-07" in f.message
+    assert f.column == 29
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.math.log(tf.clip_by_value(x, 1e-7, 1 - 1e-7))",
+        "tf.math.log(tf.maximum(x, 1e-7))",
+        "tf.math.log(x + 1.0)",  # 1 is not an epsilon (that is log1p territory)
+        "tf.math.log(x + 0.5)",
+        "tf.math.log1p(x)",
+    ],
+)
+def test_tnl102_silent(expr):
+    src = f"""\
+        import tensorflow as tf
+
+
+        def f(x):
+            return {expr}
+        """
+    assert hits("TNL102", src) == []
+
+
+# -- TNL103 cross-entropy-from-probabilities --------------------------------------------
+
+
+def test_tnl103_binary_cross_entropy_on_sigmoid():
+    src = """\
+        import tensorflow as tf
+
+
+        def bce(y, logits):
+            p = tf.sigmoid(logits)
+            return -tf.reduce_mean(y * tf.math.log(p) + (1 - y) * tf.math.log(1 - p))
+        """
+    [f] = hits("TNL103", src)  # once per statement
+    assert f.line == 6
+    assert "sigmoid_cross_entropy_with_logits" in f.message
+
+
+def test_tnl103_categorical_on_softmax_names_fused_op():
+    src = """\
+        import tensorflow as tf
+
+
+        def cce(labels, logits):
+            probs = tf.nn.softmax(logits)
+            return -tf.reduce_sum(labels * tf.math.log(probs), axis=-1)
+        """
+    [f] = hits("TNL103", src)
+    assert "softmax_cross_entropy_with_logits" in f.message
+
+
+def test_tnl103_weighted_autoencoder_loss_with_eps():
+    # the issue's story: a weighted cross-entropy with +1e-10 inside each log
+    src = """\
+        import tensorflow as tf
+
+
+        def reconstruction_loss(p, p_pred):
+            return -tf.reduce_sum(
+                p * tf.math.log(p_pred + 1e-10) + 0.55 * (1 - p) * tf.math.log(1 - p_pred + 1e-10),
+                axis=1,
+            )
+        """
+    assert len(hits("TNL103", src)) == 1
+    assert {"TNL102", "TNL103"} <= rules_of(src)
+
+
+def test_tnl103_tf_multiply_form():
+    src = """\
+        import tensorflow as tf
+
+
+        def cce(labels, logits):
+            return -tf.reduce_sum(tf.multiply(labels, tf.math.log(tf.nn.softmax(logits))), axis=-1)
+        """
+    assert len(hits("TNL103", src)) == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # entropy p * log(p)
+        "p = tf.nn.softmax(logits)\nreturn -tf.reduce_sum(p * tf.math.log(p), axis=-1)",
+        # the fused op
+        "return tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits)",
+        # a clipped probability
+        "p = tf.clip_by_value(tf.sigmoid(logits), 1e-7, 1 - 1e-7)\nreturn -tf.reduce_mean(y * tf.math.log(p))",
+        # a product with a log of something that is not a probability
+        "return y * tf.math.log(tf.exp(logits))",
+    ],
+)
+def test_tnl103_silent(body):
+    assert hits("TNL103", func(body, "y, logits")) == []
+
+
+# -- TNL104 log-of-unbounded ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "expr, what",
+    [
+        ("tf.math.log(a - b)", "`a` - `b`"),
+        ("tf.math.log(tf.matmul(a, b))", "matmul"),
+        ("tf.math.log(tf.tanh(a))", "tanh"),
+        ("tf.math.log(tf.keras.layers.Dense(1)(a))", "linear"),
+    ],
+)
+def test_tnl104_fires(expr, what):
+    src = f"""\
+        import tensorflow as tf
+
+
+        def f(a, b):
+            return {expr}
+        """
+    [f] = hits("TNL104", src)
+    assert what in f.message
+    assert "-inf" in f.message and "NaN" in f.message
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.math.log(x)",  # a bare unknown parameter: too noisy
+        "tf.math.log(tf.exp(x))",
+        "tf.math.log(tf.nn.softplus(x))",
+        "tf.math.log(tf.square(x) + 1e-6)",
+        "tf.math.log(tf.clip_by_value(x, 1e-6, 1e6))",
+        "tf.math.log(tf.maximum(x, 1e-6))",
+    ],
+)
+def test_tnl104_silent(expr):
+    src = f"""\
+        import tensorflow as tf
+
+
+        def f(x):
+            return {expr}
+        """
+    assert hits("TNL104", src) == []
+
+
+# -- TNL105 log1p-expm1 -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("expr", ["tf.math.log(1 + x)", "tf.math.log(x + 1.0)", "tf.exp(x) - 1"])
+def test_tnl105_fires(expr):
+    src = f"""\
+        import tensorflow as tf
+
+
+        def f(x):
+            return {expr}
+        """
+    [f] = hits("TNL105", src)
+    assert f.severity == "info"
+    assert "log1p" in f.message or "expm1" in f.message
+
+
+def test_tnl105_expm1_message_states_hazard():
+    src = """\
+        import tensorflow as tf
+
+
+        def f(x):
+            return tf.exp(x) - 1.0
+        """
+    [f] = hits("TNL105", src)
+    assert "expm1" in f.message
+    assert (f.line, f.column) == (5, 12)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.math.log1p(x)",
+        "tf.math.expm1(x)",
+        "tf.math.log(1 - tf.sigmoid(x))",  # log(1 - p) is about probabilities, not log1p
+        "tf.math.log(1.0 + 2.0)",  # constants
+        "tf.exp(x) - y",
+    ],
+)
+def test_tnl105_silent(expr):
+    src = f"""\
+        import tensorflow as tf
+
+
+        def f(x, y):
+            return {expr}
+        """
+    assert hits("TNL105", src) == []
+
+
+# -- TNL106 logsumexp-by-hand -----------------------------------------------------------
+
+
+def test_tnl106_inline():
+    src = """\
+        import tensorflow as tf
+
+
+        def log_partition(scores):
+            return tf.math.log(tf.reduce_sum(tf.exp(scores), axis=-1))
+        """
+    [f] = hits("TNL106", src)
+    assert (f.line, f.column) == (5, 12)
+    assert "88.7" in f.message
+    assert "reduce_logsumexp" in f.message
+
+
+def test_tnl106_through_assigned_names():
+    src = """\
+        import tensorflow as tf
+
+
+        def log_partition(scores):
+            e = tf.exp(scores)
+            total = tf.reduce_sum(e, axis=-1)
+            return tf.math.log(total)
+        """
+    [f] = hits("TNL106", src)
+    assert f.line == 7
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return tf.reduce_logsumexp(scores, axis=-1)",
+        "z = scores - tf.reduce_max(scores, axis=-1, keepdims=True)\n"
+        "return tf.math.log(tf.reduce_sum(tf.exp(z), axis=-1))",
+        "return tf.math.log(tf.reduce_sum(scores, axis=-1))",
+    ],
+)
+def test_tnl106_silent(body):
+    assert hits("TNL106", func(body, "scores")) == []
