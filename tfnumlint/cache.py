@@ -7,6 +7,7 @@ truncated or unreadable entry is a miss; an unwritable directory just disables w
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -26,8 +27,30 @@ def default_dir() -> Path:
     return Path(platformdirs.user_cache_dir("tfnumlint"))
 
 
-def key(*parts: str | bytes) -> str:
+@functools.cache
+def build_id() -> str:
+    """The tool version plus a digest of its own sources and rule docs, so an editable
+    install (same version, new code) never serves results computed by older code."""
     h = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent
+    files = sorted([*package.rglob("*.py"), *ruledocs_dir().glob("*.md")])
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        h.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def ruledocs_dir() -> Path:
+    from .ruledocs import docs_dir
+
+    return docs_dir()
+
+
+def key(*parts: str | bytes) -> str:
+    h = hashlib.sha256(build_id().encode())
     for part in parts:
         data = part.encode() if isinstance(part, str) else part
         h.update(len(data).to_bytes(8, "little"))
