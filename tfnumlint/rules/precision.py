@@ -41,6 +41,7 @@ def epsilon_absorbed(site: Site, ctx: Context):
                 f"(the spacing there is {fmt(gap)}), so `{ctx.code(node).strip()}` carries no "
                 "epsilon at all; add the epsilon last, to the value that can reach 0",
                 site,
+                {"eps": eps},
             )
             return
 
@@ -73,13 +74,14 @@ def epsilon_underflow(site: Site, ctx: Context):
     dtype = ctx.dtype(site)
     if dtype != "float16":
         return
-    for node, eps in _eps_uses(ctx, site):
+    for _node, eps in _eps_uses(ctx, site):
         if underflows(eps, dtype):
             yield Hit(
                 site.node,
                 f"epsilon {fmt(eps)} is 0 in {dtype} (the smallest float16 subnormal is 5.96e-08): "
                 f"`{ctx.code(site.node).strip()}` has no guard at all; use 1e-4 or larger",
                 site,
+                {"eps": eps},
             )
             return
 

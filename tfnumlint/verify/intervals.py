@@ -49,7 +49,11 @@ class Rounder:
             return -INF
         r = float(np.asarray(v, dtype=np_dtype(self.dtype)).astype(np.float64))
         if r > v:
-            r = float(np.nextafter(np.asarray(r, np_dtype(self.dtype)), np.asarray(-INF, np_dtype(self.dtype))))
+            r = float(
+                np.nextafter(
+                    np.asarray(r, np_dtype(self.dtype)), np.asarray(-INF, np_dtype(self.dtype))
+                )
+            )
         if 0 < r < float(info.smallest_normal):
             return 0.0  # may flush to zero
         return r
@@ -168,7 +172,10 @@ UNARY: dict[str, Callable[[Interval], Interval]] = {
     "Relu6": lambda x: (min(max(x[0], 0.0), 6.0), min(max(x[1], 0.0), 6.0)),
     "Sigmoid": monotone(_sigmoid),
     "Tanh": monotone(math.tanh),
-    "Softplus": lambda x: (0.0 if x[0] < 30 else x[0], INF if x[1] > 30 else _safe(lambda v: math.log1p(math.exp(v)), x[1], INF)),
+    "Softplus": lambda x: (
+        0.0 if x[0] < 30 else x[0],
+        INF if x[1] > 30 else _safe(lambda v: math.log1p(math.exp(v)), x[1], INF),
+    ),
     "Softmax": lambda x: (0.0, 1.0),
     "LogSoftmax": lambda x: (-INF, 0.0),
     "Exp": monotone(_exp),
@@ -240,7 +247,9 @@ def analyse(graph: tf.Graph, placeholders: dict[str, Interval], dtype: str) -> d
     return out
 
 
-def _op_interval(op: tf.Operation, ins: list[Interval], placeholders: dict[str, Interval], rounder: Rounder) -> Interval:
+def _op_interval(
+    op: tf.Operation, ins: list[Interval], placeholders: dict[str, Interval], rounder: Rounder
+) -> Interval:
     t = op.type
     if t == "Placeholder":
         return placeholders.get(op.name, TOP)

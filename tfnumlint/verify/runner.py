@@ -7,6 +7,7 @@ a crash or timeout marks that finding inconclusive and the rest continue in a fr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -23,7 +24,13 @@ from ..cache import Cache, key
 from ..model import Finding, Verification
 from ..rules import Settings
 
-TF_DISTRIBUTIONS = ("tensorflow", "tensorflow-cpu", "tf-nightly", "tensorflow-macos", "tensorflow-intel")
+TF_DISTRIBUTIONS = (
+    "tensorflow",
+    "tensorflow-cpu",
+    "tf-nightly",
+    "tensorflow-macos",
+    "tensorflow-intel",
+)
 NO_TF_NOTICE = (
     "TensorFlow is not installed: findings are unverified; install the tf extra: "
     "pip install 'tfnumlint[tf]'"
@@ -79,7 +86,9 @@ class Worker:
         env = dict(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
+        env["PYTHONPATH"] = (
+            root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
+        )
         stderr = None if os.environ.get("TFNUMLINT_DEBUG") else subprocess.DEVNULL
         proc = subprocess.Popen(
             [sys.executable, "-m", "tfnumlint.verify.worker"],
@@ -134,7 +143,9 @@ class Worker:
             return f"the TensorFlow worker crashed (signal {-code}, {name}) while probing"
         return f"the TensorFlow worker exited (status {code}) while probing"
 
-    def ask(self, ident: int, probe: dict[str, Any], threshold: float, timeout: float) -> dict[str, Any]:
+    def ask(
+        self, ident: int, probe: dict[str, Any], threshold: float, timeout: float
+    ) -> dict[str, Any]:
         request = json.dumps({"id": ident, "probe": probe, "threshold": threshold}) + "\n"
         try:
             self.proc.stdin.write(request.encode())
@@ -150,15 +161,11 @@ class Worker:
         """Kill this worker (by its own pid) and reap it."""
         if self.proc.poll() is None:
             self.proc.kill()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         for stream in (self.proc.stdin, self.proc.stdout):
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass
 
     def close(self) -> None:
         try:
@@ -186,7 +193,9 @@ class Progress:
             sys.stderr.flush()
 
 
-def run_probes(jobs: list[tuple[Finding, dict[str, Any]]], threshold: float) -> list[dict[str, Any]]:
+def run_probes(
+    jobs: list[tuple[Finding, dict[str, Any]]], threshold: float
+) -> list[dict[str, Any]]:
     """Ask the worker about each probe in order; failures cost only the probe in flight."""
     timeout = probe_timeout()
     results: list[dict[str, Any]] = []
@@ -229,7 +238,9 @@ def failed(reason: str, probe: dict[str, Any], cache: bool) -> dict[str, Any]:
     return out
 
 
-def verify_findings(findings: list[Finding], settings: Settings, cache_dir: Path | None) -> list[str]:
+def verify_findings(
+    findings: list[Finding], settings: Settings, cache_dir: Path | None
+) -> list[str]:
     """Set ``finding.verification`` for every finding with a probe; return notices."""
     probed = [f for f in findings if f.probe is not None]
     if not probed:

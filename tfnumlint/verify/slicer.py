@@ -21,16 +21,84 @@ from ..analysis.provenance import Val
 from ..rules import Context, Hit
 
 ALLOWED_OPS = frozenset(
-    """log log1p exp expm1 log_softmax log_sigmoid reduce_logsumexp xlogy sigmoid softmax relu relu6
-    softplus tanh square sqrt rsqrt reciprocal abs pow acos asin atanh divide divide_no_nan multiply
-    add subtract negative maximum minimum clip_by_value clip_by_norm where cast stop_gradient identity
-    reduce_sum reduce_mean reduce_max reduce_min reduce_prod reduce_std reduce_variance count_nonzero
-    norm euclidean_norm l2_normalize matmul one_hot sigmoid_xent softmax_xent weighted_xent zeros ones
-    constant""".split()
+    [
+        "log",
+        "log1p",
+        "exp",
+        "expm1",
+        "log_softmax",
+        "log_sigmoid",
+        "reduce_logsumexp",
+        "xlogy",
+        "sigmoid",
+        "softmax",
+        "relu",
+        "relu6",
+        "softplus",
+        "tanh",
+        "square",
+        "sqrt",
+        "rsqrt",
+        "reciprocal",
+        "abs",
+        "pow",
+        "acos",
+        "asin",
+        "atanh",
+        "divide",
+        "divide_no_nan",
+        "multiply",
+        "add",
+        "subtract",
+        "negative",
+        "maximum",
+        "minimum",
+        "clip_by_value",
+        "clip_by_norm",
+        "where",
+        "cast",
+        "stop_gradient",
+        "identity",
+        "reduce_sum",
+        "reduce_mean",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_std",
+        "reduce_variance",
+        "count_nonzero",
+        "norm",
+        "euclidean_norm",
+        "l2_normalize",
+        "matmul",
+        "one_hot",
+        "sigmoid_xent",
+        "softmax_xent",
+        "weighted_xent",
+        "zeros",
+        "ones",
+        "constant",
+    ]
 )
 KEEP_KWARGS = frozenset(
-    """axis keepdims clip_value_min clip_value_max ord logits labels pos_weight x y condition dtype
-    depth epsilon transpose_a transpose_b""".split()
+    [
+        "axis",
+        "keepdims",
+        "clip_value_min",
+        "clip_value_max",
+        "ord",
+        "logits",
+        "labels",
+        "pos_weight",
+        "x",
+        "y",
+        "condition",
+        "dtype",
+        "depth",
+        "epsilon",
+        "transpose_a",
+        "transpose_b",
+    ]
 )
 _BINOPS = {
     cst.Add: "+",
@@ -106,7 +174,9 @@ class Slicer:
         self.count += 1
         if self.count > MAX_NODES or depth > MAX_DEPTH:
             self.truncated = True
-            return self._input(self.ctx.code(node), self.ctx.ev.value(node, scope, order), f"cut:{id(node)}")
+            return self._input(
+                self.ctx.code(node), self.ctx.ev.value(node, scope, order), f"cut:{id(node)}"
+            )
         ev = self.ctx.ev
         if isinstance(node, (cst.Integer, cst.Float)):
             try:
@@ -119,7 +189,10 @@ class Slicer:
             return self._name(node, scope, order, depth)
         if isinstance(node, cst.Attribute):
             if node.attr.value in _DTYPES and ev.imports.resolve(node) is not None:
-                return {"k": "dtype", "v": "float16" if node.attr.value == "half" else node.attr.value}
+                return {
+                    "k": "dtype",
+                    "v": "float16" if node.attr.value == "half" else node.attr.value,
+                }
             return self._attribute(node, scope, order, depth)
         if isinstance(node, cst.SimpleString):
             value = node.evaluated_value
@@ -129,12 +202,15 @@ class Slicer:
         if isinstance(node, cst.Call):
             return self._call(node, scope, order, depth)
         if isinstance(node, cst.BinaryOperation) and type(node.operator) in _BINOPS:
-            return self._where(node, {
-                "k": "bin",
-                "op": _BINOPS[type(node.operator)],
-                "l": self.tree(node.left, scope, order, depth + 1),
-                "r": self.tree(node.right, scope, order, depth + 1),
-            })
+            return self._where(
+                node,
+                {
+                    "k": "bin",
+                    "op": _BINOPS[type(node.operator)],
+                    "l": self.tree(node.left, scope, order, depth + 1),
+                    "r": self.tree(node.right, scope, order, depth + 1),
+                },
+            )
         if isinstance(node, cst.UnaryOperation):
             if isinstance(node.operator, cst.Minus):
                 return {"k": "neg", "x": self.tree(node.expression, scope, order, depth + 1)}
@@ -150,11 +226,16 @@ class Slicer:
                     "r": self.tree(comp.comparator, scope, order, depth + 1),
                 }
         if isinstance(node, (cst.Tuple, cst.List)):
-            return {"k": "tuple", "items": [self.tree(e.value, scope, order, depth + 1) for e in node.elements]}
+            return {
+                "k": "tuple",
+                "items": [self.tree(e.value, scope, order, depth + 1) for e in node.elements],
+            }
         return self._opaque(node, scope, order)
 
     def _opaque(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
-        return self._input(self.ctx.code(node), self.ctx.ev.value(node, scope, order), f"node:{id(node)}")
+        return self._input(
+            self.ctx.code(node), self.ctx.ev.value(node, scope, order), f"node:{id(node)}"
+        )
 
     def _name(self, node: cst.Name, scope: Scope, order: int, depth: int) -> dict:
         ev = self.ctx.ev
@@ -163,12 +244,23 @@ class Slicer:
             value = ev.value(found.value, found.scope, found.at)
             if value.const is not None:
                 return {"k": "const", "v": jfloat(value.const)}
+            if self._is_opaque(found.value):  # P = tf.placeholder(...): the input is `P`
+                return self._input(node.value, value, f"name:{node.value}:{id(found)}")
             return self.tree(found.value, found.scope, found.at, depth + 1)
         if isinstance(found, cst.Param) and found.default is not None:
             default = ev.value(found.default, scope, order)
             if default.const is not None:
                 return {"k": "const", "v": jfloat(default.const)}
-        return self._input(node.value, ev.value(node, scope, order), f"name:{node.value}:{id(found)}")
+        return self._input(
+            node.value, ev.value(node, scope, order), f"name:{node.value}:{id(found)}"
+        )
+
+    def _is_opaque(self, node: cst.BaseExpression) -> bool:
+        """An expression the slice cannot enter: a call that is not on the allow-list."""
+        if isinstance(node, cst.Call):
+            op = self.ctx.op(node)
+            return op is None or op not in ALLOWED_OPS
+        return isinstance(node, (cst.Subscript, cst.Await, cst.Yield))
 
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int, depth: int) -> dict:
         ev = self.ctx.ev
@@ -279,7 +371,7 @@ def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dic
     resolved = ctx.info.imports.resolve(call.func) or ""
     eps = None
     if family in _OPT_EPS:
-        eps, explicit = optimizer_epsilon(ctx, call, site, family)
+        eps, _explicit = optimizer_epsilon(ctx, call, site, family)
     clip = ctx.arg(call, -1, "clipnorm", "global_clipnorm")
     clipnorm = ctx.val(clip, site).const if clip is not None else None
     output = None

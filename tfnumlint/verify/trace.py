@@ -44,7 +44,12 @@ UNSAFE_OPS = frozenset(
     }
 )
 
-DTYPES = {"float16": tf.float16, "bfloat16": tf.bfloat16, "float32": tf.float32, "float64": tf.float64}
+DTYPES = {
+    "float16": tf.float16,
+    "bfloat16": tf.bfloat16,
+    "float32": tf.float32,
+    "float64": tf.float64,
+}
 SOFTMAX_OPS = frozenset({"softmax", "log_softmax", "reduce_logsumexp", "softmax_xent"})
 LOGIT_OPS = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
 
@@ -155,7 +160,9 @@ def _xent(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _weighted_xent(labels: Any, logits: Any, pos_weight: Any) -> Any:
-    return tf.nn.weighted_cross_entropy_with_logits(labels=labels, logits=logits, pos_weight=pos_weight)
+    return tf.nn.weighted_cross_entropy_with_logits(
+        labels=labels, logits=logits, pos_weight=pos_weight
+    )
 
 
 def _one_hot(indices: Any, depth: Any, **kw: Any) -> Any:
@@ -164,7 +171,9 @@ def _one_hot(indices: Any, depth: Any, **kw: Any) -> Any:
 
 def _count_nonzero(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = tf.int64) -> Any:
     x = tf.convert_to_tensor(x)
-    return tf.math.count_nonzero(x, axis=_shift_axis(axis, _rank(x)), keepdims=keepdims, dtype=dtype)
+    return tf.math.count_nonzero(
+        x, axis=_shift_axis(axis, _rank(x)), keepdims=keepdims, dtype=dtype
+    )
 
 
 def build_op_table() -> dict[str, Callable[..., Any]]:
@@ -335,7 +344,9 @@ class Converter:
         if op in CALL_BINOPS:
             canonical = CALL_BINOPS[op]
             self.ops_used.add(canonical)
-            return ast.Call(func=ast.Name(id=f"op_{canonical}", ctx=ast.Load()), args=[left, right], keywords=[])
+            return ast.Call(
+                func=ast.Name(id=f"op_{canonical}", ctx=ast.Load()), args=[left, right], keywords=[]
+            )
         raise UnsupportedProbe(f"unsupported operator {op!r}")
 
     def _call(self, tree: dict[str, Any], line: int) -> ast.expr:
@@ -352,7 +363,9 @@ class Converter:
         return ast.Call(func=ast.Name(id=f"op_{op}", ctx=ast.Load()), args=args, keywords=keywords)
 
 
-def compile_tree(tree: Any, input_ids: dict[str, str], path: str, line: int) -> tuple[Any, set[str]]:
+def compile_tree(
+    tree: Any, input_ids: dict[str, str], path: str, line: int
+) -> tuple[Any, set[str]]:
     """Compile a tree into a code object whose frames carry the user's path and lines."""
     conv = Converter(input_ids, line)
     body = conv.node(tree, line)
@@ -371,7 +384,7 @@ def namespace(inputs: dict[str, Any]) -> dict[str, Any]:
 
 def evaluate(code: Any, inputs: dict[str, Any]) -> Any:
     """Evaluate compiled probe code: no builtins, only the op table and the inputs."""
-    return eval(code, {"__builtins__": {}}, namespace(inputs))  # noqa: S307 - allow-listed AST only
+    return eval(code, {"__builtins__": {}}, namespace(inputs))
 
 
 # ---------------------------------------------------------------- tree inspection
@@ -401,7 +414,10 @@ def logit_inputs(tree: Any) -> set[str]:
     """Inputs that feed a sigmoid/softmax-like op: the logits whose gradient can die."""
     names: set[str] = set()
     for node in walk(tree):
-        if node.get("k") == "call" and node.get("op") in LOGIT_OPS | {"sigmoid_xent", "softmax_xent"}:
+        if node.get("k") == "call" and node.get("op") in LOGIT_OPS | {
+            "sigmoid_xent",
+            "softmax_xent",
+        }:
             for sub in walk(node.get("args")):
                 if sub.get("k") == "input":
                     names.add(sub["name"])

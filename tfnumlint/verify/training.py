@@ -42,7 +42,9 @@ TF1 = {
     "sgd": "GradientDescentOptimizer",
 }
 TF1_EPSILON = {"adam": 1e-8, "rmsprop": 1e-10, "adadelta": 1e-8}
-EPSILON_OPTIMIZERS = frozenset({"adam", "adamw", "adamax", "nadam", "rmsprop", "adagrad", "adadelta"})
+EPSILON_OPTIMIZERS = frozenset(
+    {"adam", "adamw", "adamax", "nadam", "rmsprop", "adagrad", "adadelta"}
+)
 
 
 @dataclass
@@ -172,14 +174,21 @@ def control(probe: dict[str, Any], cfg: Config) -> Config:
     return Config(cfg.optimizer, cfg.tf1, 1e-3, cfg.epsilon, cfg.clipnorm)
 
 
+TINY_STEPS = 200
+
+
 def tiny_gradient_step(cfg: Config, dtype: tf.DType) -> bool:
     """TNL403: one update with small (and zero) gradients, as late in training; NaN/Inf?"""
     w = tf.Variable(tf.ones([4], dtype))
     opt = make_optimizer(cfg)
     grad = tf.constant([1e-4, 1e-3, 0.0, 1e-2], dtype)
-    for _ in range(3):
+    # Enough steps for an accumulator that starts at 1 (TF1 RMSProp) to decay below the
+    # float16 range: 0.9**158 < 6e-8.  Stops at the first non-finite weight.
+    for _ in range(TINY_STEPS):
         opt.apply_gradients([(grad, w)])
-    return not np.isfinite(w.numpy()).all()
+        if not np.isfinite(w.numpy()).all():
+            return True
+    return False
 
 
 def verify_training(probe: dict[str, Any]) -> dict[str, Any]:
@@ -188,7 +197,11 @@ def verify_training(probe: dict[str, Any]) -> dict[str, Any]:
     dtype = DTYPES[dtype_name]
     name = str(probe.get("optimizer") or "").lower()
     if name not in KERAS:
-        return {"status": "inconclusive", "detail": f"unknown optimizer {name!r}", "dtype": dtype_name}
+        return {
+            "status": "inconclusive",
+            "detail": f"unknown optimizer {name!r}",
+            "dtype": dtype_name,
+        }
     eps = probe.get("epsilon")
     cfg = Config(name, bool(probe.get("tf1")), float(probe.get("learning_rate") or 1e-3),
                  None if eps is None else float(eps), probe.get("clipnorm"))  # fmt: skip
@@ -204,7 +217,11 @@ def verify_training(probe: dict[str, Any]) -> dict[str, Any]:
 
 def verify_epsilon(cfg: Config, safe: Config, dtype: str) -> dict[str, Any]:
     bad, ref = tiny_gradient_step(cfg, DTYPES[dtype]), tiny_gradient_step(safe, DTYPES[dtype])
-    eps = cfg.epsilon if cfg.epsilon is not None else (TF1_EPSILON.get(cfg.optimizer) if cfg.tf1 else 1e-7)
+    eps = (
+        cfg.epsilon
+        if cfg.epsilon is not None
+        else (TF1_EPSILON.get(cfg.optimizer) if cfg.tf1 else 1e-7)
+    )
     what = f"{cfg.optimizer} (epsilon {format_number(eps or 0)})"
     inputs = {"gradient": [1e-4, 1e-3, 0.0, 1e-2], "epsilon": eps}
     if bad and not ref:
@@ -214,12 +231,24 @@ def verify_epsilon(cfg: Config, safe: Config, dtype: str) -> dict[str, Any]:
             "dtype": dtype,
             "inputs": inputs,
             "observed": {"weights_finite": False, "control_epsilon": 1e-4},
-            "detail": f"{what} in {dtype}: 3 updates with gradients 1e-4..1e-2 and 0 turn the weights "
+            "detail": f"{what} in {dtype}: repeated updates with gradients 1e-4..1e-2 and 0 turn the weights "
             f"into NaN/Inf (m / (sqrt(v) + eps) with eps == 0 in {dtype}); with epsilon 1e-4 they stay finite",
+        }
+    stored = float(tf.cast(tf.constant(eps or 0.0, tf.float64), DTYPES[dtype]).numpy())
+    if not bad and eps and stored == 0.0:
+        return {
+            "status": "confirmed",
+            "symptom": "epsilon-underflow",
+            "dtype": dtype,
+            "inputs": {"epsilon": eps},
+            "observed": {"epsilon_in_dtype": 0.0, "weights_finite": True},
+            "detail": f"{what}: tf.cast({format_number(eps)}, {dtype}) == 0, so the update's guard "
+            f"is gone (the {TINY_STEPS} probe updates with gradients 1e-4..1e-2 and 0 still "
+            "stayed finite)",
         }
     if not bad:
         return {"status": "refuted", "dtype": dtype,
-                "detail": f"{what} in {dtype}: updates with small and zero gradients stay finite"}  # fmt: skip
+                "detail": f"{what} in {dtype}: {TINY_STEPS} updates with small and zero gradients stay finite"}  # fmt: skip
     return {"status": "inconclusive", "dtype": dtype,
             "detail": f"{what} in {dtype}: the control (epsilon 1e-4) also reaches NaN/Inf"}  # fmt: skip
 

@@ -24,7 +24,7 @@ def limit_memory() -> None:
     """Bound the address space (generous: TF maps a lot) so an OOM cannot take the machine."""
     limit = int(os.environ.get("TFNUMLINT_PROBE_MEMORY", MEMORY_LIMIT))
     try:
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))

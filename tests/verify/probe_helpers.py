@@ -1,0 +1,62 @@
+"""Builders for hand-written probes in the slicer's JSON format (see probe_format.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PATH = "/virtual/user_model.py"
+
+
+def inp(name: str) -> dict[str, Any]:
+    return {"k": "input", "name": name}
+
+
+def const(v: float) -> dict[str, Any]:
+    return {"k": "const", "v": v}
+
+
+def call(op: str, *args: Any, line: int = 3, **kw: Any) -> dict[str, Any]:
+    return {"k": "call", "op": op, "args": list(args), "kw": kw, "line": line, "col": 5}
+
+
+def binop(op: str, left: Any, right: Any, line: int = 3) -> dict[str, Any]:
+    return {"k": "bin", "op": op, "l": left, "r": right, "line": line, "col": 9}
+
+
+def cmp(op: str, left: Any, right: Any) -> dict[str, Any]:
+    return {"k": "cmp", "op": op, "l": left, "r": right}
+
+
+def free(name: str, lo: float | str = "-inf", hi: float | str = "inf", producer: str = "unknown",
+         prob: bool = False) -> dict[str, Any]:  # fmt: skip
+    return {"name": name, "producer": producer, "lo": lo, "hi": hi, "prob": prob, "role": "value"}
+
+
+def prob(name: str) -> dict[str, Any]:
+    return free(name, 0.0, 1.0, "sigmoid", True)
+
+
+def expr(rule: str, target: Any, inputs: list[dict[str, Any]], loss: Any = None,
+         eps: float | None = None, dtype: str = "float32") -> dict[str, Any]:  # fmt: skip
+    return {
+        "kind": "expr",
+        "rule": rule,
+        "dtype": dtype,
+        "path": PATH,
+        "line": 3,
+        "target": target,
+        "loss": loss,
+        "inputs": inputs,
+        "eps": eps,
+        "truncated": False,
+    }
+
+
+def seed_loss() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The seed autoencoder loss and its flagged log(sigmoid(z) + 1e-10)."""
+    s = call("sigmoid", inp("z"))
+    first = call("log", binop("+", s, const(1e-10)))
+    second = call("log", binop("+", binop("-", const(1), s), const(1e-10)))
+    weighted = binop("*", binop("*", const(0.55), binop("-", const(1), inp("p"))), second)
+    total = call("reduce_sum", binop("+", binop("*", inp("p"), first), weighted))
+    return first, {"k": "neg", "x": total}

@@ -1,0 +1,142 @@
+"""The parent side: one isolated worker, disk cache, crash/hang/abort isolation, no-TF notice."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from probe_helpers import binop, call, const, expr, free, inp, prob, seed_loss
+
+from tfnumlint.model import Finding
+from tfnumlint.rules import Settings
+from tfnumlint.verify import runner
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(runner.tf_version() is None, reason="needs TensorFlow installed")
+
+
+def probes() -> dict[str, dict]:
+    target, loss = seed_loss()
+    dist = call("reduce_sum", call("square", binop("-", inp("a"), inp("b"))))
+    return {
+        "seed": expr("TNL102", target, [free("z"), free("p")], loss=loss, eps=1e-10),
+        "logp": expr("TNL101", call("log", inp("p")), [prob("p")]),
+        "clipped": expr(
+            "TNL101",
+            call("log", call("clip_by_value", inp("p"), const(1e-7), const(1.0))),
+            [prob("p")],
+        ),
+        "dist": expr("TNL202", call("sqrt", dist), [free("a"), free("b")]),
+        "exp": expr("TNL301", call("exp", inp("x")), [free("x")]),
+        "evil": expr("TNL104", call("eval", {"k": "str", "v": "1"}), []),
+    }
+
+
+def findings() -> list[Finding]:
+    out = [Finding("m.py", i + 1, 1, i + 1, 2, p["rule"], name, "error", "msg", probe=p)
+           for i, (name, p) in enumerate(probes().items())]  # fmt: skip
+    out.append(Finding("m.py", 99, 1, 99, 2, "TNL504", "unprobed", "info", "msg"))
+    return out
+
+
+def by_name(fs: list[Finding]) -> dict[str, Finding]:
+    return {f.name: f for f in fs}
+
+
+@pytest.fixture(scope="module")
+def verified(tmp_path_factory):
+    """One verify_findings call (one worker) shared by the tests below."""
+    cache_dir = tmp_path_factory.mktemp("cache")
+    fs = findings()
+    notices = runner.verify_findings(fs, Settings(), cache_dir)
+    return by_name(fs), notices, cache_dir
+
+
+def test_verdicts_come_back_from_the_worker(verified):
+    fs, notices, _ = verified
+    assert notices == []
+    assert fs["seed"].verification.status == "confirmed"
+    assert fs["seed"].verification.symptom == "dead-gradient"
+    assert fs["seed"].verification.observed["loss"] == pytest.approx(23.03, abs=0.01)
+    assert fs["logp"].verification.symptom == "inf-value"
+    assert fs["clipped"].verification.status == "refuted"
+    assert fs["dist"].verification.symptom == "nan-gradient"
+    assert fs["exp"].verification.symptom == "inf-value"
+    assert fs["evil"].verification.status == "inconclusive"
+    assert fs["unprobed"].verification.status == "skipped"
+    assert all(f.verification.seconds > 0 for n, f in fs.items() if n not in ("unprobed", "evil"))
+
+
+def test_warm_rerun_uses_the_cache_and_never_imports_tensorflow(verified):
+    fs, _, cache_dir = verified
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        sys.path.insert(0, {str(ROOT / "tests" / "verify")!r})
+        from test_runner import findings
+        from tfnumlint.rules import Settings
+        from tfnumlint.verify.runner import verify_findings, Worker
+        def no_worker(*a, **k):
+            raise AssertionError("a worker was started on a warm cache")
+        Worker.start = no_worker
+        fs = findings()
+        notices = verify_findings(fs, Settings(), __import__("pathlib").Path({str(cache_dir)!r}))
+        print(json.dumps({{"tf": "tensorflow" in sys.modules, "notices": notices,
+                           "status": {{f.name: f.verification.status for f in fs}}}}))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                         timeout=60, check=True)  # fmt: skip
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    assert data["tf"] is False
+    assert data["notices"] == []
+    assert data["status"] == {name: f.verification.status for name, f in fs.items()}
+
+
+def test_cache_key_depends_on_settings_and_tf_version():
+    p = probes()["logp"]
+    k = runner.cache_key(p, "2.21.0", Settings())
+    assert k != runner.cache_key(p, "2.20.0", Settings())
+    assert k != runner.cache_key(p, "2.21.0", Settings(exploding_gradient=1e3))
+    assert k == runner.cache_key(json.loads(json.dumps(p)), "2.21.0", Settings())
+
+
+def test_without_tensorflow_everything_is_skipped_with_one_notice(monkeypatch, tmp_path):
+    monkeypatch.setattr(runner, "tf_version", lambda: None)
+    monkeypatch.setattr(runner.Worker, "start", lambda: pytest.fail("worker started without TF"))
+    fs = findings()
+    notices = runner.verify_findings(fs, Settings(), tmp_path)
+    assert notices == [runner.NO_TF_NOTICE]
+    assert "pip install 'tfnumlint[tf]'" in notices[0]
+    assert {f.verification.status for f in fs} == {"skipped"}
+
+
+@pytest.mark.parametrize(
+    "fault, reason",
+    [
+        ("crash:TNL202", "the TensorFlow worker crashed (signal 11, SIGSEGV) while probing"),
+        ("abort:TNL202", "the TensorFlow worker crashed (signal 6, SIGABRT) while probing"),
+        ("hang:TNL202", "probe exceeded its 3 s budget"),
+    ],
+)
+def test_worker_failure_costs_only_the_probe_in_flight(monkeypatch, tmp_path, fault, reason):
+    monkeypatch.setenv("TFNUMLINT_TEST_FAULT", fault)
+    monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "3")
+    fs = by_name(findings())
+    runner.verify_findings(list(fs.values()), Settings(), tmp_path)
+    assert fs["dist"].verification.status == "inconclusive"
+    assert fs["dist"].verification.detail == reason
+    # probes before and after the failure still get real verdicts (after: in a fresh worker)
+    assert fs["logp"].verification.status == "confirmed"
+    assert fs["exp"].verification.status == "confirmed"
+    assert fs["exp"].verification.symptom == "inf-value"
+    # the failure is not cached: a healthy re-run probes it again
+    monkeypatch.delenv("TFNUMLINT_TEST_FAULT")
+    again = by_name(findings())
+    runner.verify_findings([again["dist"]], Settings(), tmp_path)
+    assert again["dist"].verification.status == "confirmed"
