@@ -1,0 +1,95 @@
+"""tfnumlint never runs the code it analyses, verification included.
+
+Every place where Python would execute code on import or on a call gets a canary that
+creates a file; after a full run with verification, no canary file may exist.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import run_cli
+
+
+def _canary(tmp_path, name: str) -> str:
+    return f"open({str(tmp_path / ('CANARY_' + name))!r}, 'w').write('ran')"
+
+
+@pytest.fixture
+def planted(tmp_path):
+    c = lambda name: _canary(tmp_path, name)  # noqa: E731
+    (tmp_path / "sibling.py").write_text(f"{c('sibling_import')}\nfactor = 1.0\n")
+    (tmp_path / "train.py").write_text(
+        textwrap.dedent(
+            f"""\
+            import tensorflow as tf
+            import sibling
+            from sibling import factor
+
+            {c('top_level')}
+
+
+            def deco(f):
+                {c('decorator_body')}
+                return f
+
+
+            @deco
+            def loss(logits, weight=({c('default_argument')})):
+                p = tf.nn.softmax(logits * eval("{c('eval_in_slice')}"))
+                q = p + __import__("os").system("touch {tmp_path / 'CANARY_import_in_slice'}")
+                return -tf.reduce_sum(tf.math.log(p)) + tf.math.log(q)
+
+
+            class Model(tf.keras.Model):
+                {c('class_body')}
+
+                def __init__(self):
+                    super().__init__()
+                    self.scale = getattr(__builtins__, "exec")("{c('getattr_exec')}")
+
+                def call(self, x):
+                    probs = tf.nn.sigmoid(x * self.scale * sibling.factor)
+                    exec("{c('exec_in_slice')}")
+                    return tf.math.log(probs)
+
+
+            def distance(a, b):
+                return tf.norm(a - b + factor - factor, axis=-1)
+            """
+        )
+    )
+    cell = f"import tensorflow as tf\n{c('notebook_cell')}\np = tf.nn.softmax(tf.constant([1.0]))\nl = tf.math.log(p)\n"
+    notebook = {
+        "cells": [{"cell_type": "code", "source": cell, "metadata": {}, "outputs": [], "execution_count": None}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook))
+    return tmp_path
+
+
+def test_no_canary_runs_with_verification_on(planted):
+    proc = run_cli("--format", "json", "--no-cache", "--show-refuted", ".", cwd=planted, timeout=600)
+    assert proc.stdout, proc.stderr
+    report = json.loads(proc.stdout)
+    canaries = sorted(p.name for p in planted.glob("CANARY_*"))
+    assert canaries == [], f"user code was executed: {canaries}"
+    statuses = {f["verification"]["status"] for f in report["findings"]}
+    assert "confirmed" in statuses, report["findings"]  # verification really ran
+    rules = {(f["path"], f["rule"]) for f in report["findings"]}
+    assert ("train.py", "TNL101") in rules
+    assert ("nb.ipynb", "TNL101") in rules
+    assert not report["errors"], report["errors"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_canaries_do_fire_when_the_code_runs(planted):
+    """Control: the planted canaries are live, so the test above can fail."""
+    subprocess.run([sys.executable, "sibling.py"], cwd=planted, check=True, timeout=60)
+    assert (planted / "CANARY_sibling_import").exists()
