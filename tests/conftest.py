@@ -14,6 +14,7 @@ import pytest
 from tfnumlint.engine import lint_text
 
 ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # keep TensorFlow's C++ logging out of test output
 
 
 def pytest_addoption(parser):

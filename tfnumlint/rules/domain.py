@@ -98,8 +98,8 @@ def norm_at_zero(site: Site, ctx: Context):
     if eps is not None and not underflows(eps, ctx.dtype(site)):
         return  # norm(x + eps): every component is shifted, the vector is never exactly 0
     v = ctx.val(x, site)
-    if v.positive or v.guarded:
-        return
+    if v.positive or v.guarded or (v.kind == "call" and not v.tensor):
+        return  # ...or a non-TF value such as np.array(...)
     yield Hit(
         call,
         f"the Euclidean norm of {v.desc or 'a vector'} has a NaN gradient when the vector is "
@@ -147,8 +147,8 @@ def inverse_trig_domain(site: Site, ctx: Context):
     v = ctx.val(x, site)
     if v.lo > -1.0 and v.hi < 1.0:
         return
-    if v.const is not None or v.kind in ("param", "name"):
-        return  # a constant, or a thin wrapper over its own parameter
+    if v.const is not None or v.kind in ("param", "name") or (v.kind == "call" and not v.tensor):
+        return  # a constant, a thin wrapper over its own parameter, or a non-TF value (np.array)
     name = ctx.op(site.node)
     yield Hit(
         site.node,

@@ -72,9 +72,10 @@ def _rank(x: Any) -> int:
 def _shift_axis(axis: Any, rank: int) -> Any:
     """Map a user axis onto the batched tensor: the batch axis 0 is never reduced."""
     if isinstance(axis, tf.Tensor):
-        axis = axis.numpy().tolist() if tf.executing_eagerly() else tf.get_static_value(axis)
-        if axis is None:
-            raise UnsupportedProbe("a dynamic axis it could not bind")
+        static = axis.numpy().tolist() if tf.executing_eagerly() else tf.get_static_value(axis)
+        # An axis the slice could not see (self.axis, an argument): reduce every non-point
+        # axis.  Element-wise hazards do not depend on which axis is reduced.
+        axis = static
     if axis is None:
         return list(range(1, max(rank, 2)))
     if isinstance(axis, (list, tuple)):
@@ -84,8 +85,9 @@ def _shift_axis(axis: Any, rank: int) -> Any:
 
 
 def _reduction(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapped(x: Any, axis: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+    def wrapped(x: Any, axis: Any = None, keepdims: Any = False, **kw: Any) -> Any:
         x = tf.convert_to_tensor(x)
+        keepdims = _static_bool(keepdims)
         return fn(x, axis=_shift_axis(axis, _rank(x)), keepdims=keepdims, **kw)
 
     return wrapped
@@ -120,8 +122,25 @@ def _clip_by_norm(t: Any, clip_norm: Any, axes: Any = None) -> Any:
     return tf.clip_by_norm(t, clip_norm, axes=_shift_axis(axes, _rank(t)))
 
 
-def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
+def _static_bool(flag: Any) -> bool:
+    """keepdims given as an opaque input: use its static value, else False."""
+    if _is_tensor(flag):
+        value = tf.get_static_value(flag)
+        return bool(value) if value is not None else False
+    return bool(flag)
+
+
+def _where(condition: Any, x: Any = None, y: Any = None, *_: Any) -> Any:
+    if _is_tensor(condition) and condition.dtype != tf.bool:
+        condition = tf.not_equal(condition, 0)  # an opaque condition input: non-zero is true
     return tf.where(condition, x, y)
+
+
+def _cast(x: Any, dtype: Any = None, *_: Any, **__: Any) -> Any:
+    """tf.cast to a dtype the slice could not see (x.dtype) keeps the probe's dtype."""
+    if not isinstance(dtype, tf.DType):
+        return tf.convert_to_tensor(x)
+    return tf.cast(x, dtype)
 
 
 def _divide(x: Any, y: Any) -> Any:
@@ -213,7 +232,7 @@ def build_op_table() -> dict[str, Callable[..., Any]]:
         "clip_by_value": tf.clip_by_value,
         "clip_by_norm": _clip_by_norm,
         "where": _where,
-        "cast": tf.cast,
+        "cast": _cast,
         "stop_gradient": tf.stop_gradient,
         "identity": tf.identity,
         "reduce_sum": _reduction(tf.math.reduce_sum),
