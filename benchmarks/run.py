@@ -53,11 +53,16 @@ def train_step(x, y):
 '''
 
 
+def display(cmd: list[str]) -> str:
+    """The command as a user would type it."""
+    return " ".join(["python", *cmd[1:]] if cmd and cmd[0] == sys.executable else cmd)
+
+
 def package_dir(name: str) -> Path | None:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def build_corpus(dest: Path, quick: bool) -> dict[str, int]:
@@ -147,20 +152,20 @@ def main() -> int:
         j1_cmd = [*lint, "--no-cache", "--jobs", "1", "."]
         j1, rss1, out1 = median_time(j1_cmd, corpus, args.repeat, env)
         figures["jobs1"] = j1
-        rows.append(("2. tfnumlint --no-verify --no-cache --jobs 1", f"{j1:.2f} s ({j1 / base:.2f}x row 1)", " ".join(j1_cmd[1:])))
+        rows.append(("2. tfnumlint --no-verify --no-cache --jobs 1", f"{j1:.2f} s ({j1 / base:.2f}x row 1)", display(j1_cmd)))
 
         j2_cmd = [*lint, "--no-cache", "--jobs", "2", "."]
         j2, _, out2 = median_time(j2_cmd, corpus, args.repeat, env)
         figures["jobs2"] = j2
         same = json.loads(out1)["findings"] == json.loads(out2)["findings"]
-        rows.append(("3. same, --jobs 2", f"{j2:.2f} s ({j2 / base:.2f}x row 1; output identical: {same})", " ".join(j2_cmd[1:])))
+        rows.append(("3. same, --jobs 2", f"{j2:.2f} s ({j2 / base:.2f}x row 1; output identical: {same})", display(j2_cmd)))
 
         cold_cmd = [*lint, "--jobs", "2", "."]
         cold, _, _ = timed(cold_cmd, corpus, env)
         warm, _, _ = median_time(cold_cmd, corpus, args.repeat, env)
         figures["cold"] = cold
         figures["warm"] = warm
-        rows.append(("4. warm-cache re-run (--jobs 2)", f"{warm:.2f} s ({warm / cold:.3f}x the cold cached run of {cold:.2f} s; {warm / j2:.3f}x row 3)", " ".join(cold_cmd[1:]) + "  (run twice)"))
+        rows.append(("4. warm-cache re-run (--jobs 2)", f"{warm:.2f} s ({warm / cold:.3f}x the cold cached run of {cold:.2f} s; {warm / j2:.3f}x row 3)", display(cold_cmd) + "  (run twice)"))
 
         one = ROOT / "examples" / "autoencoder_keras.py"
         one_cmd = [py, "-X", "importtime", "-m", "tfnumlint", "--no-verify", "--no-cache", "--exit-zero", str(one)]
@@ -173,14 +178,14 @@ def main() -> int:
             if line.startswith("import time:")
         )
         figures["one_file"] = one_wall
-        rows.append(("5. one-file static run", f"{one_wall:.2f} s (TensorFlow imported: {tf_imported})", " ".join(one_cmd[1:])))
+        rows.append(("5. one-file static run", f"{one_wall:.2f} s (TensorFlow imported: {tf_imported})", display(one_cmd)))
 
         rss_mb = rss1 / 1024
         figures["rss_mb"] = rss_mb
         verify = verification_row(py, env)
         rows.extend(verify[0])
         figures.update(verify[1])
-        rows.append(("7. peak RSS, static corpus run (--jobs 1)", f"{rss_mb:.0f} MB", " ".join(j1_cmd[1:])))
+        rows.append(("7. peak RSS, static corpus run (--jobs 1)", f"{rss_mb:.0f} MB", display(j1_cmd)))
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print("corpus: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -218,7 +223,7 @@ def verification_row(py: str, env: dict) -> tuple[list[tuple[str, str, str]], di
     else:
         med = p95 = float("nan")
         result = f"TF import {tf_import:.2f} s; no per-probe timings reported; examples/ total {total:.2f} s"
-    return [("6. verification of examples/", result, " ".join(cmd[1:]))], {
+    return [("6. verification of examples/", result, display(cmd))], {
         "tf_import": tf_import, "probe_median": med, "probe_p95": p95, "verify_total": total,
     }
 

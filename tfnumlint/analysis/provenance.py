@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from ..floats import round_to
+
 from .module import Binding, ModuleInfo, Scope
 
 INF = math.inf
@@ -119,10 +121,7 @@ def rounded(v: Val, dtype: str) -> Val:
     """A constant as the dtype stores it: 1e-9 is 0 in float16."""
     if v.const is None or dtype != "float16":
         return v
-    import numpy as np
-
-    with np.errstate(over="ignore"):
-        c = float(np.float16(v.const))
+    c = round_to(v.const, dtype)
     return v if c == v.const else replace(v, lo=c, hi=c, const=c)
 
 

@@ -5,48 +5,15 @@ from __future__ import annotations
 import math
 
 import libcst as cst
-import numpy as np
 
 from ..analysis.module import Site
+from ..floats import spacing, underflows  # noqa: F401  (re-exported for the rules)
 from . import Context
 
 SMALL_EPS = 1e-3  # a positive constant at most this large, added to a value, is an "epsilon"
 
-FLOAT_INFO = {
-    "float16": np.finfo(np.float16),
-    "float32": np.finfo(np.float32),
-    "float64": np.finfo(np.float64),
-}
 EXP_OVERFLOW = {"float16": 11.09, "bfloat16": 88.72, "float32": 88.72, "float64": 709.78}
 MAX_VALUE = {"float16": 65504.0, "bfloat16": 3.39e38, "float32": 3.4028235e38}
-
-
-def np_dtype(dtype: str):
-    if dtype == "bfloat16":
-        import ml_dtypes  # shipped with TensorFlow; only needed for bfloat16 contexts
-
-        return ml_dtypes.bfloat16
-    return {"float16": np.float16, "float64": np.float64}.get(dtype, np.float32)
-
-
-def underflows(value: float, dtype: str) -> bool:
-    """``value`` != 0 but rounds to 0 when stored in ``dtype``."""
-    if value == 0:
-        return False
-    try:
-        return float(np_dtype(dtype)(value)) == 0.0
-    except ImportError:
-        return False
-
-
-def spacing(magnitude: float, dtype: str) -> float:
-    """Distance from ``magnitude`` to the next representable value in ``dtype``."""
-    try:
-        t = np_dtype(dtype)
-    except ImportError:
-        t = np.float32
-    with np.errstate(over="ignore"):
-        return float(np.spacing(t(magnitude)))
 
 
 def eps_value(ctx: Context, node: cst.BaseExpression, site: Site) -> float | None:
