@@ -175,7 +175,7 @@ def build(module: cst.Module) -> ModuleInfo:
         node, scope, stmt = entry
         order += 1
         tp = type(node)
-        if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        if _is_statement(tp):
             stmt = node
         if tp is cst.Call:
             info.calls.append(Site(node, scope, stmt, order))
@@ -213,14 +213,34 @@ def _drop_shadowed_imports(info: ModuleInfo) -> None:
         del info.imports.aliases[name]
 
 
+_NODE_TYPES: dict[type, bool] = {}
+_STATEMENT_TYPES: dict[type, bool] = {}
+
+
+def _is_node(tp: type) -> bool:
+    """isinstance(x, cst.CSTNode) goes through ABC machinery; cache it per type."""
+    known = _NODE_TYPES.get(tp)
+    if known is None:
+        known = _NODE_TYPES[tp] = issubclass(tp, cst.CSTNode)
+    return known
+
+
+def _is_statement(tp: type) -> bool:
+    known = _STATEMENT_TYPES.get(tp)
+    if known is None:
+        known = _STATEMENT_TYPES[tp] = issubclass(tp, (cst.BaseSmallStatement, cst.BaseCompoundStatement))
+    return known
+
+
 def _push_children(stack: list, node: cst.CSTNode, scope: Scope, stmt: cst.CSTNode) -> None:
     children: list[cst.CSTNode] = []
     for name in _fields(type(node)):
         value = getattr(node, name, None)
-        if isinstance(value, cst.CSTNode):
+        tp = type(value)
+        if tp is tuple or tp is list:
+            children.extend(v for v in value if _is_node(type(v)))
+        elif value is not None and _is_node(tp):
             children.append(value)
-        elif type(value) is tuple or type(value) is list:
-            children.extend(v for v in value if isinstance(v, cst.CSTNode))
     for child in reversed(children):
         stack.append((child, scope, stmt))
 
