@@ -168,7 +168,8 @@ def resolve_codes(cfg: Config, cli_select: list[str] | None, cli_ignore: list[st
         selected = {c for c, d in docs.items() if d.default}
     selected |= expand_codes(cfg.extend_select, "config 'extend-select'")
     selected -= expand_codes(cfg.ignore, "config 'ignore'")
-    if cli_select is not None:  # as in ruff, --select starts afresh: the config's ignores do not apply
+    # As in ruff, --select starts afresh: the config's select, extend-select and ignore do not apply.
+    if cli_select is not None:
         selected = expand_codes(cli_select, "--select")
     if cli_ignore is not None:
         selected -= expand_codes(cli_ignore, "--ignore")
@@ -181,12 +182,12 @@ def per_file_ignored(cfg: Config, display_path: str, code: str) -> bool:
     # Patterns are relative to the project root (the config's directory), as in ruff,
     # whichever directory the run starts from; the path as shown and the bare name match too.
     names = {display_path, Path(display_path).name}
-    try:
-        names.add(Path(os.path.abspath(display_path)).relative_to(cfg.root).as_posix())
-    except ValueError:
-        pass
+    absolute = Path(os.path.abspath(display_path))
+    if absolute.is_relative_to(cfg.root):
+        names.add(absolute.relative_to(cfg.root).as_posix())
     for pattern, codes in cfg.per_file_ignores.items():
-        if any(fnmatch.fnmatch(name, pattern) for name in names):
-            if any(code.startswith(c.upper()) or c.upper() == "ALL" for c in codes):
-                return True
+        if any(fnmatch.fnmatch(name, pattern) for name in names) and any(
+            code.startswith(c.upper()) or c.upper() == "ALL" for c in codes
+        ):
+            return True
     return False

@@ -93,7 +93,7 @@ def discover(
 def _excluded(path: Path, is_dir: bool, excludes: pathspec.PathSpec, root: Path) -> bool:
     try:
         rel = path.resolve().relative_to(root).as_posix() if path.is_absolute() else path.as_posix()
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         rel = path.name
     suffix = "/" if is_dir else ""
     return excludes.match_file(rel + suffix) or excludes.match_file(path.name + suffix)

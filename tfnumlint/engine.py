@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 import sys
+import threading
 import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -122,7 +123,42 @@ def run_checks(module: cst.Module, options: LintOptions) -> tuple[list[tuple[Che
     return hits, errors, ctx
 
 
+# libcst's native parser and the analysis recurse on the C stack: a hostile file (thousands of
+# nested brackets or unary operators) overflows the default 8 MiB one and kills the process with
+# a segfault.  Each file is linted on a thread with a large stack instead (virtual memory: only
+# the pages actually used are committed).
+_STACK_BYTES = 512 * 1024 * 1024
+
+
 def lint_source(source: Source, options: LintOptions) -> FileResult:
+    """Lint one source on a large-stack thread; never raises for bad input."""
+    box: list[FileResult | BaseException] = []
+
+    def work() -> None:
+        try:
+            box.append(_lint_source(source, options))
+        except BaseException as exc:  # handed back to the caller's thread
+            box.append(exc)
+
+    with _STACK_LOCK:
+        old = threading.stack_size()
+        threading.stack_size(_STACK_BYTES)
+        try:
+            thread = threading.Thread(target=work, name="tfnumlint-lint", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(old)
+    thread.join()
+    (outcome,) = box
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
+_STACK_LOCK = threading.Lock()
+
+
+def _lint_source(source: Source, options: LintOptions) -> FileResult:
     result = FileResult(source.path)
     if not might_use_tensorflow(source.text):
         result.skipped = True

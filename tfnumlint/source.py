@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import stat
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,11 @@ class Source:
         """(cell, line) as the user sees it."""
         if not self.cell_map:
             return None, line
-        return self.cell_map.get(line, (None, line))
+        if line in self.cell_map:
+            return self.cell_map[line]
+        # a line between cells or past the end (a parse error at end of input): the last line before it
+        before = [n for n in self.cell_map if n < line]
+        return self.cell_map[max(before)] if before else (None, line)
 
 
 def decode_python(raw: bytes) -> str:
@@ -94,9 +99,12 @@ def notebook_source(raw: bytes) -> tuple[str, dict[int, tuple[int, int]]]:
 
 def read_source(path: Path, display: str) -> Source:
     try:
-        if path.is_dir():
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
             raise SourceError("is a directory")
-        size = path.stat().st_size
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device would block the read or never end
+            raise SourceError("not a regular file")
+        size = st.st_size
         if size > MAX_BYTES:
             raise SourceError(f"file is {size // (1024 * 1024)} MiB, over the {MAX_BYTES // (1024 * 1024)} MiB limit")
         raw = path.read_bytes()
