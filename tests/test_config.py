@@ -327,3 +327,17 @@ def test_config_errors_win_over_the_run(project, write):
     pyproject(project, "[tool.tfnumlint]\nbogus = 1\n")
     for fmt in ("text", "json", "sarif", "github"):
         one_line_error(run_cli("--no-verify", "--format", fmt, ".", cwd=project))
+
+
+def test_a_pyproject_without_our_section_is_skipped_for_the_next_one_up(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.tfnumlint]\nignore = ['TNL101']\n")
+    sub = tmp_path / "pkg"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (sub / "m.py").write_text(
+        "import tensorflow as tf\np = tf.nn.softmax(z)\nl = tf.math.log(p)\n"
+    )
+    from conftest import run_json
+
+    report = run_json("--no-verify", "--exit-zero", ".", cwd=sub)
+    assert [f["rule"] for f in report["findings"]] == []

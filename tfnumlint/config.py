@@ -58,11 +58,26 @@ def _list_of_str(key: str, value: Any) -> list[str]:
 
 
 def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml that configures tfnumlint (as ruff does for [tool.ruff])."""
     for d in [start, *start.parents]:
         candidate = d / "pyproject.toml"
-        if candidate.is_file():
+        if candidate.is_file() and _mentions_tfnumlint(candidate):
             return candidate
     return None
+
+
+def _mentions_tfnumlint(path: Path) -> bool:
+    """Has a [tool.tfnumlint] table, or is too broken to tell (then loading reports why)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if "tfnumlint" not in text:
+        return False
+    try:
+        return "tfnumlint" in tomllib.loads(text).get("tool", {})
+    except tomllib.TOMLDecodeError:
+        return True
 
 
 def load_config(explicit: Path | None, start: Path) -> Config:
