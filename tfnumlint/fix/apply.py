@@ -44,10 +44,14 @@ class _Namer:
 def namer_for(ctx) -> _Namer:
     aliases = ctx.info.imports.aliases
     for wanted in ("tensorflow", "tensorflow.compat.v1", "tensorflow.compat.v2"):
-        locals_ = sorted((a for a, d in aliases.items() if d == wanted), key=lambda a: (a != "tf", a))
+        locals_ = sorted(
+            (a for a, d in aliases.items() if d == wanted), key=lambda a: (a != "tf", a)
+        )
         if locals_:
             return _Namer(locals_[0], None, None)
-    backend = next((a for a, d in aliases.items() if d in ("tensorflow.keras.backend", "keras.backend")), None)
+    backend = next(
+        (a for a, d in aliases.items() if d in ("tensorflow.keras.backend", "keras.backend")), None
+    )
     taken = set(aliases) | set(ctx.info.root.bindings) | set(ctx.info.root.params)
     if "tf" not in taken:
         return _Namer("tf", "import tensorflow as tf", backend)
@@ -69,7 +73,9 @@ class _Work:
 
 
 class _Replace(cst.CSTTransformer):
-    def __init__(self, mapping: dict[int, cst.CSTNode], remove: set[int], parents: dict[int, cst.CSTNode]):
+    def __init__(
+        self, mapping: dict[int, cst.CSTNode], remove: set[int], parents: dict[int, cst.CSTNode]
+    ):
         self.mapping = mapping
         self.remove = remove
         self.parents = parents
@@ -88,11 +94,18 @@ def _fit(original, new, parent):
     lpar = getattr(original, "lpar", ())
     if lpar:
         return new.with_changes(lpar=original.lpar, rpar=original.rpar)
-    if isinstance(new, (cst.BinaryOperation, cst.UnaryOperation)) and isinstance(
-        parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Subscript, cst.Comparison, cst.Call)
-    ):
-        if not (isinstance(parent, cst.Call) and parent.func is not original):
-            return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    operand_of = (
+        cst.BinaryOperation,
+        cst.UnaryOperation,
+        cst.Attribute,
+        cst.Subscript,
+        cst.Comparison,
+    )
+    needs = isinstance(parent, operand_of) or (
+        isinstance(parent, cst.Call) and parent.func is original
+    )
+    if isinstance(new, (cst.BinaryOperation, cst.UnaryOperation)) and needs:
+        return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return new
 
 
@@ -125,13 +138,22 @@ def _analyse(text: str, options: LintOptions):
         pos = positions.get(hit.node)
         if pos is None:
             continue
-        key = (check.code, pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+        key = (
+            check.code,
+            pos.start.line,
+            pos.start.column,
+            pos.end.line,
+            pos.end.column,
+            id(hit.site.node),
+        )
         if key in seen:
             continue
         seen.add(key)
         line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
         stmt_pos = positions.get(hit.site.statement)
-        stmt_text = lines[stmt_pos.start.line - 1] if stmt_pos and stmt_pos.start.line <= len(lines) else ""
+        stmt_text = (
+            lines[stmt_pos.start.line - 1] if stmt_pos and stmt_pos.start.line <= len(lines) else ""
+        )
         if suppressed(line_text, check.code) or suppressed(stmt_text, check.code):
             continue
         kept.append((check.code, hit, pos))
@@ -168,10 +190,19 @@ def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> boo
     return a0 < b1 and b0 < a1
 
 
-def _dead_statements(module, ctx, parents, plan: Plan, rendered: dict[int, cst.CSTNode]) -> set[int]:
-    """Statement lines of ``plan.folds`` assignments that no longer have a reader."""
+def _covers(outer: tuple[int, int, int, int], inner: tuple[int, int, int, int]) -> bool:
+    return (outer[0], outer[1]) <= (inner[0], inner[1]) and (inner[2], inner[3]) <= (
+        outer[2],
+        outer[3],
+    )
+
+
+def _dead_statements(ctx, parents, plans: list[Plan], rendered: dict[int, cst.CSTNode]) -> set[int]:
+    """Statement lines of the plans' fold assignments that no longer have a reader."""
     out: set[int] = set()
-    for name, scope in plan.folds:
+    edits = [e for p in plans for e in p.edits]
+    folds = {(name, id(scope)): (name, scope) for p in plans for name, scope in p.folds}
+    for name, scope in folds.values():
         if scope.kind != "function":
             continue
         bindings = scope.bindings.get(name, [])
@@ -190,16 +221,35 @@ def _dead_statements(module, ctx, parents, plan: Plan, rendered: dict[int, cst.C
             and not any(e.comment for e in line.leading_lines)
         ):
             continue
-        if not _calls_only_tf(ctx, value):
+        if not _calls_only_tf(ctx, value) or any(_contains(e.node, line) for e in edits):
             continue
         total = _count_names(scope.node, name)
-        inside = sum(_count_names(e.node, name) for e in plan.edits)
-        added = sum(_count_names(n, name) for n in rendered.values())
+        inside = sum(_count_names(e.node, name) for e in edits if not _nested(e, edits))
+        added = sum(_count_names(n, name) for k, n in rendered.items() if not _nested_id(k, edits))
         if total - 1 - inside + added == 0:
             body = parents.get(id(line))
             if isinstance(body, cst.IndentedBlock) and len(body.body) > 1:
                 out.add(id(line))
     return out
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    stack = [outer]
+    while stack:
+        n = stack.pop()
+        if n is inner:
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def _nested(edit, edits) -> bool:
+    return any(o is not edit and _contains(o.node, edit.node) for o in edits)
+
+
+def _nested_id(key: int, edits) -> bool:
+    own = [e for e in edits if id(e.node) == key]
+    return bool(own) and _nested(own[0], edits)
 
 
 def _calls_only_tf(ctx, node) -> bool:
@@ -234,7 +284,9 @@ def _add_import(module: cst.Module, line: str) -> cst.Module:
     body = list(module.body)
     last = -1
     for i, s in enumerate(body):
-        if isinstance(s, cst.SimpleStatementLine) and all(isinstance(b, (cst.Import, cst.ImportFrom)) for b in s.body):
+        if isinstance(s, cst.SimpleStatementLine) and all(
+            isinstance(b, (cst.Import, cst.ImportFrom)) for b in s.body
+        ):
             last = i
         elif i == 0 and isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr):
             continue  # the docstring
@@ -242,13 +294,22 @@ def _add_import(module: cst.Module, line: str) -> cst.Module:
             break
     if last < 0:
         first = 0
-        if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) and isinstance(
-            body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)
+        if (
+            body
+            and isinstance(body[0], cst.SimpleStatementLine)
+            and isinstance(body[0].body[0], cst.Expr)
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString))
         ):
             first = 1
-        while first < len(body) and isinstance(body[first], cst.SimpleStatementLine) and any(
-            isinstance(b, cst.ImportFrom) and b.module is not None and getattr(b.module, "value", "") == "__future__"
-            for b in body[first].body
+        while (
+            first < len(body)
+            and isinstance(body[first], cst.SimpleStatementLine)
+            and any(
+                isinstance(b, cst.ImportFrom)
+                and b.module is not None
+                and getattr(b.module, "value", "") == "__future__"
+                for b in body[first].body
+            )
         ):
             first += 1
         body.insert(first, stmt)
@@ -281,12 +342,17 @@ class _Prover:
 
     def run(self, jobs: list[dict | None]) -> list[dict]:
         keys = [json.dumps(j, sort_keys=True) if j is not None else None for j in jobs]
-        todo = {k: j for k, j in zip(keys, jobs, strict=True) if k is not None and k not in self.cache}
+        todo = {
+            k: j for k, j in zip(keys, jobs, strict=True) if k is not None and k not in self.cache
+        }
         if todo:
             results = proofs.run_worker(list(todo.values()))
             for k, r in zip(todo, results, strict=True):
                 self.cache[k] = r
-        return [self.cache[k] if k is not None else {"verdict": "failed", "detail": "nothing to probe"} for k in keys]
+        return [
+            self.cache[k] if k is not None else {"verdict": "failed", "detail": "nothing to probe"}
+            for k in keys
+        ]
 
 
 def _plan_file(work: _Work, options: LintOptions, first: bool, prover_jobs: list, entries: list):
@@ -306,11 +372,11 @@ def _plan_file(work: _Work, options: LintOptions, first: bool, prover_jobs: list
         finding = by_key.get((code, pos.start.line, pos.start.column + 1)) if first else None
         if first and finding is None:
             continue
-        if finding is not None and finding.verification.status == "refuted":
-            continue
         plan = plan_for(ctx, hit, code)
         if plan is None:
             continue
+        # a refuted finding's fix is applied only when it subsumes a shown one (TNL103 around TNL102)
+        plan.refuted = finding is not None and finding.verification.status == "refuted"  # type: ignore[attr-defined]
         if not plan.edits:
             plans.append((finding, plan, None, None))
             continue
@@ -322,7 +388,7 @@ def _plan_file(work: _Work, options: LintOptions, first: bool, prover_jobs: list
             plan.replacement = module.code_for_node(next(iter(rendered.values()))).strip()
         else:
             spans = [_span(positions, e.node) for e in plan.edits]
-            plan.span = (min(s[:2] for s in spans) + max(s[2:] for s in spans))
+            plan.span = min(s[:2] for s in spans) + max(s[2:] for s in spans)
             plan.replacement = "; ".join(module.code_for_node(n).strip() for n in rendered.values())
         job = proofs.build_job(ctx, positions, hit, plan, finding.verification if finding else None)
         plans.append((finding, plan, rendered, job))
@@ -347,22 +413,31 @@ def _apply_pass(entries, unsafe: bool, first: bool) -> list[_Work]:
             if plan.applicability == "unsafe" and not unsafe:
                 continue
             chosen.append((plan, rendered))
+        shown = [p.span for p, _r in chosen if not getattr(p, "refuted", False)]
+        chosen = [
+            (p, r)
+            for p, r in chosen
+            if not getattr(p, "refuted", False)
+            or any(p.span != s and _covers(p.span, s) for s in shown)
+        ]
         chosen.sort(key=lambda pr: (pr[0].span[:2], tuple(-x for x in pr[0].span[2:])))
         mapping: dict[int, cst.CSTNode] = {}
         remove: set[int] = set()
         taken: list[tuple[int, int, int, int]] = []
         need_import = False
+        applied: list[Plan] = []
         for plan, rendered in chosen:
-            spans = [plan.span] if len(plan.edits) == 1 else [plan.span]
+            spans = [plan.span]
             if any(_overlaps(s, t) for s in spans for t in taken):
                 continue
             taken.extend(spans)
             mapping.update(rendered)
-            remove |= _dead_statements(module, ctx, parents, plan, rendered)
+            applied.append(plan)
             need_import |= bool(getattr(plan, "uses_import", False))
             work.applied += 1
         if not mapping:
             continue
+        remove |= _dead_statements(ctx, parents, applied, mapping)
         new_module = module.visit(_Replace(mapping, remove, parents))
         if need_import and namer.import_line:
             new_module = _add_import(new_module, namer.import_line)
@@ -384,8 +459,61 @@ def _proved(plan: Plan, result: dict) -> None:
         plan.applicability = "unsafe"
 
 
-def apply_fixes(findings: list[Finding], candidates, *, write: bool, unsafe: bool, show_diff: bool,
-                options: LintOptions | None = None) -> tuple[int, str]:
+def _run_passes(works: list[_Work], options: LintOptions | None, unsafe: bool, prove) -> None:
+    """Plan, prove (``prove(jobs) -> results``; None: nothing can be proven) and apply."""
+    codes = options.codes if options is not None else frozenset(REWRITES)
+    settings = options.settings if options is not None else None
+    pending = works
+    first = True
+    for _ in range(MAX_PASSES):
+        if not pending:
+            break
+        entries: list = []
+        jobs: list = []
+        for work in pending:
+            fix_codes = frozenset(c for c in codes if c in REWRITES)
+            if first and work.findings:
+                fix_codes = frozenset(f.rule for f in work.findings)
+            opts = (
+                LintOptions(codes=fix_codes, settings=settings)
+                if settings is not None
+                else LintOptions(codes=fix_codes)
+            )
+            _plan_file(work, opts, first and bool(work.findings), jobs, entries)
+        if prove is not None:
+            results = prove(jobs)
+        else:
+            results = [
+                {"verdict": "failed", "detail": "TensorFlow is not installed: cannot prove"}
+                for _ in jobs
+            ]
+        it = iter(results)
+        for _work, _module, _ctx, _namer, plans in entries:
+            for _finding, plan, rendered, _job in plans:
+                if rendered is not None:
+                    _proved(plan, next(it))
+        pending = _apply_pass(entries, unsafe, first)
+        first = False
+
+
+def fix_text(text: str, codes, *, unsafe: bool = False, prove=None, path: str = "<string>") -> str:
+    """Fix one source text in memory (tests, docs).  ``prove`` defaults to the TF worker."""
+    source = Source(path, text, text.encode())
+    work = _Work(path, Path(path), source, text, [])
+    prover = prove if prove is not None else _Prover().run
+    _run_passes([work], LintOptions(codes=frozenset(codes)), unsafe, prover)
+    return work.text
+
+
+def apply_fixes(
+    findings: list[Finding],
+    candidates,
+    *,
+    write: bool,
+    unsafe: bool,
+    show_diff: bool,
+    options: LintOptions | None = None,
+) -> tuple[int, str]:
     """Fix the files behind ``findings``.  Returns (exit code, diff text or a notice)."""
     by_display = {c.display: c for c in candidates}
     files: dict[str, list[Finding]] = {}
@@ -406,34 +534,8 @@ def apply_fixes(findings: list[Finding], candidates, *, write: bool, unsafe: boo
             notices.append(f"{display}: notebooks are not rewritten by --fix")
             continue
         works.append(_Work(display, cand.path, source, source.text, fs))
-    codes = options.codes if options is not None else frozenset(REWRITES)
-    settings = options.settings if options is not None else None
     have_tf = proofs.tensorflow_available()
-    prover = _Prover()
-    pending = works
-    first = True
-    for _ in range(MAX_PASSES):
-        if not pending:
-            break
-        entries: list = []
-        jobs: list = []
-        for work in pending:
-            fix_codes = frozenset(c for c in codes if c in REWRITES)
-            if first:
-                fix_codes = frozenset(f.rule for f in work.findings)
-            opts = LintOptions(codes=fix_codes, settings=settings) if settings is not None else LintOptions(codes=fix_codes)
-            _plan_file(work, opts, first, jobs, entries)
-        if have_tf:
-            results = prover.run(jobs)
-        else:
-            results = [{"verdict": "failed", "detail": "TensorFlow is not installed: cannot prove"} for _ in jobs]
-        it = iter(results)
-        for _work, _module, _ctx, _namer, plans in entries:
-            for _finding, plan, rendered, job in plans:
-                if rendered is not None:
-                    _proved(plan, next(it))
-        pending = _apply_pass(entries, unsafe, first)
-        first = False
+    _run_passes(works, options, unsafe, _Prover().run if have_tf else None)
 
     # attach the first-pass fix to each finding (JSON `fix`)
     for work in works:
@@ -444,10 +546,17 @@ def apply_fixes(findings: list[Finding], candidates, *, write: bool, unsafe: boo
 
     changed = [w for w in works if w.text != w.source.text]
     available_unsafe = sum(
-        1 for w in works for _f, p in w.plans_first
+        1
+        for w in works
+        for _f, p in w.plans_first
         if p.applicability == "unsafe" and p.proof and p.proof.get("verdict") != "failed"
     )
-    unproven = sum(1 for w in works for _f, p in w.plans_first if p.edits and (p.proof or {}).get("verdict") == "failed")
+    unproven = sum(
+        1
+        for w in works
+        for _f, p in w.plans_first
+        if p.edits and (p.proof or {}).get("verdict") == "failed"
+    )
     fixed = sum(w.applied for w in changed)
     if not have_tf and any(p.edits for w in works for _f, p in w.plans_first):
         notices.append("TensorFlow is not installed: fixes cannot be proven, so none was applied")
@@ -503,8 +612,15 @@ def _refresh(findings: list[Finding], changed: list[_Work], options: LintOptions
     for work in changed:
         old = [f for f in findings if f.path == work.display]
         codes = options.codes if options is not None else frozenset(all_docs())
-        opts = LintOptions(codes=codes, severities=options.severities if options else {},
-                           settings=options.settings) if options is not None else LintOptions(codes=codes)
+        opts = (
+            LintOptions(
+                codes=codes,
+                severities=options.severities if options else {},
+                settings=options.settings,
+            )
+            if options is not None
+            else LintOptions(codes=codes)
+        )
         result = lint_source(Source(work.display, work.text, work.text.encode()), opts)
         carried = {(f.rule, f.source_line.strip(), f.message): f.verification for f in old}
         fresh = []
@@ -516,4 +632,4 @@ def _refresh(findings: list[Finding], changed: list[_Work], options: LintOptions
         findings[:] = [f for f in findings if f.path != work.display] + fresh
 
 
-__all__ = ["apply_fixes", "namer_for", "Src"]
+__all__ = ["Src", "apply_fixes", "namer_for"]

@@ -46,8 +46,6 @@ API: dict[str, tuple[str, str | None]] = {
     "softmax_xent": ("nn.softmax_cross_entropy_with_logits", None),
     "weighted_xent": ("nn.weighted_cross_entropy_with_logits", None),
 }
-# Keras-backend spellings of keyword arguments
-_K_KW = {"clip_value_min": None, "clip_value_max": None}
 
 EPS = {"float16": 1e-4, "float32": 1e-7, "float64": 1e-7}
 EPS_TEXT = {1e-4: "1e-4", 1e-7: "1e-7"}
@@ -99,6 +97,16 @@ class Keep:
 
 
 @dataclass
+class Reuse:
+    """An original call kept as written (layout, comments) with its first argument replaced."""
+
+    node: cst.Call
+    arg: Any
+    scope: Scope
+    order: int
+
+
+@dataclass
 class Edit:
     node: cst.CSTNode  # original node (identity) to replace
     new: Any  # IR
@@ -139,10 +147,20 @@ def _collect_ops(ir, out: set[str]) -> None:
     elif isinstance(ir, Keep):
         for v in ir.set_kw.values():
             _collect_ops(v, out)
+    elif isinstance(ir, Reuse):
+        _collect_ops(ir.arg, out)
 
 
 # -- rendering to source -----------------------------------------------------------------
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString)
+_ATOMIC = (
+    cst.Name,
+    cst.Attribute,
+    cst.Call,
+    cst.Subscript,
+    cst.Integer,
+    cst.Float,
+    cst.SimpleString,
+)
 
 
 class Renderer:
@@ -179,6 +197,12 @@ class Renderer:
             return f"{callee}({', '.join(parts)})"
         if isinstance(ir, Keep):
             return self.module.code_for_node(self.keep_node(ir)).strip()
+        if isinstance(ir, Reuse):
+            args = list(ir.node.args)
+            args[0] = args[0].with_changes(value=cst.parse_expression(self.text(ir.arg)))
+            return self.module.code_for_node(
+                ir.node.with_changes(args=args, lpar=[], rpar=[])
+            ).strip()
         raise TypeError(f"cannot render {ir!r}")
 
     def keep_node(self, ir: Keep) -> cst.Call:
@@ -194,15 +218,22 @@ class Renderer:
             if name in done:
                 continue
             value = cst.parse_expression(self.text(v))
-            new = cst.Arg(value=value, keyword=cst.Name(name),
-                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+            new = cst.Arg(
+                value=value,
+                keyword=cst.Name(name),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
             if args:
                 last = args[-1]
                 comma = last.comma
                 if isinstance(comma, cst.MaybeSentinel) or comma is cst.MaybeSentinel.DEFAULT:
-                    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                    args[-1] = last.with_changes(
+                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                    )
                 else:  # keep a trailing comma (and its newline) after the new argument
-                    args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                    args[-1] = last.with_changes(
+                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                    )
                     new = new.with_changes(comma=comma)
             args.append(new)
         return call.with_changes(args=args)
@@ -237,16 +268,8 @@ def origin(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int, dep
     return node, scope, order, name
 
 
-def _strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node
-
-
 def _op(ctx: Context, node) -> str | None:
     return ctx.op(node) if isinstance(node, cst.Call) else None
-
-
-def _kw_or_pos(ctx: Context, call: cst.Call, index: int, *names: str):
-    return ctx.arg(call, index, *names)
 
 
 @dataclass
@@ -268,20 +291,29 @@ def trace_prob(ctx: Context, node: cst.BaseExpression, site: Site) -> Prob | Non
     cur, scope, order, name = origin(ctx, node, site.scope, site.order)
     if name:
         folds.append(name)
-    if isinstance(cur, cst.BinaryOperation) and isinstance(cur.operator, cst.Subtract):
-        if ctx.ev.value(cur.left, scope, order).const == 1.0:
-            complement = True
-            cur, scope, order, name = origin(ctx, cur.right, scope, order)
-            if name:
-                folds.append(name)
+    if (
+        isinstance(cur, cst.BinaryOperation)
+        and isinstance(cur.operator, cst.Subtract)
+        and ctx.ev.value(cur.left, scope, order).const == 1.0
+    ):
+        complement = True
+        cur, scope, order, name = origin(ctx, cur.right, scope, order)
+        if name:
+            folds.append(name)
     op = _op(ctx, cur)
-    if op not in ("sigmoid", "softmax") or complement and op == "softmax":
+    if op not in ("sigmoid", "softmax") or (complement and op == "softmax"):
         return None
     z = first_arg(cur, "x", "logits", "features")
     if z is None or any(a.star for a in cur.args):
         return None
     axis = ctx.arg(cur, 1, "axis", "dim") if op == "softmax" else None
-    return Prob(op, complement, Src(z, scope, order), Src(axis, scope, order) if axis is not None else None, folds)
+    return Prob(
+        op,
+        complement,
+        Src(z, scope, order),
+        Src(axis, scope, order) if axis is not None else None,
+        folds,
+    )
 
 
 def movable(ctx: Context, src: Src, site: Site) -> bool:
@@ -311,7 +343,9 @@ def movable(ctx: Context, src: Src, site: Site) -> bool:
                 ok = False
 
     src.node.visit(V())
-    return ok and (src.scope is site.scope or _enclosing_function(src.scope) is _enclosing_function(site.scope))
+    return ok and (
+        src.scope is site.scope or _enclosing_function(src.scope) is _enclosing_function(site.scope)
+    )
 
 
 def _self_attr(n: cst.Attribute) -> bool:
@@ -359,13 +393,6 @@ def fix_tnl101(ctx: Context, hit: Hit) -> Plan | None:
     return Plan("TNL101", "safe", f"use {fused} on the logits", [Edit(call, new)], prob.folds)
 
 
-def _clip(ctx: Context, node: cst.BaseExpression, site: Site, dtype: str, keep_eps: float | None = None):
-    e = eps_num(dtype)
-    if e is None:
-        return None
-    return Call("clip_by_value", [_here(node, site), e, Bin("-", Num("1", 1.0), e)])
-
-
 def fix_tnl102(ctx: Context, hit: Hit) -> Plan | None:
     site, call = hit.site, hit.node
     x = _log_arg(call)
@@ -379,8 +406,13 @@ def fix_tnl102(ctx: Context, hit: Hit) -> Plan | None:
         new = _log_of_prob(ctx, site, prob)
         if new is not None:
             fused = "tf.math.log_sigmoid" if prob.kind == "sigmoid" else "tf.nn.log_softmax"
-            return Plan("TNL102", "safe", f"drop the epsilon and use {fused} on the logits",
-                        [Edit(call, new)], prob.folds)
+            return Plan(
+                "TNL102",
+                "safe",
+                f"drop the epsilon and use {fused} on the logits",
+                [Edit(call, new)],
+                prob.folds,
+            )
     dtype = ctx.dtype(site)
     e = eps_num(dtype)
     if e is None:
@@ -467,9 +499,12 @@ def _term(ctx: Context, node: cst.BaseExpression, sign: int, site: Site) -> _Ter
     label = labels[0]
     complement = False
     inner = label
-    if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Subtract):
-        if ctx.val(inner.left, site).const == 1.0:
-            complement, inner = True, inner.right
+    if (
+        isinstance(inner, cst.BinaryOperation)
+        and isinstance(inner.operator, cst.Subtract)
+        and ctx.val(inner.left, site).const == 1.0
+    ):
+        complement, inner = True, inner.right
     return _Term(sign, coef, inner, complement, log_call, trace_prob(ctx, rest, site), rest)
 
 
@@ -522,7 +557,11 @@ def _xent_terms(ctx: Context, node: cst.BaseExpression, site: Site):
             xent = Call("weighted_xent", [], [("labels", y), ("logits", z), ("pos_weight", a_ir)])
             scale = None
         else:
-            xent = Call("weighted_xent", [], [("labels", y), ("logits", z), ("pos_weight", Bin("/", a_ir, b_ir))])
+            xent = Call(
+                "weighted_xent",
+                [],
+                [("labels", y), ("logits", z), ("pos_weight", Bin("/", a_ir, b_ir))],
+            )
             scale = b_ir
         return sign, xent, scale, folds, "elementwise"
     if len(terms) == 1 and terms[0].prob.kind == "softmax" and not terms[0].label_complement:
@@ -580,18 +619,8 @@ def _match_xent(ctx: Context, node: cst.BaseExpression, site: Site):
 
 
 def _wrap_reduce(ctx: Context, call: cst.Call, op: str, ir, sign: int, site: Site):
-    kw = []
-    positional = [a for a in call.args if a.keyword is None]
-    names = ["input_tensor", "axis", "keepdims"]
-    for i, a in enumerate(call.args):
-        if i == 0:
-            continue
-        key = a.keyword.value if a.keyword is not None else (names[i] if i < len(names) else None)
-        if key is None or key == "name":
-            continue
-        kw.append((key, _here(a.value, site)))
-    del positional
-    out = Call(op, [ir], kw)
+    del op
+    out = Reuse(call, ir, site.scope, site.order)
     return Neg(out) if sign < 0 else out
 
 
@@ -625,8 +654,13 @@ def fix_tnl103(ctx: Context, hit: Hit) -> Plan | None:
         node = parents.get(id(node))
     if best is not None:
         node, (ir, folds) = best
-        return Plan("TNL103", "safe", "use the fused *_cross_entropy_with_logits on the logits",
-                    [Edit(node, ir)], folds)
+        return Plan(
+            "TNL103",
+            "safe",
+            "use the fused *_cross_entropy_with_logits on the logits",
+            [Edit(node, ir)],
+            folds,
+        )
     # no logits: clip every probability under a log in the cross-entropy (unsafe)
     return _clip_fallback(ctx, hit)
 
@@ -644,7 +678,7 @@ def _clip_fallback(ctx: Context, hit: Hit) -> Plan | None:
     while id(top) in parents and isinstance(parents[id(top)], cst.BinaryOperation):
         top = parents[id(top)]
     for t, s in additive_terms(top) if isinstance(top, cst.BaseExpression) else []:
-        sign, factors = _factors(t, s)
+        _sign, factors = _factors(t, s)
         for f in factors:
             if isinstance(f, cst.Call) and ctx.op(f) == "log" and id(f) not in seen:
                 seen.add(id(f))
@@ -668,12 +702,19 @@ def fix_tnl105(ctx: Context, hit: Hit) -> Plan | None:
         rest = [t for t, s in terms if ctx.val(t, site).const is None]
         if len(terms) != 2 or len(rest) != 1:
             return None
-        return Plan("TNL105", "safe", "use tf.math.log1p(x)", [Edit(node, Call("log1p", [_here(rest[0], site)]))])
+        return Plan(
+            "TNL105",
+            "safe",
+            "use tf.math.log1p(x)",
+            [Edit(node, Call("log1p", [_here(rest[0], site)]))],
+        )
     if isinstance(node, cst.BinaryOperation):  # exp(x) - 1
         x = first_arg(node.left, "x")
         if x is None:
             return None
-        return Plan("TNL105", "safe", "use tf.math.expm1(x)", [Edit(node, Call("expm1", [_here(x, site)]))])
+        return Plan(
+            "TNL105", "safe", "use tf.math.expm1(x)", [Edit(node, Call("expm1", [_here(x, site)]))]
+        )
     return None
 
 
@@ -711,7 +752,13 @@ def fix_tnl106(ctx: Context, hit: Hit) -> Plan | None:
     kw = _reduce_kw(ctx, s_node, scope, order)
     if not movable(ctx, src, site) or not all(movable(ctx, v, site) for _, v in kw):
         return None
-    return Plan("TNL106", "safe", "use tf.reduce_logsumexp(x)", [Edit(call, Call("reduce_logsumexp", [src], kw))], folds)
+    return Plan(
+        "TNL106",
+        "safe",
+        "use tf.reduce_logsumexp(x)",
+        [Edit(call, Call("reduce_logsumexp", [src], kw))],
+        folds,
+    )
 
 
 # --- TNL301: manual softmax --------------------------------------------------------------------
@@ -727,7 +774,9 @@ def fix_tnl301(ctx: Context, hit: Hit) -> Plan | None:
     den = node.right
     if _op(ctx, den) != "reduce_sum":
         return None
-    d_in, dscope, dorder, dname = origin(ctx, first_arg(den, "input_tensor"), site.scope, site.order)
+    d_in, _dscope, _dorder, dname = origin(
+        ctx, first_arg(den, "input_tensor"), site.scope, site.order
+    )
     if d_in is not num and not (_op(ctx, d_in) == "exp" and _code(ctx, d_in) == _code(ctx, num)):
         return None
     for n in (nname, dname):
@@ -755,7 +804,12 @@ def fix_tnl201(ctx: Context, hit: Hit) -> Plan | None:
     if num is None or den is None:
         return None
     new = Call("divide_no_nan", [_here(num, site), _here(den, site)])
-    return Plan("TNL201", "unsafe", "use tf.math.divide_no_nan (0 where the denominator is 0)", [Edit(node, new)])
+    return Plan(
+        "TNL201",
+        "unsafe",
+        "use tf.math.divide_no_nan (0 where the denominator is 0)",
+        [Edit(node, new)],
+    )
 
 
 def fix_tnl202(ctx: Context, hit: Hit) -> Plan | None:
@@ -766,7 +820,12 @@ def fix_tnl202(ctx: Context, hit: Hit) -> Plan | None:
         return None
     rest, eps = split_eps(ctx, x, site)
     inner = rest if eps is not None else x
-    return Plan("TNL202", "unsafe", f"clamp with maximum(s, {e.text})", [Edit(x, Call("maximum", [_here(inner, site), e]))])
+    return Plan(
+        "TNL202",
+        "unsafe",
+        f"clamp with maximum(s, {e.text})",
+        [Edit(x, Call("maximum", [_here(inner, site), e]))],
+    )
 
 
 def fix_tnl203(ctx: Context, hit: Hit) -> Plan | None:
@@ -787,12 +846,21 @@ def fix_tnl203(ctx: Context, hit: Hit) -> Plan | None:
         kw.append(("axis", _here(axis, site)))
     if keepdims is not None:
         kw.append(("keepdims", _here(keepdims, site)))
-    new = Call("sqrt", [Call("maximum", [Call("reduce_sum", [Call("square", [_here(x, site)])], kw), e])])
-    return Plan("TNL203", "unsafe", "a safe norm: sqrt(maximum(reduce_sum(square(d)), eps))", [Edit(call, new)])
+    new = Call(
+        "sqrt", [Call("maximum", [Call("reduce_sum", [Call("square", [_here(x, site)])], kw), e])]
+    )
+    return Plan(
+        "TNL203",
+        "unsafe",
+        "a safe norm: sqrt(maximum(reduce_sum(square(d)), eps))",
+        [Edit(call, new)],
+    )
 
 
 _SUBSTITUTE = {"acos": "zeros", "asin": "zeros", "atanh": "zeros"}
-_WHERE_UNSAFE = frozenset({"log", "sqrt", "rsqrt", "reciprocal", "pow", "acos", "asin", "atanh", "divide"})
+_WHERE_UNSAFE = frozenset(
+    {"log", "sqrt", "rsqrt", "reciprocal", "pow", "acos", "asin", "atanh", "divide"}
+)
 
 
 def _pure(ctx: Context, node: cst.CSTNode) -> bool:
@@ -860,8 +928,12 @@ def fix_tnl302(ctx: Context, hit: Hit) -> Plan | None:
         sub = Call(_SUBSTITUTE.get(op, "ones"), [_here(x, site)])
         pair = [_here(x, site), sub] if index == 1 else [sub, _here(x, site)]
         new = Call("where", [_here(cond, site), *pair])
-        return Plan("TNL302", "safe", "the double-where form: make the input safe with an inner tf.where",
-                    [Edit(x, new)])
+        return Plan(
+            "TNL302",
+            "safe",
+            "the double-where form: make the input safe with an inner tf.where",
+            [Edit(x, new)],
+        )
     return None
 
 
@@ -888,15 +960,21 @@ def fix_tnl403(ctx: Context, hit: Hit) -> Plan | None:
 
 # --- suggestions ----------------------------------------------------------------------------
 def suggest_tnl501(ctx: Context, hit: Hit) -> Plan:
-    return Plan("TNL501", "suggestion",
-                "lower the learning rate (e.g. 1e-3), or make the output layer linear and use "
-                "from_logits=True / *_with_logits; never applied automatically")
+    return Plan(
+        "TNL501",
+        "suggestion",
+        "lower the learning rate (e.g. 1e-3), or make the output layer linear and use "
+        "from_logits=True / *_with_logits; never applied automatically",
+    )
 
 
 def suggest_tnl503(ctx: Context, hit: Hit) -> Plan:
-    return Plan("TNL503", "suggestion",
-                "make the last layer linear and pass from_logits=True (or pass the pre-activation "
-                "logits to *_with_logits); it changes the model's outputs, so it is never applied")
+    return Plan(
+        "TNL503",
+        "suggestion",
+        "make the last layer linear and pass from_logits=True (or pass the pre-activation "
+        "logits to *_with_logits); it changes the model's outputs, so it is never applied",
+    )
 
 
 REWRITES = {
@@ -922,5 +1000,12 @@ def plan_for(ctx: Context, hit: Hit, code: str) -> Plan | None:
         return None
     try:
         return fn(ctx, hit)
-    except (RecursionError, cst.ParserSyntaxError, ValueError, TypeError, AttributeError, IndexError):
+    except (
+        RecursionError,
+        cst.ParserSyntaxError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        IndexError,
+    ):
         return None
