@@ -11,10 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .analysis.module import build
 from .model import FileError, FileResult, Finding
+from .positions import Positions
 from .ruledocs import all_docs
 from .rules import CHECKS, Check, Context, Hit, Settings, load_all
 from .source import Source, SourceError, might_use_tensorflow
@@ -199,8 +199,8 @@ def _lint_source(source: Source, options: LintOptions) -> FileResult:
 
 def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) -> list[Finding]:
     """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
+    positions = Positions(module, source.text)
+    positions.resolve({hit.site.top for _, hit in hits})
     lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
     comments = _comments(source.text)
 

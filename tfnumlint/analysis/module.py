@@ -107,6 +107,7 @@ class Site:
     scope: Scope
     statement: cst.CSTNode
     order: int
+    top: cst.CSTNode | None = None  # the module-level statement that contains the node
 
 
 @dataclass(eq=False)
@@ -167,6 +168,7 @@ def build(module: cst.Module) -> ModuleInfo:
     order = 0
     # stack entries: (node, scope, statement, class_info) or (_LEAVE, callback)
     stack: list = [(module, root, module)]
+    top: cst.CSTNode | None = None
     while stack:
         entry = stack.pop()
         if entry[0] is _LEAVE:
@@ -175,13 +177,15 @@ def build(module: cst.Module) -> ModuleInfo:
         node, scope, stmt = entry
         order += 1
         tp = type(node)
+        if stmt is module and (tp is cst.SimpleStatementLine or isinstance(node, cst.BaseCompoundStatement)):
+            top = node  # a module-level statement; depth-first, everything until the next is inside
         if _is_statement(tp):
             stmt = node
         if tp is cst.Call:
-            info.calls.append(Site(node, scope, stmt, order))
+            info.calls.append(Site(node, scope, stmt, order, top))
             _note_call_dtypes(node, scope)
         elif tp is cst.BinaryOperation:
-            info.binops.append(Site(node, scope, stmt, order))
+            info.binops.append(Site(node, scope, stmt, order, top))
         elif tp is cst.Import:
             imports.add_import(node)
         elif tp is cst.ImportFrom:

@@ -17,7 +17,7 @@ from typing import Any
 import libcst as cst
 
 from ..analysis.module import Binding, Scope
-from ..analysis.provenance import Val
+from ..analysis.provenance import Val, literal_number
 from ..rules import Context, Hit
 
 ALLOWED_OPS = frozenset(
@@ -180,7 +180,8 @@ class Slicer:
         ev = self.ctx.ev
         if isinstance(node, (cst.Integer, cst.Float)):
             try:
-                return {"k": "const", "v": jfloat(float(node.evaluated_value))}
+                value = literal_number(node)
+                return {"k": "const", "v": jfloat(value) if value is not None else "inf"}
             except (ValueError, OverflowError):
                 return {"k": "const", "v": "inf"}
         if isinstance(node, cst.Name):

@@ -1,0 +1,90 @@
+"""Source positions for the few nodes that are reported, without paying for the whole file.
+
+libcst's PositionProvider re-generates the entire module with per-node tracking: on a
+60k-line file with one finding that is most of the run.  Instead, each module-level
+statement that holds a finding is wrapped in a one-statement module and resolved on its own;
+its line offset comes from the stdlib ``ast`` (a fast C parse) of the same text.  When the
+two parses cannot be matched up, everything falls back to the full provider.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+import libcst as cst
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+
+class Positions:
+    def __init__(self, module: cst.Module, text: str) -> None:
+        self.module = module
+        self.text = text
+        self._map: dict[cst.CSTNode, CodeRange] = {}
+        self._done: set[int] = set()
+        self._starts: dict[int, int] | None = None
+        self._full = False
+
+    def get(self, node: cst.CSTNode) -> CodeRange | None:
+        return self._map.get(node)
+
+    def resolve(self, tops: Iterable[cst.CSTNode | None]) -> None:
+        """Make positions available for every node inside these module-level statements."""
+        if self._full:
+            return
+        wanted = [t for t in tops if t is None or id(t) not in self._done]
+        if not wanted:
+            return
+        starts = self._first_lines()
+        if starts is None or any(t is None or id(t) not in starts for t in wanted):
+            self._resolve_everything()
+            return
+        for top in wanted:
+            self._resolve_one(top, starts[id(top)])
+
+    # -- internals ----------------------------------------------------------------------------
+    def _resolve_everything(self) -> None:
+        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        self._map = dict(wrapper.resolve(PositionProvider))
+        self._full = True
+
+    def _resolve_one(self, top: cst.CSTNode, first_code_line: int) -> None:
+        mini = self.module.with_changes(body=[top], header=(), footer=())
+        ranges = MetadataWrapper(mini, unsafe_skip_copy=True).resolve(PositionProvider)
+        own_start = ranges[top].start.line  # where the code starts, after its leading lines
+        offset = first_code_line - own_start
+        for node, r in ranges.items():
+            if node is mini:
+                continue
+            self._map[node] = CodeRange(
+                CodePosition(r.start.line + offset, r.start.column),
+                CodePosition(r.end.line + offset, r.end.column),
+            )
+        self._done.add(id(top))
+
+    def _first_lines(self) -> dict[int, int] | None:
+        """id(module-level statement) -> its first line, from the stdlib parser."""
+        if self._starts is not None:
+            return self._starts
+        try:
+            tree = ast.parse(self.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        lines = [_first_line(s) for s in tree.body]
+        starts: dict[int, int] = {}
+        i = 0
+        for stmt in self.module.body:
+            width = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+            if i >= len(lines):
+                return None
+            starts[id(stmt)] = lines[i]
+            i += width
+        if i != len(lines):
+            return None  # the two parsers disagree on the statements: do not guess
+        self._starts = starts
+        return starts
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    """Where both parsers say the statement starts: for a decorated def, the `def` line."""
+    return stmt.lineno
