@@ -53,6 +53,7 @@ class _SubSlicer(Slicer):
     """The verifier's slicer, with original nodes substituted by rewrite IR."""
 
     subs: dict[int, Any]
+    cut_logits = False  # the rewrite's operands must be reached through the original tree
 
     def __init__(self, ctx, positions) -> None:
         super().__init__(ctx, positions)

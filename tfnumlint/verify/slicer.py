@@ -11,6 +11,7 @@ output is plain data.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 import re
 from typing import Any
 
@@ -121,6 +122,9 @@ _SOURCES = frozenset({"placeholder", "variable", "random", "keras_input"})
 MAX_NODES = 200
 MAX_DEPTH = 40
 TRAIN_RULES = frozenset({"TNL403", "TNL501", "TNL502"})
+SATURATING = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
+# Semantic rules with no numeric symptom to probe: their findings stay "skipped".
+NOT_PROBED = frozenset({"TNL503", "TNL504"})
 
 
 def jfloat(x: float) -> float | str:
@@ -133,6 +137,7 @@ def jfloat(x: float) -> float | str:
 
 
 class Slicer:
+    cut_logits = True  # stop at a sigmoid/softmax input (the fix proofs need the full tree)
     def __init__(self, ctx: Context, positions) -> None:
         self.ctx = ctx
         self.positions = positions
@@ -280,12 +285,38 @@ class Slicer:
             return self._opaque(node, scope, order)
         args = []
         kwargs = {}
-        for a in node.args:
+        for i, a in enumerate(node.args):
+            if op == "cast" and (i == 1 or (a.keyword is not None and a.keyword.value == "dtype")):
+                if not self._is_dtype(a.value):
+                    continue  # x.dtype and the like: the probe keeps its own dtype
+                dtype = self.tree(a.value, scope, order, depth + 1)
+                if a.keyword is None:
+                    args.append(dtype)
+                else:
+                    kwargs["dtype"] = dtype
+                continue
             if a.keyword is None:
-                args.append(self.tree(a.value, scope, order, depth + 1))
+                if i == 0 and op in SATURATING and self.cut_logits:
+                    args.append(self._logits(a.value, scope, order))
+                else:
+                    args.append(self.tree(a.value, scope, order, depth + 1))
             elif a.keyword.value in KEEP_KWARGS:
                 kwargs[a.keyword.value] = self.tree(a.value, scope, order, depth + 1)
         return self._where(node, {"k": "call", "op": op, "args": args, "kw": kwargs})
+
+    def _is_dtype(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Attribute):
+            return node.attr.value in _DTYPES and self.ctx.ev.imports.resolve(node) is not None
+        return isinstance(node, cst.SimpleString) and node.evaluated_value in _DTYPES
+
+    def _logits(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
+        """The stable cut at a sigmoid/softmax: its input is a free logit.  Whatever computed
+        the logits (a matmul chain, a layer), any real value can reach the activation, and
+        the hazards downstream depend only on that value."""
+        ev = self.ctx.ev
+        label = node.value if isinstance(node, cst.Name) else "logits"
+        val = replace(ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False)
+        return self._input(label, val, f"logits:{id(node)}")
 
 
 def _self_binding(node: cst.Attribute, scope: Scope, order: int) -> Binding | None:
@@ -334,10 +365,14 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     path = getattr(ctx, "path", "")
     if code in TRAIN_RULES:
         return train_probe(ctx, hit, code, dtype, line)
-    if code in ("TNL504",) or not isinstance(hit.node, cst.BaseExpression):
+    if not isinstance(hit.node, cst.BaseExpression):
+        return None
+    if code in NOT_PROBED:
         return None
     slicer = Slicer(ctx, positions)
     target = slicer.tree(hit.node, site.scope, site.order)
+    if target.get("k") == "input":
+        return None  # nothing numeric in the slice (a policy call, a compile argument)
     loss = None
     value = _statement_value(site.statement)
     if value is not None and value is not hit.node and _contains(value, hit.node):

@@ -177,18 +177,27 @@ def control(probe: dict[str, Any], cfg: Config) -> Config:
 TINY_STEPS = 200
 
 
-def tiny_gradient_step(cfg: Config, dtype: tf.DType) -> bool:
-    """TNL403: one update with small (and zero) gradients, as late in training; NaN/Inf?"""
+def tiny_gradient_step(cfg: Config, dtype: tf.DType) -> tuple[bool, float]:
+    """TNL403: updates with small (and zero) gradients, as late in training.
+
+    Returns (a weight became NaN/Inf, the largest single-step move).  An adaptive optimizer
+    moves a weight by about lr per step; with an epsilon lost in the dtype, sqrt(v) + eps
+    collapses and a small gradient moves it by hundreds of lr.
+    """
     w = tf.Variable(tf.ones([4], dtype))
     opt = make_optimizer(cfg)
     grad = tf.constant([1e-4, 1e-3, 0.0, 1e-2], dtype)
+    largest = 0.0
     # Enough steps for an accumulator that starts at 1 (TF1 RMSProp) to decay below the
     # float16 range: 0.9**158 < 6e-8.  Stops at the first non-finite weight.
     for _ in range(TINY_STEPS):
+        before = w.numpy().astype(np.float64)
         opt.apply_gradients([(grad, w)])
-        if not np.isfinite(w.numpy()).all():
-            return True
-    return False
+        after = w.numpy().astype(np.float64)
+        if not np.isfinite(after).all():
+            return True, math.inf
+        largest = max(largest, float(np.max(np.abs(after - before))))
+    return False, largest
 
 
 def verify_training(probe: dict[str, Any]) -> dict[str, Any]:
@@ -215,8 +224,11 @@ def verify_training(probe: dict[str, Any]) -> dict[str, Any]:
     return compare(probe, cfg, safe, got, ref, output, dtype_name)
 
 
+STEP_BLOWUP = 50.0  # a step of more than 50 x lr on a gradient of 1e-4..1e-2 is not Adam's
+
+
 def verify_epsilon(cfg: Config, safe: Config, dtype: str) -> dict[str, Any]:
-    bad, ref = tiny_gradient_step(cfg, DTYPES[dtype]), tiny_gradient_step(safe, DTYPES[dtype])
+    (bad, step), (ref, ref_step) = tiny_gradient_step(cfg, DTYPES[dtype]), tiny_gradient_step(safe, DTYPES[dtype])
     eps = (
         cfg.epsilon
         if cfg.epsilon is not None
@@ -233,6 +245,17 @@ def verify_epsilon(cfg: Config, safe: Config, dtype: str) -> dict[str, Any]:
             "observed": {"weights_finite": False, "control_epsilon": 1e-4},
             "detail": f"{what} in {dtype}: repeated updates with gradients 1e-4..1e-2 and 0 turn the weights "
             f"into NaN/Inf (m / (sqrt(v) + eps) with eps == 0 in {dtype}); with epsilon 1e-4 they stay finite",
+        }
+    if not bad and step > STEP_BLOWUP * cfg.lr and ref_step <= STEP_BLOWUP * cfg.lr:
+        return {
+            "status": "confirmed",
+            "symptom": "diverges",
+            "dtype": dtype,
+            "inputs": inputs,
+            "observed": {"largest_step": step, "control_largest_step": ref_step, "learning_rate": cfg.lr},
+            "detail": f"{what} in {dtype}: a gradient of 1e-4..1e-2 moves a weight by "
+            f"{format_number(step)} in one step ({format_number(step / cfg.lr)} x lr); with "
+            f"epsilon 1e-4 the largest step is {format_number(ref_step)}",
         }
     stored = float(tf.cast(tf.constant(eps or 0.0, tf.float64), DTYPES[dtype]).numpy())
     if not bad and eps and stored == 0.0:
