@@ -134,6 +134,19 @@ def rounded(v: Val, dtype: str) -> Val:
     return v if c == v.const else replace(v, lo=c, hi=c, const=c)
 
 
+def _named(name: str, val: Val) -> str:
+    """`p` = sigmoid(...): one level of definition, not the whole chain behind it."""
+    desc = val.desc
+    if not desc or desc.startswith("`"):
+        return f"`{name}`"
+    if desc.count("`") > 2 or len(desc) > 40:
+        head = desc.split("(", 1)[0] if "(" in desc else ""
+        desc = f"{head}(...)" if head and " " not in head else "..."
+        if desc == "...":
+            return f"`{name}`"
+    return f"`{name}` = {desc}"
+
+
 def _p(desc: str) -> str:
     """Parenthesise a compound description inside a larger one."""
     return f"({desc})" if " " in desc else desc
@@ -273,7 +286,7 @@ class Evaluator:
                 return replace(val, prob=prob, prob_by_name=prob, desc=f"`{name}`",
                                lo=0.0 if prob else val.lo, hi=1.0 if prob else val.hi,
                                zero="the probability saturates" if prob else val.zero)
-            return replace(val, desc=f"`{name}` = {val.desc}" if val.desc and not val.desc.startswith("`") else f"`{name}`")
+            return replace(val, desc=_named(name, val))
         if self.imports.resolve(cst.Name(name)) is not None:
             return Val("module")
         return Val("name", desc=f"`{name}`")
@@ -295,7 +308,7 @@ class Evaluator:
                         if val.kind in ("unknown", "call"):
                             prob = looks_like_probability(node.attr.value)
                             return replace(val, prob=prob, prob_by_name=prob, desc=f"`{name}`")
-                        return replace(val, desc=f"`{name}` = {val.desc}" if val.desc and not val.desc.startswith("`") else f"`{name}`")
+                        return replace(val, desc=_named(name, val))
         resolved = self.imports.resolve(node)
         if resolved is not None:
             return Val("module", desc=resolved)
