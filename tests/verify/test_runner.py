@@ -122,6 +122,7 @@ def test_without_tensorflow_everything_is_skipped_with_one_notice(monkeypatch, t
         ("crash:TNL202", "the TensorFlow worker crashed (signal 11, SIGSEGV) while probing"),
         ("abort:TNL202", "the TensorFlow worker crashed (signal 6, SIGABRT) while probing"),
         ("hang:TNL202", "probe exceeded its 3 s budget"),
+        ("oom:TNL202", "probe ran out of memory (bound 8 GiB)"),
     ],
 )
 def test_worker_failure_costs_only_the_probe_in_flight(monkeypatch, tmp_path, fault, reason):
@@ -140,3 +141,18 @@ def test_worker_failure_costs_only_the_probe_in_flight(monkeypatch, tmp_path, fa
     again = by_name(findings())
     runner.verify_findings([again["dist"]], Settings(), tmp_path)
     assert again["dist"].verification.status == "confirmed"
+
+
+def test_verdicts_are_deterministic(verified):
+    """The same probes verified again, in a fresh worker and with no cache, give the same
+    verdicts, witnesses and observations (only the timing differs)."""
+    first, _, _ = verified
+    again = by_name(findings())
+    runner.verify_findings(list(again.values()), Settings(), None)
+
+    def stable(f: Finding) -> dict:
+        data = f.verification.to_json()
+        data.pop("seconds", None)
+        return data
+
+    assert {n: stable(f) for n, f in again.items()} == {n: stable(f) for n, f in first.items()}

@@ -20,6 +20,11 @@ import warnings
 MEMORY_LIMIT = 8 << 30
 
 
+def memory_bound() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return soft if soft != resource.RLIM_INFINITY else MEMORY_LIMIT
+
+
 def limit_memory() -> None:
     """Bound the address space (generous: TF maps a lot) so an OOM cannot take the machine."""
     limit = int(os.environ.get("TFNUMLINT_PROBE_MEMORY", MEMORY_LIMIT))
@@ -40,7 +45,7 @@ def protocol_stream():
 
 
 def inject_fault(rule: str) -> None:
-    """Test-only: TFNUMLINT_TEST_FAULT=crash:<rule> / hang:<rule> / abort:<rule>."""
+    """Test-only: TFNUMLINT_TEST_FAULT=crash:<rule> / hang:<rule> / abort:<rule> / oom:<rule>."""
     spec = os.environ.get("TFNUMLINT_TEST_FAULT", "")
     kind, _, target = spec.partition(":")
     if not target or target != rule:
@@ -52,6 +57,8 @@ def inject_fault(rule: str) -> None:
     elif kind == "hang":
         while True:
             time.sleep(60)
+    elif kind == "oom":
+        _ = bytearray(1 << 46)  # 64 TiB: far past the address-space bound
 
 
 def main() -> int:
@@ -71,8 +78,15 @@ def main() -> int:
             continue
         request = json.loads(line)
         probe = request["probe"]
-        inject_fault(str(probe.get("rule")))
-        result = verify(probe, float(request.get("threshold", 1e6)))
+        try:
+            inject_fault(str(probe.get("rule")))
+            result = verify(probe, float(request.get("threshold", 1e6)))
+        except MemoryError:
+            result = {
+                "status": "inconclusive",
+                "detail": f"probe ran out of memory (bound {memory_bound() / 2**30:.0f} GiB)",
+                "_nocache": True,  # a resource failure, not a property of the code
+            }
         out.write(json.dumps({"id": request["id"], "verification": result}) + "\n")
     return 0
 
