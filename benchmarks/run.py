@@ -78,14 +78,20 @@ def build_corpus(dest: Path, quick: bool) -> dict[str, int]:
         else:
             shutil.copytree(src, dest / "tf_ops", ignore=shutil.ignore_patterns("__pycache__"))
     if keras_dir and (keras_dir / "src").is_dir() and not quick:
-        shutil.copytree(keras_dir / "src", dest / "keras_src", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            keras_dir / "src", dest / "keras_src", ignore=shutil.ignore_patterns("__pycache__")
+        )
     gen = dest / "generated"
     gen.mkdir(parents=True)
     n = 40 if quick else 200
     for i in range(n):
         text = TEMPLATE.format(
-            i=i, units=32 + i % 64, classes=2 + i % 10, act="softmax" if i % 2 else "sigmoid",
-            lr=[1e-3, 1e-2, 3e-4][i % 3], eps=["1e-7", "1e-10", "1e-8"][i % 3],
+            i=i,
+            units=32 + i % 64,
+            classes=2 + i % 10,
+            act="softmax" if i % 2 else "sigmoid",
+            lr=[1e-3, 1e-2, 3e-4][i % 3],
+            eps=["1e-7", "1e-10", "1e-8"][i % 3],
         )
         (gen / f"train_{i:03d}.py").write_text(text)
     for sub in dest.iterdir():
@@ -111,7 +117,9 @@ def timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, in
     return wall, usage.ru_maxrss, stdout
 
 
-def median_time(cmd: list[str], cwd: Path, repeat: int, env: dict | None = None) -> tuple[float, int, str]:
+def median_time(
+    cmd: list[str], cwd: Path, repeat: int, env: dict | None = None
+) -> tuple[float, int, str]:
     runs = [timed(cmd, cwd, env) for _ in range(repeat)]
     walls = [r[0] for r in runs]
     return statistics.median(walls), max(r[1] for r in runs), runs[-1][2]
@@ -146,29 +154,63 @@ def main() -> int:
         parse_cmd = [py, "-c", PARSE_SNIPPET, "."]
         base, _, _ = median_time(parse_cmd, corpus, args.repeat)
         figures["parse"] = base
-        rows.append(("1. bare libcst parse (baseline)", f"{base:.2f} s (1.00x)", "python -c '<parse every *.py with libcst>' ."))
+        rows.append(
+            (
+                "1. bare libcst parse (baseline)",
+                f"{base:.2f} s (1.00x)",
+                "python -c '<parse every *.py with libcst>' .",
+            )
+        )
 
         lint = [py, "-m", "tfnumlint", "--no-verify", "--exit-zero", "--format", "json"]
         j1_cmd = [*lint, "--no-cache", "--jobs", "1", "."]
         j1, rss1, out1 = median_time(j1_cmd, corpus, args.repeat, env)
         figures["jobs1"] = j1
-        rows.append(("2. tfnumlint --no-verify --no-cache --jobs 1", f"{j1:.2f} s ({j1 / base:.2f}x row 1)", display(j1_cmd)))
+        rows.append(
+            (
+                "2. tfnumlint --no-verify --no-cache --jobs 1",
+                f"{j1:.2f} s ({j1 / base:.2f}x row 1)",
+                display(j1_cmd),
+            )
+        )
 
         j2_cmd = [*lint, "--no-cache", "--jobs", "2", "."]
         j2, _, out2 = median_time(j2_cmd, corpus, args.repeat, env)
         figures["jobs2"] = j2
         same = json.loads(out1)["findings"] == json.loads(out2)["findings"]
-        rows.append(("3. same, --jobs 2", f"{j2:.2f} s ({j2 / base:.2f}x row 1; output identical: {same})", display(j2_cmd)))
+        rows.append(
+            (
+                "3. same, --jobs 2",
+                f"{j2:.2f} s ({j2 / base:.2f}x row 1; output identical: {same})",
+                display(j2_cmd),
+            )
+        )
 
         cold_cmd = [*lint, "--jobs", "2", "."]
         cold, _, _ = timed(cold_cmd, corpus, env)
         warm, _, _ = median_time(cold_cmd, corpus, args.repeat, env)
         figures["cold"] = cold
         figures["warm"] = warm
-        rows.append(("4. warm-cache re-run (--jobs 2)", f"{warm:.2f} s ({warm / cold:.3f}x the cold cached run of {cold:.2f} s; {warm / j2:.3f}x row 3)", display(cold_cmd) + "  (run twice)"))
+        rows.append(
+            (
+                "4. warm-cache re-run (--jobs 2)",
+                f"{warm:.2f} s ({warm / cold:.3f}x the cold cached run of {cold:.2f} s; {warm / j2:.3f}x row 3)",
+                display(cold_cmd) + "  (run twice)",
+            )
+        )
 
         one = ROOT / "examples" / "autoencoder_keras.py"
-        one_cmd = [py, "-X", "importtime", "-m", "tfnumlint", "--no-verify", "--no-cache", "--exit-zero", str(one)]
+        one_cmd = [
+            py,
+            "-X",
+            "importtime",
+            "-m",
+            "tfnumlint",
+            "--no-verify",
+            "--no-cache",
+            "--exit-zero",
+            str(one),
+        ]
         start = time.perf_counter()
         proc = subprocess.run(one_cmd, capture_output=True, text=True, env=env)
         one_wall = time.perf_counter() - start
@@ -178,16 +220,26 @@ def main() -> int:
             if line.startswith("import time:")
         )
         figures["one_file"] = one_wall
-        rows.append(("5. one-file static run", f"{one_wall:.2f} s (TensorFlow imported: {tf_imported})", display(one_cmd)))
+        rows.append(
+            (
+                "5. one-file static run",
+                f"{one_wall:.2f} s (TensorFlow imported: {tf_imported})",
+                display(one_cmd),
+            )
+        )
 
         rss_mb = rss1 / 1024
         figures["rss_mb"] = rss_mb
         verify = verification_row(py, env)
         rows.extend(verify[0])
         figures.update(verify[1])
-        rows.append(("7. peak RSS, static corpus run (--jobs 1)", f"{rss_mb:.0f} MB", display(j1_cmd)))
+        rows.append(
+            ("7. peak RSS, static corpus run (--jobs 1)", f"{rss_mb:.0f} MB", display(j1_cmd))
+        )
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
     print("corpus: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     print()
     print("| row | result | command |")
@@ -202,10 +254,27 @@ def main() -> int:
 def verification_row(py: str, env: dict) -> tuple[list[tuple[str, str, str]], dict[str, float]]:
     if importlib.util.find_spec("tensorflow") is None:
         return [("6. verification", "skipped: TensorFlow is not installed", "")], {}
-    imp = subprocess.run([py, "-c", "import time; t=time.perf_counter(); import tensorflow; print(time.perf_counter()-t)"],
-                         capture_output=True, text=True)
+    imp = subprocess.run(
+        [
+            py,
+            "-c",
+            "import time; t=time.perf_counter(); import tensorflow; print(time.perf_counter()-t)",
+        ],
+        capture_output=True,
+        text=True,
+    )
     tf_import = float(imp.stdout.strip().splitlines()[-1]) if imp.returncode == 0 else float("nan")
-    cmd = [py, "-m", "tfnumlint", "--format", "json", "--exit-zero", "--no-cache", "--show-refuted", str(ROOT / "examples")]
+    cmd = [
+        py,
+        "-m",
+        "tfnumlint",
+        "--format",
+        "json",
+        "--exit-zero",
+        "--no-cache",
+        "--show-refuted",
+        str(ROOT / "examples"),
+    ]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     total = time.perf_counter() - start
@@ -224,7 +293,10 @@ def verification_row(py: str, env: dict) -> tuple[list[tuple[str, str, str]], di
         med = p95 = float("nan")
         result = f"TF import {tf_import:.2f} s; no per-probe timings reported; examples/ total {total:.2f} s"
     return [("6. verification of examples/", result, display(cmd))], {
-        "tf_import": tf_import, "probe_median": med, "probe_p95": p95, "verify_total": total,
+        "tf_import": tf_import,
+        "probe_median": med,
+        "probe_p95": p95,
+        "verify_total": total,
     }
 
 

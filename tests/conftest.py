@@ -14,7 +14,9 @@ import pytest
 from tfnumlint.engine import lint_text
 
 ROOT = Path(__file__).resolve().parent.parent
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # keep TensorFlow's C++ logging out of test output
+os.environ.setdefault(
+    "TF_CPP_MIN_LOG_LEVEL", "3"
+)  # keep TensorFlow's C++ logging out of test output
 
 
 def pytest_addoption(parser):
@@ -26,6 +28,19 @@ def lint(code: str, select: list[str] | None = None):
     result = lint_text(textwrap.dedent(code), codes=select)
     assert not result.errors, result.errors
     return result.findings
+
+
+def func(body: str, params: str = "x") -> str:
+    """A module with one function ``f(params)`` whose body is ``body`` (lines unindented)."""
+    indented = textwrap.indent(body, "    ")
+    return f"import tensorflow as tf\n\n\ndef f({params}):\n{indented}\n"
+
+
+def hits(code: str, src: str):
+    """Findings of rule ``code`` alone (selected on its own)."""
+    findings = lint(src, select=[code])
+    assert all(f.rule == code for f in findings)
+    return findings
 
 
 def rules_of(code: str, select: list[str] | None = None) -> set[str]:

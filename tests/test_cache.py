@@ -32,8 +32,14 @@ def _entries(cache_dir: Path) -> list[Path]:
 
 
 def _lint(tmp_path: Path, cache_dir: Path, *extra: str) -> dict:
-    return run_json("--no-verify", "--exit-zero", *extra, ".", cwd=tmp_path,
-                    env={"TFNUMLINT_CACHE_DIR": str(cache_dir)})
+    return run_json(
+        "--no-verify",
+        "--exit-zero",
+        *extra,
+        ".",
+        cwd=tmp_path,
+        env={"TFNUMLINT_CACHE_DIR": str(cache_dir)},
+    )
 
 
 def test_second_run_is_served_from_the_cache(tmp_path):
@@ -74,7 +80,9 @@ def test_a_config_change_invalidates_the_cache(tmp_path):
     )
     cache_dir = tmp_path.parent / f"{tmp_path.name}-cache"
     assert _lint(tmp_path, cache_dir)["findings"] == []
-    (tmp_path / "pyproject.toml").write_text("[tool.tfnumlint.learning-rate-thresholds]\nadam = 0.001\n")
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.tfnumlint.learning-rate-thresholds]\nadam = 0.001\n"
+    )
     rules = [f["rule"] for f in _lint(tmp_path, cache_dir)["findings"]]
     assert rules == ["TNL501"]
     (tmp_path / "pyproject.toml").write_text("[tool.tfnumlint]\nignore = ['TNL5']\n")
@@ -93,7 +101,9 @@ def test_corrupt_and_truncated_entries_are_ignored(tmp_path):
     assert _lint(tmp_path, cache_dir)["findings"] == expected
     # a well-formed entry for the wrong key is a miss too
     for entry in _entries(cache_dir):
-        entry.write_text(json.dumps({"key": "not-this-one", "value": {"findings": [], "errors": []}}))
+        entry.write_text(
+            json.dumps({"key": "not-this-one", "value": {"findings": [], "errors": []}})
+        )
     assert _lint(tmp_path, cache_dir)["findings"] == expected
 
 
@@ -104,8 +114,14 @@ def test_missing_and_read_only_cache_directories_still_work(tmp_path):
     # A cache "directory" that is a regular file cannot be written, even by root.
     blocked = tmp_path.parent / f"{tmp_path.name}-blocked"
     blocked.write_text("not a directory")
-    proc = run_cli("--no-verify", "--format", "json", ".", cwd=tmp_path,
-                   env={"TFNUMLINT_CACHE_DIR": str(blocked)})
+    proc = run_cli(
+        "--no-verify",
+        "--format",
+        "json",
+        ".",
+        cwd=tmp_path,
+        env={"TFNUMLINT_CACHE_DIR": str(blocked)},
+    )
     assert proc.returncode == 1, proc.stderr
     assert [f["rule"] for f in json.loads(proc.stdout)["findings"]] == ["TNL101"]
     assert "Traceback" not in proc.stderr
@@ -125,8 +141,12 @@ def test_two_concurrent_runs_share_one_cache(tmp_path):
     cache_dir = tmp_path.parent / f"{tmp_path.name}-shared"
     env = dict(os.environ, TFNUMLINT_CACHE_DIR=str(cache_dir))
     cmd = [sys.executable, "-m", "tfnumlint", "--no-verify", "--format", "json", "--exit-zero", "."]
-    procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     reports = [json.loads(out) for out, _ in outs]
     assert all(p.returncode == 0 for p in procs), [err for _, err in outs]

@@ -30,31 +30,31 @@ def planted(tmp_path):
             import sibling
             from sibling import factor
 
-            {c('top_level')}
+            {c("top_level")}
 
 
             def deco(f):
-                {c('decorator_body')}
+                {c("decorator_body")}
                 return f
 
 
             @deco
-            def loss(logits, weight=({c('default_argument')})):
-                p = tf.nn.softmax(logits * eval("{c('eval_in_slice')}"))
-                q = p + __import__("os").system("touch {tmp_path / 'CANARY_import_in_slice'}")
+            def loss(logits, weight=({c("default_argument")})):
+                p = tf.nn.softmax(logits * eval("{c("eval_in_slice")}"))
+                q = p + __import__("os").system("touch {tmp_path / "CANARY_import_in_slice"}")
                 return -tf.reduce_sum(tf.math.log(p)) + tf.math.log(q)
 
 
             class Model(tf.keras.Model):
-                {c('class_body')}
+                {c("class_body")}
 
                 def __init__(self):
                     super().__init__()
-                    self.scale = getattr(__builtins__, "exec")("{c('getattr_exec')}")
+                    self.scale = getattr(__builtins__, "exec")("{c("getattr_exec")}")
 
                 def call(self, x):
                     probs = tf.nn.sigmoid(x * self.scale * sibling.factor)
-                    exec("{c('exec_in_slice')}")
+                    exec("{c("exec_in_slice")}")
                     return tf.math.log(probs)
 
 
@@ -65,7 +65,15 @@ def planted(tmp_path):
     )
     cell = f"import tensorflow as tf\n{c('notebook_cell')}\np = tf.nn.softmax(tf.constant([1.0]))\nl = tf.math.log(p)\n"
     notebook = {
-        "cells": [{"cell_type": "code", "source": cell, "metadata": {}, "outputs": [], "execution_count": None}],
+        "cells": [
+            {
+                "cell_type": "code",
+                "source": cell,
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+            }
+        ],
         "metadata": {},
         "nbformat": 4,
         "nbformat_minor": 5,
@@ -75,7 +83,9 @@ def planted(tmp_path):
 
 
 def test_no_canary_runs_with_verification_on(planted):
-    proc = run_cli("--format", "json", "--no-cache", "--show-refuted", ".", cwd=planted, timeout=600)
+    proc = run_cli(
+        "--format", "json", "--no-cache", "--show-refuted", ".", cwd=planted, timeout=600
+    )
     assert proc.stdout, proc.stderr
     report = json.loads(proc.stdout)
     canaries = sorted(p.name for p in planted.glob("CANARY_*"))

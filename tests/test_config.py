@@ -334,9 +334,7 @@ def test_a_pyproject_without_our_section_is_skipped_for_the_next_one_up(tmp_path
     sub = tmp_path / "pkg"
     sub.mkdir()
     (sub / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
-    (sub / "m.py").write_text(
-        "import tensorflow as tf\np = tf.nn.softmax(z)\nl = tf.math.log(p)\n"
-    )
+    (sub / "m.py").write_text("import tensorflow as tf\np = tf.nn.softmax(z)\nl = tf.math.log(p)\n")
     from conftest import run_json
 
     report = run_json("--no-verify", "--exit-zero", ".", cwd=sub)

@@ -11,8 +11,14 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from tfnumlint.positions import Positions
 
 ROOT = Path(__file__).resolve().parent.parent
-_WHITESPACE = (cst.EmptyLine, cst.Comment, cst.Newline, cst.SimpleWhitespace, cst.TrailingWhitespace,
-               cst.ParenthesizedWhitespace)
+_WHITESPACE = (
+    cst.EmptyLine,
+    cst.Comment,
+    cst.Newline,
+    cst.SimpleWhitespace,
+    cst.TrailingWhitespace,
+    cst.ParenthesizedWhitespace,
+)
 
 TRICKY = '''\
 # header comment
@@ -44,11 +50,17 @@ async def h():
 
 def _sources():
     yield "tricky", TRICKY
-    for path in sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "tfnumlint").rglob("*.py"))[:15]:
+    for path in (
+        sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "tfnumlint").rglob("*.py"))[:15]
+    ):
         yield path.name, path.read_text()
 
 
-@pytest.mark.parametrize(("name", "text"), list(_sources()), ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "")
+@pytest.mark.parametrize(
+    ("name", "text"),
+    list(_sources()),
+    ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "",
+)
 def test_lazy_positions_match_the_full_provider(name, text):
     module = cst.parse_module(text)
     full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)

@@ -30,17 +30,59 @@ ALL_CODES = frozenset(all_docs())
 OPTIONS = LintOptions(codes=ALL_CODES, slice_probes=True)
 
 LEAVES = st.sampled_from(
-    ["x", "y", "p", "z", "logits", "self.w", "0.0", "1.0", "1e-10", "1e-7", "89.0", "-1.0",
-     "model(x)", "helper(y)", "eval('1')", "__import__('os').getpid()", "getattr(tf, 'exp')(x)"]
+    [
+        "x",
+        "y",
+        "p",
+        "z",
+        "logits",
+        "self.w",
+        "0.0",
+        "1.0",
+        "1e-10",
+        "1e-7",
+        "89.0",
+        "-1.0",
+        "model(x)",
+        "helper(y)",
+        "eval('1')",
+        "__import__('os').getpid()",
+        "getattr(tf, 'exp')(x)",
+    ]
 )
 
-UNARY = ["tf.math.log({})", "tf.sqrt({})", "tf.exp({})", "tf.nn.softmax({})", "tf.sigmoid({})",
-         "tf.nn.relu({})", "tf.square({})", "tf.abs({})", "tf.norm({})", "tf.math.acos({})",
-         "tf.math.rsqrt({})", "tf.reduce_sum({}, axis=-1)", "tf.reduce_mean({})", "-{}",
-         "tf.clip_by_value({}, 1e-7, 1.0)", "tf.maximum({}, 1e-6)", "tf.math.log1p({})",
-         "tf.cast({}, tf.float16)", "K.log({})", "tf.log({})"]
-BINARY = ["{} + {}", "{} - {}", "{} * {}", "{} / {}", "{} ** 0.5", "tf.where({} > 0, {}, 0.0)",
-          "tf.math.divide({}, {})", "tf.matmul({}, {})"]
+UNARY = [
+    "tf.math.log({})",
+    "tf.sqrt({})",
+    "tf.exp({})",
+    "tf.nn.softmax({})",
+    "tf.sigmoid({})",
+    "tf.nn.relu({})",
+    "tf.square({})",
+    "tf.abs({})",
+    "tf.norm({})",
+    "tf.math.acos({})",
+    "tf.math.rsqrt({})",
+    "tf.reduce_sum({}, axis=-1)",
+    "tf.reduce_mean({})",
+    "-{}",
+    "tf.clip_by_value({}, 1e-7, 1.0)",
+    "tf.maximum({}, 1e-6)",
+    "tf.math.log1p({})",
+    "tf.cast({}, tf.float16)",
+    "K.log({})",
+    "tf.log({})",
+]
+BINARY = [
+    "{} + {}",
+    "{} - {}",
+    "{} * {}",
+    "{} / {}",
+    "{} ** 0.5",
+    "tf.where({} > 0, {}, 0.0)",
+    "tf.math.divide({}, {})",
+    "tf.matmul({}, {})",
+]
 
 
 def _expr(depth: int):
@@ -49,7 +91,11 @@ def _expr(depth: int):
     sub = _expr(depth - 1)
     unary = st.tuples(st.sampled_from(UNARY), sub).map(lambda t: t[0].format(t[1]))
     binary = st.tuples(st.sampled_from(BINARY), sub, sub).map(
-        lambda t: t[0].format(f"({t[1]})", f"({t[2]})") if t[0].count("{}") == 2 else t[0].format(f"({t[1]})")
+        lambda t: (
+            t[0].format(f"({t[1]})", f"({t[2]})")
+            if t[0].count("{}") == 2
+            else t[0].format(f"({t[1]})")
+        )
     )
     return st.one_of(sub, unary, binary)
 
@@ -100,7 +146,9 @@ def _lint(text: str):
 def test_static_pass_never_raises_on_random_python(code):
     text = "import tensorflow as tf\n" + code
     result = lint_source(Source("gen.py", text, text.encode()), OPTIONS)
-    for err in result.errors:  # hypothesmith can produce code libcst rejects: a plain error, never a crash
+    for err in (
+        result.errors
+    ):  # hypothesmith can produce code libcst rejects: a plain error, never a crash
         assert not err.message.startswith("internal error"), err.message
 
 
@@ -117,9 +165,7 @@ def test_random_tf_expressions(examples):
                 continue
             ops = set(_walk_calls(probe["target"])) | set(_walk_calls(probe.get("loss")))
             assert ops <= ALLOWED_OPS, ops - ALLOWED_OPS
-            assert "eval" not in str(probe) or all(
-                i["name"] != "eval" for i in probe["inputs"]
-            )
+            assert "eval" not in str(probe) or all(i["name"] != "eval" for i in probe["inputs"])
         again = _lint(text)
         assert [f.to_json() for f in again.findings] == [f.to_json() for f in result.findings]
         assert [f.probe for f in again.findings] == [f.probe for f in result.findings]
@@ -140,8 +186,11 @@ def test_slicer_turns_user_calls_into_inputs():
 
 
 def test_findings_identical_across_jobs(tmp_path, examples):
-    @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-              max_examples=max(3, examples // 8))
+    @settings(
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+        max_examples=max(3, examples // 8),
+    )
     @given(st.lists(st.tuples(TF_EXPRS, TF_EXPRS), min_size=4, max_size=8))
     def check(pairs):
         for old in tmp_path.glob("*.py"):
@@ -154,7 +203,9 @@ def test_findings_identical_across_jobs(tmp_path, examples):
         job = Job(OPTIONS, "prop", None)
         one = analyse(candidates, job, 1)
         two = analyse(candidates, job, 2)
-        assert [[f.to_json() for f in r.findings] for r in one] == [[f.to_json() for f in r.findings] for r in two]
+        assert [[f.to_json() for f in r.findings] for r in one] == [
+            [f.to_json() for f in r.findings] for r in two
+        ]
 
     check()
 

@@ -2,23 +2,8 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
-from conftest import lint, rules_of
-
-
-def func(body: str, params: str = "x") -> str:
-    """A module with one function ``f(params)`` whose body is ``body`` (lines unindented)."""
-    indented = textwrap.indent(body, "    ")
-    return f"import tensorflow as tf\n\n\ndef f({params}):\n{indented}\n"
-
-
-def hits(code: str, src: str):
-    findings = lint(src, select=[code])
-    assert all(f.rule == code for f in findings)
-    return findings
-
+from conftest import func, hits, rules_of
 
 # -- TNL101 log-of-probability ----------------------------------------------------------
 

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import lint, rules_of
-
-
-def hits(code: str, src: str):
-    findings = lint(src, select=[code])
-    assert all(f.rule == code for f in findings)
-    return findings
+from conftest import hits, lint, rules_of
 
 
 def sequential(last: str, optimizer: str, loss: str) -> str:

@@ -7,6 +7,7 @@ truncated or unreadable entry is a miss; an unwritable directory just disables w
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -90,10 +91,8 @@ class Cache:
                     json.dump({"key": k, "value": value}, fh)
                 os.replace(tmp, target)
             except BaseException:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(tmp)
-                except OSError:
-                    pass
                 raise
         except (OSError, TypeError, ValueError):
             return  # read-only or full disk: caching is an optimisation, never an error

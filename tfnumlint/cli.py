@@ -27,19 +27,43 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="tfnumlint", description="A numerics linter for TensorFlow.")
-    p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
+    p.add_argument(
+        "paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)"
+    )
     p.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format")
-    p.add_argument("--select", help="comma-separated rule codes or prefixes to enable (e.g. TNL1,TNL201)")
+    p.add_argument(
+        "--select", help="comma-separated rule codes or prefixes to enable (e.g. TNL1,TNL201)"
+    )
     p.add_argument("--ignore", help="comma-separated rule codes or prefixes to disable")
-    p.add_argument("--no-verify", action="store_true", help="static analysis only (never imports TensorFlow)")
-    p.add_argument("--show-refuted", action="store_true", help="also show findings the verifier refuted")
+    p.add_argument(
+        "--no-verify", action="store_true", help="static analysis only (never imports TensorFlow)"
+    )
+    p.add_argument(
+        "--show-refuted", action="store_true", help="also show findings the verifier refuted"
+    )
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
-    p.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply unsafe fixes")
-    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; change nothing")
+    p.add_argument(
+        "--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply unsafe fixes"
+    )
+    p.add_argument(
+        "--diff", action="store_true", help="print the fixes as a unified diff; change nothing"
+    )
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are shown")
-    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N", help="parallel processes (default: CPUs)")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help="parallel processes (default: CPUs)",
+    )
     p.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-    p.add_argument("--config", type=Path, metavar="FILE", help="a pyproject.toml (or TOML file) to read settings from")
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="a pyproject.toml (or TOML file) to read settings from",
+    )
     p.add_argument("--list-rules", action="store_true", help="list every rule and exit")
     p.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
     p.add_argument("--version", action="version", version=f"tfnumlint {__version__}")
@@ -88,8 +112,12 @@ def run(argv: list[str] | None) -> int:
         raise ConfigError(f"path does not exist: {exc}") from None
     verify = not args.no_verify
     fixing = args.fix or args.diff
-    options = LintOptions(codes=codes, severities=config.severity, settings=config.settings,
-                          slice_probes=verify or fixing)
+    options = LintOptions(
+        codes=codes,
+        severities=config.severity,
+        settings=config.settings,
+        slice_probes=verify or fixing,
+    )
     cache_dir = None if args.no_cache else default_dir()
     job = Job(options, config.fingerprint(codes), cache_dir)
     results = analyse(candidates, job, args.jobs or default_jobs())
@@ -99,8 +127,10 @@ def run(argv: list[str] | None) -> int:
     notices: list[str] = []
     if verify and findings:
         if importlib.util.find_spec("tensorflow") is None:
-            notices.append("TensorFlow is not installed, so findings are not verified "
-                           "(pip install 'tfnumlint[tf]', or pass --no-verify)")
+            notices.append(
+                "TensorFlow is not installed, so findings are not verified "
+                "(pip install 'tfnumlint[tf]', or pass --no-verify)"
+            )
         else:
             from .verify.runner import verify_findings
 
@@ -108,8 +138,14 @@ def run(argv: list[str] | None) -> int:
     if fixing:
         from .fix.apply import apply_fixes
 
-        code, text = apply_fixes(findings, candidates, write=args.fix, unsafe=args.unsafe_fixes,
-                                 show_diff=args.diff, options=options)
+        code, text = apply_fixes(
+            findings,
+            candidates,
+            write=args.fix,
+            unsafe=args.unsafe_fixes,
+            show_diff=args.diff,
+            options=options,
+        )
         if args.diff:
             sys.stdout.write(text)
             return code if not errors else 2
@@ -117,7 +153,9 @@ def run(argv: list[str] | None) -> int:
     shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
     hidden = len(findings) - len(shown)
     if hidden and args.format == "text":
-        notices.append(f"{hidden} finding{'s' if hidden != 1 else ''} refuted by verification and hidden (--show-refuted shows them)")
+        notices.append(
+            f"{hidden} finding{'s' if hidden != 1 else ''} refuted by verification and hidden (--show-refuted shows them)"
+        )
     shown.sort(key=lambda f: f.sort_key)
     errors.sort(key=lambda e: (e.path, e.message))
     report = Report(shown, errors, len(candidates), time.perf_counter() - start, notices)

@@ -100,8 +100,15 @@ def load_config(explicit: Path | None, start: Path) -> Config:
 
 
 _KEYS = {
-    "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude",
-    "severity", "learning-rate-thresholds", "exploding-gradient-threshold",
+    "select",
+    "extend-select",
+    "ignore",
+    "per-file-ignores",
+    "exclude",
+    "extend-exclude",
+    "severity",
+    "learning-rate-thresholds",
+    "exploding-gradient-threshold",
 }
 
 
@@ -110,7 +117,9 @@ def parse_section(section: Any, path: Path) -> Config:
         raise ConfigError(f"[tool.tfnumlint] in {path} must be a table")
     unknown = sorted(set(section) - _KEYS)
     if unknown:
-        raise ConfigError(f"unknown config key '{unknown[0]}' in {path} (known: {', '.join(sorted(_KEYS))})")
+        raise ConfigError(
+            f"unknown config key '{unknown[0]}' in {path} (known: {', '.join(sorted(_KEYS))})"
+        )
     cfg = Config(root=path.parent.resolve(), path=path)
     if "select" in section:
         cfg.select = _list_of_str("select", section["select"])
@@ -131,11 +140,15 @@ def parse_section(section: Any, path: Path) -> Config:
         if code not in docs:
             raise ConfigError(f"config key 'severity.{code}': unknown rule code")
         if level not in SEVERITIES:
-            raise ConfigError(f"config key 'severity.{code}' must be one of {', '.join(SEVERITIES)}, got {level!r}")
+            raise ConfigError(
+                f"config key 'severity.{code}' must be one of {', '.join(SEVERITIES)}, got {level!r}"
+            )
     cfg.severity = dict(sev)
     thresholds = section.get("learning-rate-thresholds", {})
     if not isinstance(thresholds, dict):
-        raise ConfigError("config key 'learning-rate-thresholds' must be a table of optimizer = number")
+        raise ConfigError(
+            "config key 'learning-rate-thresholds' must be a table of optimizer = number"
+        )
     for name, value in thresholds.items():
         if name not in cfg.settings.lr_thresholds:
             raise ConfigError(
@@ -143,12 +156,16 @@ def parse_section(section: Any, path: Path) -> Config:
                 f"(known: {', '.join(sorted(cfg.settings.lr_thresholds))})"
             )
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ConfigError(f"config key 'learning-rate-thresholds.{name}' must be a positive number, got {value!r}")
+            raise ConfigError(
+                f"config key 'learning-rate-thresholds.{name}' must be a positive number, got {value!r}"
+            )
         cfg.settings.lr_thresholds[name] = float(value)
     if "exploding-gradient-threshold" in section:
         value = section["exploding-gradient-threshold"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ConfigError(f"config key 'exploding-gradient-threshold' must be a positive number, got {value!r}")
+            raise ConfigError(
+                f"config key 'exploding-gradient-threshold' must be a positive number, got {value!r}"
+            )
         cfg.settings.exploding_gradient = float(value)
     return cfg
 
@@ -174,7 +191,9 @@ def expand_codes(patterns: list[str], where: str) -> set[str]:
     return out
 
 
-def resolve_codes(cfg: Config, cli_select: list[str] | None, cli_ignore: list[str] | None) -> frozenset[str]:
+def resolve_codes(
+    cfg: Config, cli_select: list[str] | None, cli_ignore: list[str] | None
+) -> frozenset[str]:
     docs = all_docs()
     # The config's own selection; codes in it are checked even when --select replaces it.
     if cfg.select is not None:

@@ -12,9 +12,27 @@ if TYPE_CHECKING:  # imported lazily: a run on explicit files never needs it (~4
 
 SUFFIXES = (".py", ".pyi", ".ipynb")
 DEFAULT_EXCLUDES = [
-    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", "__pycache__",
-    "site-packages", "dist-packages", "build", "dist", "node_modules", ".eggs", "*.egg-info",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "__pypackages__",
+    ".git",
+    ".hg",
+    ".svn",
+    ".bzr",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "site-packages",
+    "dist-packages",
+    "build",
+    "dist",
+    "node_modules",
+    ".eggs",
+    "*.egg-info",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".ipynb_checkpoints",
+    "__pypackages__",
 ]
 
 
@@ -87,7 +105,9 @@ def discover(
         if not full.exists() and not full.is_symlink():
             raise MissingPath(raw)
         if not full.is_dir():
-            out.setdefault(str(full), Candidate(full, _display(p, cwd) if not p.is_absolute() else str(p)))
+            out.setdefault(
+                str(full), Candidate(full, _display(p, cwd) if not p.is_absolute() else str(p))
+            )
             continue
         if excludes is None:
             import pathspec
@@ -130,8 +150,10 @@ def _walk(top: Path, shown: Path, excludes: pathspec.PathSpec, root: Path):
             dirnames[:] = []
             continue
         dirnames[:] = sorted(
-            n for n in dirnames
-            if not _excluded(d / n, True, excludes, root) and not _ignored(d / n, True, specs)
+            n
+            for n in dirnames
+            if not _excluded(d / n, True, excludes, root)
+            and not _ignored(d / n, True, specs)
             and not (d / n / "pyvenv.cfg").exists()
         )
         for name in sorted(filenames):

@@ -80,7 +80,9 @@ def _dispatch_tables(checks: Iterable[Check]):
     return by_op, by_binop, by_method, module_checks
 
 
-def run_checks(module: cst.Module, options: LintOptions) -> tuple[list[tuple[Check, Hit]], list[FileError], object]:
+def run_checks(
+    module: cst.Module, options: LintOptions
+) -> tuple[list[tuple[Check, Hit]], list[FileError], object]:
     """Run every selected check on a parsed module; a crashing check becomes an error entry."""
     load_all()
     info = build(module)
@@ -101,10 +103,14 @@ def run_checks(module: cst.Module, options: LintOptions) -> tuple[list[tuple[Che
                 hits.append((check, hit))
         except RecursionError:
             failed.add(check.code)
-            errors.append(FileError("", f"internal error in {check.code}: expression too deeply nested"))
+            errors.append(
+                FileError("", f"internal error in {check.code}: expression too deeply nested")
+            )
         except Exception as exc:  # one rule's bug must not lose the file
             failed.add(check.code)
-            errors.append(FileError("", f"internal error in {check.code}: {type(exc).__name__}: {exc}"))
+            errors.append(
+                FileError("", f"internal error in {check.code}: {type(exc).__name__}: {exc}")
+            )
 
     imports = info.imports
     for site in info.calls:
@@ -169,11 +175,15 @@ def _lint_source(source: Source, options: LintOptions) -> FileResult:
         line, col = source.locate(exc.raw_line)[1], exc.raw_column + 1
         cell, _ = source.locate(exc.raw_line)
         where = f"cell {cell}, line {line}" if cell else f"line {line}, column {col}"
-        message = str(exc.message).splitlines()[0] if getattr(exc, "message", None) else "invalid syntax"
+        message = (
+            str(exc.message).splitlines()[0] if getattr(exc, "message", None) else "invalid syntax"
+        )
         result.errors.append(FileError(source.path, f"syntax error at {where}: {message}"))
         return result
     except RecursionError:
-        result.errors.append(FileError(source.path, "cannot parse: nested too deeply for the parser"))
+        result.errors.append(
+            FileError(source.path, "cannot parse: nested too deeply for the parser")
+        )
         return result
     except Exception as exc:  # libcst raises a few other types on hostile input
         result.errors.append(FileError(source.path, f"cannot parse: {type(exc).__name__}: {exc}"))
@@ -223,7 +233,9 @@ def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) 
         seen.add(key)
         line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
         first_stmt_line = stmt_pos.start.line if stmt_pos else pos.start.line
-        if suppressed(noqa_text(pos.start.line), check.code) or suppressed(noqa_text(first_stmt_line), check.code):
+        if suppressed(noqa_text(pos.start.line), check.code) or suppressed(
+            noqa_text(first_stmt_line), check.code
+        ):
             continue
         doc = docs[check.code]
         cell, line = source.locate(pos.start.line)

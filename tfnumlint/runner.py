@@ -24,7 +24,9 @@ class Job:
 
 def _serialise(result: FileResult) -> dict:
     return {
-        "findings": [dict(f.to_json(), source_line=f.source_line, probe=f.probe) for f in result.findings],
+        "findings": [
+            dict(f.to_json(), source_line=f.source_line, probe=f.probe) for f in result.findings
+        ],
         "errors": [e.to_json() for e in result.errors],
         "skipped": result.skipped,
     }
@@ -46,7 +48,9 @@ def analyse_file(candidate: Candidate, job: Job) -> FileResult:
     except SourceError as exc:
         return FileResult(candidate.display, errors=[FileError(candidate.display, str(exc))])
     except Exception as exc:  # anything else the OS throws at us
-        return FileResult(candidate.display, errors=[FileError(candidate.display, f"cannot read: {exc}")])
+        return FileResult(
+            candidate.display, errors=[FileError(candidate.display, f"cannot read: {exc}")]
+        )
     cache = Cache(job.cache_dir, "static")
     k = key(job.fingerprint, "probes" if job.options.slice_probes else "", source.raw)
     cached = cache.get(k)
@@ -58,7 +62,10 @@ def analyse_file(candidate: Candidate, job: Job) -> FileResult:
     try:
         result = lint_source(source, job.options)
     except Exception as exc:  # an internal error loses this file only, never the run
-        return FileResult(candidate.display, errors=[FileError(candidate.display, f"internal error: {type(exc).__name__}: {exc}")])
+        return FileResult(
+            candidate.display,
+            errors=[FileError(candidate.display, f"internal error: {type(exc).__name__}: {exc}")],
+        )
     if not any(e.message.startswith("internal error") for e in result.errors):
         cache.put(k, _serialise(result))
     return result
@@ -103,4 +110,12 @@ def timed(fn, *args):
     return value, time.perf_counter() - start
 
 
-__all__ = ["Job", "analyse", "analyse_file", "apply_per_file_ignores", "asdict", "default_jobs", "timed"]
+__all__ = [
+    "Job",
+    "analyse",
+    "analyse_file",
+    "apply_per_file_ignores",
+    "asdict",
+    "default_jobs",
+    "timed",
+]

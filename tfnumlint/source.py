@@ -50,7 +50,9 @@ def decode_python(raw: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
     except SyntaxError as exc:
-        raise SourceError(f"bad coding declaration: {exc.msg if hasattr(exc, 'msg') else exc}") from None
+        raise SourceError(
+            f"bad coding declaration: {exc.msg if hasattr(exc, 'msg') else exc}"
+        ) from None
     try:
         text = raw.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
@@ -106,7 +108,9 @@ def read_source(path: Path, display: str) -> Source:
             raise SourceError("not a regular file")
         size = st.st_size
         if size > MAX_BYTES:
-            raise SourceError(f"file is {size // (1024 * 1024)} MiB, over the {MAX_BYTES // (1024 * 1024)} MiB limit")
+            raise SourceError(
+                f"file is {size // (1024 * 1024)} MiB, over the {MAX_BYTES // (1024 * 1024)} MiB limit"
+            )
         raw = path.read_bytes()
     except SourceError:
         raise

@@ -23,8 +23,17 @@ def verdicts(tmp_path_factory):
     root = tmp_path_factory.mktemp("doc_examples")
     for code, doc in all_docs().items():
         (root / f"{code.lower()}.py").write_text(doc.code_block("Example"))
-    proc = run_cli("--format", "json", "--no-cache", "--show-refuted", "--select", "ALL", ".",
-                   cwd=root, timeout=900)
+    proc = run_cli(
+        "--format",
+        "json",
+        "--no-cache",
+        "--show-refuted",
+        "--select",
+        "ALL",
+        ".",
+        cwd=root,
+        timeout=900,
+    )
     assert proc.stdout, proc.stderr
     report = json.loads(proc.stdout)
     by_code: dict[str, list[dict]] = {}

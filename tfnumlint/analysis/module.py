@@ -18,23 +18,69 @@ from .names import ImportMap
 # Fields that never hold code: skipping them makes the walk several times cheaper.
 _SKIP_FIELDS = frozenset(
     {
-        "whitespace", "leading_lines", "lines_after_decorators", "header", "footer", "lpar",
-        "rpar", "comma", "semicolon", "newline", "whitespace_before", "whitespace_after",
-        "whitespace_before_colon", "whitespace_after_colon", "whitespace_before_params",
-        "whitespace_after_def", "whitespace_after_name", "whitespace_before_args",
-        "whitespace_after_func", "whitespace_after_star", "whitespace_after_param",
-        "whitespace_after_arg", "whitespace_before_arg", "equal", "colon", "dot", "operator",
-        "star", "asynchronous", "whitespace_after_class", "whitespace_before_equal",
-        "whitespace_after_equal", "whitespace_before_value", "whitespace_after_keyword",
-        "trailing_whitespace", "encoding", "default_indent", "default_newline",
-        "has_trailing_newline", "indent", "last_line", "whitespace_after_indent",
-        "whitespace_after_import", "whitespace_before_import", "whitespace_after_from",
-        "whitespace_after_as", "whitespace_before_as", "whitespace_after_lambda",
-        "whitespace_after_await", "whitespace_before_walrus", "whitespace_after_walrus",
-        "whitespace_before_in", "whitespace_after_in", "whitespace_after_for",
-        "whitespace_before_for", "whitespace_before_if", "whitespace_after_if",
-        "whitespace_before_else", "whitespace_after_else", "whitespace_before_expression",
-        "whitespace_before_indicator", "whitespace_after_indicator", "whitespace_before_from",
+        "whitespace",
+        "leading_lines",
+        "lines_after_decorators",
+        "header",
+        "footer",
+        "lpar",
+        "rpar",
+        "comma",
+        "semicolon",
+        "newline",
+        "whitespace_before",
+        "whitespace_after",
+        "whitespace_before_colon",
+        "whitespace_after_colon",
+        "whitespace_before_params",
+        "whitespace_after_def",
+        "whitespace_after_name",
+        "whitespace_before_args",
+        "whitespace_after_func",
+        "whitespace_after_star",
+        "whitespace_after_param",
+        "whitespace_after_arg",
+        "whitespace_before_arg",
+        "equal",
+        "colon",
+        "dot",
+        "operator",
+        "star",
+        "asynchronous",
+        "whitespace_after_class",
+        "whitespace_before_equal",
+        "whitespace_after_equal",
+        "whitespace_before_value",
+        "whitespace_after_keyword",
+        "trailing_whitespace",
+        "encoding",
+        "default_indent",
+        "default_newline",
+        "has_trailing_newline",
+        "indent",
+        "last_line",
+        "whitespace_after_indent",
+        "whitespace_after_import",
+        "whitespace_before_import",
+        "whitespace_after_from",
+        "whitespace_after_as",
+        "whitespace_before_as",
+        "whitespace_after_lambda",
+        "whitespace_after_await",
+        "whitespace_before_walrus",
+        "whitespace_after_walrus",
+        "whitespace_before_in",
+        "whitespace_after_in",
+        "whitespace_after_for",
+        "whitespace_before_for",
+        "whitespace_before_if",
+        "whitespace_after_if",
+        "whitespace_before_else",
+        "whitespace_after_else",
+        "whitespace_before_expression",
+        "whitespace_before_indicator",
+        "whitespace_after_indicator",
+        "whitespace_before_from",
     }
 )
 _FIELD_CACHE: dict[type, tuple[str, ...]] = {}
@@ -177,7 +223,9 @@ def build(module: cst.Module) -> ModuleInfo:
         node, scope, stmt = entry
         order += 1
         tp = type(node)
-        if stmt is module and (tp is cst.SimpleStatementLine or isinstance(node, cst.BaseCompoundStatement)):
+        if stmt is module and (
+            tp is cst.SimpleStatementLine or isinstance(node, cst.BaseCompoundStatement)
+        ):
             top = node  # a module-level statement; depth-first, everything until the next is inside
         if _is_statement(tp):
             stmt = node
@@ -232,7 +280,9 @@ def _is_node(tp: type) -> bool:
 def _is_statement(tp: type) -> bool:
     known = _STATEMENT_TYPES.get(tp)
     if known is None:
-        known = _STATEMENT_TYPES[tp] = issubclass(tp, (cst.BaseSmallStatement, cst.BaseCompoundStatement))
+        known = _STATEMENT_TYPES[tp] = issubclass(
+            tp, (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+        )
     return known
 
 
@@ -280,7 +330,9 @@ def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:
     else:  # AugAssign: x += v  ->  unknown afterwards unless we rebuild it
         targets = [node.target]
         value = cst.BinaryOperation(
-            left=node.target, operator=_AUG_TO_BIN.get(type(node.operator), cst.Add)(), right=node.value
+            left=node.target,
+            operator=_AUG_TO_BIN.get(type(node.operator), cst.Add)(),
+            right=node.value,
         )
 
     def record(end: int) -> None:
@@ -356,3 +408,14 @@ def _enter_class(info: ModuleInfo, node: cst.ClassDef, outer: Scope, stack: list
     for child in reversed([*node.decorators, *[b.value for b in node.bases]]):
         stack.append((child, outer, stmt))
     return scope
+
+
+def contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """``inner`` is ``outer`` or one of its descendants (by identity)."""
+    stack = [outer]
+    while stack:
+        n = stack.pop()
+        if n is inner:
+            return True
+        stack.extend(n.children)
+    return False

@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from ..floats import round_to
-
 from .module import Binding, ModuleInfo, Scope
 
 INF = math.inf
@@ -28,12 +27,17 @@ _PROB_NAME = re.compile(
     re.IGNORECASE,
 )
 # ...but not these, which merely start with p.
-_NOT_PROB_NAME = re.compile(r"^(?:params?|pos\w*|pad\w*|path\w*|prev\w*|ph\w*|pt\w*|px\w*|pixel\w*|patch\w*|"
-                            r"point\w*|penalty\w*|power\w*|proj\w*|pool\w*|pair\w*|part\w*|"
-                            r"period\w*|phase\w*|pow\w*|perm\w*|peak\w*|pitch\w*)$", re.IGNORECASE)
+_NOT_PROB_NAME = re.compile(
+    r"^(?:params?|pos\w*|pad\w*|path\w*|prev\w*|ph\w*|pt\w*|px\w*|pixel\w*|patch\w*|"
+    r"point\w*|penalty\w*|power\w*|proj\w*|pool\w*|pair\w*|part\w*|"
+    r"period\w*|phase\w*|pow\w*|perm\w*|peak\w*|pitch\w*)$",
+    re.IGNORECASE,
+)
 
 
-_MASK_NAME = re.compile(r"^(?:\w*_)?(?:mask|masks|valid|keep|is_\w+|weights_mask|\w*_mask)$", re.IGNORECASE)
+_MASK_NAME = re.compile(
+    r"^(?:\w*_)?(?:mask|masks|valid|keep|is_\w+|weights_mask|\w*_mask)$", re.IGNORECASE
+)
 
 
 _EPS_NAME = re.compile(r"^(?:\w*_)?(?:eps|epsilon|tiny|eps\d*|smooth\w*)$", re.IGNORECASE)
@@ -265,15 +269,23 @@ class Evaluator:
             if found.default is not None:
                 default = self.value(found.default, scope, order)
                 if default.const is not None:
-                    return replace(default, kind="constant", desc=f"`{name}` (default {_fmt(default.const)})")
+                    return replace(
+                        default, kind="constant", desc=f"`{name}` (default {_fmt(default.const)})"
+                    )
             if looks_like_epsilon(name):  # an epsilon parameter: positive by intent
                 return Val("eps", 5e-324, 1.0, guarded=True, desc=f"`{name}`")
             if looks_like_mask(name):
                 return Val("mask", 0.0, 1.0, zero="the mask is all zeros", desc=f"`{name}`")
             prob = looks_like_probability(name)
-            return Val("param", prob=prob, prob_by_name=prob, lo=0.0 if prob else -INF,
-                       hi=1.0 if prob else INF, zero="the probability saturates" if prob else None,
-                       desc=f"`{name}`")
+            return Val(
+                "param",
+                prob=prob,
+                prob_by_name=prob,
+                lo=0.0 if prob else -INF,
+                hi=1.0 if prob else INF,
+                zero="the probability saturates" if prob else None,
+                desc=f"`{name}`",
+            )
         if isinstance(found, Binding):
             if found.value is None:
                 return Val("name", desc=f"`{name}`")
@@ -283,9 +295,15 @@ class Evaluator:
                 val = items[found.index] if items and found.index < len(items) else UNKNOWN
             if val.kind == "unknown" or (val.kind == "call" and not val.tensor):
                 prob = looks_like_probability(name)
-                return replace(val, prob=prob, prob_by_name=prob, desc=f"`{name}`",
-                               lo=0.0 if prob else val.lo, hi=1.0 if prob else val.hi,
-                               zero="the probability saturates" if prob else val.zero)
+                return replace(
+                    val,
+                    prob=prob,
+                    prob_by_name=prob,
+                    desc=f"`{name}`",
+                    lo=0.0 if prob else val.lo,
+                    hi=1.0 if prob else val.hi,
+                    zero="the probability saturates" if prob else val.zero,
+                )
             return replace(val, desc=_named(name, val))
         if self.imports.resolve(cst.Name(name)) is not None:
             return Val("module")
@@ -337,26 +355,55 @@ class Evaluator:
                 (a.lo >= 0 and b.const is not None and b.const > 0)
                 or (b.lo >= 0 and a.const is not None and a.const > 0)
             )
-            return Val("arith", lo, hi, tensor=tensor, guarded=guarded, zero=zero,
-                       zero_weak=a.zero_weak and b.zero_weak,
-                       desc=f"{_p(a.desc)} + {_p(b.desc)}", has_exp=a.has_exp or b.has_exp)
+            return Val(
+                "arith",
+                lo,
+                hi,
+                tensor=tensor,
+                guarded=guarded,
+                zero=zero,
+                zero_weak=a.zero_weak and b.zero_weak,
+                desc=f"{_p(a.desc)} + {_p(b.desc)}",
+                has_exp=a.has_exp or b.has_exp,
+            )
         if isinstance(op, cst.Subtract):
             if b.kind == "reduce_max":  # x - reduce_max(x): the max-shifted form, <= 0
                 return Val("diff_max", -INF, 0.0, tensor=True, desc="a max-shifted value")
             lo, hi = a.lo - b.hi, a.hi - b.lo
             prob = a.const == 1.0 and b.prob
             kind = "diff" if a.const is None and b.const is None else "arith"
-            return Val(kind, lo, hi, tensor=tensor, prob=prob, prob_by_name=prob and b.prob_by_name,
-                       zero="its operands are equal" if kind == "diff" else None,
-                       desc=f"{_p(a.desc)} - {_p(b.desc)}", logits=b.logits if prob else None,
-                       has_exp=a.has_exp or b.has_exp,
-                       activation=b.kind if prob and b.kind in ("sigmoid",) else None)
+            return Val(
+                kind,
+                lo,
+                hi,
+                tensor=tensor,
+                prob=prob,
+                prob_by_name=prob and b.prob_by_name,
+                zero="its operands are equal" if kind == "diff" else None,
+                desc=f"{_p(a.desc)} - {_p(b.desc)}",
+                logits=b.logits if prob else None,
+                has_exp=a.has_exp or b.has_exp,
+                activation=b.kind if prob and b.kind in ("sigmoid",) else None,
+            )
         if isinstance(op, cst.Multiply):
             lo, hi = interval_mul(a, b)
             prob = (a.prob or a.one_hot) and (b.prob or b.one_hot) and (a.prob or b.prob)
-            zero = a.zero or b.zero if (a.can_be_zero or b.can_be_zero) and (a.known or b.known) else None
-            return Val("arith", lo, hi, tensor=tensor, prob=prob, zero=zero, one_hot=a.one_hot and b.one_hot,
-                       desc=f"{_p(a.desc)} * {_p(b.desc)}", has_exp=a.has_exp or b.has_exp)
+            zero = (
+                a.zero or b.zero
+                if (a.can_be_zero or b.can_be_zero) and (a.known or b.known)
+                else None
+            )
+            return Val(
+                "arith",
+                lo,
+                hi,
+                tensor=tensor,
+                prob=prob,
+                zero=zero,
+                one_hot=a.one_hot and b.one_hot,
+                desc=f"{_p(a.desc)} * {_p(b.desc)}",
+                has_exp=a.has_exp or b.has_exp,
+            )
         if isinstance(op, cst.Divide):
             if b.lo > 0 or b.hi < 0:
                 inv = (1 / b.hi if b.hi else INF, 1 / b.lo if b.lo else INF)
@@ -366,14 +413,31 @@ class Evaluator:
             if a.lo >= 0 and b.lo >= 0:
                 lo = max(lo, 0.0)
             softmax = a.has_exp and b.exp_sum
-            return Val("softmax" if softmax else "arith", 0.0 if softmax else lo, 1.0 if softmax else hi,
-                       tensor=tensor, prob=softmax, desc=f"{_p(a.desc)} / {_p(b.desc)}")
+            return Val(
+                "softmax" if softmax else "arith",
+                0.0 if softmax else lo,
+                1.0 if softmax else hi,
+                tensor=tensor,
+                prob=softmax,
+                desc=f"{_p(a.desc)} / {_p(b.desc)}",
+            )
         if isinstance(op, cst.Power):
-            if b.const is not None and b.const == int(b.const) and int(b.const) % 2 == 0 and b.const > 0:
+            if (
+                b.const is not None
+                and b.const == int(b.const)
+                and int(b.const) % 2 == 0
+                and b.const > 0
+            ):
                 strong = a.zero is not None and not a.zero_weak
-                return Val("square", 0.0, INF, tensor=tensor, zero=a.zero if strong else "its base is 0",
-                           zero_weak=not strong,
-                           desc=f"{a.desc}**{_fmt(b.const)}")
+                return Val(
+                    "square",
+                    0.0,
+                    INF,
+                    tensor=tensor,
+                    zero=a.zero if strong else "its base is 0",
+                    zero_weak=not strong,
+                    desc=f"{a.desc}**{_fmt(b.const)}",
+                )
             return Val("arith", tensor=tensor)
         return Val("arith", tensor=tensor)
 
@@ -395,9 +459,17 @@ class Evaluator:
         if func.kind in ("layer", "model") and func.activation and func.activation != "linear":
             act = func.activation
             lo, hi = _ACTIVATION_RANGES.get(act, (-INF, INF))
-            return Val(act, lo, hi, tensor=True, prob=act in ("sigmoid", "softmax"),
-                       zero="every relu input is <= 0" if act == "relu" else ("the probability saturates" if act in ("sigmoid", "softmax") else None),
-                       desc=f"a {act} {func.kind} output")
+            return Val(
+                act,
+                lo,
+                hi,
+                tensor=True,
+                prob=act in ("sigmoid", "softmax"),
+                zero="every relu input is <= 0"
+                if act == "relu"
+                else ("the probability saturates" if act in ("sigmoid", "softmax") else None),
+                desc=f"a {act} {func.kind} output",
+            )
         if func.kind in ("layer", "model") and func.activation == "linear":
             return Val("linear", tensor=True, desc=f"a linear {func.kind} output")
         if func.kind in ("layer", "model"):
@@ -472,19 +544,32 @@ _ACTIVATION_RANGES = {
 def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
     def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
         inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
-        val = Val(kind, lo, hi, tensor=True, zero=zero, desc=f"{kind}({inner.desc or '...'})", **extra)
+        val = Val(
+            kind, lo, hi, tensor=True, zero=zero, desc=f"{kind}({inner.desc or '...'})", **extra
+        )
         if kind in ("sigmoid", "softmax"):
-            return replace(val, prob=True, logits=args[0].value if args else None, zero="the probability saturates")
+            return replace(
+                val,
+                prob=True,
+                logits=args[0].value if args else None,
+                zero="the probability saturates",
+            )
         if kind in ("square", "abs") and inner.const is None:
             strong = inner.zero is not None and not inner.zero_weak
             return replace(val, zero=inner.zero if strong else zero, zero_weak=not strong)
         if kind == "exp":
-            return replace(val, has_exp=not inner.kind.startswith("log_") and inner.kind != "diff_max",
-                           hi=INF if inner.hi > 88.0 else math.exp(inner.hi),
-                           lo=0.0 if inner.lo < -87.0 else math.exp(inner.lo))
+            return replace(
+                val,
+                has_exp=not inner.kind.startswith("log_") and inner.kind != "diff_max",
+                hi=INF if inner.hi > 88.0 else math.exp(inner.hi),
+                lo=0.0 if inner.lo < -87.0 else math.exp(inner.lo),
+            )
         if kind == "sqrt":
-            return replace(val, lo=math.sqrt(inner.lo) if inner.lo > 0 else 0.0,
-                           zero=inner.zero if inner.can_be_zero else None)
+            return replace(
+                val,
+                lo=math.sqrt(inner.lo) if inner.lo > 0 else 0.0,
+                zero=inner.zero if inner.can_be_zero else None,
+            )
         return val
 
     return handler
@@ -495,16 +580,39 @@ def _reduce(kind: str):
         inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
         if kind == "reduce_sum":
             if inner.prob and inner.one_hot is False and _has_one_hot(ev, args, scope, order):
-                return Val("reduce_sum", 0.0, 1.0, tensor=True, prob=True, zero="the picked probability saturates",
-                           desc="a picked probability")
+                return Val(
+                    "reduce_sum",
+                    0.0,
+                    1.0,
+                    tensor=True,
+                    prob=True,
+                    zero="the picked probability saturates",
+                    desc="a picked probability",
+                )
             lo = 0.0 if inner.lo >= 0 else -INF
-            keeps_zero = inner.lo >= 0 and inner.zero and not inner.prob  # a sum of softmax outputs is 1
-            return Val("reduce_sum", lo, INF, tensor=True, zero=inner.zero if keeps_zero else None,
-                       zero_weak=inner.zero_weak,
-                       exp_sum=inner.has_exp, desc=f"reduce_sum({inner.desc or '...'})")
+            keeps_zero = (
+                inner.lo >= 0 and inner.zero and not inner.prob
+            )  # a sum of softmax outputs is 1
+            return Val(
+                "reduce_sum",
+                lo,
+                INF,
+                tensor=True,
+                zero=inner.zero if keeps_zero else None,
+                zero_weak=inner.zero_weak,
+                exp_sum=inner.has_exp,
+                desc=f"reduce_sum({inner.desc or '...'})",
+            )
         if kind in ("reduce_mean", "reduce_max", "reduce_min"):
-            return replace(inner, kind=kind, const=None, tensor=True, exp_sum=False,
-                           desc=f"{kind}({inner.desc or '...'})", one_hot=False)
+            return replace(
+                inner,
+                kind=kind,
+                const=None,
+                tensor=True,
+                exp_sum=False,
+                desc=f"{kind}({inner.desc or '...'})",
+                one_hot=False,
+            )
         return Val(kind, tensor=True)
 
     return handler
@@ -513,21 +621,39 @@ def _reduce(kind: str):
 def _has_one_hot(ev: Evaluator, args, scope, order) -> bool:
     node = args[0].value
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
-        return ev.value(node.left, scope, order).one_hot or ev.value(node.right, scope, order).one_hot
+        return (
+            ev.value(node.left, scope, order).one_hot or ev.value(node.right, scope, order).one_hot
+        )
     return False
 
 
 def _clip(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     x = ev.value(args[0].value, scope, order) if args else UNKNOWN
-    lo_node = ev.arg(node, 1, "clip_value_min") or ev.arg(node, 1, "x_min") or ev.arg(node, 1, "min_value")
-    hi_node = ev.arg(node, 2, "clip_value_max") or ev.arg(node, 2, "x_max") or ev.arg(node, 2, "max_value")
+    lo_node = (
+        ev.arg(node, 1, "clip_value_min")
+        or ev.arg(node, 1, "x_min")
+        or ev.arg(node, 1, "min_value")
+    )
+    hi_node = (
+        ev.arg(node, 2, "clip_value_max")
+        or ev.arg(node, 2, "x_max")
+        or ev.arg(node, 2, "max_value")
+    )
     lo_v = ev.value(lo_node, scope, order) if lo_node is not None else UNKNOWN
     hi_v = ev.value(hi_node, scope, order) if hi_node is not None else UNKNOWN
     lo = max(x.lo, lo_v.lo) if lo_v.lo > -INF else (0.0 if x.prob else x.lo)
     hi = min(x.hi, hi_v.hi) if hi_v.hi < INF else x.hi
     guarded = lo_v.lo > 0 or lo_node is None or lo_v.kind not in ("constant",)
-    return Val("clip_by_value", lo, hi, tensor=True, guarded=guarded, prob=False,
-               zero=None if lo > 0 or guarded else x.zero, desc="a clipped value")
+    return Val(
+        "clip_by_value",
+        lo,
+        hi,
+        tensor=True,
+        guarded=guarded,
+        prob=False,
+        zero=None if lo > 0 or guarded else x.zero,
+        desc="a clipped value",
+    )
 
 
 def _maximum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
@@ -537,9 +663,20 @@ def _maximum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     b = ev.value(args[1].value, scope, order)
     lo, hi = max(a.lo, b.lo), max(a.hi, b.hi)
     # maximum(x, floor) with a computed floor is a guard by intent (e.g. 1/sqrt(n)).
-    guarded = lo > 0 or (b.const is None and not b.can_be_zero) or (b.const is None and b.kind not in ("constant", "zeros"))
-    return Val("maximum", lo, hi, tensor=True, guarded=guarded, zero=None if guarded else _zero(lo, hi, a, b),
-               desc=f"maximum({_p(a.desc or '...')}, {_p(b.desc or '...')})")
+    guarded = (
+        lo > 0
+        or (b.const is None and not b.can_be_zero)
+        or (b.const is None and b.kind not in ("constant", "zeros"))
+    )
+    return Val(
+        "maximum",
+        lo,
+        hi,
+        tensor=True,
+        guarded=guarded,
+        zero=None if guarded else _zero(lo, hi, a, b),
+        desc=f"maximum({_p(a.desc or '...')}, {_p(b.desc or '...')})",
+    )
 
 
 def _minimum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
@@ -572,16 +709,29 @@ def _arith_op(kind: str):
     def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
         if len(args) < 2:
             return Val(kind, tensor=True)
-        synthetic = cst.BinaryOperation(left=args[0].value, operator=ops[kind](), right=args[1].value)
+        synthetic = cst.BinaryOperation(
+            left=args[0].value, operator=ops[kind](), right=args[1].value
+        )
         return replace(ev._binop(synthetic, scope, order), tensor=True)
 
     return handler
 
 
 def _moments(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    return Val("tuple", tuple_items=(Val("mean", tensor=True, desc="a mean"),
-                                     Val("variance", 0.0, INF, tensor=True, zero="the batch is constant",
-                                         desc="the tf.nn.moments variance")))
+    return Val(
+        "tuple",
+        tuple_items=(
+            Val("mean", tensor=True, desc="a mean"),
+            Val(
+                "variance",
+                0.0,
+                INF,
+                tensor=True,
+                zero="the batch is constant",
+                desc="the tf.nn.moments variance",
+            ),
+        ),
+    )
 
 
 def _source(kind: str):
@@ -616,7 +766,11 @@ def _sequential(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     layers = args[0].value if args else None
     if isinstance(layers, (cst.List, cst.Tuple)) and layers.elements:
         last = ev.value(layers.elements[-1].value, scope, order)
-        return Val("model", activation=last.activation if last.kind == "layer" else None, desc="a Sequential model")
+        return Val(
+            "model",
+            activation=last.activation if last.kind == "layer" else None,
+            desc="a Sequential model",
+        )
     return Val("model", desc="a model")
 
 
@@ -635,7 +789,16 @@ def _one_hot(ev, node, args, scope, order) -> Val:
 
 def _norm(kind: str):
     def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-        return Val(kind, 0.0, INF, tensor=True, zero="the vector is zero" if kind in ("norm", "euclidean_norm") else ("nothing is counted" if kind == "count_nonzero" else "the batch is constant"), desc=f"{kind}({_arg_desc(ev, args, scope, order)})")
+        return Val(
+            kind,
+            0.0,
+            INF,
+            tensor=True,
+            zero="the vector is zero"
+            if kind in ("norm", "euclidean_norm")
+            else ("nothing is counted" if kind == "count_nonzero" else "the batch is constant"),
+            desc=f"{kind}({_arg_desc(ev, args, scope, order)})",
+        )
 
     return handler
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from ..analysis.module import contains
 from ..engine import LintOptions, lint_source, run_checks, suppressed
 from ..model import Finding, Fix
 from ..source import Source, SourceError, read_source
@@ -221,7 +222,7 @@ def _dead_statements(ctx, parents, plans: list[Plan], rendered: dict[int, cst.CS
             and not any(e.comment for e in line.leading_lines)
         ):
             continue
-        if not _calls_only_tf(ctx, value) or any(_contains(e.node, line) for e in edits):
+        if not _calls_only_tf(ctx, value) or any(contains(e.node, line) for e in edits):
             continue
         total = _count_names(scope.node, name)
         inside = sum(_count_names(e.node, name) for e in edits if not _nested(e, edits))
@@ -233,18 +234,8 @@ def _dead_statements(ctx, parents, plans: list[Plan], rendered: dict[int, cst.CS
     return out
 
 
-def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    stack = [outer]
-    while stack:
-        n = stack.pop()
-        if n is inner:
-            return True
-        stack.extend(n.children)
-    return False
-
-
 def _nested(edit, edits) -> bool:
-    return any(o is not edit and _contains(o.node, edit.node) for o in edits)
+    return any(o is not edit and contains(o.node, edit.node) for o in edits)
 
 
 def _nested_id(key: int, edits) -> bool:

@@ -33,6 +33,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..analysis.module import contains
 from ..verify.slicer import Slicer, jfloat
 from .rewrites import Bin, Call, Keep, Neg, Num, Plan, Reuse, Src
 
@@ -111,16 +112,6 @@ class _SubSlicer(Slicer):
         raise TypeError(f"no probe for {ir!r}")
 
 
-def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    stack = [outer]
-    while stack:
-        n = stack.pop()
-        if n is inner:
-            return True
-        stack.extend(n.children)
-    return False
-
-
 def _statement_value(stmt: cst.CSTNode):
     if isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.Return, cst.Expr, cst.AugAssign)):
         return stmt.value
@@ -170,7 +161,7 @@ def build_job(ctx, positions, hit, plan: Plan, verification=None) -> dict[str, A
             parents[id(c)] = n
             stack.append(c)
     top: cst.CSTNode | None = hit.node
-    while top is not None and not all(_contains(top, e.node) for e in plan.edits):
+    while top is not None and not all(contains(top, e.node) for e in plan.edits):
         top = parents.get(id(top))
     if top is None or not isinstance(top, cst.BaseExpression):
         return None

@@ -28,5 +28,7 @@ def render(report: Report, **_: object) -> str:
         )
         out.append(f"::{_LEVEL.get(f.severity, 'warning')} {props}::{_escape_data(message)}")
     for e in report.errors:
-        out.append(f"::error file={_escape_prop(e.path)},title=tfnumlint::{_escape_data(e.message)}")
+        out.append(
+            f"::error file={_escape_prop(e.path)},title=tfnumlint::{_escape_data(e.message)}"
+        )
     return "\n".join(out) + ("\n" if out else "")

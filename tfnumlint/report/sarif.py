@@ -91,7 +91,10 @@ def as_dict(report: Report) -> dict:
                     }
                 },
                 "invocations": [
-                    {"executionSuccessful": not report.errors, "toolExecutionNotifications": notifications}
+                    {
+                        "executionSuccessful": not report.errors,
+                        "toolExecutionNotifications": notifications,
+                    }
                 ],
                 "results": results,
             }

@@ -47,7 +47,9 @@ def summary(report: Report) -> str:
     statuses: dict[str, int] = {}
     for f in report.findings:
         statuses[f.verification.status] = statuses.get(f.verification.status, 0) + 1
-    parts = [f"{count} {status}" for status, count in sorted(statuses.items()) if status != "skipped"]
+    parts = [
+        f"{count} {status}" for status, count in sorted(statuses.items()) if status != "skipped"
+    ]
     if statuses.get("skipped"):
         parts.append(f"{statuses['skipped']} not verified")
     detail = f" ({', '.join(parts)})" if parts else ""

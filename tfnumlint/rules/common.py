@@ -34,7 +34,9 @@ def additive_terms(node: cst.BaseExpression) -> list[tuple[cst.BaseExpression, i
     return [(node, 1)]
 
 
-def split_eps(ctx: Context, node: cst.BaseExpression, site: Site) -> tuple[cst.BaseExpression, float | None]:
+def split_eps(
+    ctx: Context, node: cst.BaseExpression, site: Site
+) -> tuple[cst.BaseExpression, float | None]:
     """Split ``x + eps`` (in any order, in a longer +/- chain too) into (x, eps).
 
     Returns ``(node, None)`` when there is no epsilon term.  The remainder is rebuilt as

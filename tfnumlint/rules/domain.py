@@ -26,7 +26,9 @@ def _denominator_hazard(ctx: Context, d: cst.BaseExpression, site: Site) -> str 
         if underflows(eps, dtype):
             core = ctx.val(rest, site)
             if core.lo >= 0 and core.zero:
-                return f"{core.desc} is 0 when {core.zero}, and the {fmt(eps)} guard is 0 in {dtype}"
+                return (
+                    f"{core.desc} is 0 when {core.zero}, and the {fmt(eps)} guard is 0 in {dtype}"
+                )
         return None
     v = ctx.val(d, site)
     if _can_hit_zero(v):
@@ -173,4 +175,8 @@ def reciprocal_of_possible_zero(site: Site, ctx: Context):
         return
     why = _denominator_hazard(ctx, den, site)
     if why:
-        yield Hit(node, f"{what} of a value that can be 0: {why}; the result and its gradient are inf there", site)
+        yield Hit(
+            node,
+            f"{what} of a value that can be 0: {why}; the result and its gradient are inf there",
+            site,
+        )

@@ -105,8 +105,14 @@ def cross_entropy_from_probabilities(site: Site, ctx: Context):
         if not ctx.once("TNL103", site.statement):
             return
         del key
-        fused = "tf.nn.softmax_cross_entropy_with_logits" if p.kind == "softmax" else (
-            "tf.nn.sigmoid_cross_entropy_with_logits" if p.kind == "sigmoid" else "a *_with_logits loss"
+        fused = (
+            "tf.nn.softmax_cross_entropy_with_logits"
+            if p.kind == "softmax"
+            else (
+                "tf.nn.sigmoid_cross_entropy_with_logits"
+                if p.kind == "sigmoid"
+                else "a *_with_logits loss"
+            )
         )
         on = "logits" if p.logits is not None else "the logits (keep the layer linear)"
         yield Hit(

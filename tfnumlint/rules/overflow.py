@@ -49,7 +49,9 @@ def _max_shifted(node: cst.BaseExpression) -> bool:
         names.append(right.value)
     if isinstance(right, cst.Call):
         func = right.func
-        names.append(func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", ""))
+        names.append(
+            func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        )
     return any("max" in n.lower() for n in names)
 
 
@@ -98,9 +100,12 @@ def _unsafe_inside(ctx: Context, node: cst.CSTNode, site: Site, depth: int = 0):
                 return found
         return None
     if isinstance(node, cst.BinaryOperation):
-        if isinstance(node.operator, cst.Divide) and not _guarded(ctx, node.right, site):
-            if ctx.val(node.right, site).const is None:
-                return "divide"
+        if (
+            isinstance(node.operator, cst.Divide)
+            and not _guarded(ctx, node.right, site)
+            and ctx.val(node.right, site).const is None
+        ):
+            return "divide"
         return _unsafe_inside(ctx, node.left, site, depth + 1) or _unsafe_inside(
             ctx, node.right, site, depth + 1
         )
@@ -112,7 +117,7 @@ def _unsafe_inside(ctx: Context, node: cst.CSTNode, site: Site, depth: int = 0):
 def _guarded(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
     if ctx.val(node, site).kind == "where":  # the inner where of the double-where form
         return True
-    rest, eps = split_eps(ctx, node, site)
+    _, eps = split_eps(ctx, node, site)
     if eps is not None and not underflows(eps, ctx.dtype(site)):
         return True
     v = ctx.val(node, site)

@@ -34,7 +34,9 @@ def epsilon_absorbed(site: Site, ctx: Context):
             continue
         gap = spacing(magnitude, dtype)
         if eps < gap / 2:
-            shown = fmt(v.const) if v.const is not None else f"values of magnitude >= {fmt(magnitude)}"
+            shown = (
+                fmt(v.const) if v.const is not None else f"values of magnitude >= {fmt(magnitude)}"
+            )
             yield Hit(
                 node,
                 f"epsilon {fmt(eps)} is absorbed: added to {shown} in {dtype} it changes nothing "
@@ -100,7 +102,9 @@ _OPT_EPS = {
 FLOAT16_SAFE_EPS = 1e-4
 
 
-def optimizer_epsilon(ctx: Context, call: cst.Call, site: Site, family: str) -> tuple[float | None, bool]:
+def optimizer_epsilon(
+    ctx: Context, call: cst.Call, site: Site, family: str
+) -> tuple[float | None, bool]:
     """The epsilon an optimizer runs with, and whether it was given explicitly."""
     keras_default, tf1_default, index = _OPT_EPS[family]
     name = ctx.info.imports.resolve(call.func) or ""
@@ -121,7 +125,11 @@ def optimizer_epsilon_too_small(site: Site, ctx: Context):
     dtype = ctx.dtype(site)
     given = "" if explicit else "default "
     if eps == 0:
-        yield Hit(call, "optimizer epsilon is 0: the update m / (sqrt(v) + 0) divides by 0 wherever v is 0", site)
+        yield Hit(
+            call,
+            "optimizer epsilon is 0: the update m / (sqrt(v) + 0) divides by 0 wherever v is 0",
+            site,
+        )
     elif dtype == "float16" and ctx.info.float16_storage(site.scope) and eps < FLOAT16_SAFE_EPS:
         state = "is 0" if underflows(eps, dtype) else "is subnormal"
         yield Hit(
@@ -146,7 +154,11 @@ def float16_overflow(site: Site, ctx: Context):
         for side in (node.left, node.right):
             c = ctx.val(side, site).const
             if c is not None and abs(c) > limit and _is_literal(side):
-                yield Hit(node, f"{fmt(c)} is beyond the float16 range (max 65504): it becomes {'-' if c < 0 else ''}inf", site)
+                yield Hit(
+                    node,
+                    f"{fmt(c)} is beyond the float16 range (max 65504): it becomes {'-' if c < 0 else ''}inf",
+                    site,
+                )
                 return
         return
     op = ctx.op(node)
@@ -173,11 +185,17 @@ def _is_literal(node: cst.BaseExpression) -> bool:
 @rule("TNL404", module=True)
 def mixed_precision_without_loss_scaling(ctx: Context):
     policy_calls = [s for s in ctx.info.calls if ctx.op(s.node) == "set_policy"]
-    mixed = [s for s in policy_calls if "float16" in ctx.code(s.node) and "bfloat16" not in ctx.code(s.node)]
+    mixed = [
+        s
+        for s in policy_calls
+        if "float16" in ctx.code(s.node) and "bfloat16" not in ctx.code(s.node)
+    ]
     if not mixed:
         return
     ops = {ctx.op(s.node) for s in ctx.info.calls}
-    methods = {s.node.func.attr.value for s in ctx.info.calls if isinstance(s.node.func, cst.Attribute)}
+    methods = {
+        s.node.func.attr.value for s in ctx.info.calls if isinstance(s.node.func, cst.Attribute)
+    }
     custom_loop = "gradient_tape" in ops and ("apply_gradients" in methods or "gradient" in methods)
     if custom_loop and "loss_scale_optimizer" not in ops:
         site = mixed[0]

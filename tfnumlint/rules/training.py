@@ -29,7 +29,10 @@ def _probability_outputs(ctx: Context) -> bool:
                 return True
             if op == "dense":
                 act = ctx.arg(s.node, 1, "activation")
-                if isinstance(act, cst.SimpleString) and act.evaluated_value in ("sigmoid", "softmax"):
+                if isinstance(act, cst.SimpleString) and act.evaluated_value in (
+                    "sigmoid",
+                    "softmax",
+                ):
                     return True
                 if act is not None and ctx.info.imports.op(act) in ("sigmoid", "softmax"):
                     return True
@@ -78,7 +81,9 @@ def _has_clipping(ctx: Context, call: cst.Call) -> bool:
     return bool(
         ctx.fact(
             "clips_gradients",
-            lambda: any(ctx.op(s.node) in ("clip_by_global_norm", "clip_by_norm") for s in ctx.info.calls),
+            lambda: any(
+                ctx.op(s.node) in ("clip_by_global_norm", "clip_by_norm") for s in ctx.info.calls
+            ),
         )
     )
 
@@ -181,7 +186,9 @@ def compile_mismatch(site: Site, ctx: Context):
 
 @rule("TNL504", ops={"dataset"}, methods={"fit"})
 def unchecked_input_data(site: Site, ctx: Context):
-    checked = ctx.fact("checks_numerics", lambda: any(ctx.op(s.node) == "check_numerics" for s in ctx.info.calls))
+    checked = ctx.fact(
+        "checks_numerics", lambda: any(ctx.op(s.node) == "check_numerics" for s in ctx.info.calls)
+    )
     if checked or not ctx.once("TNL504", ctx.info.module):
         return
     yield Hit(

@@ -492,7 +492,9 @@ def verify_constant_absorption(probe: dict[str, Any], dtype: str) -> dict[str, A
                 f"{format_number(float(total.numpy()))} exactly: the epsilon is rounded away"
             ),
         }
-    return refuted(f"in {dtype}, {format_number(base)} + {format_number(eps)} != {format_number(base)}", dtype)
+    return refuted(
+        f"in {dtype}, {format_number(base)} + {format_number(eps)} != {format_number(base)}", dtype
+    )
 
 
 def range_refutation(program: Program) -> dict[str, Any] | None:

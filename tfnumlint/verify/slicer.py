@@ -11,96 +11,17 @@ output is plain data.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 import re
+from dataclasses import replace
 from typing import Any
 
 import libcst as cst
 
-from ..analysis.module import Binding, Scope
+from ..analysis.module import Binding, Scope, contains
 from ..analysis.provenance import Val, literal_number
 from ..rules import Context, Hit
+from .contract import ALLOWED_OPS, KEEP_KWARGS
 
-ALLOWED_OPS = frozenset(
-    [
-        "log",
-        "log1p",
-        "exp",
-        "expm1",
-        "log_softmax",
-        "log_sigmoid",
-        "reduce_logsumexp",
-        "xlogy",
-        "sigmoid",
-        "softmax",
-        "relu",
-        "relu6",
-        "softplus",
-        "tanh",
-        "square",
-        "sqrt",
-        "rsqrt",
-        "reciprocal",
-        "abs",
-        "pow",
-        "acos",
-        "asin",
-        "atanh",
-        "divide",
-        "divide_no_nan",
-        "multiply",
-        "add",
-        "subtract",
-        "negative",
-        "maximum",
-        "minimum",
-        "clip_by_value",
-        "clip_by_norm",
-        "where",
-        "cast",
-        "stop_gradient",
-        "identity",
-        "reduce_sum",
-        "reduce_mean",
-        "reduce_max",
-        "reduce_min",
-        "reduce_prod",
-        "reduce_std",
-        "reduce_variance",
-        "count_nonzero",
-        "norm",
-        "euclidean_norm",
-        "l2_normalize",
-        "matmul",
-        "one_hot",
-        "sigmoid_xent",
-        "softmax_xent",
-        "weighted_xent",
-        "zeros",
-        "ones",
-        "constant",
-    ]
-)
-KEEP_KWARGS = frozenset(
-    [
-        "axis",
-        "keepdims",
-        "clip_value_min",
-        "clip_value_max",
-        "ord",
-        "logits",
-        "labels",
-        "pos_weight",
-        "x",
-        "y",
-        "condition",
-        "dtype",
-        "depth",
-        "epsilon",
-        "transpose_a",
-        "transpose_b",
-    ]
-)
 _BINOPS = {
     cst.Add: "+",
     cst.Subtract: "-",
@@ -138,6 +59,7 @@ def jfloat(x: float) -> float | str:
 
 class Slicer:
     cut_logits = True  # stop at a sigmoid/softmax input (the fix proofs need the full tree)
+
     def __init__(self, ctx: Context, positions) -> None:
         self.ctx = ctx
         self.positions = positions
@@ -315,7 +237,9 @@ class Slicer:
         the hazards downstream depend only on that value."""
         ev = self.ctx.ev
         label = node.value if isinstance(node, cst.Name) else "logits"
-        val = replace(ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False)
+        val = replace(
+            ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False
+        )
         return self._input(label, val, f"logits:{id(node)}")
 
 
@@ -342,20 +266,6 @@ def _statement_value(stmt: cst.CSTNode) -> cst.BaseExpression | None:
     return None
 
 
-def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    if outer is inner:
-        return True
-    stack = [outer]
-    seen = 0
-    while stack and seen < 5000:
-        n = stack.pop()
-        seen += 1
-        if n is inner:
-            return True
-        stack.extend(n.children)
-    return False
-
-
 def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any] | None:
     """The probe for one finding, or None when there is nothing to probe."""
     site = hit.site
@@ -375,7 +285,7 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         return None  # nothing numeric in the slice (a policy call, a compile argument)
     loss = None
     value = _statement_value(site.statement)
-    if value is not None and value is not hit.node and _contains(value, hit.node):
+    if value is not None and value is not hit.node and contains(value, hit.node):
         loss = slicer.tree(value, site.scope, site.order)
     return {
         "kind": "expr",

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from .contract import KEEP_KWARGS
+
 UNSAFE_OPS = frozenset(
     {
         "Log",
@@ -268,28 +270,7 @@ CMPOPS: dict[str, ast.cmpop] = {
     "==": ast.Eq(),
     "!=": ast.NotEq(),
 }
-KWARGS = frozenset(
-    {
-        "axis",
-        "keepdims",
-        "clip_value_min",
-        "clip_value_max",
-        "clip_norm",
-        "axes",
-        "ord",
-        "logits",
-        "labels",
-        "pos_weight",
-        "x",
-        "y",
-        "condition",
-        "dtype",
-        "depth",
-        "epsilon",
-        "transpose_a",
-        "transpose_b",
-    }
-)
+KWARGS = KEEP_KWARGS
 
 
 # ---------------------------------------------------------------- tree -> ast

@@ -228,7 +228,10 @@ STEP_BLOWUP = 50.0  # a step of more than 50 x lr on a gradient of 1e-4..1e-2 is
 
 
 def verify_epsilon(cfg: Config, safe: Config, dtype: str) -> dict[str, Any]:
-    (bad, step), (ref, ref_step) = tiny_gradient_step(cfg, DTYPES[dtype]), tiny_gradient_step(safe, DTYPES[dtype])
+    (bad, step), (ref, ref_step) = (
+        tiny_gradient_step(cfg, DTYPES[dtype]),
+        tiny_gradient_step(safe, DTYPES[dtype]),
+    )
     eps = (
         cfg.epsilon
         if cfg.epsilon is not None
@@ -252,7 +255,11 @@ def verify_epsilon(cfg: Config, safe: Config, dtype: str) -> dict[str, Any]:
             "symptom": "diverges",
             "dtype": dtype,
             "inputs": inputs,
-            "observed": {"largest_step": step, "control_largest_step": ref_step, "learning_rate": cfg.lr},
+            "observed": {
+                "largest_step": step,
+                "control_largest_step": ref_step,
+                "learning_rate": cfg.lr,
+            },
             "detail": f"{what} in {dtype}: a gradient of 1e-4..1e-2 moves a weight by "
             f"{format_number(step)} in one step ({format_number(step / cfg.lr)} x lr); with "
             f"epsilon 1e-4 the largest step is {format_number(ref_step)}",

@@ -1,0 +1,20 @@
+"""The probe contract shared by the static slicer and the TensorFlow tracer.
+
+The slicer keeps only these ops and keyword arguments; the tracer accepts nothing else.
+Plain data, no TensorFlow import.
+"""
+
+from __future__ import annotations
+
+ALLOWED_OPS = frozenset(
+    """log log1p exp expm1 log_softmax log_sigmoid reduce_logsumexp xlogy sigmoid softmax relu
+    relu6 softplus tanh square sqrt rsqrt reciprocal abs pow acos asin atanh divide divide_no_nan
+    multiply add subtract negative maximum minimum clip_by_value clip_by_norm where cast
+    stop_gradient identity reduce_sum reduce_mean reduce_max reduce_min reduce_prod reduce_std
+    reduce_variance count_nonzero norm euclidean_norm l2_normalize matmul one_hot sigmoid_xent
+    softmax_xent weighted_xent zeros ones constant""".split()
+)
+KEEP_KWARGS = frozenset(
+    """axis keepdims clip_value_min clip_value_max clip_norm axes ord logits labels pos_weight x y
+    condition dtype depth epsilon transpose_a transpose_b""".split()
+)
