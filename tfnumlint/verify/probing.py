@@ -437,11 +437,13 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         return verify_underflow(probe, dtype)
     if rule == "TNL401" and '"k": "input"' not in json.dumps(probe.get("target")):
         return verify_constant_absorption(probe, dtype)
-    if rule in RANGE_RULES:  # a cheap forward-only trace first: most safe forms end here
-        by_range = range_refutation(build(probe, dtype, extras=False, grads=False))
+    # One trace serves both: the interval analysis reads the forward ops of the same graph
+    # the probes run on (tracing is most of a probe's cost; most findings go on to be probed).
+    program = build(probe, dtype)
+    if rule in RANGE_RULES:
+        by_range = range_refutation(program)
         if by_range is not None:
             return by_range
-    program = build(probe, dtype)
     if rule == "TNL105":
         return verify_diverges(program, probe)
     rows = point_grid(program.inputs, dtype)
