@@ -476,3 +476,72 @@ def test_float32_by_default():
         opt = tf.keras.optimizers.Adam(1e-4)
         """
     assert lint(src) == []
+
+
+# -- one level of interprocedural provenance -----------------------------------------------
+
+
+def test_probability_returned_by_a_module_function_reaches_the_log():
+    src = """\
+        import tensorflow as tf
+
+
+        def discriminator(x):
+            logits = tf.matmul(x, w)
+            return tf.nn.sigmoid(logits), logits
+
+
+        D_real, D_logit_real = discriminator(X)
+        D_fake, D_logit_fake = discriminator(Z)
+        d_loss = -tf.reduce_mean(tf.math.log(D_real) + tf.math.log(1.0 - D_fake))
+        """
+    found = lint(src, select=["TNL101"])
+    assert [(f.rule, f.line) for f in found] == [("TNL101", 11), ("TNL101", 11)]
+    assert all("sigmoid" in f.message and "by its name" not in f.message for f in found)
+
+
+def test_probability_returned_by_a_keras_model_call_and_a_method():
+    src = """\
+        import tensorflow as tf
+
+
+        class Disc(tf.keras.Model):
+            def call(self, x):
+                return tf.nn.sigmoid(self.dense(x))
+
+
+        class Net:
+            def probs(self, x):
+                return tf.nn.softmax(x)
+
+            def loss(self, x, y):
+                return -tf.reduce_sum(y * tf.math.log(self.probs(x)))
+
+
+        disc = Disc()
+
+
+        def gen_loss(z):
+            out = disc(z)
+            return -tf.reduce_mean(tf.math.log(out))
+        """
+    assert {(f.rule, f.line) for f in lint(src, select=["TNL101", "TNL103"])} == {
+        ("TNL101", 14),
+        ("TNL103", 14),
+        ("TNL101", 22),
+    }
+
+
+def test_a_function_returning_logits_is_not_a_probability():
+    src = """\
+        import tensorflow as tf
+
+
+        def head(x):
+            return tf.matmul(x, w)
+
+
+        def loss(x):
+            return tf.math.log(tf.clip_by_value(head(x), 1e-7, 1.0))
+        """
+    assert lint(src, select=["TNL101", "TNL103"]) == []

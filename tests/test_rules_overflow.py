@@ -155,3 +155,27 @@ def test_tnl302_keras_ops_where():
 )
 def test_tnl302_silent(body):
     assert hits("TNL302", func(body, "x, n")) == []
+
+
+def test_tnl301_silent_on_exp_of_a_log_likelihood():
+    src = """\
+        import tensorflow as tf
+
+
+        def ratio(p, q, x):
+            log_p = tf.math.log(p) - tf.math.log1p(-x)
+            log_q = tf.math.xlogy(x, q)
+            return tf.exp(log_p - log_q)
+        """
+    assert hits("TNL301", src) == []
+
+
+def test_tnl301_still_fires_on_a_plain_difference():
+    src = """\
+        import tensorflow as tf
+
+
+        def weights(a, b):
+            return tf.exp(a - b)
+        """
+    assert [f.rule for f in hits("TNL301", src)] == ["TNL301"]

@@ -124,6 +124,7 @@ class ClassInfo:
     node: cst.ClassDef
     attrs: dict[str, list[Binding]] = field(default_factory=dict)
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    method_scopes: dict[str, Scope] = field(default_factory=dict)
     bases: list[str] = field(default_factory=list)
 
 
@@ -166,6 +167,7 @@ class ModuleInfo:
     scopes: list[Scope] = field(default_factory=list)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)  # module-level def/class names
+    functions: dict[str, Scope] = field(default_factory=dict)  # module-level defs
 
     def float16_storage(self, scope: Scope) -> bool:
         """float16 variables or casts, not just the mixed policy (which keeps variables and
@@ -379,6 +381,7 @@ def _enter_function(info: ModuleInfo, node, outer: Scope, stack: list, stmt) -> 
         scope.params[p.name.value] = p
     if cls is not None and isinstance(node, cst.FunctionDef):
         cls.methods[node.name.value] = node
+        cls.method_scopes[node.name.value] = scope
         first = list(params.posonly_params) + list(params.params)
         if first:
             scope.self_name = first[0].name.value
@@ -386,6 +389,7 @@ def _enter_function(info: ModuleInfo, node, outer: Scope, stack: list, stmt) -> 
         outer.bindings.setdefault(node.name.value, []).append(Binding(0, 0, None, outer))
         if outer.kind == "module":
             info.defined.add(node.name.value)
+            info.functions[node.name.value] = scope
         head = [*node.decorators, node.params]  # decorators run in the outer scope
     else:
         head = [node.params]

@@ -76,6 +76,8 @@ class Val:
     one_hot: bool = False
     logits: cst.BaseExpression | None = None  # for sigmoid/softmax outputs: their input
     tuple_items: tuple[Val, ...] | None = None
+    instance_of: str | None = None  # an instance of a class defined in this module
+    log_space: bool = False  # computed from logs (a log-likelihood): exp of it is intended
 
     @property
     def known(self) -> bool:
@@ -91,6 +93,9 @@ class Val:
 
 
 UNKNOWN = Val()
+LOG_SPACE_OPS = frozenset(
+    {"log", "log1p", "xlogy", "log_softmax", "log_sigmoid", "reduce_logsumexp"}
+)
 
 
 def constant(value: float) -> Val:
@@ -365,6 +370,7 @@ class Evaluator:
                 zero_weak=a.zero_weak and b.zero_weak,
                 desc=f"{_p(a.desc)} + {_p(b.desc)}",
                 has_exp=a.has_exp or b.has_exp,
+                log_space=a.log_space or b.log_space,
             )
         if isinstance(op, cst.Subtract):
             if b.kind == "reduce_max":  # x - reduce_max(x): the max-shifted form, <= 0
@@ -383,6 +389,7 @@ class Evaluator:
                 desc=f"{_p(a.desc)} - {_p(b.desc)}",
                 logits=b.logits if prob else None,
                 has_exp=a.has_exp or b.has_exp,
+                log_space=a.log_space or b.log_space,
                 activation=b.kind if prob and b.kind in ("sigmoid",) else None,
             )
         if isinstance(op, cst.Multiply):
@@ -403,6 +410,7 @@ class Evaluator:
                 one_hot=a.one_hot and b.one_hot,
                 desc=f"{_p(a.desc)} * {_p(b.desc)}",
                 has_exp=a.has_exp or b.has_exp,
+                log_space=a.log_space or b.log_space,
             )
         if isinstance(op, cst.Divide):
             if b.lo > 0 or b.hi < 0:
@@ -452,7 +460,7 @@ class Evaluator:
             return handler(self, node, args, scope, order)
         if op.startswith("optimizer:") or op.startswith("loss:"):
             return Val(op, desc=op)
-        return Val(op, tensor=True, desc=f"the {op} output")
+        return Val(op, tensor=True, desc=f"the {op} output", log_space=op in LOG_SPACE_OPS)
 
     def _plain_call(self, node: cst.Call, scope: Scope, order: int) -> Val:
         func = self.value(node.func, scope, order)
@@ -474,6 +482,9 @@ class Evaluator:
             return Val("linear", tensor=True, desc=f"a linear {func.kind} output")
         if func.kind in ("layer", "model"):
             return Val("call", tensor=True, desc=f"a {func.kind} output")
+        returned = self._returned(node, func, scope, order)
+        if returned is not None:
+            return returned
         # numpy scalar constructors and float(): pass constants through
         if isinstance(node.func, (cst.Name, cst.Attribute)) and node.args:
             name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
@@ -482,6 +493,42 @@ class Evaluator:
                 if inner.const is not None:
                     return inner
         return Val("call", desc=f"the result of `{_callee_text(node.func)}`")
+
+    def _returned(self, node: cst.Call, func: Val, scope: Scope, order: int) -> Val | None:
+        """What a call to a function or class of this module returns: one level of
+        interprocedural provenance (`d_real = discriminator(x)` with a sigmoid return)."""
+        info = self.info
+        callee: Scope | None = None
+        if func.instance_of is not None:
+            cls = info.classes.get(func.instance_of)
+            if cls is not None:
+                callee = cls.method_scopes.get("call") or cls.method_scopes.get("__call__")
+        elif isinstance(node.func, cst.Name):
+            name = node.func.value
+            found = self.lookup(name, scope, order)
+            if name in info.classes and isinstance(found, Binding) and found.value is None:
+                return Val("instance", instance_of=name, desc=f"a `{name}`")
+            if name in info.functions and isinstance(found, Binding) and found.value is None:
+                callee = info.functions[name]
+        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            s: Scope | None = scope
+            while s is not None and s.kind != "function":
+                s = s.parent
+            if s is not None and s.cls is not None and s.self_name == node.func.value.value:
+                callee = s.cls.method_scopes.get(node.func.attr.value)
+        if callee is None or not callee.returns:
+            return None
+        values = [self.value(v, callee, at) for at, v in callee.returns]
+        for v in values:  # a probability return wins: that is the hazard downstream
+            if v.prob or (v.tuple_items and any(i.prob for i in v.tuple_items)):
+                return replace(
+                    v,
+                    desc=f"the return of `{_callee_text(node.func)}` ({v.desc})"
+                    if v.desc
+                    else v.desc,
+                )
+        known = [v for v in values if v.known or v.tuple_items]
+        return known[0] if known else None
 
     def arg(self, node: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
         for a in node.args:
@@ -600,6 +647,7 @@ def _reduce(kind: str):
                 tensor=True,
                 zero=inner.zero if keeps_zero else None,
                 zero_weak=inner.zero_weak,
+                log_space=inner.log_space,
                 exp_sum=inner.has_exp,
                 desc=f"reduce_sum({inner.desc or '...'})",
             )

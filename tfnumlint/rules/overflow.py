@@ -24,8 +24,8 @@ def exp_overflow(site: Site, ctx: Context):
         return
     if v.kind not in _COMPUTED and not (dtype == "float16" and v.tensor):
         return
-    if v.kind == "diff" and _max_shifted(x):
-        return
+    if (v.kind == "diff" and _max_shifted(x)) or v.log_space:
+        return  # a max-shifted value, or a log-likelihood whose exp is the point
     yield Hit(
         site.node,
         f"exp of {v.desc or 'an unbounded value'} overflows to inf once it passes {limit} in "
