@@ -81,6 +81,13 @@ class Program:
     logits: set[str]
     has_loss: bool
     ops: set[str]
+    make_traced: Any = None  # builds the traced function with the climb objective, on demand
+    _traced: Any = None
+
+    def traced(self) -> Any:
+        if self._traced is None:
+            self._traced = self.make_traced() if self.make_traced else self.fn
+        return self._traced
 
 
 def probe_dtype(probe: dict[str, Any]) -> str:
@@ -136,45 +143,63 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
     logits = trace.logit_inputs(target_tree) | trace.logit_inputs(loss_tree)
     logits |= {i.name for i in inputs if i.prob}
 
-    def body(*xs: tf.Tensor) -> dict[str, tf.Tensor]:
-        with tf.GradientTape(persistent=True) as tape:
-            tape.watch(xs)
-            values = {}
-            for spec, x in zip(inputs, xs, strict=True):
-                values[spec.ident] = tf.math.sigmoid(x) if spec.prob else x
-            with tf.name_scope("target"):
-                target = trace.evaluate(target_code, values)
-            target = tf.cast(tf.convert_to_tensor(target), tf_dtype)
-            objective = climb_objective(path)
-            if loss_code is not None:
-                with tf.name_scope("loss"):
-                    loss = tf.cast(
-                        tf.convert_to_tensor(trace.evaluate(loss_code, values)), tf_dtype
-                    )
-            else:
-                loss = target
-            t_sum, l_sum = tf.reduce_sum(target), tf.reduce_sum(loss)
-        check_batched(target, loss)
-        out = {"t": target, "l": per_row(loss)}
-        if not grads:
-            return out
-        if noeps_code is not None:
-            out["t0"] = tf.cast(tf.convert_to_tensor(trace.evaluate(noeps_code, values)), tf_dtype)
-        if objective is not None:
-            out["obj"] = objective
-        for spec, x in zip(inputs, xs, strict=True):
-            v = values[spec.ident]
-            out[f"gt_{spec.ident}"] = zero_if_none(tape.gradient(t_sum, v), v)
-            out[f"gz_{spec.ident}"] = zero_if_none(tape.gradient(l_sum, x), x)
-            if objective is not None:
-                out[f"go_{spec.ident}"] = zero_if_none(
-                    tape.gradient(tf.reduce_sum(objective), x), x
+    def make_body(grads: bool):
+        def body(*xs: tf.Tensor) -> dict[str, tf.Tensor]:
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(xs)
+                values = {}
+                for spec, x in zip(inputs, xs, strict=True):
+                    values[spec.ident] = tf.math.sigmoid(x) if spec.prob else x
+                with tf.name_scope("target"):
+                    target = trace.evaluate(target_code, values)
+                target = tf.cast(tf.convert_to_tensor(target), tf_dtype)
+                objective = climb_objective(path)
+                if loss_code is not None:
+                    with tf.name_scope("loss"):
+                        loss = tf.cast(
+                            tf.convert_to_tensor(trace.evaluate(loss_code, values)), tf_dtype
+                        )
+                else:
+                    loss = target
+                t_sum, l_sum = tf.reduce_sum(target), tf.reduce_sum(loss)
+            check_batched(target, loss)
+            out = {"t": target, "l": per_row(loss)}
+            if not grads:
+                return out
+            if noeps_code is not None:
+                out["t0"] = tf.cast(
+                    tf.convert_to_tensor(trace.evaluate(noeps_code, values)), tf_dtype
                 )
-        return out
+            if objective is not None:
+                out["obj"] = objective
+            for spec, x in zip(inputs, xs, strict=True):
+                v = values[spec.ident]
+                out[f"gt_{spec.ident}"] = zero_if_none(tape.gradient(t_sum, v), v)
+                out[f"gz_{spec.ident}"] = zero_if_none(tape.gradient(l_sum, x), x)
+                if objective is not None:
+                    out[f"go_{spec.ident}"] = zero_if_none(
+                        tape.gradient(tf.reduce_sum(objective), x), x
+                    )
+            return out
+
+        return body
 
     specs = [tf.TensorSpec([None, 1, k], tf_dtype, name=i.ident) for i in inputs]
-    fn = tf.function(body, autograph=False).get_concrete_function(*specs)
-    return Program(probe, dtype, inputs, k, fn, fn.graph, logits, loss_code is not None, ops)
+    # The forward graph alone is cheap to trace (~9 ms) and is all the interval analysis and
+    # the source mapping need; values and gradients at the points run eagerly.  Tracing the
+    # gradient graph too costs ~45 ms, so that is done only if the gradient climb needs it.
+    forward = tf.function(make_body(False), autograph=False).get_concrete_function(*specs)
+    if not grads:
+        return Program(
+            probe, dtype, inputs, k, forward, forward.graph, logits, loss_code is not None, ops
+        )
+    full = make_body(True)
+
+    def traced():
+        return tf.function(full, autograph=False).get_concrete_function(*specs)
+
+    return Program(probe, dtype, inputs, k, full, forward.graph, logits, loss_code is not None, ops,
+                   make_traced=traced)  # fmt: skip
 
 
 def zero_if_none(g: tf.Tensor | None, like: tf.Tensor) -> tf.Tensor:
@@ -188,7 +213,10 @@ def per_row(x: tf.Tensor) -> tf.Tensor:
 
 
 def check_batched(*tensors: tf.Tensor) -> None:
-    """Every output must keep the point axis; otherwise rows would mix."""
+    """Every output must keep the point axis; otherwise rows would mix.  Checked while
+    tracing (the batch axis is unknown there); the eager run repeats the traced computation."""
+    if tf.executing_eagerly():
+        return
     for t in tensors:
         if t.shape.rank is None or t.shape.rank < 1 or t.shape[0] is not None:
             raise UnsupportedProbe(f"a dynamic shape it could not bind (output shape {t.shape})")
@@ -196,6 +224,8 @@ def check_batched(*tensors: tf.Tensor) -> None:
 
 def climb_objective(path: str) -> tf.Tensor | None:
     """Per-row distance of the target's unsafe ops' inputs to their danger zone (GRIST)."""
+    if tf.executing_eagerly():
+        return None  # the objective reads graph ops: only the traced function has them
     graph = tf.compat.v1.get_default_graph()
     terms = []
     for op in trace.unsafe_ops(graph, path, "target/"):
@@ -303,9 +333,11 @@ def to_batch(program: Program, rows: np.ndarray) -> list[tf.Tensor]:
     return tensors
 
 
-def run(program: Program, rows: np.ndarray) -> dict[str, np.ndarray]:
-    """One call of the traced function over every row; results as float64 numpy arrays."""
-    out = program.fn(*to_batch(program, rows))
+def run(program: Program, rows: np.ndarray, traced: bool = False) -> dict[str, np.ndarray]:
+    """One call over every row (eager, or the traced function with the climb objective);
+    results as float64 numpy arrays."""
+    fn = program.traced() if traced else program.fn
+    out = fn(*to_batch(program, rows))
     return {k: np.asarray(tf.cast(v, tf.float64)) for k, v in out.items()}
 
 
@@ -526,14 +558,16 @@ def climb(
     program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float
 ) -> Witness | None:
     """GRIST: sign-gradient steps on the inputs toward the unsafe ops' danger zone."""
-    if "obj" not in res or not program.inputs:
+    if not program.inputs:
         return None
     start = rows[np.isfinite(flat(res["t"])).all(1)][:64].copy()
     if not len(start):
         return None
     npd = iv.np_dtype(program.dtype)
     x = start
-    out = run(program, x)
+    out = run(program, x, traced=True)
+    if "obj" not in out:
+        return None
     for _ in range(CLIMB_STEPS):
         step = np.zeros_like(x)
         for j, spec in enumerate(program.inputs):
@@ -543,7 +577,7 @@ def climb(
             return None
         x = np.asarray((x + step).astype(npd), dtype=np.float64)
         x = np.nan_to_num(x, nan=0.0, posinf=float(iv.finfo(program.dtype).max))
-        out = run(program, x)
+        out = run(program, x, traced=True)
         found = find_symptom(program, x, out, thr)
         if found is not None:
             return found
