@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from .cache import Cache, key
@@ -102,20 +101,3 @@ def apply_per_file_ignores(results: list[FileResult], config: Config) -> None:
 
 def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
-
-
-def timed(fn, *args):
-    start = time.perf_counter()
-    value = fn(*args)
-    return value, time.perf_counter() - start
-
-
-__all__ = [
-    "Job",
-    "analyse",
-    "analyse_file",
-    "apply_per_file_ignores",
-    "asdict",
-    "default_jobs",
-    "timed",
-]

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..analysis.module import Site
 from . import Context, Hit, rule
-from .common import EXP_OVERFLOW, first_arg, fmt, split_eps, underflows
+from .common import EXP_OVERFLOW, first_arg, split_eps, underflows
 
 # Producers with no upper bound in practice: raw linear outputs, negations, differences.
 _COMPUTED = frozenset({"matmul", "diff", "linear", "neg"})
@@ -161,6 +161,3 @@ def where_nan_gradient(site: Site, ctx: Context):
                 site,
             )
             return
-
-
-__all__ = ["exp_overflow", "fmt", "manual_softmax", "where_nan_gradient"]
