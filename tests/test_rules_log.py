@@ -387,3 +387,16 @@ def test_tnl106_through_assigned_names():
 )
 def test_tnl106_silent(body):
     assert hits("TNL106", func(body, "scores")) == []
+
+
+def test_tnl104_log_of_raw_placeholder_data():
+    src = """\
+        import tensorflow.compat.v1 as tf
+
+        x = tf.placeholder(tf.float32, [None, 10])
+        features = tf.log(x)
+        safe = tf.log(tf.clip_by_value(x, 1e-7, 1e7))
+        """
+    found = hits("TNL104", src)
+    assert [f.line for f in found] == [4]
+    assert "placeholder" in found[0].message

@@ -132,8 +132,9 @@ def _same_code(ctx: Context, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         return False
 
 
-# Producers whose output is routinely <= 0: a raw linear output, a difference, a tanh.
-_COMPUTED = frozenset({"matmul", "diff", "linear", "tanh"})
+# Producers whose output is routinely <= 0: a raw linear output, a difference, a tanh; and
+# raw input data fed through a placeholder or a Keras Input, which nothing keeps positive.
+_COMPUTED = frozenset({"matmul", "diff", "linear", "tanh", "placeholder", "input"})
 
 
 @rule("TNL104", ops={"log"})
