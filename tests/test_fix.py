@@ -232,6 +232,24 @@ SNAPSHOTS = {
             return a + b
         """,
     ),
+    "softplus_by_hand": (
+        {"TNL105"},
+        False,
+        """
+        import tensorflow as tf
+
+
+        def smooth_relu(z):
+            return tf.math.log(1.0 + tf.exp(z))  # overflows past z = 88.7
+        """,
+        """
+        import tensorflow as tf
+
+
+        def smooth_relu(z):
+            return tf.math.softplus(z)  # overflows past z = 88.7
+        """,
+    ),
     "manual_softmax": (
         {"TNL301"},
         False,

@@ -27,6 +27,7 @@ from ..rules.common import additive_terms, first_arg, split_eps, underflows
 API: dict[str, tuple[str, str | None]] = {
     "log": ("math.log", "log"),
     "log1p": ("math.log1p", None),
+    "softplus": ("math.softplus", "softplus"),
     "expm1": ("math.expm1", None),
     "log_softmax": ("nn.log_softmax", None),
     "log_sigmoid": ("math.log_sigmoid", None),
@@ -702,11 +703,24 @@ def fix_tnl105(ctx: Context, hit: Hit) -> Plan | None:
         rest = [t for t, s in terms if ctx.val(t, site).const is None]
         if len(terms) != 2 or len(rest) != 1:
             return None
+        inner = rest[0]
+        if (
+            isinstance(inner, cst.Call)
+            and ctx.op(inner) == "exp"
+            and first_arg(inner, "x") is not None
+        ):
+            # log(1 + exp(z)) is softplus(z); log1p(exp(z)) would still overflow past z = 88.7
+            return Plan(
+                "TNL105",
+                "safe",
+                "use tf.math.softplus(z)",
+                [Edit(node, Call("softplus", [_here(first_arg(inner, "x"), site)]))],
+            )
         return Plan(
             "TNL105",
             "safe",
             "use tf.math.log1p(x)",
-            [Edit(node, Call("log1p", [_here(rest[0], site)]))],
+            [Edit(node, Call("log1p", [_here(inner, site)]))],
         )
     if isinstance(node, cst.BinaryOperation):  # exp(x) - 1
         x = first_arg(node.left, "x")
