@@ -29,7 +29,7 @@ from ..engine import LintOptions, lint_source, run_checks, suppressed
 from ..model import Finding, Fix
 from ..source import Source, SourceError, read_source
 from . import proof as proofs
-from .rewrites import API, REWRITES, Keep, Plan, Renderer, Src, plan_for
+from .rewrites import API, REWRITES, Keep, Plan, Renderer, Src, plan_for, pure
 
 MAX_PASSES = 4
 _STRICTER = {"safe": 0, "unsafe": 1, "suggestion": 2}
@@ -222,7 +222,7 @@ def _dead_statements(ctx, parents, plans: list[Plan], rendered: dict[int, cst.CS
             and not any(e.comment for e in line.leading_lines)
         ):
             continue
-        if not _calls_only_tf(ctx, value) or any(contains(e.node, line) for e in edits):
+        if not pure(ctx, value) or any(contains(e.node, line) for e in edits):
             continue
         total = _count_names(scope.node, name)
         inside = sum(_count_names(e.node, name) for e in edits if not _nested(e, edits))
@@ -241,19 +241,6 @@ def _nested(edit, edits) -> bool:
 def _nested_id(key: int, edits) -> bool:
     own = [e for e in edits if id(e.node) == key]
     return bool(own) and _nested(own[0], edits)
-
-
-def _calls_only_tf(ctx, node) -> bool:
-    ok = True
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            nonlocal ok
-            if ctx.op(n) is None:
-                ok = False
-
-    node.visit(V())
-    return ok
 
 
 def _count_names(node: cst.CSTNode, name: str) -> int:

@@ -877,7 +877,8 @@ _WHERE_UNSAFE = frozenset(
 )
 
 
-def _pure(ctx: Context, node: cst.CSTNode) -> bool:
+def pure(ctx: Context, node: cst.CSTNode) -> bool:
+    """Only TF/Keras calls, no walrus, no lambda: safe to evaluate twice or to drop."""
     ok = True
 
     class V(cst.CSTVisitor):
@@ -927,7 +928,7 @@ def _unsafe_input(ctx: Context, node: cst.CSTNode, depth: int = 0):
 def fix_tnl302(ctx: Context, hit: Hit) -> Plan | None:
     site, call = hit.site, hit.node
     cond = ctx.arg(call, 0, "condition")
-    if cond is None or not _pure(ctx, cond) or any(a.star for a in call.args):
+    if cond is None or not pure(ctx, cond) or any(a.star for a in call.args):
         return None
     for index, key in ((1, "x"), (2, "y")):
         branch = ctx.arg(call, index, key)
@@ -937,7 +938,7 @@ def fix_tnl302(ctx: Context, hit: Hit) -> Plan | None:
         if not found:
             continue
         x, op = found
-        if not _pure(ctx, x):
+        if not pure(ctx, x):
             return None
         sub = Call(_SUBSTITUTE.get(op, "ones"), [_here(x, site)])
         pair = [_here(x, site), sub] if index == 1 else [sub, _here(x, site)]
