@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import pytest
 from conftest import lint, run_cli
@@ -132,3 +133,11 @@ def test_explain_unknown_code_is_a_usage_error():
     assert len(lines) == 1, proc.stderr
     assert "TNL999" in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_readme_rule_table_matches_the_docs():
+    """The README's rule table lists every rule with its doc's name, severity and fix."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for code, doc in all_docs().items():
+        row = f"| [{code}](rules/{code}.md) | {doc.name} | {doc.severity} | {doc.fix} |"
+        assert row in readme, row
