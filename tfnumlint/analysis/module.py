@@ -423,3 +423,15 @@ def contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
             return True
         stack.extend(n.children)
     return False
+
+
+def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    """id(node) -> its parent, for every node under ``root``."""
+    out: dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        for c in n.children:
+            out[id(c)] = n
+            stack.append(c)
+    return out

@@ -24,7 +24,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ..analysis.module import contains
+from ..analysis.module import contains, parent_map
 from ..engine import LintOptions, lint_source, run_checks, suppressed
 from ..model import Finding, Fix
 from ..source import Source, SourceError, read_source
@@ -108,17 +108,6 @@ def _fit(original, new, parent):
     if isinstance(new, (cst.BinaryOperation, cst.UnaryOperation)) and needs:
         return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return new
-
-
-def _parents(module: cst.Module) -> dict[int, cst.CSTNode]:
-    out: dict[int, cst.CSTNode] = {}
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        n = stack.pop()
-        for c in n.children:
-            out[id(c)] = n
-            stack.append(c)
-    return out
 
 
 def _analyse(text: str, options: LintOptions):
@@ -378,7 +367,7 @@ def _plan_file(work: _Work, options: LintOptions, first: bool, prover_jobs: list
 def _apply_pass(entries, unsafe: bool, first: bool) -> list[_Work]:
     changed = []
     for work, module, ctx, namer, plans in entries:
-        parents = _parents(module)
+        parents = parent_map(module)
         chosen = []
         for finding, plan, rendered, _job in plans:
             if first and finding is not None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..analysis.module import Binding, Scope, Site
+from ..analysis.module import Binding, Scope, Site, parent_map
 from ..rules import Context, Hit
 from ..rules.common import additive_terms, first_arg, split_eps, underflows
 
@@ -631,20 +631,9 @@ def _signed(ir, sign: int, scale):
     return Neg(ir) if sign < 0 else ir
 
 
-def _parents(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
-    out: dict[int, cst.CSTNode] = {}
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        for c in n.children:
-            out[id(c)] = n
-            stack.append(c)
-    return out
-
-
 def fix_tnl103(ctx: Context, hit: Hit) -> Plan | None:
     site = hit.site
-    parents = _parents(site.statement)
+    parents = parent_map(site.statement)
     node: cst.CSTNode | None = hit.node
     best = None
     while node is not None and node is not site.statement:
@@ -674,7 +663,7 @@ def _clip_fallback(ctx: Context, hit: Hit) -> Plan | None:
         return None
     edits = []
     seen = set()
-    parents = _parents(site.statement)
+    parents = parent_map(site.statement)
     top: cst.CSTNode = hit.node
     while id(top) in parents and isinstance(parents[id(top)], cst.BinaryOperation):
         top = parents[id(top)]
