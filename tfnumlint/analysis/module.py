@@ -123,7 +123,6 @@ class Binding:
 class ClassInfo:
     node: cst.ClassDef
     attrs: dict[str, list[Binding]] = field(default_factory=dict)
-    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     method_scopes: dict[str, Scope] = field(default_factory=dict)
     bases: list[str] = field(default_factory=list)
 
@@ -164,7 +163,6 @@ class ModuleInfo:
     root: Scope
     calls: list[Site] = field(default_factory=list)
     binops: list[Site] = field(default_factory=list)
-    scopes: list[Scope] = field(default_factory=list)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)  # module-level def/class names
     functions: dict[str, Scope] = field(default_factory=dict)  # module-level defs
@@ -212,7 +210,7 @@ def build(module: cst.Module) -> ModuleInfo:
     """Walk ``module`` once and return everything the rules need."""
     imports = ImportMap()
     root = Scope("module", module, None)
-    info = ModuleInfo(module, imports, root, scopes=[root])
+    info = ModuleInfo(module, imports, root)
     order = 0
     # stack entries: (node, scope, statement, class_info) or (_LEAVE, callback)
     stack: list = [(module, root, module)]
@@ -369,7 +367,6 @@ _AUG_TO_BIN = {
 def _enter_function(info: ModuleInfo, node, outer: Scope, stack: list, stmt) -> Scope:
     cls = outer.cls if outer.kind == "class" else None
     scope = Scope("function", node, outer, cls=cls)
-    info.scopes.append(scope)
     params = node.params
     all_params = (
         list(params.posonly_params)
@@ -380,7 +377,6 @@ def _enter_function(info: ModuleInfo, node, outer: Scope, stack: list, stmt) -> 
     for p in all_params:
         scope.params[p.name.value] = p
     if cls is not None and isinstance(node, cst.FunctionDef):
-        cls.methods[node.name.value] = node
         cls.method_scopes[node.name.value] = scope
         first = list(params.posonly_params) + list(params.params)
         if first:
@@ -404,7 +400,6 @@ def _enter_class(info: ModuleInfo, node: cst.ClassDef, outer: Scope, stack: list
     cls.bases = [info.imports.resolve(b.value) or "" for b in node.bases]
     info.classes[node.name.value] = cls
     scope = Scope("class", node, outer, cls=cls)
-    info.scopes.append(scope)
     outer.bindings.setdefault(node.name.value, []).append(Binding(0, 0, None, outer))
     if outer.kind == "module":
         info.defined.add(node.name.value)
@@ -435,3 +430,12 @@ def parent_map(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
             out[id(c)] = n
             stack.append(c)
     return out
+
+
+def call_arg(call: cst.Call, index: int, *keywords: str) -> cst.BaseExpression | None:
+    """The argument given by one of ``keywords``, else the ``index``-th positional one."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value in keywords:
+            return a.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if 0 <= index < len(positional) else None

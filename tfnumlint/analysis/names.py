@@ -291,7 +291,6 @@ def _table() -> dict[str, str]:
 OPS: dict[str, str] = _table()
 
 # String activations / losses as Keras accepts them.
-PROBABILITY_ACTIVATIONS = frozenset({"sigmoid", "softmax"})
 PROBABILITY_LOSSES = frozenset(
     {
         "binary_crossentropy",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from ..floats import round_to
-from .module import Binding, ModuleInfo, Scope
+from .module import Binding, ModuleInfo, Scope, call_arg
 
 INF = math.inf
 
@@ -176,7 +176,6 @@ class Evaluator:
         self._memo: dict[int, Val] = {}
         self._active: set[int] = set()
         self._depth = 0
-        self._scope_of: dict[int, Scope] = {}
 
     # -- public -----------------------------------------------------------------------
     def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
@@ -530,13 +529,6 @@ class Evaluator:
         known = [v for v in values if v.known or v.tuple_items]
         return known[0] if known else None
 
-    def arg(self, node: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
-        for a in node.args:
-            if a.keyword is not None and a.keyword.value == keyword:
-                return a.value
-        positional = [a for a in node.args if a.keyword is None and not a.star]
-        return positional[index].value if index < len(positional) else None
-
 
 def _dotted(node: cst.BaseExpression) -> str:
     text = _callee_text(node)
@@ -677,16 +669,8 @@ def _has_one_hot(ev: Evaluator, args, scope, order) -> bool:
 
 def _clip(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     x = ev.value(args[0].value, scope, order) if args else UNKNOWN
-    lo_node = (
-        ev.arg(node, 1, "clip_value_min")
-        or ev.arg(node, 1, "x_min")
-        or ev.arg(node, 1, "min_value")
-    )
-    hi_node = (
-        ev.arg(node, 2, "clip_value_max")
-        or ev.arg(node, 2, "x_max")
-        or ev.arg(node, 2, "max_value")
-    )
+    lo_node = call_arg(node, 1, "clip_value_min", "x_min", "min_value")
+    hi_node = call_arg(node, 2, "clip_value_max", "x_max", "max_value")
     lo_v = ev.value(lo_node, scope, order) if lo_node is not None else UNKNOWN
     hi_v = ev.value(hi_node, scope, order) if hi_node is not None else UNKNOWN
     lo = max(x.lo, lo_v.lo) if lo_v.lo > -INF else (0.0 if x.prob else x.lo)
@@ -798,7 +782,7 @@ def _source(kind: str):
 
 
 def _layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    act_node = ev.arg(node, 1, "activation")
+    act_node = call_arg(node, 1, "activation")
     act: str | None = "linear" if act_node is None else None
     if isinstance(act_node, cst.Name) and act_node.value == "None":
         act = "linear"
@@ -823,7 +807,7 @@ def _sequential(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
 
 
 def _functional(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    out = ev.arg(node, 1, "outputs")
+    out = call_arg(node, 1, "outputs")
     if out is not None:
         val = ev.value(out, scope, order)
         act = val.kind if val.kind in (*_ACTIVATION_RANGES, "linear") else None

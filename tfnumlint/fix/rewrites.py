@@ -282,7 +282,6 @@ class Prob:
     logits: Src | None
     axis: Src | None
     folds: list[tuple[str, Scope]]
-    prob_node: cst.BaseExpression | None = None  # the probability itself, for clipping
 
 
 def trace_prob(ctx: Context, node: cst.BaseExpression, site: Site) -> Prob | None:
@@ -460,7 +459,6 @@ class _Term:
     label_complement: bool
     log_call: cst.Call
     prob: Prob | None
-    log_arg_rest: cst.BaseExpression
 
 
 def _factors(node: cst.BaseExpression, sign: int = 1) -> tuple[int, list[cst.BaseExpression]]:
@@ -506,7 +504,7 @@ def _term(ctx: Context, node: cst.BaseExpression, sign: int, site: Site) -> _Ter
         and ctx.val(inner.left, site).const == 1.0
     ):
         complement, inner = True, inner.right
-    return _Term(sign, coef, inner, complement, log_call, trace_prob(ctx, rest, site), rest)
+    return _Term(sign, coef, inner, complement, log_call, trace_prob(ctx, rest, site))
 
 
 def _code(ctx: Context, node) -> str:

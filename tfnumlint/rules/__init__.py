@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..analysis.module import ModuleInfo, Scope, Site
+from ..analysis.module import ModuleInfo, Scope, Site, call_arg
 from ..analysis.provenance import Evaluator, Val
 
 
@@ -98,13 +98,7 @@ class Context:
         return self.info.imports.op(node.func) if isinstance(node, cst.Call) else None
 
     def arg(self, call: cst.Call, index: int, *keywords: str) -> cst.BaseExpression | None:
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value in keywords:
-                return a.value
-        positional = [a for a in call.args if a.keyword is None and not a.star]
-        if index >= 0 and index < len(positional):
-            return positional[index].value
-        return None
+        return call_arg(call, index, *keywords)
 
     def fact(self, name: str, compute: Callable[[], object]) -> object:
         if name not in self._facts:

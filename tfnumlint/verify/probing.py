@@ -51,7 +51,6 @@ PREFERRED: dict[str, tuple[str, ...]] = {
 }
 GENERIC = ("nan-value", "inf-value", "nan-gradient", "inf-gradient")
 ONLY_PREFERRED = frozenset({"TNL302"})
-EXCLUSIVE = {"TNL105": "diverges", "TNL401": "epsilon-absorbed", "TNL402": "epsilon-underflow"}
 EXTREME_OK = frozenset({"TNL404", "TNL301", "TNL106"})
 
 

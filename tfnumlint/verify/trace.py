@@ -286,7 +286,6 @@ class Converter:
     """Converts probe trees into AST nodes that reference only namespace names."""
 
     input_ids: dict[str, str]
-    default_line: int
     ops_used: set[str] = field(default_factory=set)
 
     def node(self, tree: Any, line: int) -> ast.expr:
@@ -367,7 +366,7 @@ def compile_tree(
     tree: Any, input_ids: dict[str, str], path: str, line: int
 ) -> tuple[Any, set[str]]:
     """Compile a tree into a code object whose frames carry the user's path and lines."""
-    conv = Converter(input_ids, line)
+    conv = Converter(input_ids)
     body = conv.node(tree, line)
     expr = ast.Expression(body=body)
     ast.fix_missing_locations(expr)

@@ -70,7 +70,6 @@ class Outcome:
     dead: int = 0
     dead_loss: float = 0.0
     dead_logit: float = 0.0
-    final_loss: float = math.nan
 
     @property
     def symptom(self) -> str | None:
@@ -150,7 +149,6 @@ def train(cfg: Config, output: str, eps: float | None, dtype: tf.DType) -> Outco
         opt.apply_gradients([(grad, w)])
     if not np.isfinite(w.numpy()).all():
         out.nonfinite_step = STEPS
-    out.final_loss = float(loss.numpy())
     return out
 
 
