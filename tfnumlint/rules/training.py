@@ -536,7 +536,7 @@ def loss_summed_over_batch(site: Site, ctx: Context):
     scale = found[0].scale if found else None
     yield Hit(
         call,
-        f"the loss is summed over the batch (`{ctx.code(term)[:40]}`...) and trained with SGD at lr "
+        f"the loss is summed over the batch (`{_short(ctx.code(term))}`) and trained with SGD at lr "
         f"{fmt(lr)}: each step is lr x batch = {fmt(lr)} x {batch} = {fmt(lr * batch)} times the "
         f"mean gradient; use tf.reduce_mean (or keep the sum with lr {fmt(lr / batch)})",
         site,
@@ -550,6 +550,11 @@ def loss_summed_over_batch(site: Site, ctx: Context):
             "feature_count": _placeholder_width(ctx) or (scale.cols if scale else None),
         },
     )
+
+
+def _short(code: str, width: int = 50) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= width else code[: width - 3] + "..."
 
 
 def _placeholder_width(ctx: Context) -> int | None:

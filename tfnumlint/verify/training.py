@@ -691,7 +691,7 @@ def verify_summed(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
                 "mean_first_loss": ref.first, "mean_last_loss": ref.last}  # fmt: skip
     failed = got.nonfinite_step is not None or got.last > got.first
     healthy = ref.nonfinite_step is None and ref.last < ref.first
-    summed = (f"NaN/Inf at step {got.nonfinite_step}" if got.nonfinite_step is not None
+    summed = (f"is NaN/Inf at step {got.nonfinite_step}" if got.nonfinite_step is not None
               else f"goes from {got.first:.4g} to {got.last:.4g}")  # fmt: skip
     head = (f"a linear {form.replace('_', ' ')} layer on a batch of {x.shape[0]} x {x.shape[1]} "
             f"features, SGD at lr {format_number(cfg.lr)}")  # fmt: skip
