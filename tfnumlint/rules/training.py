@@ -222,7 +222,12 @@ def high_lr_saturating_output(site: Site, ctx: Context):
     out, loss = output_layer(ctx), probability_loss(ctx)
     if out is None or loss is None:
         return
-    guard = {"log_eps": f"log(p + {fmt(loss.eps or 0)})", "clip": "a clipped log", "log": "log(p)"}
+    eps = fmt(loss.eps or 0)
+    guard = {
+        "log_eps": f"log(p + {eps})",
+        "clip": f"log(clip(p, {eps}, 1 - {eps}))",
+        "log": "log(p)",
+    }
     yield Hit(
         call,
         f"learning rate {fmt(lr)} is above {fmt(threshold)} for {family} with {out.activation} "

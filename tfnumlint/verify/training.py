@@ -480,11 +480,12 @@ def dead_zone(probe: dict[str, Any]) -> str:
     form, eps = loss.get("form"), float(loss.get("eps") or 0.0)
     if form == "log_eps" and eps:
         return (
-            f"log(p + {format_number(eps)}) has a zero gradient once |logit| > {-math.log(eps):.3g}"
+            f"log(p + {format_number(eps)}) has a zero gradient past |logit| {-math.log(eps):.3g}"
         )
     if form == "clip" and eps:
-        return f"the clip to [{format_number(eps)}, 1 - {format_number(eps)}] zeroes the gradient once |logit| > {-math.log(eps):.3g}"
-    return "log(p) is -inf once |logit| > 88 (float32)"
+        return (f"the clip to [{format_number(eps)}, 1 - {format_number(eps)}] zeroes the "
+                f"gradient past |logit| {-math.log(eps):.3g}")  # fmt: skip
+    return "log(p) is -inf past |logit| 88 (float32)"
 
 
 def verify_saturation(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
@@ -501,9 +502,10 @@ def verify_saturation(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
     if got.step is None:
         return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs,
                 "observed": {"steps": HORIZON, "largest_logit": got.logit},
-                "detail": f"{layer} trained with {what} for {HORIZON} steps: the logits reach at "
-                f"most {got.logit:.3g} and {dead_zone(probe)}; the simulation cannot tell this "
-                "learning rate from a safe one"}  # fmt: skip
+                "detail": f"{layer} trained with {what} for {HORIZON} steps: the largest |logit| "
+                f"is {got.logit:.3g}, but no output saturates against its target, where "
+                f"{dead_zone(probe)}; the simulation cannot tell this learning rate from a safe "
+                "one"}  # fmt: skip
     ref = saturation_run(probe, slow, SLOW_HORIZON, dtype)
     ref_text = (f"lr {format_number(slow.lr)}: {ref.step} steps" if ref.step is not None
                 else f"lr {format_number(slow.lr)}: not within {SLOW_HORIZON} steps")  # fmt: skip
