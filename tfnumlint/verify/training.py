@@ -379,6 +379,36 @@ def run_training(step: Any, steps: int, watch: Any) -> tuple[int | None, Any]:
     return None, last
 
 
+CHUNK = 25  # optimizer steps per tf.function call: the Python round trip is most of a step
+
+
+def run_chunked(step: Any, steps: int, watch: Any) -> tuple[int | None, Any]:
+    """Like :func:`run_training` for a ``step`` whose first output flags the stop, but
+    ``CHUNK`` steps per compiled call: the loop runs inside TensorFlow and breaks at the
+    first flagged step, so the step number stays exact."""
+
+    @tf.function
+    def chunk(n):
+        out = step()
+        done = tf.constant(1)
+        for _ in tf.range(n - 1):
+            if out[0]:
+                break
+            out = step()
+            done += 1
+        return (done, *out)
+
+    total = 0
+    last = None
+    while total < steps:
+        done, *last = chunk(tf.constant(min(CHUNK, steps - total)))
+        total += int(done)
+        seen = watch(total, last)
+        if seen is not None:
+            return total, seen
+    return None, last
+
+
 def rebuild_features(spec: dict[str, Any] | None, rows: int | None, cols: int | None,
                      seed: int = 0) -> np.ndarray | None:  # fmt: skip
     """The features the source constructs, from the constructor's literal arguments."""
@@ -446,7 +476,6 @@ def saturation_run(probe: dict[str, Any], cfg: Config, steps: int, dtype: tf.DTy
     x, yt = tf.constant(h, dtype), tf.constant(y, dtype)
     opt = make_optimizer(cfg)
 
-    @tf.function
     def step():
         with tf.GradientTape(persistent=True) as tape:
             z = x @ w + b
@@ -456,21 +485,23 @@ def saturation_run(probe: dict[str, Any], cfg: Config, steps: int, dtype: tf.DTy
         dz = tape.gradient(loss, z)
         grads = tape.gradient(loss, [w, b])
         opt.apply_gradients([(grads[0], w), (grads[1], b)])
-        return z, per, dz, loss
+        dead = tf.logical_and(per > DEAD_LOSS, tf.equal(dz, 0))
+        flagged = tf.logical_or(tf.reduce_any(dead), tf.logical_not(tf.math.is_finite(loss)))
+        return flagged, z, per, dead, loss
 
     def watch(_i: int, out: Any) -> Saturation | None:
-        z, per, dz, loss = (t.numpy().astype(np.float64) for t in out)
+        if not bool(out[0]):  # one scalar per step; the arrays only when something happened
+            return None
+        z, per, dead, loss = (t.numpy() for t in out[1:])
+        z = z.astype(np.float64)
         if not np.isfinite(loss):
             return Saturation(None, float(np.nanmax(np.abs(z))), float(loss), True)
-        dead = (per > DEAD_LOSS) & (dz == 0)
-        if dead.any():
-            i = tuple(np.argwhere(dead)[0])
-            return Saturation(None, float(z[i]), float(per[i]))
-        return None
+        i = tuple(np.argwhere(dead)[0])
+        return Saturation(None, float(z[i]), float(per[i]))
 
-    at, seen = run_training(step, steps, watch)
+    at, seen = run_chunked(step, steps, watch)
     if at is None:
-        return Saturation(None, float(np.abs(seen[0].numpy()).max()))
+        return Saturation(None, float(np.abs(seen[1].numpy()).max()))
     seen.step = at
     return seen
 
