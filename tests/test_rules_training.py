@@ -348,6 +348,15 @@ def test_tnl505_not_for_data_prepared_elsewhere():
     assert hits("TNL505", src) == []
 
 
+def test_tnl505_not_for_a_squared_weight_penalty():
+    src = GD_LINSPACE.format(lr="0.1").replace(
+        "tf.square(w * x_data + b - y_data)",
+        "tf.nn.sigmoid_cross_entropy_with_logits(labels=y_data, logits=w * x_data + b))"
+        " + 0.01 * tf.reduce_sum(tf.square(w)",
+    )
+    assert hits("TNL505", src) == []
+
+
 def test_tnl505_not_for_adaptive_optimizers_or_cross_entropy():
     adam = GD_LINSPACE.format(lr="0.1").replace("SGD", "Adam")
     assert hits("TNL505", adam) == []

@@ -297,7 +297,10 @@ def squared_loss(ctx: Context) -> bool:
 
     def compute() -> bool:
         for s in ctx.info.calls:
-            if ctx.op(s.node) in ("square", "squared_difference"):
+            op = ctx.op(s.node)
+            if op == "squared_difference" or (
+                op == "square" and s.node.args and _residual(ctx, s.node.args[0].value, s)
+            ):
                 return True
             name = ctx.info.imports.resolve(s.node.func) or ""
             if name.rsplit(".", 1)[-1] in SQUARED_LOSS_NAMES:
@@ -312,11 +315,25 @@ def squared_loss(ctx: Context) -> bool:
                     return True
         for s in ctx.info.binops:
             node = s.node
-            if isinstance(node.operator, cst.Power) and ctx.val(node.right, s).const == 2:
+            if (
+                isinstance(node.operator, cst.Power)
+                and ctx.val(node.right, s).const == 2
+                and _residual(ctx, node.left, s)
+            ):
                 return True
         return False
 
     return bool(ctx.fact("squared_loss", compute))
+
+
+def _residual(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
+    """``pred - y``: a squared residual is a regression loss; ``square(w)`` is a penalty."""
+    node, _, _ = resolve(ctx, node, site.scope, site.order)
+    while isinstance(node, cst.Call) and ctx.op(node) in ("cast", "identity") and node.args:
+        node = node.args[0].value
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
+        return True
+    return isinstance(node, cst.Call) and ctx.op(node) == "subtract"
 
 
 def _is_variable(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
