@@ -420,7 +420,7 @@ def rebuild_features(spec: dict[str, Any] | None, rows: int | None, cols: int | 
     d = min(int(cols or spec.get("cols") or 1), MAX_FEATURES)
     dist = spec.get("dist")
     if dist == "linspace":
-        x = np.linspace(p[0], p[1], int(p[2]) if len(p) > 2 else n)
+        x = np.linspace(p[0], p[1], min(int(p[2]), MAX_ROWS) if len(p) > 2 else n)
         return np.resize(x, (n * d,)).reshape(n, d) if d > 1 else x.reshape(-1, 1)
     if dist == "uniform":
         return rng.uniform(p[0], p[1], (n, d))
