@@ -428,6 +428,52 @@ def test_tnl506_silent_without_a_literal_batch_size():
     assert hits("TNL506", src) == []
 
 
+def test_tnl506_keras_loss_function_summed_over_the_batch():
+    src = """\
+        import numpy as np
+        import tensorflow as tf
+
+
+        def summed_mse(y_true, y_pred):
+            return tf.reduce_sum(tf.square(y_true - y_pred))
+
+
+        x = np.random.rand(1000, 20) * 10
+        model = tf.keras.Sequential([tf.keras.Input(shape=(20,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.001), loss=summed_mse)
+        model.fit(x, x.sum(axis=1), batch_size=128, epochs=3)
+        """
+    [f] = hits("TNL506", src)
+    assert (f.line, f.source_line[f.column - 1 : f.end_column - 1]) == (11, "summed_mse")
+    assert "0.001 x 128 = 0.128 times the mean gradient" in f.message
+    assert probe_of("TNL506", src)["loss"] == "squared"
+    mean = src.replace("tf.reduce_sum(tf.square(", "tf.reduce_mean(tf.square(")
+    assert hits("TNL506", mean) == []
+    adam = src.replace("SGD(0.001)", "Adam(0.001)")
+    assert hits("TNL506", adam) == []
+
+
+def test_tnl506_gradient_tape_with_the_only_optimizer_sgd():
+    src = """\
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.random.rand(256, 784).astype("float32")
+        labels = np.random.randint(0, 10, 256)
+        w = tf.Variable(tf.zeros([784, 10]))
+        opt = tf.keras.optimizers.SGD(0.05)
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(x, w)
+            loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        grads = tape.gradient(loss, [w])
+        opt.apply_gradients(zip(grads, [w]))
+        """
+    [f] = hits("TNL506", src)
+    assert f.line == 11
+    assert "0.05 x 256 = 12.8 times" in f.message
+    assert probe_of("TNL506", src)["loss"] == "softmax_xent"
+
+
 RBM = """\
     import numpy as np
     import tensorflow as tf

@@ -14,6 +14,8 @@ from conftest import run_cli
 
 tf = pytest.importorskip("tensorflow")
 
+from tfnumlint.engine import LintOptions, lint_source  # noqa: E402
+from tfnumlint.source import Source  # noqa: E402
 from tfnumlint.verify import probing, training  # noqa: E402
 
 PROGRAMS = {
@@ -48,6 +50,34 @@ PROGRAMS = {
         batch_y = np.eye(10)[np.random.randint(0, 10, 200)]
         with tf.Session() as sess:
             sess.run(train_step, feed_dict={x: batch_x, y_: batch_y})
+        """,
+    "keras_summed_mse.py": """\
+        import numpy as np
+        import tensorflow as tf
+
+
+        def summed_mse(y_true, y_pred):
+            return tf.reduce_sum(tf.square(y_true - y_pred))
+
+
+        x = np.random.rand(1000, 20) * 10
+        model = tf.keras.Sequential([tf.keras.Input(shape=(20,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.001), loss=summed_mse)
+        model.fit(x, x.sum(axis=1), batch_size=128, epochs=3)
+        """,
+    "tape_summed_fused.py": """\
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.random.rand(256, 784).astype("float32")
+        labels = np.random.randint(0, 10, 256)
+        w = tf.Variable(tf.zeros([784, 10]))
+        opt = tf.keras.optimizers.SGD(0.05)
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(x, w)
+            loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        grads = tape.gradient(loss, [w])
+        opt.apply_gradients(zip(grads, [w]))
         """,
     "rbm.py": """\
         import numpy as np
@@ -180,6 +210,25 @@ def test_summed_cross_entropy_with_sgd_is_confirmed_with_the_effective_step(show
     assert v["observed"]["summed_nonfinite_step"] is not None
     assert v["observed"]["mean_last_loss"] < v["observed"]["mean_first_loss"]
     assert "with reduce_mean it falls" in v["detail"]
+
+
+def test_keras_loss_summed_over_the_batch_is_confirmed(shown):
+    [f] = only(shown, "keras_summed_mse.py", "TNL506")
+    v = f["verification"]
+    assert (v["status"], v["symptom"]) == ("confirmed", "diverges")
+    assert "0.001 x 128 = 0.128 times the mean gradient" in v["detail"]
+
+
+def test_fused_cross_entropy_summed_over_the_batch_that_still_trains_is_refuted(shown):
+    # a fused softmax cross-entropy has a bounded gradient: 12.8 x the mean step still trains
+    # this batch, so the verifier hides the finding
+    assert only(shown, "tape_summed_fused.py", "TNL506") == []
+    text = textwrap.dedent(PROGRAMS["tape_summed_fused.py"])
+    options = LintOptions(codes=frozenset({"TNL506"}), slice_probes=True)
+    [f] = lint_source(Source("t.py", text, text.encode()), options).findings
+    out = probing.verify(f.probe, 1e6)
+    assert out["status"] == "refuted"
+    assert "with reduce_mean it falls" in out["detail"]
 
 
 def test_hand_written_assign_add_summed_over_the_batch(shown):

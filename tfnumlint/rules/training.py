@@ -539,25 +539,77 @@ def _walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
 
 @rule("TNL506", methods={"minimize"})
 def loss_summed_over_batch(site: Site, ctx: Context):
+    """TF1 ``sgd.minimize(loss)``."""
     call = site.node
     opt_call = _sgd_receiver(ctx, call.func.value, site)
     loss = ctx.arg(call, 0, "loss")
-    if opt_call is None or loss is None:
+    if opt_call is not None and loss is not None:
+        yield from _summed_loss(ctx, site, loss, optimizer_spec(ctx, opt_call, site))
+
+
+@rule("TNL506", methods={"compile"})
+def compiled_loss_summed_over_batch(site: Site, ctx: Context):
+    """Keras ``compile(optimizer=SGD(...), loss=fn)`` where ``fn`` returns a batch sum: Keras
+    averages the per-sample losses, and a scalar sum has nothing left to average."""
+    call = site.node
+    optimizer, loss = ctx.arg(call, 0, "optimizer"), ctx.arg(call, 1, "loss")
+    if optimizer is None or loss is None:
         return
-    node, scope, order = resolve(ctx, loss, site.scope, site.order)
-    at = Site(node, scope, site.statement, order, site.top)
+    if isinstance(optimizer, cst.SimpleString) and optimizer.evaluated_value == "sgd":
+        opt = {"optimizer": "sgd", "tf1": False, "learning_rate": 0.01, "momentum": 0.0,
+               "clipnorm": None}  # fmt: skip
+    else:
+        opt_call = _sgd_receiver(ctx, optimizer, site)
+        if opt_call is None:
+            return
+        opt = optimizer_spec(ctx, opt_call, site)
+    body = _function_result(ctx, loss, site)
+    if body is not None:
+        yield from _summed_loss(ctx, site, body[0], opt, body[1], report=loss)
+
+
+@rule("TNL506", methods={"gradient"})
+def taped_loss_summed_over_batch(site: Site, ctx: Context):
+    """TF2 ``tape.gradient(loss, ...)`` in a module whose only optimizer is SGD."""
+    call = site.node
+    loss = ctx.arg(call, 0, "target")
+    optimizers = [s for s in ctx.info.calls if (ctx.op(s.node) or "").startswith("optimizer:")]
+    if loss is None or len(optimizers) != 1 or ctx.op(optimizers[0].node) != "optimizer:sgd":
+        return
+    opt = optimizer_spec(ctx, optimizers[0].node, optimizers[0])
+    yield from _summed_loss(ctx, site, loss, opt)
+
+
+def _function_result(ctx: Context, loss: cst.BaseExpression, site: Site):
+    """(returned expression, its site) of a loss function defined in this module or a lambda."""
+    if isinstance(loss, cst.Lambda):
+        return loss.body, site
+    if isinstance(loss, cst.Name):
+        scope = ctx.info.functions.get(loss.value)
+        if scope is not None and scope.returns:
+            order, expr = scope.returns[-1]
+            return expr, Site(expr, scope, site.statement, order, site.top)
+    return None
+
+
+def _summed_loss(ctx: Context, site: Site, loss: cst.BaseExpression, opt: dict,
+                 where: Site | None = None, report: cst.CSTNode | None = None):  # fmt: skip
+    """A finding (on ``report``, else the call) when ``loss`` is a sum over a literal batch
+    and ``opt`` is SGD."""
+    where = where or site
+    node, scope, order = resolve(ctx, loss, where.scope, where.order)
+    at = Site(node, scope, where.statement, order, where.top)
     term = _strip_scaling(ctx, node, at)
     if not (isinstance(term, cst.Call) and _sums_over_batch(ctx, term, at)):
         return
     batch = batch_size(ctx)
-    opt = optimizer_spec(ctx, opt_call, site)
     lr = opt["learning_rate"]
     if not batch or batch < 2 or lr is None:
         return
     found = _known_first(feature_data(ctx))
     scale = found[0].scale if found else None
     yield Hit(
-        call,
+        report or site.node,
         f"the loss is summed over the batch (`{_short(ctx.code(term))}`) and trained with SGD at lr "
         f"{fmt(lr)}: each step is lr x batch = {fmt(lr)} x {batch} = {fmt(lr * batch)} times the "
         f"mean gradient; use tf.reduce_mean (or keep the sum with lr {fmt(lr / batch)})",
