@@ -23,7 +23,7 @@ import tensorflow as tf
 inputs = tf.keras.Input(shape=(16,))
 outputs = tf.keras.layers.Dense(16, activation="sigmoid")(inputs)
 model = tf.keras.Model(inputs, outputs)
-model.compile(optimizer=tf.keras.optimizers.Adam(learning_rate={lr}), loss="binary_crossentropy")
+model.compile(optimizer=tf.keras.optimizers.Adam(learning_rate={lr}), loss=lambda y, p: -tf.math.log(p + 1e-7))
 """
 
 UNCHECKED_INPUT = """\

@@ -22,14 +22,14 @@ EXPECTED_CODES = {
     "TNL301",
     "TNL302",
     *(f"TNL40{i}" for i in range(1, 5)),
-    *(f"TNL50{i}" for i in range(1, 5)),
+    *(f"TNL50{i}" for i in range(1, 7)),
 }
 DOCS = all_docs()
 CODES = sorted(DOCS)
 
 
-def test_catalog_has_exactly_the_22_codes():
-    assert len(EXPECTED_CODES) == 22
+def test_catalog_has_exactly_the_24_codes():
+    assert len(EXPECTED_CODES) == 24
     assert set(DOCS) == EXPECTED_CODES
 
 
@@ -38,8 +38,8 @@ def test_rule_names_are_unique():
     assert len(names) == len(set(names))
 
 
-def test_only_tnl504_is_off_by_default():
-    assert {code for code, d in DOCS.items() if not d.default} == {"TNL504"}
+def test_only_tnl502_and_tnl504_are_off_by_default():
+    assert {code for code, d in DOCS.items() if not d.default} == {"TNL502", "TNL504"}
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -90,8 +90,8 @@ def test_use_instead_is_silent_for_its_rule(code):
     assert lint(block, select=[code]) == []
 
 
-def test_default_selection_leaves_out_tnl504_only():
-    assert resolve_codes(Config(), None, None) == EXPECTED_CODES - {"TNL504"}
+def test_default_selection_leaves_out_tnl502_and_tnl504_only():
+    assert resolve_codes(Config(), None, None) == EXPECTED_CODES - {"TNL502", "TNL504"}
 
 
 # -- the CLI prints the same docs ------------------------------------------------------

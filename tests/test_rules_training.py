@@ -25,19 +25,31 @@ LINEAR = "tf.keras.layers.Dense(10)"
 
 # -- TNL501 high-lr-saturating-output ----------------------------------------------------
 
+HAND_WRITTEN_LOSS = (
+    "def recon(y, p):\n"
+    "    return -tf.reduce_mean(y * tf.math.log(p + 1e-10) + (1 - y) * tf.math.log(1 - p + 1e-10))\n"
+    "\n"
+    "\n"
+)
+
+
+def custom(last: str, optimizer: str) -> str:
+    """A Sequential model compiled with a hand-written probability-space loss."""
+    return sequential(last, optimizer, "recon").replace(
+        "\nmodel =", "\n" + HAND_WRITTEN_LOSS + "model =", 1
+    )
+
 
 def test_tnl501_sigmoid_autoencoder_adam_001():
-    src = sequential(
-        SIGMOID, "tf.keras.optimizers.Adam(learning_rate=0.01)", '"binary_crossentropy"'
-    )
+    src = custom(SIGMOID, "tf.keras.optimizers.Adam(learning_rate=0.01)")
     [f] = hits("TNL501", src)
-    assert (f.line, f.column) == (7, 25)  # the optimizer constructor
+    assert (f.line, f.column) == (11, 25)  # the optimizer constructor
     assert (
         f.source_line[f.column - 1 : f.end_column - 1]
         == "tf.keras.optimizers.Adam(learning_rate=0.01)"
     )
-    assert "0.01" in f.message
-    assert "0.003" in f.message
+    assert "0.01" in f.message and "0.003" in f.message
+    assert "hand-written log(p + 1e-10) loss" in f.message
     assert f.severity == "warning"
 
 
@@ -59,7 +71,7 @@ def test_tnl501_the_issue_autoencoder_story():
         """
     [f] = hits("TNL501", src)
     assert f.line == 5
-    assert {"TNL102", "TNL103", "TNL501", "TNL502"} <= rules_of(src)
+    assert {"TNL102", "TNL103", "TNL501"} <= rules_of(src)
 
 
 @pytest.mark.parametrize(
@@ -72,26 +84,79 @@ def test_tnl501_the_issue_autoencoder_story():
     ],
 )
 def test_tnl501_other_families(optimizer):
-    assert len(hits("TNL501", sequential(SOFTMAX, optimizer, '"categorical_crossentropy"'))) == 1
+    assert len(hits("TNL501", custom(SOFTMAX, optimizer))) == 1
 
 
-def test_tnl501_probability_loss_object():
-    src = sequential(
-        SIGMOID, "tf.keras.optimizers.Adam(0.01)", "tf.keras.losses.BinaryCrossentropy()"
-    )
-    assert len(hits("TNL501", src)) == 1
+def probe_of(code: str, src: str) -> dict:
+    """The training spec a rule hands to the verifier (static: no TensorFlow)."""
+    import textwrap
+
+    from tfnumlint.engine import LintOptions, lint_source
+    from tfnumlint.source import Source
+
+    text = textwrap.dedent(src)
+    options = LintOptions(codes=frozenset({code}), slice_probes=True)
+    [f] = lint_source(Source("m.py", text, text.encode()), options).findings
+    return f.probe
+
+
+def test_tnl501_spec_reads_the_output_layer_of_a_functional_model():
+    src = """\
+        import keras
+        from keras import layers, ops
+
+        inputs = keras.Input(shape=(512,))
+        hidden = layers.Dense(64, activation="relu")(inputs)
+        outputs = layers.Dense(512, activation="sigmoid")(hidden)
+        model = keras.Model(inputs, outputs)
+
+
+        def loss(p, p_pred):
+            return -ops.sum(p * ops.log(p_pred + 1e-10) + (1 - p) * ops.log(1 - p_pred + 1e-10), axis=1)
+
+
+        model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.01), loss=loss)
+        """
+    probe = probe_of("TNL501", src)
+    assert probe["recipe"] == "saturation"
+    assert (probe["optimizer"], probe["learning_rate"]) == ("adam", 0.01)
+    assert (probe["output"], probe["units"], probe["fan_in"]) == ("sigmoid", 512, 64)
+    assert probe["loss"] == {"form": "log_eps", "eps": 1e-10}
+
+
+def test_tnl501_spec_reads_a_tf1_weight_shape_and_a_clipped_loss():
+    src = """\
+        import tensorflow.compat.v1 as tf
+
+        P = tf.placeholder(tf.float32, [None, 512])
+        W2 = tf.Variable(tf.random_normal([64, 512], stddev=0.1))
+        hidden = tf.nn.relu(P)
+        P_pred = tf.sigmoid(tf.matmul(hidden, W2))
+        loss = -tf.reduce_sum(P * tf.log(tf.clip_by_value(P_pred, 1e-7, 1 - 1e-7)))
+        train_op = tf.train.AdamOptimizer(0.01).minimize(loss)
+        """
+    probe = probe_of("TNL501", src)
+    assert (probe["units"], probe["fan_in"], probe["tf1"]) == (512, 64, True)
+    assert probe["loss"] == {"form": "clip", "eps": 1e-7}
 
 
 @pytest.mark.parametrize(
     "src",
     [
-        sequential(SIGMOID, "tf.keras.optimizers.Adam(1e-3)", '"binary_crossentropy"'),
-        sequential(SIGMOID, "tf.keras.optimizers.Adam()", '"binary_crossentropy"'),
-        sequential(SOFTMAX, "tf.keras.optimizers.SGD(0.5)", '"categorical_crossentropy"'),
+        custom(SIGMOID, "tf.keras.optimizers.Adam(1e-3)"),
+        custom(SIGMOID, "tf.keras.optimizers.Adam()"),
+        custom(SOFTMAX, "tf.keras.optimizers.SGD(0.5)"),
+        # fused with-logits loss on a linear output: no saturation hazard
         sequential(
             LINEAR,
             "tf.keras.optimizers.Adam(1e-2)",
-            "tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)",
+            "tf.keras.losses.BinaryCrossentropy(from_logits=True)",
+        ),
+        # Keras's built-in probability losses recover the logits of a sigmoid/softmax output
+        sequential(SIGMOID, "tf.keras.optimizers.Adam(0.01)", '"binary_crossentropy"'),
+        sequential(SOFTMAX, "tf.keras.optimizers.Adam(0.01)", '"categorical_crossentropy"'),
+        sequential(
+            SIGMOID, "tf.keras.optimizers.Adam(0.01)", "tf.keras.losses.BinaryCrossentropy()"
         ),
         sequential(LINEAR, "tf.keras.optimizers.Adam(0.01)", '"mse"'),
     ],
@@ -109,6 +174,16 @@ def test_tnl502_adam_high_lr():
     assert (f.line, f.column, f.end_column) == (3, 7, 37)
     assert f.severity == "info"
     assert "clipnorm" in f.message
+
+
+def test_tnl502_is_opt_in():
+    """A configuration smell alone never fails CI: TNL502 runs only when selected."""
+    from tfnumlint.config import Config, resolve_codes
+
+    assert "TNL502" not in resolve_codes(Config(), None, None)
+    assert "TNL502" in resolve_codes(Config(), ["TNL502"], None)
+    src = sequential(LINEAR, "tf.keras.optimizers.Adam(0.01)", '"mse"')  # Adam(0.01), MSE
+    assert lint(src, select=sorted(resolve_codes(Config(), None, None))) == []
 
 
 def test_tnl502_tf1_optimizer():
@@ -145,6 +220,301 @@ def test_tnl502_silent_with_clip_by_global_norm_in_the_file():
             opt.apply_gradients(zip(grads, model.trainable_variables))
         """
     assert hits("TNL502", src) == []
+
+
+# -- TNL505 sgd-diverges-on-raw-features --------------------------------------------------
+
+GD_LINSPACE = """\
+    import numpy as np
+    import tensorflow as tf
+
+    x_data = np.linspace(-8, 8, 100)
+    y_data = 3 * x_data + 2
+
+    w = tf.Variable(0.0)
+    b = tf.Variable(0.0)
+    opt = tf.keras.optimizers.SGD(learning_rate={lr})
+
+    for step in range(100):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(w * x_data + b - y_data))
+        grads = tape.gradient(loss, [w, b])
+        opt.apply_gradients(zip(grads, [w, b]))
+    """
+
+
+def test_tnl505_gd_on_linspace_features():
+    [f] = hits("TNL505", GD_LINSPACE.format(lr="0.1"))
+    assert f.line == 9
+    assert "np.linspace(-8, 8, 100)" in f.message
+    # 100 points evenly spaced on [-8, 8]: mean 0, mean(x^2) = 16^2 * 101 / (12 * 99) = 21.76;
+    # the Hessian of the mean squared error is 2 * 21.76 = 43.5, the stable limit 2 / 43.5
+    assert "43.5" in f.message and "0.0459" in f.message
+    assert f.severity == "warning"
+
+
+def test_tnl505_spec_carries_the_literal_features():
+    probe = probe_of("TNL505", GD_LINSPACE.format(lr="0.1"))
+    assert probe["recipe"] == "divergence"
+    assert probe["features"]["dist"] == "linspace"
+    assert probe["features"]["params"] == [-8.0, 8.0, 100.0]
+    assert (probe["optimizer"], probe["learning_rate"], probe["momentum"]) == ("sgd", 0.1, 0.0)
+
+
+@pytest.mark.parametrize("lr", ["0.001", "0.04"])
+def test_tnl505_stable_learning_rate_is_silent(lr):
+    assert hits("TNL505", GD_LINSPACE.format(lr=lr)) == []
+
+
+def test_tnl505_momentum_widens_the_stable_range():
+    # 2 (1 + 0.9) / 43.5 = 0.087: lr 0.06 is stable with momentum 0.9 but not without
+    assert hits("TNL505", GD_LINSPACE.format(lr="0.06")) != []
+    assert hits("TNL505", GD_LINSPACE.format(lr="0.06, momentum=0.9")) == []
+
+
+def test_tnl505_scaled_uniform_features_in_tf1_feed():
+    src = """\
+        import numpy as np
+        import tensorflow.compat.v1 as tf
+
+        X = tf.placeholder(tf.float32, [None, 3])
+        Y = tf.placeholder(tf.float32, [None, 1])
+        W = tf.Variable(tf.zeros([3, 1]))
+        cost = tf.reduce_mean(tf.square(tf.matmul(X, W) - Y))
+        train = tf.train.GradientDescentOptimizer(0.01).minimize(cost)
+        x_data = np.random.rand(200, 3) * 100
+        y_data = x_data.sum(axis=1, keepdims=True)
+        with tf.Session() as sess:
+            sess.run(train, feed_dict={X: x_data, Y: y_data})
+        """
+    [f] = hits("TNL505", src)
+    assert "np.random.rand(200, 3) * 100" in f.message
+
+
+@pytest.mark.parametrize(
+    "prep",
+    [
+        "x_data = (x_raw - x_raw.mean()) / x_raw.std()",
+        "x_data = x_raw / 255.0",
+    ],
+)
+def test_tnl505_normalised_features_are_silent(prep):
+    src = f"""\
+        import numpy as np
+        import tensorflow as tf
+
+        x_raw = np.linspace(-8, 8, 100)
+        {prep}
+        w = tf.Variable(0.0)
+        opt = tf.keras.optimizers.SGD(learning_rate=0.1)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(w * x_data - 1.0))
+        """
+    assert hits("TNL505", src) == []
+
+
+def test_tnl505_unknown_scale_states_the_condition():
+    src = """\
+        import numpy as np
+        import tensorflow.compat.v1 as tf
+
+        data = np.loadtxt("housing.csv", delimiter=",")
+        x_data = data[:, :-1]
+        X = tf.placeholder(tf.float32, [None, 13])
+        Y = tf.placeholder(tf.float32, [None, 1])
+        W = tf.Variable(tf.zeros([13, 1]))
+        cost = tf.reduce_mean(tf.square(tf.matmul(X, W) - Y))
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(cost)
+        with tf.Session() as sess:
+            sess.run(train, feed_dict={X: x_data, Y: data[:, -1:]})
+        """
+    [f] = hits("TNL505", src)
+    assert "RMS exceeds 1.41" in f.message  # lr 0.5: 2 * rms^2 * 0.5 > 2
+    assert "no normalisation of `x_data` is visible" in f.message
+
+
+def test_tnl505_not_for_data_prepared_elsewhere():
+    src = """\
+        import tensorflow as tf
+
+
+        def train(x_data, y_data):
+            w = tf.Variable(0.0)
+            opt = tf.keras.optimizers.SGD(learning_rate=0.5)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(w * x_data - y_data))
+            return tape, opt
+        """
+    assert hits("TNL505", src) == []
+
+
+def test_tnl505_not_for_a_squared_weight_penalty():
+    src = GD_LINSPACE.format(lr="0.1").replace(
+        "tf.square(w * x_data + b - y_data)",
+        "tf.nn.sigmoid_cross_entropy_with_logits(labels=y_data, logits=w * x_data + b))"
+        " + 0.01 * tf.reduce_sum(tf.square(w)",
+    )
+    assert hits("TNL505", src) == []
+
+
+def test_tnl505_not_for_adaptive_optimizers_or_cross_entropy():
+    adam = GD_LINSPACE.format(lr="0.1").replace("SGD", "Adam")
+    assert hits("TNL505", adam) == []
+    xent = GD_LINSPACE.format(lr="0.1").replace(
+        "tf.square(w * x_data + b - y_data)",
+        "tf.nn.sigmoid_cross_entropy_with_logits(labels=y_data, logits=w * x_data + b)",
+    )
+    assert hits("TNL505", xent) == []
+
+
+# -- TNL506 loss-summed-over-batch --------------------------------------------------------
+
+SUMMED_XENT = """\
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+
+    tf.disable_eager_execution()
+
+    x = tf.placeholder(tf.float32, [None, 784])
+    y_ = tf.placeholder(tf.float32, [None, 10])
+    W = tf.Variable(tf.zeros([784, 10]))
+    b = tf.Variable(tf.zeros([10]))
+    y = tf.nn.softmax(tf.matmul(x, W) + b)
+    cross_entropy = {loss}
+    train_step = tf.train.{optimizer}.minimize(cross_entropy)
+
+    batch_x = np.random.rand(200, 784)
+    batch_y = np.eye(10)[np.random.randint(0, 10, 200)]
+    with tf.Session() as sess:
+        sess.run(train_step, feed_dict={{x: batch_x, y_: batch_y}})
+    """
+SUM = "-tf.reduce_sum(y_ * tf.log(y))"
+
+
+def test_tnl506_summed_cross_entropy_with_literal_batch():
+    [f] = hits("TNL506", SUMMED_XENT.format(loss=SUM, optimizer="GradientDescentOptimizer(0.01)"))
+    assert f.line == 12
+    assert "0.01 x 200 = 2 times the mean gradient" in f.message
+    assert f.severity == "warning"
+
+
+def test_tnl506_spec():
+    src = SUMMED_XENT.format(loss=SUM, optimizer="GradientDescentOptimizer(0.01)")
+    probe = probe_of("TNL506", src)
+    assert probe["recipe"] == "summed"
+    assert (probe["batch"], probe["loss"], probe["feature_count"]) == (200, "softmax_log", 784)
+    assert probe["features"]["dist"] == "uniform"
+
+
+@pytest.mark.parametrize(
+    ("loss", "optimizer"),
+    [
+        (
+            "-tf.reduce_mean(tf.reduce_sum(y_ * tf.log(y), axis=1))",
+            "GradientDescentOptimizer(0.01)",
+        ),
+        ("-tf.reduce_sum(y_ * tf.log(y), axis=1)", "GradientDescentOptimizer(0.01)"),
+        (SUM, "AdamOptimizer(0.01)"),  # Adam divides the scale out
+    ],
+)
+def test_tnl506_silent(loss, optimizer):
+    assert hits("TNL506", SUMMED_XENT.format(loss=loss, optimizer=optimizer)) == []
+
+
+def test_tnl506_silent_without_a_literal_batch_size():
+    src = SUMMED_XENT.format(loss=SUM, optimizer="GradientDescentOptimizer(0.01)")
+    src = src.replace("np.random.rand(200, 784)", "load_images()")
+    src = src.replace("np.random.randint(0, 10, 200)", "load_labels()")
+    assert hits("TNL506", src) == []
+
+
+def test_tnl506_keras_loss_function_summed_over_the_batch():
+    src = """\
+        import numpy as np
+        import tensorflow as tf
+
+
+        def summed_mse(y_true, y_pred):
+            return tf.reduce_sum(tf.square(y_true - y_pred))
+
+
+        x = np.random.rand(1000, 20) * 10
+        model = tf.keras.Sequential([tf.keras.Input(shape=(20,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.001), loss=summed_mse)
+        model.fit(x, x.sum(axis=1), batch_size=128, epochs=3)
+        """
+    [f] = hits("TNL506", src)
+    assert (f.line, f.source_line[f.column - 1 : f.end_column - 1]) == (11, "summed_mse")
+    assert "0.001 x 128 = 0.128 times the mean gradient" in f.message
+    assert probe_of("TNL506", src)["loss"] == "squared"
+    mean = src.replace("tf.reduce_sum(tf.square(", "tf.reduce_mean(tf.square(")
+    assert hits("TNL506", mean) == []
+    adam = src.replace("SGD(0.001)", "Adam(0.001)")
+    assert hits("TNL506", adam) == []
+
+
+def test_tnl506_gradient_tape_with_the_only_optimizer_sgd():
+    src = """\
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.random.rand(256, 784).astype("float32")
+        labels = np.random.randint(0, 10, 256)
+        w = tf.Variable(tf.zeros([784, 10]))
+        opt = tf.keras.optimizers.SGD(0.05)
+        with tf.GradientTape() as tape:
+            logits = tf.matmul(x, w)
+            loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+        grads = tape.gradient(loss, [w])
+        opt.apply_gradients(zip(grads, [w]))
+        """
+    [f] = hits("TNL506", src)
+    assert f.line == 11
+    assert "0.05 x 256 = 12.8 times" in f.message
+    assert probe_of("TNL506", src)["loss"] == "softmax_xent"
+
+
+RBM = """\
+    import numpy as np
+    import tensorflow as tf
+
+    W = tf.Variable(tf.random.normal([784, 256], stddev=0.01))
+    b_h = tf.Variable(tf.zeros([256]))
+    learning_rate = 0.1
+
+
+    def cd1(v0):
+        h0 = tf.sigmoid(tf.matmul(v0, W) + b_h)
+        v1 = tf.sigmoid(tf.matmul(h0, tf.transpose(W)))
+        h1 = tf.sigmoid(tf.matmul(v1, W) + b_h)
+        W.assign_add(learning_rate * {delta_w})
+        b_h.assign_add(learning_rate * {delta_b})
+
+
+    data = np.random.rand(1000, 784).astype("float32")
+    dataset = tf.data.Dataset.from_tensor_slices(data).batch(100)
+    """
+
+
+def test_tnl506_hand_written_assign_add_summed_over_the_batch():
+    src = RBM.format(
+        delta_w="(tf.matmul(tf.transpose(v0), h0) - tf.matmul(tf.transpose(v1), h1))",
+        delta_b="tf.reduce_sum(h0 - h1, axis=0)",
+    )
+    found = hits("TNL506", src)
+    assert [f.line for f in found] == [13, 14]
+    assert all("0.1 x 100 = 10 times the per-example average" in f.message for f in found)
+    assert probe_of("TNL506", src.replace("b_h.assign_add", "b_h.assign"))["recipe"] == (
+        "summed_update"
+    )
+
+
+def test_tnl506_hand_written_update_divided_by_the_batch_is_silent():
+    src = RBM.format(
+        delta_w="(tf.matmul(tf.transpose(v0), h0) - tf.matmul(tf.transpose(v1), h1)) / 100.0",
+        delta_b="tf.reduce_mean(h0 - h1, axis=0)",
+    )
+    assert hits("TNL506", src) == []
 
 
 # -- TNL503 logits-probabilities-mismatch ------------------------------------------------

@@ -273,6 +273,8 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     line = pos.start.line if pos else 0
     dtype = ctx.dtype(site)
     path = getattr(ctx, "path", "")
+    if hit.probe_hint.get("kind") == "train":  # a training spec declared next to its rule
+        return {**hit.probe_hint, "rule": code, "dtype": dtype, "path": path, "line": line}
     if code in TRAIN_RULES:
         return train_probe(ctx, hit, code, dtype, line)
     if not isinstance(hit.node, cst.BaseExpression):

@@ -1,11 +1,15 @@
-"""Training-configuration probes (TNL403, TNL501, TNL502): run a few real optimizer steps.
+"""Training probes: run the user's optimizer class and hyper-parameters for real.
 
-The user's optimizer class and hyper-parameters train a tiny one-layer model (784 inputs in
-[0, 1], like normalised pixels; a sigmoid or softmax output; noisy labels) with the
-hand-written log loss (with the module's epsilon if it has one).  The same run with a safe
-configuration is the control: a finding is confirmed only when the configured run shows a
-symptom (NaN/Inf, or examples stuck saturated with an exactly-zero gradient) and the control
-does not; when both or neither do, the probe cannot tell them apart.
+The learning-rate rules declare a ``recipe`` next to their check (``rules/training.py``) and
+send a plain training spec; each recipe here replays it and reports only what it observes,
+next to a control (lr / 10, the batch mean, clipping):
+
+- ``saturation``: the sliced sigmoid/softmax output layer on separable targets, until the
+  logits reach the zone where the hand-written loss's gradient is dead or NaN;
+- ``divergence``: plain or momentum SGD on a squared error over the literal features;
+- ``summed`` / ``summed_update``: a loss summed over the batch against its mean;
+- ``clipping``: the one-layer model with and without ``clipnorm``;
+- the optimizer-epsilon probe (tiny gradients in float16).
 """
 
 from __future__ import annotations
@@ -54,6 +58,12 @@ class Config:
     lr: float
     epsilon: float | None
     clipnorm: float | None
+    momentum: float = 0.0
+
+    def describe_sgd(self) -> str:
+        """``SGD at lr 0.1 (momentum 0.9),`` as the start of a witness clause."""
+        extra = f" (momentum {format_number(self.momentum)})" if self.momentum else ""
+        return f"{self.optimizer.upper()} at lr {format_number(self.lr)}{extra},"
 
     def describe(self) -> str:
         parts = [f"lr {format_number(self.lr)}"]
@@ -84,6 +94,8 @@ def make_optimizer(cfg: Config) -> Any:
         name = TF1.get(cfg.optimizer)
         if name is None:
             raise ValueError(f"no TF1 optimizer for {cfg.optimizer!r}")
+        if cfg.optimizer == "sgd" and cfg.momentum:
+            return tf.compat.v1.train.MomentumOptimizer(cfg.lr, cfg.momentum)
         cls = getattr(tf.compat.v1.train, name)
         kw: dict[str, Any] = {"learning_rate": cfg.lr}
         if cfg.epsilon is not None and cfg.optimizer in TF1_EPSILON:
@@ -95,6 +107,8 @@ def make_optimizer(cfg: Config) -> Any:
         kw["epsilon"] = cfg.epsilon
     if cfg.clipnorm is not None:
         kw["clipnorm"] = cfg.clipnorm
+    if cfg.optimizer == "sgd" and cfg.momentum:
+        kw["momentum"] = cfg.momentum
     return cls(**kw)
 
 
@@ -164,10 +178,9 @@ def record_dead(out: Outcome, losses: np.ndarray, dlogits: np.ndarray, logits: n
 
 def control(probe: dict[str, Any], cfg: Config) -> Config:
     """The safe configuration the rule recommends: the control run."""
-    rule = probe.get("rule")
-    if rule == "TNL403":
+    if probe.get("rule") == "TNL403":
         return Config(cfg.optimizer, cfg.tf1, cfg.lr, 1e-4, cfg.clipnorm)
-    if rule == "TNL502":
+    if probe.get("recipe") == "clipping":
         return Config(cfg.optimizer, False, cfg.lr, cfg.epsilon, 1.0)
     return Config(cfg.optimizer, cfg.tf1, 1e-3, cfg.epsilon, cfg.clipnorm)
 
@@ -203,20 +216,23 @@ def verify_training(probe: dict[str, Any]) -> dict[str, Any]:
     dtype_name = probe.get("dtype") or "float32"
     dtype = DTYPES[dtype_name]
     name = str(probe.get("optimizer") or "").lower()
-    if name not in KERAS:
+    if name not in KERAS and probe.get("recipe") != "summed_update":
         return {
             "status": "inconclusive",
             "detail": f"unknown optimizer {name!r}",
             "dtype": dtype_name,
         }
-    eps = probe.get("epsilon")
-    cfg = Config(name, bool(probe.get("tf1")), float(probe.get("learning_rate") or 1e-3),
-                 None if eps is None else float(eps), probe.get("clipnorm"))  # fmt: skip
+    recipe = RECIPES.get(str(probe.get("recipe")))
+    if recipe is not None:
+        return recipe(probe, dtype_name)
+    cfg = spec_config(probe)
     safe = control(probe, cfg)
     if probe.get("rule") == "TNL403":
         return verify_epsilon(cfg, safe, dtype_name)
     output = probe.get("output") or "sigmoid"
-    loss_eps = probe.get("loss_eps")
+    loss_eps = (
+        (probe.get("loss") or {}).get("eps") if probe.get("recipe") else probe.get("loss_eps")
+    )
     loss_eps = None if loss_eps is None else float(loss_eps)
     got, ref = train(cfg, output, loss_eps, dtype), train(safe, output, loss_eps, dtype)
     return compare(probe, cfg, safe, got, ref, output, dtype_name)
@@ -323,3 +339,411 @@ def outcome_text(o: Outcome) -> str:
         return (f"{o.dead} example(s) saturated (|logit| {o.dead_logit:.3g}) with loss "
                 f"{o.dead_loss:.4g} and a gradient of exactly 0")  # fmt: skip
     return "no NaN/Inf and no saturated example with a dead gradient"
+
+
+# -- recipes declared by the rules: each replays the static training spec --------------------
+
+HORIZON = 200  # steps within which a saturation has to show up to count
+SLOW_HORIZON = 10 * HORIZON  # the lr / 10 run gets ten times as many steps
+DIVERGENCE_STEPS = 100
+SUMMED_STEPS = 100
+DEAD_LOSS = 1.0  # an element this far from its minimum with an exactly-zero gradient is dead
+DEFAULT_FAN_IN = 64
+MAX_UNITS = 32
+EXAMPLES_501 = 64
+MAX_ROWS = 1024
+MAX_FEATURES = 1024
+
+
+def spec_config(probe: dict[str, Any], lr: float | None = None) -> Config:
+    """The user's optimizer from the probe's spec, optionally at another learning rate."""
+    eps = probe.get("epsilon")
+    return Config(
+        str(probe.get("optimizer") or "").lower(),
+        bool(probe.get("tf1")),
+        float(lr if lr is not None else probe.get("learning_rate") or 1e-3),
+        None if eps is None else float(eps),
+        probe.get("clipnorm"),
+        float(probe.get("momentum") or 0.0),
+    )
+
+
+def run_training(step: Any, steps: int, watch: Any) -> tuple[int | None, Any]:
+    """Call the compiled ``step`` until ``watch(step_number, outputs)`` returns a value."""
+    last = None
+    for i in range(1, steps + 1):
+        last = step()
+        seen = watch(i, last)
+        if seen is not None:
+            return i, seen
+    return None, last
+
+
+CHUNK = 25  # optimizer steps per tf.function call: the Python round trip is most of a step
+
+
+def run_chunked(step: Any, steps: int, watch: Any) -> tuple[int | None, Any]:
+    """Like :func:`run_training` for a ``step`` whose first output flags the stop, but
+    ``CHUNK`` steps per compiled call: the loop runs inside TensorFlow and breaks at the
+    first flagged step, so the step number stays exact."""
+
+    @tf.function
+    def chunk(n):
+        out = step()
+        done = tf.constant(1)
+        for _ in tf.range(n - 1):
+            if out[0]:
+                break
+            out = step()
+            done += 1
+        return (done, *out)
+
+    total = 0
+    last = None
+    while total < steps:
+        done, *last = chunk(tf.constant(min(CHUNK, steps - total)))
+        total += int(done)
+        seen = watch(total, last)
+        if seen is not None:
+            return total, seen
+    return None, last
+
+
+def rebuild_features(spec: dict[str, Any] | None, rows: int | None, cols: int | None,
+                     seed: int = 0) -> np.ndarray | None:  # fmt: skip
+    """The features the source constructs, from the constructor's literal arguments."""
+    if not spec:
+        return None
+    rng = np.random.default_rng(seed)
+    p = [float(v) for v in spec.get("params") or []]
+    n = min(int(rows or spec.get("rows") or 256), MAX_ROWS)
+    d = min(int(cols or spec.get("cols") or 1), MAX_FEATURES)
+    dist = spec.get("dist")
+    if dist == "linspace":
+        x = np.linspace(p[0], p[1], min(int(p[2]), MAX_ROWS) if len(p) > 2 else n)
+        return np.resize(x, (n * d,)).reshape(n, d) if d > 1 else x.reshape(-1, 1)
+    if dist == "uniform":
+        return rng.uniform(p[0], p[1], (n, d))
+    if dist == "normal":
+        return rng.normal(p[0], p[1], (n, d))
+    if dist == "values":
+        values = np.asarray(p, dtype=np.float64)
+        cols_here = int(spec.get("cols") or 1)
+        return values.reshape(-1, cols_here)
+    return None
+
+
+# -- saturation (TNL501) -------------------------------------------------------------------
+
+
+def element_loss(z: tf.Tensor, y: tf.Tensor, output: str, form: str, eps: float) -> tf.Tensor:
+    """The hand-written probability-space loss, element by element, as the source writes it."""
+    p = tf.nn.softmax(z) if output == "softmax" else tf.math.sigmoid(z)
+    if form == "clip":
+        p = tf.clip_by_value(p, eps, 1 - eps)
+    add = eps if form == "log_eps" else 0.0
+    if output == "softmax":
+        return -y * tf.math.log(p + add)
+    return -(y * tf.math.log(p + add) + (1 - y) * tf.math.log(1 - p + add))
+
+
+@dataclass
+class Saturation:
+    step: int | None  # first step with a dead (or NaN) element, None within the horizon
+    logit: float = 0.0  # the dead element's logit, or the largest |logit| seen
+    loss: float = 0.0  # the dead element's loss
+    nonfinite: bool = False
+
+
+def saturation_run(probe: dict[str, Any], cfg: Config, steps: int, dtype: tf.DType) -> Saturation:
+    """Train the sliced output layer on separable targets; stop at the first dead element."""
+    rng = np.random.default_rng(0)
+    output = "softmax" if probe.get("output") == "softmax" else "sigmoid"
+    d = int(probe.get("fan_in") or DEFAULT_FAN_IN)
+    k = max(2, min(int(probe.get("units") or 16), MAX_UNITS))
+    loss_spec = probe.get("loss") or {}
+    form = str(loss_spec.get("form") or "log")
+    eps = float(loss_spec.get("eps") or 0.0)
+    h = np.maximum(rng.normal(size=(EXAMPLES_501, d)), 0.0)  # relu features of the layer below
+    score = (h - h.mean(0)) @ rng.normal(size=(d, k))
+    if output == "softmax":
+        y = np.eye(k)[score.argmax(1)]
+    else:  # separable, one positive in five, as pixels or preferences
+        y = (score > np.quantile(score, 0.8, axis=0)).astype(np.float64)
+    limit = math.sqrt(6.0 / (d + k))  # glorot uniform, Keras's default
+    w = tf.Variable(tf.constant(rng.uniform(-limit, limit, (d, k)), dtype))
+    b = tf.Variable(tf.zeros([k], dtype))
+    x, yt = tf.constant(h, dtype), tf.constant(y, dtype)
+    opt = make_optimizer(cfg)
+
+    def step():
+        with tf.GradientTape(persistent=True) as tape:
+            z = x @ w + b
+            tape.watch(z)
+            per = element_loss(z, yt, output, form, eps)
+            loss = tf.reduce_mean(tf.reduce_sum(per, axis=-1))
+        dz = tape.gradient(loss, z)
+        grads = tape.gradient(loss, [w, b])
+        opt.apply_gradients([(grads[0], w), (grads[1], b)])
+        dead = tf.logical_and(per > DEAD_LOSS, tf.equal(dz, 0))
+        flagged = tf.logical_or(tf.reduce_any(dead), tf.logical_not(tf.math.is_finite(loss)))
+        return flagged, z, per, dead, loss
+
+    def watch(_i: int, out: Any) -> Saturation | None:
+        if not bool(out[0]):  # one scalar per step; the arrays only when something happened
+            return None
+        z, per, dead, loss = (t.numpy() for t in out[1:])
+        z = z.astype(np.float64)
+        if not np.isfinite(loss):
+            return Saturation(None, float(np.nanmax(np.abs(z))), float(loss), True)
+        i = tuple(np.argwhere(dead)[0])
+        return Saturation(None, float(z[i]), float(per[i]))
+
+    at, seen = run_chunked(step, steps, watch)
+    if at is None:
+        return Saturation(None, float(np.abs(seen[1].numpy()).max()))
+    seen.step = at
+    return seen
+
+
+def dead_zone(probe: dict[str, Any]) -> str:
+    loss = probe.get("loss") or {}
+    form, eps = loss.get("form"), float(loss.get("eps") or 0.0)
+    if form == "log_eps" and eps:
+        return (
+            f"log(p + {format_number(eps)}) has a zero gradient past |logit| {-math.log(eps):.3g}"
+        )
+    if form == "clip" and eps:
+        return (f"the clip to [{format_number(eps)}, 1 - {format_number(eps)}] zeroes the "
+                f"gradient past |logit| {-math.log(eps):.3g}")  # fmt: skip
+    return "log(p) is -inf past |logit| 88 (float32)"
+
+
+def verify_saturation(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
+    """TNL501: confirmed when the logits reach the loss's dead zone within HORIZON steps."""
+    dtype = DTYPES[dtype_name]
+    cfg = spec_config(probe)
+    slow = spec_config(probe, cfg.lr / 10)
+    got = saturation_run(probe, cfg, HORIZON, dtype)
+    layer = (f"the {probe.get('output') or 'sigmoid'} output layer ({probe.get('fan_in') or DEFAULT_FAN_IN} "
+             f"inputs{'' if probe.get('fan_in') else ', assumed'}, separable targets)")  # fmt: skip
+    what = f"{cfg.optimizer} at lr {format_number(cfg.lr)}"
+    inputs = {"optimizer": cfg.optimizer, "learning_rate": cfg.lr, "fan_in": probe.get("fan_in"),
+              "units": probe.get("units"), "loss": probe.get("loss")}  # fmt: skip
+    if got.step is None:
+        return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs,
+                "observed": {"steps": HORIZON, "largest_logit": got.logit},
+                "detail": f"{layer} trained with {what} for {HORIZON} steps: the largest |logit| "
+                f"is {got.logit:.3g}, but no output saturates against its target, where "
+                f"{dead_zone(probe)}; the simulation cannot tell this learning rate from a safe "
+                "one"}  # fmt: skip
+    ref = saturation_run(probe, slow, SLOW_HORIZON, dtype)
+    ref_text = (f"lr {format_number(slow.lr)}: {ref.step} steps" if ref.step is not None
+                else f"lr {format_number(slow.lr)}: not within {SLOW_HORIZON} steps")  # fmt: skip
+    symptom = "nan-value" if got.nonfinite else "dead-gradient"
+    if got.nonfinite:
+        seen = f"the loss is NaN/Inf (logits at {got.logit:.3g})"
+    else:
+        seen = (f"the logits reach {got.logit:.3g}; the loss is then {got.loss:.4g} with zero "
+                "gradient")  # fmt: skip
+    return {"status": "confirmed", "symptom": symptom, "dtype": dtype_name, "inputs": inputs,
+            "observed": {"step": got.step, "logit": got.logit, "loss": got.loss,
+                         "control_lr": slow.lr, "control_step": ref.step},
+            "detail": f"{layer}: after {got.step} {cfg.optimizer} steps at lr "
+            f"{format_number(cfg.lr)} {seen} ({ref_text})"}  # fmt: skip
+
+
+# -- divergence (TNL505) -------------------------------------------------------------------
+
+
+@dataclass
+class Descent:
+    first: float
+    last: float
+    nonfinite_step: int | None
+    growth: float  # median loss ratio per step over the last finite steps
+
+
+def descent_run(x: np.ndarray, cfg: Config, dtype: tf.DType, steps: int) -> Descent:
+    """Mean squared error of a linear model (weights and bias from zero) on these features."""
+    d = x.shape[1]
+    y = 3.0 * x.mean(axis=1, keepdims=True) + 2.0
+    xt, yt = tf.constant(x, dtype), tf.constant(y, dtype)
+    w = tf.Variable(tf.zeros([d, 1], dtype))
+    b = tf.Variable(tf.zeros([1], dtype))
+    opt = make_optimizer(cfg)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(xt @ w + b - yt))
+        grads = tape.gradient(loss, [w, b])
+        opt.apply_gradients([(grads[0], w), (grads[1], b)])
+        return loss
+
+    losses: list[float] = []
+
+    def watch(_i: int, loss: Any) -> bool | None:
+        value = float(loss.numpy())
+        if not math.isfinite(value):
+            return True
+        losses.append(value)
+        return None
+
+    at, _ = run_training(step, steps, watch)
+    ratios = [b / a for a, b in zip(losses[-11:], losses[-10:], strict=False) if a > 0]
+    growth = float(np.median(ratios)) if ratios else 1.0
+    return Descent(
+        losses[0] if losses else math.inf, losses[-1] if losses else math.inf, at, growth
+    )
+
+
+def verify_divergence(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
+    """TNL505: the user's SGD on the literal features; lr / 10 is the control."""
+    cfg = spec_config(probe)
+    data = probe.get("data") or "the features"
+    features = probe.get("features")
+    x = rebuild_features(features, None, None)
+    if x is None:
+        limit = probe.get("rms_limit")
+        cond = f"diverges once the features' RMS exceeds {limit:.3g}" if limit else "may diverge"
+        return {"status": "inconclusive", "dtype": dtype_name,
+                "detail": f"SGD at lr {format_number(cfg.lr)} on a squared error {cond}; the scale "
+                f"of `{data}` is not visible, so nothing was simulated"}  # fmt: skip
+    dtype = DTYPES[dtype_name]
+    got = descent_run(x, cfg, dtype, DIVERGENCE_STEPS)
+    slow = spec_config(probe, cfg.lr / 10)
+    ref = descent_run(x, slow, dtype, DIVERGENCE_STEPS)
+    source = features.get("text") or data
+    inputs = {"features": source, "shape": list(x.shape), "learning_rate": cfg.lr,
+              "momentum": cfg.momentum}  # fmt: skip
+    observed = {"first_loss": got.first, "nonfinite_step": got.nonfinite_step,
+                "growth_per_step": got.growth, "control_lr": slow.lr,
+                "control_first_loss": ref.first, "control_last_loss": ref.last}  # fmt: skip
+    model = f"a linear model on `{data}` = {source} ({x.shape[0]} x {x.shape[1]})"
+    diverged = got.nonfinite_step is not None and got.growth > 1.0
+    converged = ref.nonfinite_step is None and ref.last < ref.first
+    if diverged and converged:
+        return {"status": "confirmed", "symptom": "diverges", "dtype": dtype_name,
+                "inputs": inputs, "observed": observed,
+                "detail": f"{model}: {cfg.describe_sgd()} the mean squared error grows about "
+                f"{got.growth:.3g}x per step, from {got.first:.4g} to inf at step "
+                f"{got.nonfinite_step}; at lr {format_number(slow.lr)} it falls from "
+                f"{ref.first:.4g} to {ref.last:.4g} in {DIVERGENCE_STEPS} steps"}  # fmt: skip
+    if got.nonfinite_step is None and got.last < got.first:
+        return {"status": "refuted", "dtype": dtype_name, "inputs": inputs, "observed": observed,
+                "detail": f"{model}: {cfg.describe_sgd()} the loss falls from {got.first:.4g} to "
+                f"{got.last:.4g} in {DIVERGENCE_STEPS} steps"}  # fmt: skip
+    return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs, "observed": observed,
+            "detail": f"{model}: {cfg.describe_sgd()} the loss goes from {got.first:.4g} to "
+            f"{got.last:.4g} in {DIVERGENCE_STEPS} steps without reaching inf, and lr "
+            f"{format_number(slow.lr)} {'converges' if converged else 'does not converge either'}"}  # fmt: skip
+
+
+# -- summed over the batch (TNL506) --------------------------------------------------------
+
+
+def batch_loss(z: tf.Tensor, y: tf.Tensor, form: str) -> tf.Tensor:
+    """Per-example loss of the form the source writes."""
+    if form == "softmax_xent":
+        return tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=z)
+    if form == "sigmoid_xent":
+        return tf.reduce_sum(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z), -1)
+    if form == "squared":
+        return tf.reduce_sum(tf.square(z - y), -1)
+    return -tf.reduce_sum(y * tf.math.log(tf.nn.softmax(z)), -1)  # softmax_log
+
+
+def summed_run(x: np.ndarray, y: np.ndarray, form: str, cfg: Config, summed: bool,
+               dtype: tf.DType) -> Descent:  # fmt: skip
+    """One linear layer from zero; the loss summed over the batch or averaged."""
+    xt, yt = tf.constant(x, dtype), tf.constant(y, dtype)
+    w = tf.Variable(tf.zeros([x.shape[1], y.shape[1]], dtype))
+    b = tf.Variable(tf.zeros([y.shape[1]], dtype))
+    opt = make_optimizer(cfg)
+    reduce = tf.reduce_sum if summed else tf.reduce_mean
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            per = batch_loss(xt @ w + b, yt, form)
+            loss = reduce(per)
+        grads = tape.gradient(loss, [w, b])
+        opt.apply_gradients([(grads[0], w), (grads[1], b)])
+        return tf.reduce_mean(per)
+
+    losses: list[float] = []
+
+    def watch(_i: int, mean: Any) -> bool | None:
+        value = float(mean.numpy())
+        if not math.isfinite(value):
+            return True
+        losses.append(value)
+        return None
+
+    at, _ = run_training(step, SUMMED_STEPS, watch)
+    return Descent(losses[0] if losses else math.inf, losses[-1] if losses else math.inf, at, 1.0)
+
+
+def verify_summed(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
+    """TNL506: the same layer, loss and optimizer, summed over the batch against its mean."""
+    cfg = spec_config(probe)
+    batch = int(probe.get("batch") or 0)
+    lr_text = f"{format_number(cfg.lr)} x {batch} = {format_number(cfg.lr * batch)}"
+    if probe.get("recipe") == "summed_update":
+        return {"status": "inconclusive", "dtype": dtype_name,
+                "inputs": {"learning_rate": cfg.lr, "batch": batch},
+                "detail": f"a hand-written update is not simulated: its step is {lr_text} times "
+                "the per-example average"}  # fmt: skip
+    form = str(probe.get("loss") or "unknown")
+    if form == "unknown":
+        return {"status": "inconclusive", "dtype": dtype_name,
+                "detail": "the summed loss is not a cross-entropy or a squared error the verifier "
+                "can rebuild"}  # fmt: skip
+    d = int(probe.get("feature_count") or 0) or None
+    x = rebuild_features(probe.get("features"), batch, d)
+    if x is None:
+        return {"status": "inconclusive", "dtype": dtype_name,
+                "inputs": {"learning_rate": cfg.lr, "batch": batch},
+                "detail": f"each SGD step is {lr_text} times the mean gradient; the features' "
+                "scale is not visible, so nothing was simulated"}  # fmt: skip
+    rng = np.random.default_rng(1)
+    classes = 1 if form in ("sigmoid_xent", "squared") else 10
+    if form == "squared":
+        y = x.mean(axis=1, keepdims=True)
+    elif classes == 1:
+        y = rng.integers(0, 2, (x.shape[0], 1)).astype(np.float64)
+    else:
+        y = np.eye(classes)[rng.integers(0, classes, x.shape[0])]
+    dtype = DTYPES[dtype_name]
+    got = summed_run(x, y, form, cfg, True, dtype)
+    ref = summed_run(x, y, form, cfg, False, dtype)
+    inputs = {"batch": x.shape[0], "features": x.shape[1], "learning_rate": cfg.lr,
+              "loss": form}  # fmt: skip
+    observed = {"summed_nonfinite_step": got.nonfinite_step, "summed_last_loss": got.last,
+                "mean_first_loss": ref.first, "mean_last_loss": ref.last}  # fmt: skip
+    failed = got.nonfinite_step is not None or got.last > got.first
+    healthy = ref.nonfinite_step is None and ref.last < ref.first
+    summed = (f"is NaN/Inf at step {got.nonfinite_step}" if got.nonfinite_step is not None
+              else f"goes from {got.first:.4g} to {got.last:.4g}")  # fmt: skip
+    head = (f"a linear {form.replace('_', ' ')} layer on a batch of {x.shape[0]} x {x.shape[1]} "
+            f"features, SGD at lr {format_number(cfg.lr)}")  # fmt: skip
+    text = (f"{head}: summed over the batch (each step {lr_text} times the mean gradient) the "
+            f"per-example loss {summed}; with reduce_mean it falls from {ref.first:.4g} to "
+            f"{ref.last:.4g} in {SUMMED_STEPS} steps")  # fmt: skip
+    if failed and healthy:
+        return {"status": "confirmed", "symptom": "diverges", "dtype": dtype_name,
+                "inputs": inputs, "observed": observed, "detail": text}  # fmt: skip
+    if not failed:
+        return {"status": "refuted", "dtype": dtype_name, "inputs": inputs, "observed": observed,
+                "detail": text}  # fmt: skip
+    return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs,
+            "observed": observed, "detail": text + " (the mean run does not converge either)"}  # fmt: skip
+
+
+RECIPES = {
+    "saturation": verify_saturation,
+    "divergence": verify_divergence,
+    "summed": verify_summed,
+    "summed_update": verify_summed,
+}
