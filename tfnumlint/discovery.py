@@ -40,6 +40,7 @@ DEFAULT_EXCLUDES = [
 class Candidate:
     path: Path
     display: str  # as the user named it (relative when under the cwd)
+    data: bytes | None = None  # the content, when it comes from standard input
 
 
 class MissingPath(Exception):
@@ -93,8 +94,12 @@ def discover(
     exclude: list[str] | None = None,
     extend_exclude: list[str] | None = None,
     exclude_root: Path | None = None,
+    force_exclude: bool = False,
 ) -> list[Candidate]:
-    """Files to lint, sorted and de-duplicated.  Explicit files are always included."""
+    """Files to lint, sorted and de-duplicated.
+
+    A file named explicitly is always included, unless ``force_exclude`` applies the excludes
+    to it too (as ruff's ``--force-exclude`` does; pre-commit names every file)."""
     patterns = (DEFAULT_EXCLUDES if exclude is None else exclude) + list(extend_exclude or [])
     excludes = None
     root = (exclude_root or cwd).resolve()
@@ -104,6 +109,8 @@ def discover(
         full = p if p.is_absolute() else cwd / p
         if not full.exists() and not full.is_symlink():
             raise MissingPath(raw)
+        if force_exclude and excluded_explicitly(full, patterns, root):
+            continue
         if not full.is_dir():
             out.setdefault(
                 str(full), Candidate(full, _display(p, cwd) if not p.is_absolute() else str(p))
@@ -116,6 +123,30 @@ def discover(
         for cand in _walk(full, p, excludes, root):
             out.setdefault(str(cand.path), cand)
     return sorted(out.values(), key=lambda c: c.display)
+
+
+def excluded_explicitly(path: Path, patterns: list[str], root: Path) -> bool:
+    """Whether an explicitly named path, or a directory above it, matches an exclude pattern."""
+    import pathspec
+
+    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    absolute = Path(os.path.abspath(path))
+    try:
+        rel = absolute.relative_to(root)
+    except ValueError:
+        rel = None
+    if rel is not None:
+        parts = rel.parts
+        for i in range(1, len(parts) + 1):
+            is_dir = i < len(parts) or absolute.is_dir()
+            if spec.match_file(Path(*parts[:i]).as_posix() + ("/" if is_dir else "")):
+                return True
+        return False
+    return any(
+        spec.match_file(part + ("/" if i < len(absolute.parts) - 1 else ""))
+        for i, part in enumerate(absolute.parts)
+        if part != absolute.anchor
+    )
 
 
 def _excluded(path: Path, is_dir: bool, excludes: pathspec.PathSpec, root: Path) -> bool:
