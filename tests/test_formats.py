@@ -60,12 +60,15 @@ def test_text_finding_header_snippet_and_carets(tmp_path, write):
     lines = proc.stdout.splitlines()
     col = RISKY.splitlines()[4].index(LOG_CALL) + 1
     assert re.fullmatch(
-        rf"risky\.py:5:{col}: TNL102 \[warning\] log\(x \+ 1e-10\) guards .+", lines[0]
+        rf"risky\.py:5:{col}: TNL102 \[warning\] \[\*\] log\(x \+ 1e-10\) guards .+", lines[0]
     ), lines[0]
     assert lines[1] == "  |"
     assert lines[2] == "5 | " + RISKY.splitlines()[4]
     assert lines[3] == "  | " + " " * (col - 1) + "^" * len(LOG_CALL)
-    assert lines[-1] == "Found 1 finding (1 not verified) in 1 file."
+    assert lines[-1] == (
+        "Found 1 finding (1 not verified) in 1 file."
+        " [*] 1 with a rewrite (--diff shows the proven ones)."
+    )
 
 
 def test_text_carets_match_the_reported_range_for_every_example_finding(tmp_path):
@@ -87,7 +90,11 @@ def test_text_carets_match_the_reported_range_for_every_example_finding(tmp_path
         if f["end_line"] == f["line"]:
             assert len(marks.lstrip(" ")) == f["end_column"] - f["column"]
     n = len(report["findings"])
-    assert blocks[-1] == f"Found {n} findings ({n} not verified) in 4 files."
+    rewrites = sum(1 for f in report["findings"] if all_docs()[f["rule"]].fix in ("safe", "unsafe"))
+    assert blocks[-1] == (
+        f"Found {n} findings ({n} not verified) in 4 files."
+        f" [*] {rewrites} with a rewrite (--diff shows the proven ones)."
+    )
 
 
 def test_text_summary_when_clean_and_with_errors(tmp_path, write):
@@ -97,7 +104,7 @@ def test_text_summary_when_clean_and_with_errors(tmp_path, write):
     write("bad.py", "import tensorflow as tf\nx = (\n")
     proc = run_cli("--no-verify", ".", cwd=tmp_path)
     out = proc.stdout.splitlines()
-    assert out[-1] == "All clear: no findings in 2 files. 1 file could not be analysed."
+    assert out[-1] == "No findings in 2 files. 1 file could not be analysed."
     assert any(re.fullmatch(r"bad\.py: error: syntax error at line \d+.*", line) for line in out)
 
 
@@ -109,16 +116,19 @@ def test_text_renders_verdicts_and_fixes():
         fix=Fix("unsafe", "clip x to [eps, 1 - eps]"),
     )
     out = text.render(Report([f], [], 1, 0.1)).splitlines()
-    assert out[0] == "pkg/model.py:3:5: TNL102 [warning] log(x + eps) is risky"
+    assert out[0] == "pkg/model.py:3:5: TNL102 [warning] [*] log(x + eps) is risky"
     assert out[3] == "  |     ^^^^^^^^^^^^^^^"
     assert "  = verified confirmed: NaN gradient at x = 0" in out
     assert "  = fix (unsafe): clip x to [eps, 1 - eps]" in out
-    assert out[-1] == "Found 1 finding (1 confirmed) in 1 file."
+    assert out[-1] == (
+        "Found 1 finding (1 confirmed) in 1 file. [*] 1 with a rewrite (--diff shows the proven ones)."
+    )
 
 
 # --- json ------------------------------------------------------------------------------------
 
 FINDING_KEYS = {
+    "fingerprint",
     "path",
     "line",
     "column",
@@ -160,7 +170,17 @@ def test_json_matches_the_contract(tmp_path, write):
     assert report["errors"] == [{"path": "bad.py", "message": report["errors"][0]["message"]}]
     assert "NUL" in report["errors"][0]["message"]
     summary = report["summary"]
-    assert set(summary) == {"files", "findings", "by_rule", "seconds"}
+    assert set(summary) == {
+        "files",
+        "findings",
+        "by_rule",
+        "by_status",
+        "hidden",
+        "baseline_stale",
+        "seconds",
+    }
+    assert summary["by_status"] == {"skipped": len(report["findings"])}
+    assert summary["hidden"] == {} and summary["baseline_stale"] == 0
     assert summary["files"] == 2
     assert summary["findings"] == len(report["findings"])
     by_rule: dict[str, int] = {}

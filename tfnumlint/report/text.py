@@ -79,7 +79,7 @@ def summary(report: Report) -> str:
     detail = f" ({', '.join(parts)})" if parts else ""
     files = _plural(report.files, "file")
     if n == 0:
-        line = f"All clear: no findings in {files}."
+        line = f"{'No' if report.errors else 'All clear: no'} findings in {files}."
     else:
         line = f"Found {_plural(n, 'finding')}{detail} in {files}."
     fixes = sum(1 for f in report.findings if fixable(f))
