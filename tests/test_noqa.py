@@ -59,9 +59,7 @@ def test_add_noqa_with_codes_only_adds_those(tmp_path):
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "a.py").read_text()
     assert "# noqa: TNL202" in text and "TNL102" not in text
-    assert {f["rule"] for f in run_json("--no-verify", ".", cwd=tmp_path)["findings"]} == {
-        "TNL102"
-    }
+    assert {f["rule"] for f in run_json("--no-verify", ".", cwd=tmp_path)["findings"]} == {"TNL102"}
 
 
 def test_add_noqa_followed_by_a_path_takes_it_as_the_path(tmp_path):
@@ -91,7 +89,11 @@ def test_add_noqa_keeps_crlf_endings_and_a_bom(tmp_path):
         ("x = f(y)  # noqa: TNL201\n", ["TNL102"], "x = f(y)  # noqa: TNL201, TNL102\n"),
         ("x = f(y)  # noqa: TNL1\n", ["TNL102"], "x = f(y)  # noqa: TNL1\n"),
         ("x = f(y)  # noqa\n", ["TNL102"], "x = f(y)  # noqa\n"),
-        ("x = f(y)  # why  # noqa:TNL201\n", ["TNL102"], "x = f(y)  # why  # noqa: TNL201, TNL102\n"),
+        (
+            "x = f(y)  # why  # noqa:TNL201\n",
+            ["TNL102"],
+            "x = f(y)  # why  # noqa: TNL201, TNL102\n",
+        ),
         ('x = "# noqa"\n', ["TNL102"], 'x = "# noqa"  # noqa: TNL102\n'),
     ],
 )

@@ -396,7 +396,7 @@ def run(argv: list[str] | None) -> int:
         if importlib.util.find_spec("tensorflow") is None:
             notices.append(
                 "TensorFlow is not installed, so findings are not verified "
-                "(pip install 'tfnumlint[tf]', or pass --no-verify)"
+                "(install tensorflow-cpu or tensorflow, or pass --no-verify)"
             )
         else:
             from .verify.runner import verify_findings
