@@ -122,6 +122,10 @@ def test_baseline_counts_stale_entries_and_ignores_files_not_analysed(legacy_rep
     # linting one file does not call the other file's entries stale
     only = run_json("--no-verify", "--baseline", "b.json", "metrics.py", cwd=repo)
     assert only["summary"]["baseline_stale"] == 0
+    # a deleted file's entries are stale whatever is linted
+    (repo / "legacy.py").unlink()
+    only = run_json("--no-verify", "--baseline", "b.json", "metrics.py", cwd=repo)
+    assert only["summary"]["baseline_stale"] == 14
 
 
 def test_baseline_from_config_is_relative_to_the_config(legacy_repo):

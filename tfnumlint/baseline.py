@@ -96,17 +96,19 @@ def apply(
     findings: list[Finding],
     identities: dict[str, Identity],
     analysed: set[str],
+    root: Path,
 ) -> Applied:
     """Hide the findings the baseline holds; count its entries that no longer match.
 
-    Only entries for files analysed in this run can be stale: linting one file must not call
-    the rest of the baseline stale."""
+    Only entries for files analysed in this run, or deleted since, can be stale: linting one
+    file must not call the rest of the baseline stale."""
     matched_f, matched_e = match(baseline.entries, findings, identities)
     shown = [f for i, f in enumerate(findings) if i not in matched_f]
     stale = sum(
         1
         for i, e in enumerate(baseline.entries)
-        if i not in matched_e and e.get("path") in analysed
+        if i not in matched_e
+        and (e.get("path") in analysed or not (root / str(e.get("path", ""))).exists())
     )
     return Applied(shown, len(findings) - len(shown), stale)
 

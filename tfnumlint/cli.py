@@ -19,7 +19,14 @@ from pathlib import Path
 from . import __version__, progress
 from .cache import default_dir
 from .config import Config, ConfigError, load_config, resolve_codes
-from .discovery import DEFAULT_EXCLUDES, Candidate, MissingPath, discover, excluded_explicitly
+from .discovery import (
+    DEFAULT_EXCLUDES,
+    Candidate,
+    MissingPath,
+    discover,
+    exclude_spec,
+    excluded_explicitly,
+)
 from .engine import LintOptions
 from .model import FileError, Finding, Report
 from .report import FORMATS, render
@@ -283,7 +290,7 @@ def _inputs(args: argparse.Namespace, cwd: Path) -> Inputs:
         patterns = (DEFAULT_EXCLUDES if config.exclude is None else config.exclude) + list(
             config.extend_exclude
         )
-        if stdin_name and force and excluded_explicitly(path, patterns, config.root):
+        if stdin_name and force and excluded_explicitly(path, exclude_spec(patterns), config.root):
             return Inputs([], config, root)
         candidate = Candidate(path, display, data)
         try:
@@ -458,7 +465,7 @@ def _filter(findings: list[Finding], identities, baseline, changed, inputs: Inpu
         from .fingerprint import project_path
 
         analysed = {project_path(c.display, inputs.root) for c in inputs.candidates}
-        applied = baselines.apply(baseline, findings, identities, analysed)
+        applied = baselines.apply(baseline, findings, identities, analysed, inputs.root)
         findings, stale = applied.shown, applied.stale
         hidden["baseline"] = applied.hidden
     if changed is not None:

@@ -109,44 +109,45 @@ def discover(
         full = p if p.is_absolute() else cwd / p
         if not full.exists() and not full.is_symlink():
             raise MissingPath(raw)
-        if force_exclude and excluded_explicitly(full, patterns, root):
-            continue
+        if force_exclude:
+            if excludes is None:
+                excludes = exclude_spec(patterns)
+            if excluded_explicitly(full, excludes, root):
+                continue
         if not full.is_dir():
             out.setdefault(
                 str(full), Candidate(full, _display(p, cwd) if not p.is_absolute() else str(p))
             )
             continue
         if excludes is None:
-            import pathspec
-
-            excludes = pathspec.GitIgnoreSpec.from_lines(patterns)
+            excludes = exclude_spec(patterns)
         for cand in _walk(full, p, excludes, root):
             out.setdefault(str(cand.path), cand)
     return sorted(out.values(), key=lambda c: c.display)
 
 
-def excluded_explicitly(path: Path, patterns: list[str], root: Path) -> bool:
-    """Whether an explicitly named path, or a directory above it, matches an exclude pattern."""
+def exclude_spec(patterns: list[str]) -> pathspec.PathSpec:
     import pathspec
 
-    spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def excluded_explicitly(path: Path, spec: pathspec.PathSpec, root: Path) -> bool:
+    """Whether an explicitly named path, or a directory above it, matches an exclude pattern."""
     absolute = Path(os.path.abspath(path))
     try:
-        rel = absolute.relative_to(root)
-    except ValueError:
-        rel = None
-    if rel is not None:
-        parts = rel.parts
-        for i in range(1, len(parts) + 1):
-            is_dir = i < len(parts) or absolute.is_dir()
-            if spec.match_file(Path(*parts[:i]).as_posix() + ("/" if is_dir else "")):
-                return True
-        return False
-    return any(
-        spec.match_file(part + ("/" if i < len(absolute.parts) - 1 else ""))
-        for i, part in enumerate(absolute.parts)
-        if part != absolute.anchor
-    )
+        parts = absolute.relative_to(root).parts
+    except ValueError:  # outside the project: its own name and its directories' names
+        parts = tuple(p for p in absolute.parts if p != absolute.anchor)
+        return any(
+            spec.match_file(part + ("/" if i < len(parts) - 1 or absolute.is_dir() else ""))
+            for i, part in enumerate(parts)
+        )
+    for i in range(1, len(parts) + 1):
+        is_dir = i < len(parts) or absolute.is_dir()
+        if spec.match_file(Path(*parts[:i]).as_posix() + ("/" if is_dir else "")):
+            return True
+    return False
 
 
 def _excluded(path: Path, is_dir: bool, excludes: pathspec.PathSpec, root: Path) -> bool:
