@@ -67,7 +67,7 @@ def test_text_finding_header_snippet_and_carets(tmp_path, write):
     assert lines[3] == "  | " + " " * (col - 1) + "^" * len(LOG_CALL)
     assert lines[-1] == (
         "Found 1 finding (1 not verified) in 1 file."
-        " [*] 1 with a rewrite (--diff shows the proven ones)."
+        " [*] 1 from rules with a rewrite (--diff shows the proven ones)."
     )
 
 
@@ -93,7 +93,7 @@ def test_text_carets_match_the_reported_range_for_every_example_finding(tmp_path
     rewrites = sum(1 for f in report["findings"] if all_docs()[f["rule"]].fix in ("safe", "unsafe"))
     assert blocks[-1] == (
         f"Found {n} findings ({n} not verified) in 4 files."
-        f" [*] {rewrites} with a rewrite (--diff shows the proven ones)."
+        f" [*] {rewrites} from rules with a rewrite (--diff shows the proven ones)."
     )
 
 
@@ -121,7 +121,7 @@ def test_text_renders_verdicts_and_fixes():
     assert "  = verified confirmed: NaN gradient at x = 0" in out
     assert "  = fix (unsafe): clip x to [eps, 1 - eps]" in out
     assert out[-1] == (
-        "Found 1 finding (1 confirmed) in 1 file. [*] 1 with a rewrite (--diff shows the proven ones)."
+        "Found 1 finding (1 confirmed) in 1 file. [*] 1 from rules with a rewrite (--diff shows the proven ones)."
     )
 
 

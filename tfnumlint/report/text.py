@@ -84,7 +84,7 @@ def summary(report: Report) -> str:
         line = f"Found {_plural(n, 'finding')}{detail} in {files}."
     fixes = sum(1 for f in report.findings if fixable(f))
     if fixes:
-        line += f" {FIX_MARKER} {fixes} with a rewrite (--diff shows the proven ones)."
+        line += f" {FIX_MARKER} {fixes} from rules with a rewrite (--diff shows the proven ones)."
     hidden = []
     if report.hidden.get("baseline"):
         hidden.append(f"{report.hidden['baseline']} in the baseline")
