@@ -268,3 +268,21 @@ def test_fail_on_decides_by_verdict(tmp_path, monkeypatch, capsys, statuses, fai
     assert main(["--no-cache", "--fail-on", fail_on, "e.py"]) == code
     out = capsys.readouterr().out
     assert ("stubbed" in out) == (statuses[0] != "refuted")
+
+
+def test_reformatting_a_legacy_expression_does_not_resurface_it(legacy_repo):
+    repo = legacy_repo
+    assert run_cli("--no-verify", "--write-baseline", "b.json", ".", cwd=repo).returncode == 0
+    text = (repo / "metrics.py").read_text()
+    wrapped = text.replace(
+        "    return -tf.reduce_mean(tf.math.log(p_pred + 1e-10)) + d\n",
+        "    return -tf.reduce_mean(\n        tf.math.log(\n            p_pred  # predictions\n"
+        "            + 1e-10\n        )\n    ) + d\n",
+        1,
+    )
+    assert wrapped != text
+    (repo / "metrics.py").write_text("# a new header comment\n\n" + wrapped)
+    report = run_json("--no-verify", "--baseline", "b.json", ".", cwd=repo)
+    assert report["findings"] == []
+    assert report["summary"]["hidden"] == {"baseline": 20}
+    assert report["summary"]["baseline_stale"] == 0

@@ -392,7 +392,8 @@ def run(argv: list[str] | None) -> int:
     from . import fingerprint
 
     source_of = _source_reader(inputs)
-    identities = fingerprint.assign(findings, inputs.root, source_of)
+    scoped = recording or baseline is not None
+    identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
     if recording:
         return _write_baseline(args, inputs, findings, identities, errors)
 
@@ -425,7 +426,7 @@ def run(argv: list[str] | None) -> int:
             _emit(args, text)
             return code if not errors else 2
         notices.append(text)
-        identities = fingerprint.assign(findings, inputs.root, source_of)
+        identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
         findings, _, _ = _filter(findings, identities, baseline, changed, inputs)
     shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
     refuted = len(findings) - len(shown)

@@ -15,6 +15,7 @@ import ast
 import hashlib
 import io
 import os
+import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from pathlib import Path
 
 from .model import Finding
 from .source import Source
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 _SKIP = {
     tokenize.COMMENT,
@@ -57,12 +60,12 @@ def _text_line(source: Source, cell: int | None, line: int) -> int:
 
 
 def expression_text(finding: Finding, source: Source | None) -> str:
-    """The source of the flagged range; the start line alone when the file is unavailable."""
-    if source is None:
-        line = finding.source_line.rstrip("\n")
+    """The source of the flagged range (the reported line is enough for one-line ranges)."""
+    if finding.end_line == finding.line or source is None:
+        line = finding.source_line.rstrip("\r\n")
         end = finding.end_column - 1 if finding.end_line == finding.line else len(line)
         return line[finding.column - 1 : end]
-    lines = source.text.splitlines()
+    lines = _LINE_BREAK.split(source.text)  # as the engine counts lines
     first = _text_line(source, finding.cell, finding.line)
     last = _text_line(source, finding.cell, finding.end_line)
     if not 1 <= first <= last <= len(lines):
@@ -119,23 +122,40 @@ def _scope_of(spans: list[tuple[int, int, str]], line: int) -> str:
 
 
 def assign(
-    findings: list[Finding], root: Path, source_of: Callable[[str], Source | None]
+    findings: list[Finding],
+    root: Path,
+    source_of: Callable[[str], Source | None],
+    scoped: bool = False,
 ) -> dict[str, Identity]:
-    """Set ``finding.fingerprint`` on every finding (in place); identities by fingerprint."""
+    """Set ``finding.fingerprint`` on every finding (in place); identities by fingerprint.
+
+    Files are read again only for multi-line expressions and, when ``scoped`` (baselines),
+    for the enclosing function names."""
     seen: dict[str, int] = {}
     sources: dict[str, Source | None] = {}
     spans: dict[str, list[tuple[int, int, str]]] = {}
+    paths: dict[str, str] = {}
     out: dict[str, Identity] = {}
+
+    def source(path: str) -> Source | None:
+        if path not in sources:
+            sources[path] = source_of(path)
+        return sources[path]
+
     for f in sorted(findings, key=lambda f: f.sort_key):
-        if f.path not in sources:
-            sources[f.path] = source_of(f.path)
-            src = sources[f.path]
-            spans[f.path] = scopes(src.text) if src is not None else []
-        source = sources[f.path]
-        group = _hash(f.rule, project_path(f.path, root), normalise(expression_text(f, source)))
+        if f.path not in paths:
+            paths[f.path] = project_path(f.path, root)
+        src = source(f.path) if f.end_line != f.line else None
+        group = _hash(f.rule, paths[f.path], normalise(expression_text(f, src)))
         index = seen.get(group, 0)
         seen[group] = index + 1
         f.fingerprint = _hash(group, str(index))
-        line = _text_line(source, f.cell, f.line) if source is not None else f.line
-        out[f.fingerprint] = Identity(f.fingerprint, group, _scope_of(spans[f.path], line))
+        scope = ""
+        if scoped:
+            src = source(f.path)
+            if f.path not in spans:
+                spans[f.path] = scopes(src.text) if src is not None else []
+            line = _text_line(src, f.cell, f.line) if src is not None else f.line
+            scope = _scope_of(spans[f.path], line)
+        out[f.fingerprint] = Identity(f.fingerprint, group, scope)
     return out
