@@ -352,19 +352,8 @@ def run(argv: list[str] | None) -> int:
     inputs = _inputs(args, cwd)
     config = inputs.config
     codes = resolve_codes(config, _codes(args.select), _codes(args.ignore))
-    noqa_codes = None
-    if args.add_noqa is not None and args.add_noqa.upper() != "ALL":
-        from .config import expand_codes
-
-        noqa_codes = expand_codes(_codes(args.add_noqa) or [], "--add-noqa")
-    baseline_path = args.baseline
-    if baseline_path is None and config.baseline is not None and args.write_baseline is None:
-        baseline_path = config.root / config.baseline
-    baseline = None
-    if baseline_path is not None:
-        from . import baseline as baselines
-
-        baseline = baselines.load(baseline_path)
+    noqa_codes = _noqa_codes(args)
+    baseline = _load_baseline(args, config)
     changed = None
     if args.diff_base is not None:
         from .changed import changed_lines
@@ -386,8 +375,7 @@ def run(argv: list[str] | None) -> int:
         results = analyse(inputs.candidates, job, args.jobs or default_jobs(), bar)
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]
-    errors = [e for r in results for e in r.errors]
-    errors.sort(key=lambda e: (e.path, e.message))
+    errors = sorted((e for r in results for e in r.errors), key=lambda e: (e.path, e.message))
 
     from . import fingerprint
 
@@ -396,20 +384,9 @@ def run(argv: list[str] | None) -> int:
     identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
     if recording:
         return _write_baseline(args, inputs, findings, identities, errors)
-
+    # hidden findings are never verified: the gate's cost follows what it shows
     findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
-
-    notices: list[str] = []
-    if verify and findings:
-        if importlib.util.find_spec("tensorflow") is None:
-            notices.append(
-                "TensorFlow is not installed, so findings are not verified "
-                "(install tensorflow-cpu or tensorflow, or pass --no-verify)"
-            )
-        else:
-            from .verify.runner import verify_findings
-
-            notices += verify_findings(findings, config.settings, cache_dir)
+    notices = _verify(findings, config, cache_dir) if verify and findings else []
     if fixing:
         from .fix.apply import apply_fixes
 
@@ -424,10 +401,11 @@ def run(argv: list[str] | None) -> int:
             )
         if args.diff:
             _emit(args, text)
-            return code if not errors else 2
+            return 0 if args.exit_zero else 2 if errors else code
         notices.append(text)
+        # the rewritten files were linted again: their findings need identities and filters
         identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
-        findings, _, _ = _filter(findings, identities, baseline, changed, inputs)
+        findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
     shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
     refuted = len(findings) - len(shown)
     if refuted and args.format in ("text", "concise"):
@@ -437,15 +415,8 @@ def run(argv: list[str] | None) -> int:
     shown.sort(key=lambda f: f.sort_key)
     if args.add_noqa is not None:
         return _add_noqa(args, inputs, shown, noqa_codes, errors)
-    report = Report(
-        shown,
-        errors,
-        len(inputs.candidates),
-        time.perf_counter() - start,
-        notices,
-        hidden,
-        stale,
-    )
+    seconds = time.perf_counter() - start
+    report = Report(shown, errors, len(inputs.candidates), seconds, notices, hidden, stale)
     _emit(args, _render(args, report))
     if args.format not in ("text", "concise") or args.statistics:
         for n in notices:
@@ -455,6 +426,41 @@ def run(argv: list[str] | None) -> int:
     if errors:
         return 2
     return 1 if _fails(shown, args.fail_on) else 0
+
+
+def _noqa_codes(args: argparse.Namespace) -> set[str] | None:
+    """The codes ``--add-noqa=CODES`` names (checked like --select); None for all."""
+    if args.add_noqa is None or args.add_noqa.upper() == "ALL":
+        return None
+    from .config import expand_codes
+
+    return expand_codes(_codes(args.add_noqa) or [], "--add-noqa")
+
+
+def _load_baseline(args: argparse.Namespace, config: Config):
+    """``--baseline``, else the config's ``baseline`` (relative to the config file)."""
+    if args.write_baseline is not None:
+        return None
+    path = args.baseline
+    if path is None and config.baseline is not None:
+        path = config.root / config.baseline
+    if path is None:
+        return None
+    from . import baseline as baselines
+
+    return baselines.load(path)
+
+
+def _verify(findings: list[Finding], config: Config, cache_dir: Path | None) -> list[str]:
+    """Verdicts on ``findings`` (in place); the notices to show."""
+    if importlib.util.find_spec("tensorflow") is None:
+        return [
+            "TensorFlow is not installed, so findings are not verified "
+            "(install tensorflow-cpu or tensorflow, or pass --no-verify)"
+        ]
+    from .verify.runner import verify_findings
+
+    return verify_findings(findings, config.settings, cache_dir)
 
 
 def _filter(findings: list[Finding], identities, baseline, changed, inputs: Inputs):
