@@ -116,6 +116,12 @@ def test_file_error_exits_2_even_with_findings(tmp_path, write):
         ["--jobs", "0"],
         ["--jobs", "two"],
         ["--no-such-flag"],
+        ["--fail-on", "warning"],
+        ["--color", "sometimes"],
+        ["--add-noqa", "--write-baseline", "b.json"],
+        ["--fix", "--add-noqa"],
+        ["--add-noqa=TNL999"],
+        ["--stdin-filename", "x.py", "--fix"],
     ],
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path, write, args):

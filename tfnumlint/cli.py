@@ -214,23 +214,27 @@ class Inputs:
     sources: dict[str, Source] = field(default_factory=dict)
 
 
-def _check_usage(args: argparse.Namespace) -> None:
-    """Flag combinations that cannot work: one clear line each, before any work is done."""
-    if args.jobs is not None and args.jobs < 1:
-        raise ConfigError("--jobs must be at least 1")
+def _settle_paths(args: argparse.Namespace) -> None:
+    """Fill in the default path, and give back a path that argparse took for --add-noqa codes."""
     if args.add_noqa is not None and (
         not _CODE_LIST.match(args.add_noqa) or Path(args.add_noqa).exists()
     ):
         # `--add-noqa src/`: argparse took the path for the optional list of codes
         args.paths = [*args.paths, args.add_noqa]
         args.add_noqa = "ALL"
-    args.paths = args.paths or ["."]
+    if args.stdin_filename and args.paths not in ([], [STDIN]):
+        raise ConfigError("--stdin-filename names standard input: pass - or no path")
+    args.paths = args.paths or ([STDIN] if args.stdin_filename else ["."])
+
+
+def _check_usage(args: argparse.Namespace) -> None:
+    """Flag combinations that cannot work: one clear line each, before any work is done."""
+    _settle_paths(args)
+    if args.jobs is not None and args.jobs < 1:
+        raise ConfigError("--jobs must be at least 1")
     reading_stdin = STDIN in args.paths
     if reading_stdin and len(args.paths) > 1:
         raise ConfigError("'-' (standard input) cannot be combined with other paths")
-    if args.stdin_filename and not reading_stdin:
-        args.paths = [STDIN]
-        reading_stdin = True
     if reading_stdin:
         for flag, on in (
             ("--fix", args.fix),
@@ -248,8 +252,7 @@ def _check_usage(args: argparse.Namespace) -> None:
     modes = [
         name
         for name, on in (
-            ("--fix", args.fix),
-            ("--diff", args.diff),
+            ("--fix" if args.fix else "--diff", args.fix or args.diff),  # --diff wins, as in ruff
             ("--add-noqa", args.add_noqa is not None),
             ("--write-baseline", args.write_baseline is not None),
         )
