@@ -428,3 +428,17 @@ def test_stdin_syntax_error_is_reported_for_the_stdin_filename(tmp_path):
     )
     assert proc.returncode == 2
     assert "m.py: error: Python 2 syntax at line 2" in proc.stdout
+
+
+def test_cells_in_another_language_are_skipped_not_errors(tmp_path, write):
+    write(
+        "nb.ipynb",
+        notebook(
+            ("code", "import tensorflow as tf\n"),
+            ("code", "%%bash\nif [ -d data ]; then ls data; fi\n"),
+            ("code", "%%time\ndef loss(p_pred):\n    return tf.math.log(p_pred + 1e-10)\n"),
+        ),
+    )
+    report = run_json("--no-verify", "nb.ipynb", cwd=tmp_path)
+    assert report["errors"] == []
+    assert [(f["cell"], f["line"], f["rule"]) for f in report["findings"]] == [(3, 3, "TNL102")]

@@ -97,6 +97,8 @@ def notebook_source(raw: bytes) -> tuple[str, dict[int, tuple[int, int]], list[s
             src = "".join(s for s in src if isinstance(s, str))
         if not isinstance(src, str):
             raise SourceError(f"not a valid notebook: cell {number} has no source text")
+        if _foreign_cell(src):
+            continue
         cell_lines = [
             "# " + line if _MAGIC.match(line) else line  # IPython magics are not Python
             for line in src.splitlines()
@@ -110,6 +112,19 @@ def notebook_source(raw: bytes) -> tuple[str, dict[int, tuple[int, int]], list[s
             cell_map[len(lines)] = (number, i)
         lines.append("")  # keep cells apart
     return "\n".join(lines) + "\n", cell_map, problems
+
+
+# Cell magics whose body is still Python; any other (%%bash, %%html, %%writefile, ...) is not.
+_PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "python", "python3"}
+
+
+def _foreign_cell(src: str) -> bool:
+    """A cell whose body another language owns, such as ``%%bash``: not analysed, not an error."""
+    first = next((line.strip() for line in src.splitlines() if line.strip()), "")
+    if not first.startswith("%%"):
+        return False
+    name = first[2:].split(maxsplit=1)[0] if first[2:].strip() else ""
+    return name not in _PYTHON_CELL_MAGICS
 
 
 def _cell_syntax_error(cell_lines: list[str]) -> str | None:
