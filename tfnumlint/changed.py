@@ -62,7 +62,10 @@ def changed_lines(rev: str, cwd: Path) -> ChangedLines:
     try:
         _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], cwd)
     except _GitFailed:
-        raise ConfigError(f"--diff-base: unknown git revision '{rev}'") from None
+        raise ConfigError(
+            f"--diff-base: unknown git revision '{rev}' (in a shallow CI checkout, fetch it "
+            "first, e.g. actions/checkout with fetch-depth: 0)"
+        ) from None
     out = ChangedLines(rev)
     diff = _git(
         [
