@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__, progress
@@ -211,7 +211,6 @@ class Inputs:
     config: Config
     root: Path
     stdin: Source | None = None
-    sources: dict[str, Source] = field(default_factory=dict)
 
 
 def _settle_paths(args: argparse.Namespace) -> None:
@@ -287,20 +286,7 @@ def _inputs(args: argparse.Namespace, cwd: Path) -> Inputs:
     force = args.force_exclude or config.force_exclude
     root = _project_root(config, cwd)
     if args.paths == [STDIN]:
-        display = stdin_name or "-"
-        data = sys.stdin.buffer.read()
-        path = cwd / (stdin_name or "stdin.py")
-        patterns = (DEFAULT_EXCLUDES if config.exclude is None else config.exclude) + list(
-            config.extend_exclude
-        )
-        if stdin_name and force and excluded_explicitly(path, exclude_spec(patterns), config.root):
-            return Inputs([], config, root)
-        candidate = Candidate(path, display, data)
-        try:
-            source = read_source(path, display, data)
-        except SourceError:
-            source = None
-        return Inputs([candidate], config, root, stdin=source)
+        return _stdin_inputs(stdin_name, cwd, config, root, force)
     try:
         candidates = discover(
             args.paths, cwd, config.exclude, config.extend_exclude, config.root, force
@@ -308,6 +294,23 @@ def _inputs(args: argparse.Namespace, cwd: Path) -> Inputs:
     except MissingPath as exc:
         raise ConfigError(f"path does not exist: {exc}") from None
     return Inputs(candidates, config, root)
+
+
+def _stdin_inputs(name: str | None, cwd: Path, config: Config, root: Path, force: bool) -> Inputs:
+    """Standard input as one candidate named ``name``; none when --force-exclude excludes it."""
+    path = cwd / (name or "stdin.py")
+    patterns = (DEFAULT_EXCLUDES if config.exclude is None else config.exclude) + list(
+        config.extend_exclude
+    )
+    if name and force and excluded_explicitly(path, exclude_spec(patterns), config.root):
+        return Inputs([], config, root)
+    display = name or "-"
+    data = sys.stdin.buffer.read()
+    try:
+        source = read_source(path, display, data)
+    except SourceError:
+        source = None  # reported by the analysis, like any unreadable file
+    return Inputs([Candidate(path, display, data)], config, root, stdin=source)
 
 
 def _source_reader(inputs: Inputs):
