@@ -298,6 +298,7 @@ def _inputs(args: argparse.Namespace, cwd: Path) -> Inputs:
 
 def _stdin_inputs(name: str | None, cwd: Path, config: Config, root: Path, force: bool) -> Inputs:
     """Standard input as one candidate named ``name``; none when --force-exclude excludes it."""
+    data = sys.stdin.buffer.read()  # read even when excluded: the writer must not see a broken pipe
     path = cwd / (name or "stdin.py")
     patterns = (DEFAULT_EXCLUDES if config.exclude is None else config.exclude) + list(
         config.extend_exclude
@@ -305,7 +306,6 @@ def _stdin_inputs(name: str | None, cwd: Path, config: Config, root: Path, force
     if name and force and excluded_explicitly(path, exclude_spec(patterns), config.root):
         return Inputs([], config, root)
     display = name or "-"
-    data = sys.stdin.buffer.read()
     try:
         source = read_source(path, display, data)
     except SourceError:
