@@ -442,3 +442,20 @@ def test_cells_in_another_language_are_skipped_not_errors(tmp_path, write):
     report = run_json("--no-verify", "nb.ipynb", cwd=tmp_path)
     assert report["errors"] == []
     assert [(f["cell"], f["line"], f["rule"]) for f in report["findings"]] == [(3, 3, "TNL102")]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("if a <> b:", "'<>' operator"),
+        ('x = "a <> b" + (', None),  # inside a string: not evidence of Python 2
+        ("x = f(  # `tick` in a comment", None),
+        ("printer = (", None),
+        ('s = ur"raw"', "ur'' string prefix"),
+        ("n = 10L", "long integer literal"),
+    ],
+)
+def test_python2_evidence_comes_from_code_not_strings(line, expected):
+    from tfnumlint.source import python2_construct
+
+    assert python2_construct("invalid syntax", line) == expected

@@ -146,6 +146,7 @@ _PY2_MESSAGES = {
     "multiple exception types must be parenthesized": "'except X, e:'",
     "leading zeros in decimal integer literals": "octal literal without 0o",
 }
+_STRINGS_AND_COMMENT = re.compile(r"(\"[^\"]*\"|'[^']*'|#.*$)")
 _PY2_PATTERNS = [
     (re.compile(r"^\s*print(\s+[\"'\w]|\s*>>)"), "print statement"),
     (re.compile(r"^\s*exec\s+[\"'\w]"), "exec statement"),
@@ -163,8 +164,9 @@ def python2_construct(message: str, line_text: str) -> str | None:
     for prefix, what in _PY2_MESSAGES.items():
         if message.startswith(prefix):
             return what
+    code = _STRINGS_AND_COMMENT.sub('""', line_text)  # a `<>` inside a string proves nothing
     for pattern, what in _PY2_PATTERNS:
-        if pattern.search(line_text):
+        if pattern.search(code if what != "ur'' string prefix" else line_text):
             return what
     return None
 
