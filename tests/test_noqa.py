@@ -127,13 +127,20 @@ def test_add_noqa_with_a_decorator_statement(tmp_path):
         @tf.function(
             reduce_retracing=True,
         )
-        def loss(p_pred):
+        def loss(p_pred, floor=tf.math.log(
+            tf.constant(0.5) + 1e-10
+        )):
             return tf.math.log(p_pred + 1e-10)
         """
     )
     (tmp_path / "a.py").write_text(src)
+    assert {f["rule"] for f in run_json("--no-verify", ".", cwd=tmp_path)["findings"]} == {
+        "TNL102",
+        "TNL401",
+    }
     assert run_cli("--no-verify", "--add-noqa", ".", cwd=tmp_path).returncode == 0
     text = (tmp_path / "a.py").read_text()
+    assert "def loss(p_pred, floor=tf.math.log(  # noqa: TNL102, TNL401\n" in text
     assert "    return tf.math.log(p_pred + 1e-10)  # noqa: TNL102\n" in text
     assert run_json("--no-verify", ".", cwd=tmp_path)["findings"] == []
 

@@ -30,15 +30,13 @@ class NoqaResult:
 
 
 def statement_lines(tree: ast.Module) -> list[tuple[int, int]]:
-    """(first line, last line) of every statement, decorators included."""
-    spans = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
-            first = node.lineno
-            for dec in getattr(node, "decorator_list", ()):
-                first = min(first, dec.lineno)
-            spans.append((first, node.end_lineno or node.lineno))
-    return spans
+    """(first line, last line) of every statement; a decorated one starts at ``def``/``class``,
+    where the engine looks (a finding in a decorator is on its own line, which works too)."""
+    return [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt)
+    ]
 
 
 def first_line_of_statement(spans: list[tuple[int, int]], line: int) -> int:
