@@ -177,7 +177,7 @@ def test_diff_base_includes_uncommitted_and_untracked_changes(legacy_repo):
     got = sorted((f["path"], f["rule"]) for f in findings)
     assert got == [("legacy.py", "TNL102"), ("untracked.py", "TNL102"), ("untracked.py", "TNL202")]
     report = run_json("--no-verify", "--diff-base", "HEAD", ".", cwd=repo)
-    assert report["summary"]["hidden"] == {"diff-base": 20}
+    assert report["summary"]["hidden"] == {"diff_base": 20}
 
 
 def test_diff_base_outside_git_or_with_a_bad_revision_is_a_usage_error(tmp_path, legacy_repo):

@@ -483,7 +483,7 @@ def _filter(findings: list[Finding], identities, baseline, changed, inputs: Inpu
         hidden["baseline"] = applied.hidden
     if changed is not None:
         kept = [f for f in findings if changed.contains(f)]
-        hidden["diff-base"] = len(findings) - len(kept)
+        hidden["diff_base"] = len(findings) - len(kept)
         findings = kept
     return findings, hidden, stale
 

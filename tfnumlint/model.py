@@ -112,5 +112,5 @@ class Report:
     files: int
     seconds: float
     notices: list[str] = field(default_factory=list)
-    hidden: dict[str, int] = field(default_factory=dict)  # why -> count: baseline, diff-base
+    hidden: dict[str, int] = field(default_factory=dict)  # why -> count: baseline, diff_base
     stale: int = 0  # baseline entries that no finding matches any more

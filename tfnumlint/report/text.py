@@ -88,8 +88,8 @@ def summary(report: Report) -> str:
     hidden = []
     if report.hidden.get("baseline"):
         hidden.append(f"{report.hidden['baseline']} in the baseline")
-    if report.hidden.get("diff-base"):
-        hidden.append(f"{report.hidden['diff-base']} outside the changed lines")
+    if report.hidden.get("diff_base"):
+        hidden.append(f"{report.hidden['diff_base']} outside the changed lines")
     if hidden:
         line += f" Hidden: {', '.join(hidden)}."
     if report.stale:
