@@ -149,3 +149,17 @@ def test_add_noqa_on_standard_input_is_a_usage_error(tmp_path):
     proc = run_cli("--no-verify", "--add-noqa", "-", cwd=tmp_path)
     assert proc.returncode == 2
     assert "--add-noqa cannot be used on standard input" in proc.stderr
+
+
+def test_a_directive_that_does_not_suppress_is_reported(tmp_path, monkeypatch, capsys):
+    """Safety net: every edited file is linted again, and a finding still shown is named."""
+    from tfnumlint import noqa
+    from tfnumlint.cli import main
+
+    (tmp_path / "a.py").write_text(MULTI_LINE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(noqa, "first_line_of_statement", lambda spans, line: 1)  # wrong line
+    assert main(["--no-verify", "--no-cache", "--add-noqa", "a.py"]) == 0
+    err = capsys.readouterr().err
+    assert "not suppressed: a.py:8:13: TNL102 is still reported after --add-noqa" in err
+    assert "not suppressed: a.py:5:9: TNL202 is still reported after --add-noqa" in err

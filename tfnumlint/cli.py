@@ -31,6 +31,7 @@ from .engine import LintOptions
 from .model import FileError, Finding, Report
 from .report import FORMATS, render
 from .report.style import Style, use_colour
+from .report.text import location
 from .ruledocs import all_docs
 from .runner import Job, analyse, apply_per_file_ignores, default_jobs
 from .source import Source, SourceError, read_source
@@ -420,7 +421,7 @@ def run(argv: list[str] | None) -> int:
         )
     shown.sort(key=lambda f: f.sort_key)
     if args.add_noqa is not None:
-        return _add_noqa(args, inputs, shown, noqa_codes, errors)
+        return _add_noqa(args, inputs, shown, noqa_codes, errors, options)
     seconds = time.perf_counter() - start
     report = Report(shown, errors, len(inputs.candidates), seconds, notices, hidden, stale)
     _emit(args, _render(args, report))
@@ -543,21 +544,46 @@ def _write_baseline(args, inputs: Inputs, findings: list[Finding], identities, e
     return 2 if errors and not args.exit_zero else 0
 
 
-def _add_noqa(args, inputs: Inputs, shown: list[Finding], codes, errors) -> int:
+def _add_noqa(
+    args, inputs: Inputs, shown: list[Finding], codes, errors, options: LintOptions
+) -> int:
     from .noqa import add_noqa
 
     chosen = [f for f in shown if codes is None or f.rule in codes]
     files = {c.display: c.path for c in inputs.candidates}
     result = add_noqa(chosen, files)
     _list_errors(errors)
-    for why in result.skipped:
-        print(f"tfnumlint: not added: {why}", file=sys.stderr)
+    skipped = result.skipped + _still_flagged(chosen, result.edited, files, options)
+    for why in skipped:
+        print(f"tfnumlint: not suppressed: {why}", file=sys.stderr)
     _say(
         args,
         f"added {result.added} noqa directive{'s' if result.added != 1 else ''} "
         f"in {result.files} file{'s' if result.files != 1 else ''}",
     )
     return 2 if errors and not args.exit_zero else 0
+
+
+def _still_flagged(
+    chosen: list[Finding], edited: list[str], files: dict[str, Path], options: LintOptions
+) -> list[str]:
+    """Lint the edited files again: a directive that did not suppress its finding is reported."""
+    from .engine import lint_source
+
+    wanted = {(f.path, f.rule, f.cell, f.line, f.column) for f in chosen}
+    static = LintOptions(
+        codes=options.codes, severities=options.severities, settings=options.settings
+    )
+    out = []
+    for display in edited:
+        try:
+            result = lint_source(read_source(files[display], display), static)
+        except (SourceError, OSError):
+            continue
+        for f in result.findings:
+            if (f.path, f.rule, f.cell, f.line, f.column) in wanted:
+                out.append(f"{location(f)}: {f.rule} is still reported after --add-noqa")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ class NoqaResult:
     added: int = 0
     files: int = 0
     skipped: list[str] = field(default_factory=list)  # "path:line: why"
+    edited: list[str] = field(default_factory=list)  # display paths of the files written
 
 
 def statement_lines(tree: ast.Module) -> list[tuple[int, int]]:
@@ -145,6 +146,7 @@ def add_noqa(findings: list[Finding], files: dict[str, Path]) -> NoqaResult:
         _write(path, raw, new_text)
         result.added += added
         result.files += 1
+        result.edited.append(display)
     return result
 
 
