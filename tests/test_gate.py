@@ -286,3 +286,30 @@ def test_reformatting_a_legacy_expression_does_not_resurface_it(legacy_repo):
     assert report["findings"] == []
     assert report["summary"]["hidden"] == {"baseline": 20}
     assert report["summary"]["baseline_stale"] == 0
+
+
+def test_editors_see_the_baseline_through_stdin(legacy_repo):
+    """An editor piping the buffer in gets the same answer as the gate."""
+    import os
+    import sys
+
+    repo = legacy_repo
+    (repo / "pyproject.toml").write_text('[tool.tfnumlint]\nbaseline = "b.json"\n')
+    assert run_cli("--no-verify", "--write-baseline", "b.json", ".", cwd=repo).returncode == 0
+    buffer = (repo / "legacy.py").read_text() + "\n\n" + NEW_HAZARD
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "tfnumlint", "--no-verify", "--format", "json", "-"),
+            *("--stdin-filename", str(repo / "legacy.py")),  # editors pass the full path
+        ],
+        input=buffer,
+        cwd=repo / "..",  # the editor's working directory need not be the project
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, TFNUMLINT_CACHE_DIR=str(repo / ".cache")),
+        timeout=300,
+    )
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [f["line"] for f in report["findings"]] == [len(buffer.splitlines())]
+    assert report["summary"]["hidden"] == {"baseline": 14}
