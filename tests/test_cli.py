@@ -72,13 +72,31 @@ def test_exit_zero_turns_findings_into_0_but_still_reports_them(tmp_path, write)
     assert "TNL102" in proc.stdout
 
 
-def test_exit_zero_does_not_hide_file_errors(tmp_path, write):
+def test_file_errors_exit_2(tmp_path, write):
+    write("risky.py", RISKY)
+    write("broken.py", "import tensorflow as tf\ndef f(:\n")
+    proc = run_cli("--no-verify", ".", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "broken.py: error: syntax error at line 2" in proc.stdout
+
+
+def test_exit_zero_exits_0_on_file_errors_but_still_lists_them(tmp_path, write):
     write("risky.py", RISKY)
     write("broken.py", "import tensorflow as tf\ndef f(:\n")
     proc = run_cli("--no-verify", "--exit-zero", ".", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "broken.py: error: syntax error" in proc.stdout
+    assert proc.stdout.splitlines()[-1].endswith("1 file could not be analysed.")
+    report = run_json("--no-verify", "--exit-zero", ".", cwd=tmp_path)
+    assert [e["path"] for e in report["errors"]] == ["broken.py"]
+    assert rules(report) == {"TNL102"}
+
+
+def test_exit_zero_still_exits_2_on_a_usage_error(tmp_path, write):
+    write("risky.py", RISKY)
+    proc = run_cli("--no-verify", "--exit-zero", "--select", "NOPE1", ".", cwd=tmp_path)
     assert proc.returncode == 2
-    assert "broken.py" in proc.stdout
-    assert "TNL102" in proc.stdout
+    assert "unknown rule code or prefix 'NOPE1'" in proc.stderr
 
 
 def test_file_error_exits_2_even_with_findings(tmp_path, write):
@@ -98,6 +116,12 @@ def test_file_error_exits_2_even_with_findings(tmp_path, write):
         ["--jobs", "0"],
         ["--jobs", "two"],
         ["--no-such-flag"],
+        ["--fail-on", "warning"],
+        ["--color", "sometimes"],
+        ["--add-noqa", "--write-baseline", "b.json"],
+        ["--fix", "--add-noqa"],
+        ["--add-noqa=TNL999"],
+        ["--stdin-filename", "x.py", "--fix"],
     ],
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path, write, args):

@@ -288,6 +288,9 @@ def test_unknown_key_is_an_error_naming_it(project, body, named):
         ('select = ["TNL999"]', "select"),
         ('ignore = ["XYZ"]', "ignore"),
         ('per-file-ignores = { "a.py" = ["TNL9"] }', "per-file-ignores.a.py"),
+        ("baseline = 3", "baseline"),
+        ('baseline = ""', "baseline"),
+        ('force-exclude = "yes"', "force-exclude"),
     ],
 )
 def test_bad_value_is_an_error_naming_the_key(project, body, named):

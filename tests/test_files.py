@@ -263,3 +263,199 @@ def test_a_notebook_with_a_syntax_error_names_the_cell(tmp_path, write):
     assert err["path"] == "nb.ipynb"
     assert "cell 2" in err["message"]
     assert "line 2" in err["message"]
+
+
+def test_one_bad_notebook_cell_does_not_cost_the_other_cells(tmp_path, write):
+    write(
+        "nb.ipynb",
+        notebook(
+            ("code", "import tensorflow as tf\n"),
+            ("code", "x = 1\ndef f(:\n"),
+            ("markdown", "# notes"),
+            ("code", "def loss(p_pred):\n    return tf.math.log(p_pred + 1e-10)\n"),
+        ),
+    )
+    proc = run_cli("--no-verify", "--format", "json", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 2
+    report = json.loads(proc.stdout)
+    (err,) = report["errors"]
+    assert err["message"].startswith("cell 2: syntax error at line 2")
+    assert "the other cells were analysed" in err["message"]
+    assert [(f["cell"], f["line"], f["rule"]) for f in report["findings"]] == [(4, 2, "TNL102")]
+
+
+# --- Python 2 files --------------------------------------------------------------------------
+
+PY2_CASES = [
+    ("print 'loss', loss\n", "print statement"),
+    ("exec 'x = 1'\n", "exec statement"),
+    ("raise ValueError, 'bad'\n", "'raise E, message'"),
+    ("x = `loss`\n", "backquote repr"),
+    ("if a <> b:\n    pass\n", "'<>' operator"),
+    ("mode = 0755\n", "octal literal without 0o"),
+]
+
+
+@pytest.mark.parametrize(("code", "construct"), PY2_CASES)
+def test_python2_files_are_reported_as_python2_at_the_right_line(tmp_path, write, code, construct):
+    head = (
+        "import sys\nimport tensorflow as tf\n\n\ndef loss(p):\n    return tf.reduce_mean(p)\n\n\n"
+    )
+    write("old.py", head + code)
+    write("risky.py", RISKY)
+    bad_line = len(head.splitlines()) + next(
+        i for i, line in enumerate(code.splitlines(), 1) if construct_line(line)
+    )
+    report = run_json("--no-verify", ".", cwd=tmp_path)
+    (err,) = report["errors"]
+    assert err["path"] == "old.py"
+    assert err["message"].startswith(f"Python 2 syntax at line {bad_line}")
+    assert f"({construct})" in err["message"]
+    assert finding_paths(report) == {"risky.py"}
+
+
+def construct_line(line: str) -> bool:
+    """The line of each case above that only Python 2 accepts."""
+    markers = ("print ", "exec ", "except ValueError,", "raise ValueError,", "`", "<>", "0755")
+    return any(m in line for m in markers)
+
+
+def test_a_python3_syntax_error_is_not_called_python2(tmp_path, write):
+    write("bad.py", "import tensorflow as tf\n\n\ndef f(:\n    pass\n")
+    (err,) = run_json("--no-verify", ".", cwd=tmp_path)["errors"]
+    assert err["message"].startswith("syntax error at line 4")
+    assert "Python 2" not in err["message"]
+
+
+# --- excludes on the command line ------------------------------------------------------------
+
+
+def test_exclude_and_extend_exclude_flags(tmp_path, write):
+    write("src/a.py", RISKY)
+    write("vendored/b.py", RISKY)
+    write("gen/c.py", RISKY)
+    write("build/d.py", RISKY)
+    paths = finding_paths(
+        run_json("--no-verify", "--extend-exclude", "vendored,gen/", ".", cwd=tmp_path)
+    )
+    assert paths == {"src/a.py"}
+    # --exclude replaces the defaults, so build/ is walked again
+    paths = finding_paths(run_json("--no-verify", "--exclude", "vendored", ".", cwd=tmp_path))
+    assert paths == {"src/a.py", "gen/c.py", "build/d.py"}
+
+
+def test_force_exclude_applies_excludes_to_files_named_explicitly(tmp_path, write):
+    write("pyproject.toml", '[tool.tfnumlint]\nextend-exclude = ["third_party"]\n')
+    write("third_party/lib/x.py", RISKY)
+    write("build/y.py", RISKY)
+    write("src/z.py", RISKY)
+    named = ["third_party/lib/x.py", "build/y.py", "src/z.py"]
+    assert finding_paths(run_json("--no-verify", *named, cwd=tmp_path)) == set(named)
+    report = run_json("--no-verify", "--force-exclude", *named, cwd=tmp_path)
+    assert finding_paths(report) == {"src/z.py"}
+    assert report["summary"]["files"] == 1
+    # from a subdirectory, patterns stay relative to the project root
+    sub = tmp_path / "src"
+    report = run_json("--no-verify", "--force-exclude", "../third_party/lib/x.py", "z.py", cwd=sub)
+    assert finding_paths(report) == {"z.py"}
+
+
+def test_force_exclude_from_config(tmp_path, write):
+    write("pyproject.toml", '[tool.tfnumlint]\nforce-exclude = true\nextend-exclude = ["gen"]\n')
+    write("gen/x.py", RISKY)
+    proc = run_cli("--no-verify", "gen/x.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert "All clear: no findings in 0 files." in proc.stdout
+
+
+# --- standard input --------------------------------------------------------------------------
+
+
+def stdin_cli(tmp_path, data: str, *args: str):
+    import os
+    import sys
+
+    env = dict(os.environ, TFNUMLINT_CACHE_DIR=str(tmp_path / ".cache"))
+    return subprocess.run(
+        [sys.executable, "-m", "tfnumlint", *args],
+        input=data,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_stdin_is_linted_as_the_stdin_filename_with_its_config(tmp_path, write):
+    write("pkg/pyproject.toml", '[tool.tfnumlint]\nignore = ["TNL202"]\n')
+    code = RISKY + "\n\ndef dist(a, b):\n    return tf.sqrt(tf.reduce_sum(tf.square(a - b)))\n"
+    proc = stdin_cli(
+        tmp_path,
+        code,
+        "--no-verify",
+        "--output-format",
+        "concise",
+        "-",
+        "--stdin-filename",
+        "pkg/m.py",
+    )
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("pkg/m.py:5:28: TNL102 ")
+    assert "TNL202" not in proc.stdout  # the config beside pkg/m.py applies
+    assert not (tmp_path / "pkg" / "m.py").exists()
+    # the same without a name: shown as "-", the nearest config is the working directory's
+    proc = stdin_cli(tmp_path, code, "--no-verify", "--output-format", "concise", "-")
+    assert {line.split(": ")[1].split()[0] for line in proc.stdout.splitlines()[:-1]} == {
+        "TNL102",
+        "TNL202",
+    }
+    assert proc.stdout.startswith("-:5:28: TNL102")
+
+
+def test_stdin_with_force_exclude_and_an_excluded_name_reports_nothing(tmp_path, write):
+    proc = stdin_cli(
+        tmp_path, RISKY, "--no-verify", "--force-exclude", "-", "--stdin-filename", "build/m.py"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "TNL102" not in proc.stdout
+
+
+def test_stdin_syntax_error_is_reported_for_the_stdin_filename(tmp_path):
+    proc = stdin_cli(
+        tmp_path, "import tensorflow as tf\nprint 'x'\n", "--no-verify", "--stdin-filename", "m.py"
+    )
+    assert proc.returncode == 2
+    assert "m.py: error: Python 2 syntax at line 2" in proc.stdout
+
+
+def test_cells_in_another_language_are_skipped_not_errors(tmp_path, write):
+    write(
+        "nb.ipynb",
+        notebook(
+            ("code", "import tensorflow as tf\n"),
+            ("code", "%%bash\nif [ -d data ]; then ls data; fi\n"),
+            ("code", "%%time\ndef loss(p_pred):\n    return tf.math.log(p_pred + 1e-10)\n"),
+        ),
+    )
+    report = run_json("--no-verify", "nb.ipynb", cwd=tmp_path)
+    assert report["errors"] == []
+    assert [(f["cell"], f["line"], f["rule"]) for f in report["findings"]] == [(3, 3, "TNL102")]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("if a <> b:", "'<>' operator"),
+        ('x = "a <> b" + (', None),  # inside a string: not evidence of Python 2
+        ("x = f(  # `tick` in a comment", None),
+        ("printer = (", None),
+        ('s = ur"raw"', "ur'' string prefix"),
+        ("n = 10L", "long integer literal"),
+    ],
+)
+def test_python2_evidence_comes_from_code_not_strings(line, expected):
+    from tfnumlint.source import python2_construct
+
+    assert python2_construct("invalid syntax", line) == expected

@@ -60,12 +60,15 @@ def test_text_finding_header_snippet_and_carets(tmp_path, write):
     lines = proc.stdout.splitlines()
     col = RISKY.splitlines()[4].index(LOG_CALL) + 1
     assert re.fullmatch(
-        rf"risky\.py:5:{col}: TNL102 \[warning\] log\(x \+ 1e-10\) guards .+", lines[0]
+        rf"risky\.py:5:{col}: TNL102 \[warning\] \[\*\] log\(x \+ 1e-10\) guards .+", lines[0]
     ), lines[0]
     assert lines[1] == "  |"
     assert lines[2] == "5 | " + RISKY.splitlines()[4]
     assert lines[3] == "  | " + " " * (col - 1) + "^" * len(LOG_CALL)
-    assert lines[-1] == "Found 1 finding (1 not verified) in 1 file."
+    assert lines[-1] == (
+        "Found 1 finding (1 not verified) in 1 file."
+        " [*] 1 from rules with a rewrite (--diff shows the proven ones)."
+    )
 
 
 def test_text_carets_match_the_reported_range_for_every_example_finding(tmp_path):
@@ -87,7 +90,11 @@ def test_text_carets_match_the_reported_range_for_every_example_finding(tmp_path
         if f["end_line"] == f["line"]:
             assert len(marks.lstrip(" ")) == f["end_column"] - f["column"]
     n = len(report["findings"])
-    assert blocks[-1] == f"Found {n} findings ({n} not verified) in 4 files."
+    rewrites = sum(1 for f in report["findings"] if all_docs()[f["rule"]].fix in ("safe", "unsafe"))
+    assert blocks[-1] == (
+        f"Found {n} findings ({n} not verified) in 4 files."
+        f" [*] {rewrites} from rules with a rewrite (--diff shows the proven ones)."
+    )
 
 
 def test_text_summary_when_clean_and_with_errors(tmp_path, write):
@@ -97,7 +104,7 @@ def test_text_summary_when_clean_and_with_errors(tmp_path, write):
     write("bad.py", "import tensorflow as tf\nx = (\n")
     proc = run_cli("--no-verify", ".", cwd=tmp_path)
     out = proc.stdout.splitlines()
-    assert out[-1] == "All clear: no findings in 2 files. 1 file could not be analysed."
+    assert out[-1] == "No findings in 2 files. 1 file could not be analysed."
     assert any(re.fullmatch(r"bad\.py: error: syntax error at line \d+.*", line) for line in out)
 
 
@@ -109,16 +116,19 @@ def test_text_renders_verdicts_and_fixes():
         fix=Fix("unsafe", "clip x to [eps, 1 - eps]"),
     )
     out = text.render(Report([f], [], 1, 0.1)).splitlines()
-    assert out[0] == "pkg/model.py:3:5: TNL102 [warning] log(x + eps) is risky"
+    assert out[0] == "pkg/model.py:3:5: TNL102 [warning] [*] log(x + eps) is risky"
     assert out[3] == "  |     ^^^^^^^^^^^^^^^"
     assert "  = verified confirmed: NaN gradient at x = 0" in out
     assert "  = fix (unsafe): clip x to [eps, 1 - eps]" in out
-    assert out[-1] == "Found 1 finding (1 confirmed) in 1 file."
+    assert out[-1] == (
+        "Found 1 finding (1 confirmed) in 1 file. [*] 1 from rules with a rewrite (--diff shows the proven ones)."
+    )
 
 
 # --- json ------------------------------------------------------------------------------------
 
 FINDING_KEYS = {
+    "fingerprint",
     "path",
     "line",
     "column",
@@ -160,7 +170,17 @@ def test_json_matches_the_contract(tmp_path, write):
     assert report["errors"] == [{"path": "bad.py", "message": report["errors"][0]["message"]}]
     assert "NUL" in report["errors"][0]["message"]
     summary = report["summary"]
-    assert set(summary) == {"files", "findings", "by_rule", "seconds"}
+    assert set(summary) == {
+        "files",
+        "findings",
+        "by_rule",
+        "by_status",
+        "hidden",
+        "baseline_stale",
+        "seconds",
+    }
+    assert summary["by_status"] == {"skipped": len(report["findings"])}
+    assert summary["hidden"] == {} and summary["baseline_stale"] == 0
     assert summary["files"] == 2
     assert summary["findings"] == len(report["findings"])
     by_rule: dict[str, int] = {}
@@ -281,6 +301,9 @@ def test_sarif_validates_against_the_schema(tmp_path, write, sarif_validator):
             res["level"] == {"error": "error", "warning": "warning", "info": "note"}[f["severity"]]
         )
         assert res["properties"]["verification"]["status"] == "skipped"
+        assert res["partialFingerprints"] == {"tfnumlint/v1": f["fingerprint"]}
+    fingerprints = [r["partialFingerprints"]["tfnumlint/v1"] for r in results]
+    assert len(set(fingerprints)) == len(fingerprints)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert uris == {"multi.py", "sub%20dir/risky%2C%20100%25.py"}
     (invocation,) = log["runs"][0]["invocations"]
@@ -382,3 +405,143 @@ def test_github_clean_run_prints_nothing(tmp_path, write):
     proc = run_cli("--no-verify", "--format", "github", ".", cwd=tmp_path)
     assert proc.returncode == 0
     assert proc.stdout == ""
+
+
+def test_sarif_fingerprints_are_the_baseline_fingerprints(tmp_path, write):
+    write("multi.py", MULTI)
+    assert run_cli("--no-verify", "--write-baseline", "b.json", ".", cwd=tmp_path).returncode == 0
+    recorded = {e["fingerprint"] for e in json.loads((tmp_path / "b.json").read_text())["findings"]}
+    log = json.loads(run_cli("--no-verify", "--format", "sarif", ".", cwd=tmp_path).stdout)
+    results = log["runs"][0]["results"]
+    assert {r["partialFingerprints"]["tfnumlint/v1"] for r in results} == recorded
+    assert len(recorded) == 3
+
+
+# --- concise, statistics, colour, output file --------------------------------------------------
+
+
+def test_concise_is_one_line_per_finding(tmp_path, write):
+    write("multi.py", MULTI)
+    report = run_json("--no-verify", ".", cwd=tmp_path)
+    proc = run_cli("--no-verify", "--output-format", "concise", ".", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(report["findings"]) + 1  # + the summary
+    for line, f in zip(lines, report["findings"], strict=False):
+        marker = "[*] " if all_docs()[f["rule"]].fix in ("safe", "unsafe") else ""
+        assert line == (
+            f"{f['path']}:{f['line']}:{f['column']}: {f['rule']} [{f['severity']}] "
+            f"{marker}{f['message']}"
+        )
+    assert lines[-1].startswith("Found 3 findings")
+    assert "\x1b[" not in proc.stdout  # not a terminal: no colour
+
+
+def test_concise_shows_verdicts_and_cells():
+    from tfnumlint.report import concise
+
+    f = finding(cell=2, verification=Verification("confirmed", "NaN at 0"), rule="TNL104")
+    out = concise.render(Report([f], [], 1, 0.1)).splitlines()
+    assert out[0] == "pkg/model.py:cell 2:3:5: TNL104 [warning] log(x + eps) is risky (confirmed)"
+
+
+def test_statistics_count_per_rule_and_status(tmp_path, write):
+    write("multi.py", MULTI)
+    write("risky.py", RISKY)
+    proc = run_cli("--no-verify", "--statistics", ".", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == [
+        "2",
+        "TNL102",
+        "[*]",
+        "log-epsilon-unclipped",
+        "2",
+        "not",
+        "verified",
+    ]
+    assert {tuple(line.split()[:3]) for line in lines[1:3]} == {
+        ("1", "TNL202", "[*]"),
+        ("1", "TNL203", "[*]"),
+    }
+    assert lines[-1].split() == ["4", "total", "4", "not", "verified"]
+    stats = json.loads(
+        run_cli("--no-verify", "--statistics", "--format", "json", ".", cwd=tmp_path).stdout
+    )
+    assert stats["total"] == 4
+    assert stats["by_status"] == {"skipped": 4}
+    assert stats["rules"][0] == {
+        "code": "TNL102",
+        "name": "log-epsilon-unclipped",
+        "count": 2,
+        "fixable": 2,
+        "by_status": {"skipped": 2},
+    }
+
+
+def test_statistics_by_verification_status():
+    from tfnumlint.report import statistics
+
+    fs = [
+        finding(verification=Verification("confirmed", "x")),
+        finding(verification=Verification("confirmed", "x"), line=4),
+        finding(verification=Verification("inconclusive", "x"), line=5),
+    ]
+    out = statistics.render_text(Report(fs, [], 1, 0.1)).splitlines()
+    assert out[0].split(None, 4)[4] == "2 confirmed, 1 inconclusive"
+    assert out[-1].split(None, 2)[2] == "2 confirmed, 1 inconclusive"
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "coloured"),
+    [
+        (["--color", "always"], {}, True),
+        (["--color", "always"], {"NO_COLOR": "1"}, True),  # an explicit flag wins
+        (["--color", "never"], {"FORCE_COLOR": "1"}, False),
+        ([], {}, False),  # auto, and stdout is a pipe
+        ([], {"FORCE_COLOR": "1"}, True),
+        ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+    ],
+)
+def test_colour_flag_and_environment(tmp_path, write, args, env, coloured):
+    write("risky.py", RISKY)
+    proc = run_cli("--no-verify", *args, "risky.py", cwd=tmp_path, env={"NO_COLOR": "", **env})
+    assert ("\x1b[" in proc.stdout) == coloured
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout)
+    assert plain == run_cli("--no-verify", "--color", "never", "risky.py", cwd=tmp_path).stdout
+
+
+def test_colour_auto_follows_the_terminal():
+    from tfnumlint.report.style import use_colour
+
+    assert use_colour("auto", True, {}) is True
+    assert use_colour("auto", True, {"NO_COLOR": "1"}) is False
+    assert use_colour("auto", True, {"TERM": "dumb"}) is False
+    assert use_colour("auto", False, {}) is False
+
+
+def test_output_file_gets_the_report_and_stdout_stays_empty(tmp_path, write):
+    write("risky.py", RISKY)
+    proc = run_cli(
+        "--no-verify", "--format", "sarif", "--output-file", "out/report.sarif", ".", cwd=tmp_path
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    log = json.loads((tmp_path / "out" / "report.sarif").read_text())
+    assert log["runs"][0]["results"][0]["ruleId"] == "TNL102"
+    proc = run_cli(
+        "--no-verify", "--color", "auto", "-o", "r.txt", ".", cwd=tmp_path, env={"FORCE_COLOR": ""}
+    )
+    assert "\x1b[" not in (tmp_path / "r.txt").read_text()
+    assert (tmp_path / "r.txt").read_text().startswith("risky.py:5:")
+
+
+def test_quiet_drops_notes_and_summary_but_not_findings_or_errors(tmp_path, write):
+    write("risky.py", RISKY)
+    write("bad.py", "import tensorflow as tf\ndef f(:\n")
+    proc = run_cli("--no-verify", "--quiet", ".", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "TNL102" in proc.stdout
+    assert "bad.py: error: syntax error" in proc.stdout
+    assert "Found" not in proc.stdout
+    assert proc.stderr == ""

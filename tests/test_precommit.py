@@ -9,6 +9,7 @@ pip-installs it into its own virtualenv (PRE_COMMIT_HOME under the test's temp d
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -52,10 +53,19 @@ def git(cwd, *args, check=True, env=None):
 def test_hook_manifest():
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     (hook,) = [h for h in hooks if h["id"] == "tfnumlint"]
-    assert hook["entry"] == "tfnumlint"
+    assert hook["entry"] == "tfnumlint --force-exclude"  # pre-commit names excluded files too
+    assert hook["require_serial"] is True  # one process: one TF import, one summary
     assert hook["language"] == "python"
     assert set(hook["types_or"]) == {"python", "jupyter"}
     assert hook["name"]
+
+
+def readme_precommit_config() -> dict:
+    """The .pre-commit-config.yaml recipe from the README, parsed."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(# \.pre-commit-config\.yaml\n.*?)```", text, re.S)
+    assert block, "README has no .pre-commit-config.yaml recipe"
+    return yaml.safe_load(block.group(1))
 
 
 @pytest.fixture(scope="module")
@@ -128,15 +138,45 @@ def test_try_repo_blocks_risky_and_passes_clean(env):
     assert "Passed" in out
 
 
+def test_try_repo_honours_excludes_and_runs_one_process(env):
+    """--force-exclude: a file pre-commit names but the project excludes is skipped;
+    require_serial: 30 files give one run and one summary, not one per CPU."""
+    base, hook_repo, _, run_env = env
+    repo = new_repo(base, "serial", run_env)
+    (repo / "pyproject.toml").write_text('[tool.tfnumlint]\nextend-exclude = ["vendored"]\n')
+    (repo / "vendored").mkdir()
+    (repo / "vendored" / "lib.py").write_text(RISKY, encoding="utf-8")
+    for i in range(30):
+        (repo / f"m{i:02d}.py").write_text(CLEAN, encoding="utf-8")
+    git(repo, "add", "-A", env=run_env)
+
+    excluded = pre_commit(
+        "try-repo", str(hook_repo), "tfnumlint", "--files", "vendored/lib.py", cwd=repo, env=run_env
+    )
+    out = excluded.stdout + excluded.stderr
+    assert excluded.returncode == 0, out
+    assert "TNL102" not in out
+
+    everything = pre_commit(
+        "try-repo", str(hook_repo), "tfnumlint", "--all-files", cwd=repo, env=run_env
+    )
+    out = everything.stdout + everything.stderr
+    assert everything.returncode != 0, out
+    assert "risky.py:5:" in out
+    assert "vendored/lib.py" not in out
+    summaries = re.findall(r"^Found \d+ findings?.* in (\d+) files?\.", out, re.M)
+    assert summaries == ["32"], out  # risky.py, clean.py and the 30 modules, in one process
+
+
 def test_installed_hook_blocks_a_risky_commit_and_lets_a_clean_one_through(env):
+    """The README's .pre-commit-config.yaml, pointed at a snapshot of this repository."""
     base, hook_repo, rev, run_env = env
     repo = new_repo(base, "consumer", run_env)
-    (repo / ".pre-commit-config.yaml").write_text(
-        yaml.safe_dump(
-            {"repos": [{"repo": str(hook_repo), "rev": rev, "hooks": [{"id": "tfnumlint"}]}]}
-        ),
-        encoding="utf-8",
-    )
+    config = readme_precommit_config()
+    (entry,) = config["repos"]
+    assert entry["rev"] == "COMMIT" and entry["repo"].startswith("https://")
+    entry.update(repo=str(hook_repo), rev=rev)
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     git(repo, "add", ".pre-commit-config.yaml", env=run_env)
     git(repo, "commit", "-q", "--no-verify", "-m", "config", env=run_env)
     installed = pre_commit("install", cwd=repo, env=run_env)

@@ -38,6 +38,8 @@ class Config:
     extend_exclude: list[str] = field(default_factory=list)
     severity: dict[str, str] = field(default_factory=dict)
     settings: Settings = field(default_factory=Settings)
+    baseline: str | None = None  # relative to ``root``
+    force_exclude: bool = False
 
     def fingerprint(self, codes: frozenset[str]) -> str:
         """What the cache key must change with."""
@@ -100,6 +102,8 @@ def load_config(explicit: Path | None, start: Path) -> Config:
 
 
 _KEYS = {
+    "baseline",
+    "force-exclude",
     "select",
     "extend-select",
     "ignore",
@@ -128,6 +132,16 @@ def parse_section(section: Any, path: Path) -> Config:
     if "exclude" in section:
         cfg.exclude = _list_of_str("exclude", section["exclude"])
     cfg.extend_exclude = _list_of_str("extend-exclude", section.get("extend-exclude", []))
+    if "baseline" in section:
+        if not isinstance(section["baseline"], str) or not section["baseline"]:
+            raise ConfigError(
+                f"config key 'baseline' must be a file name, got {section['baseline']!r}"
+            )
+        cfg.baseline = section["baseline"]
+    force = section.get("force-exclude", False)
+    if not isinstance(force, bool):
+        raise ConfigError(f"config key 'force-exclude' must be true or false, got {force!r}")
+    cfg.force_exclude = force
     pfi = section.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError("config key 'per-file-ignores' must be a table of glob = [codes]")

@@ -40,6 +40,7 @@ DEFAULT_EXCLUDES = [
 class Candidate:
     path: Path
     display: str  # as the user named it (relative when under the cwd)
+    data: bytes | None = None  # the content, when it comes from standard input
 
 
 class MissingPath(Exception):
@@ -93,8 +94,12 @@ def discover(
     exclude: list[str] | None = None,
     extend_exclude: list[str] | None = None,
     exclude_root: Path | None = None,
+    force_exclude: bool = False,
 ) -> list[Candidate]:
-    """Files to lint, sorted and de-duplicated.  Explicit files are always included."""
+    """Files to lint, sorted and de-duplicated.
+
+    A file named explicitly is always included, unless ``force_exclude`` applies the excludes
+    to it too (as ruff's ``--force-exclude`` does; pre-commit names every file)."""
     patterns = (DEFAULT_EXCLUDES if exclude is None else exclude) + list(extend_exclude or [])
     excludes = None
     root = (exclude_root or cwd).resolve()
@@ -104,18 +109,45 @@ def discover(
         full = p if p.is_absolute() else cwd / p
         if not full.exists() and not full.is_symlink():
             raise MissingPath(raw)
+        if force_exclude:
+            if excludes is None:
+                excludes = exclude_spec(patterns)
+            if excluded_explicitly(full, excludes, root):
+                continue
         if not full.is_dir():
             out.setdefault(
                 str(full), Candidate(full, _display(p, cwd) if not p.is_absolute() else str(p))
             )
             continue
         if excludes is None:
-            import pathspec
-
-            excludes = pathspec.GitIgnoreSpec.from_lines(patterns)
+            excludes = exclude_spec(patterns)
         for cand in _walk(full, p, excludes, root):
             out.setdefault(str(cand.path), cand)
     return sorted(out.values(), key=lambda c: c.display)
+
+
+def exclude_spec(patterns: list[str]) -> pathspec.PathSpec:
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def excluded_explicitly(path: Path, spec: pathspec.PathSpec, root: Path) -> bool:
+    """Whether an explicitly named path, or a directory above it, matches an exclude pattern."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        parts = absolute.relative_to(root).parts
+    except ValueError:  # outside the project: its own name and its directories' names
+        parts = tuple(p for p in absolute.parts if p != absolute.anchor)
+        return any(
+            spec.match_file(part + ("/" if i < len(parts) - 1 or absolute.is_dir() else ""))
+            for i, part in enumerate(parts)
+        )
+    for i in range(1, len(parts) + 1):
+        is_dir = i < len(parts) or absolute.is_dir()
+        if spec.match_file(Path(*parts[:i]).as_posix() + ("/" if is_dir else "")):
+            return True
+    return False
 
 
 def _excluded(path: Path, is_dir: bool, excludes: pathspec.PathSpec, root: Path) -> bool:

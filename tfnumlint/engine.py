@@ -17,7 +17,7 @@ from .model import FileError, FileResult, Finding
 from .positions import Positions
 from .ruledocs import all_docs
 from .rules import CHECKS, Check, Context, Hit, Settings, load_all
-from .source import Source, SourceError, might_use_tensorflow
+from .source import Source, SourceError, might_use_tensorflow, syntax_error_message
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -178,7 +178,8 @@ def _lint_source(source: Source, options: LintOptions) -> FileResult:
         message = (
             str(exc.message).splitlines()[0] if getattr(exc, "message", None) else "invalid syntax"
         )
-        result.errors.append(FileError(source.path, f"syntax error at {where}: {message}"))
+        message = syntax_error_message(source, f"syntax error at {where}: {message}")
+        result.errors.append(FileError(source.path, message))
         return result
     except RecursionError:
         result.errors.append(

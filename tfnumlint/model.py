@@ -51,6 +51,7 @@ class Finding:
     verification: Verification = field(default_factory=Verification)
     fix: Fix | None = None
     probe: dict[str, Any] | None = None  # the sliced probe program, for the verifier
+    fingerprint: str | None = None  # stable identity for baselines and SARIF (see fingerprint.py)
 
     @property
     def sort_key(self) -> tuple:
@@ -72,6 +73,8 @@ class Finding:
         }
         if self.cell is not None:
             out["cell"] = self.cell
+        if self.fingerprint is not None:
+            out["fingerprint"] = self.fingerprint
         return out
 
     @classmethod
@@ -109,3 +112,5 @@ class Report:
     files: int
     seconds: float
     notices: list[str] = field(default_factory=list)
+    hidden: dict[str, int] = field(default_factory=dict)  # why -> count: baseline, diff_base
+    stale: int = 0  # baseline entries that no finding matches any more

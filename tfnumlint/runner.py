@@ -11,6 +11,7 @@ from .config import Config, per_file_ignored
 from .discovery import Candidate
 from .engine import LintOptions, lint_source
 from .model import FileError, FileResult, Finding
+from .progress import Progress
 from .source import SourceError, read_source
 
 
@@ -43,7 +44,7 @@ def _deserialise(path: str, data: dict) -> FileResult:
 def analyse_file(candidate: Candidate, job: Job) -> FileResult:
     """Read, look up the cache, lint; never raises."""
     try:
-        source = read_source(candidate.path, candidate.display)
+        source = read_source(candidate.path, candidate.display, candidate.data)
     except SourceError as exc:
         return FileResult(candidate.display, errors=[FileError(candidate.display, str(exc))])
     except Exception as exc:  # anything else the OS throws at us
@@ -60,6 +61,8 @@ def analyse_file(candidate: Candidate, job: Job) -> FileResult:
             pass  # a malformed entry is a miss
     try:
         result = lint_source(source, job.options)
+        if not result.skipped:
+            result.errors += [FileError(candidate.display, p) for p in source.problems]
     except Exception as exc:  # an internal error loses this file only, never the run
         return FileResult(
             candidate.display,
@@ -75,20 +78,30 @@ def _analyse_chunk(args: tuple[list[Candidate], Job]) -> list[FileResult]:
     return [analyse_file(c, job) for c in candidates]
 
 
-def analyse(candidates: list[Candidate], job: Job, jobs: int) -> list[FileResult]:
+def analyse(
+    candidates: list[Candidate], job: Job, jobs: int, progress: Progress | None = None
+) -> list[FileResult]:
     """Results in the order of ``candidates``, whatever ``jobs`` is."""
+    tick = progress.update if progress is not None else lambda _done: None
     if jobs <= 1 or len(candidates) < 4:
-        return [analyse_file(c, job) for c in candidates]
+        out = []
+        for c in candidates:
+            out.append(analyse_file(c, job))
+            tick(len(out))
+        return out
     # Interleaved chunks balance big and small files; results are put back in input order.
     n = min(jobs * 8, len(candidates))
     chunks = [candidates[i::n] for i in range(n)]
     from concurrent.futures import ProcessPoolExecutor  # ~30 ms of imports a one-file run skips
 
     results: list[FileResult | None] = [None] * len(candidates)
+    done = 0
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for i, chunk_results in enumerate(pool.map(_analyse_chunk, [(c, job) for c in chunks])):
             for j, r in enumerate(chunk_results):
                 results[i + j * n] = r
+            done += len(chunk_results)
+            tick(done)
     return [r for r in results if r is not None]
 
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ..model import Report
-from . import github, jsonfmt, sarif, text
+from . import concise, github, jsonfmt, sarif, text
 
 FORMATS = {
     "text": text.render,
+    "concise": concise.render,
     "json": jsonfmt.render,
     "sarif": sarif.render,
     "github": github.render,

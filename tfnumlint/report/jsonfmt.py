@@ -6,6 +6,7 @@ import json
 
 from .. import __version__
 from ..model import Report
+from .statistics import by_status
 
 
 def as_dict(report: Report) -> dict:
@@ -21,6 +22,9 @@ def as_dict(report: Report) -> dict:
             "files": report.files,
             "findings": len(report.findings),
             "by_rule": dict(sorted(by_rule.items())),
+            "by_status": by_status(report),
+            "hidden": dict(sorted(report.hidden.items())),
+            "baseline_stale": report.stale,
             "seconds": round(report.seconds, 3),
         },
     }

@@ -12,6 +12,7 @@ from ..ruledocs import all_docs
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+FINGERPRINT_KEY = "tfnumlint/v1"  # the same value --write-baseline records
 
 
 def _uri(path: str) -> str:
@@ -65,6 +66,8 @@ def as_dict(report: Report) -> dict:
             ],
             "properties": {"verification": f.verification.to_json()},
         }
+        if f.fingerprint:
+            result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
         if f.cell is not None:
             result["properties"]["cell"] = f.cell
         results.append(result)
@@ -86,7 +89,6 @@ def as_dict(report: Report) -> dict:
                         "name": "tfnumlint",
                         "version": __version__,
                         "semanticVersion": __version__,
-                        "informationUri": "https://pypi.org/project/tfnumlint/",
                         "rules": rules,
                     }
                 },

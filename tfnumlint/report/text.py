@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 from ..model import Finding, Report
+from ..ruledocs import all_docs
+from .style import PLAIN, SEVERITY, STATUS, Style
+
+FIX_MARKER = "[*]"
 
 
-def _location(f: Finding) -> str:
+def location(f: Finding) -> str:
     if f.cell is not None:
         return f"{f.path}:cell {f.cell}:{f.line}:{f.column}"
     return f"{f.path}:{f.line}:{f.column}"
 
 
-def _snippet(f: Finding) -> list[str]:
+def fixable(f: Finding) -> bool:
+    """A rewrite exists: the proven fix when --fix/--diff planned one, else the rule's own."""
+    if f.fix is not None:
+        failed = (f.fix.proof or {}).get("verdict") == "failed"
+        return f.fix.applicability in ("safe", "unsafe") and not failed
+    doc = all_docs().get(f.rule)
+    return doc is not None and doc.fix in ("safe", "unsafe")
+
+
+def fix_marker(f: Finding) -> str:
+    return FIX_MARKER if fixable(f) else ""
+
+
+def _snippet(f: Finding, style: Style) -> list[str]:
     if not f.source_line:
         return []
     gutter = str(f.line)
@@ -20,26 +37,33 @@ def _snippet(f: Finding) -> list[str]:
     start = max(f.column - 1, 0)
     end = f.end_column - 1 if f.end_line == f.line else len(line)
     width = max(1, min(end, len(line)) - start)
-    return [f"{pad} |", f"{gutter} | {line}", f"{pad} | {' ' * start}{'^' * width}"]
+    bar = style("|", "blue")
+    return [
+        f"{pad} {bar}",
+        f"{style(gutter, 'blue')} {bar} {line}",
+        f"{pad} {bar} {' ' * start}{style('^' * width, 'red')}",
+    ]
 
 
-def _verdict(f: Finding) -> str | None:
-    v = f.verification
-    if v.status == "skipped":
-        return None
-    return f"{v.status}: {v.detail}"
-
-
-def render_finding(f: Finding) -> list[str]:
-    out = [f"{_location(f)}: {f.rule} [{f.severity}] {f.message}"]
-    out += _snippet(f)
+def render_finding(f: Finding, style: Style = PLAIN) -> list[str]:
+    marker = fix_marker(f)
+    out = [
+        f"{style(location(f), 'bold')}: {style(f.rule, 'bold_red')} "
+        f"[{style(f.severity, SEVERITY.get(f.severity))}] "
+        f"{style(marker, 'cyan') + ' ' if marker else ''}{f.message}"
+    ]
+    out += _snippet(f, style)
     pad = " " * len(str(f.line))
-    verdict = _verdict(f)
-    if verdict:
-        out.append(f"{pad} = verified {verdict}")
+    v = f.verification
+    if v.status != "skipped":
+        out.append(f"{pad} = verified {style(v.status, STATUS.get(v.status))}: {v.detail}")
     if f.fix is not None:
         out.append(f"{pad} = fix ({f.fix.applicability}): {f.fix.message}")
     return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
 
 
 def summary(report: Report) -> str:
@@ -53,24 +77,41 @@ def summary(report: Report) -> str:
     if statuses.get("skipped"):
         parts.append(f"{statuses['skipped']} not verified")
     detail = f" ({', '.join(parts)})" if parts else ""
-    files = f"{report.files} file{'s' if report.files != 1 else ''}"
+    files = _plural(report.files, "file")
     if n == 0:
-        line = f"All clear: no findings in {files}."
+        line = f"{'No' if report.errors else 'All clear: no'} findings in {files}."
     else:
-        line = f"Found {n} finding{'s' if n != 1 else ''}{detail} in {files}."
+        line = f"Found {_plural(n, 'finding')}{detail} in {files}."
+    fixes = sum(1 for f in report.findings if fixable(f))
+    if fixes:
+        line += f" {FIX_MARKER} {fixes} from rules with a rewrite (--diff shows the proven ones)."
+    hidden = []
+    if report.hidden.get("baseline"):
+        hidden.append(f"{report.hidden['baseline']} in the baseline")
+    if report.hidden.get("diff_base"):
+        hidden.append(f"{report.hidden['diff_base']} outside the changed lines")
+    if hidden:
+        line += f" Hidden: {', '.join(hidden)}."
+    if report.stale:
+        entries = (
+            "1 baseline entry matches"
+            if report.stale == 1
+            else f"{report.stale} baseline entries match"
+        )
+        line += f" {entries} no finding any more (stale; --write-baseline refreshes the file)."
     if report.errors:
-        line += f" {len(report.errors)} file{'s' if len(report.errors) != 1 else ''} could not be analysed."
+        line += f" {_plural(len(report.errors), 'file')} could not be analysed."
     return line
 
 
-def render(report: Report, **_: object) -> str:
+def render(report: Report, style: Style = PLAIN, quiet: bool = False, **_: object) -> str:
     out: list[str] = []
     for f in report.findings:
-        out += render_finding(f)
+        out += render_finding(f, style)
         out.append("")
     for e in report.errors:
-        out.append(f"{e.path}: error: {e.message}")
-    for notice in report.notices:
-        out.append(f"note: {notice}")
-    out.append(summary(report))
-    return "\n".join(out) + "\n"
+        out.append(f"{style(e.path, 'bold')}: {style('error', 'bold_red')}: {e.message}")
+    if not quiet:
+        out += [f"note: {notice}" for notice in report.notices]
+        out.append(summary(report))
+    return "\n".join(out) + ("\n" if out else "")

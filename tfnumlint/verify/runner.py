@@ -22,6 +22,7 @@ from typing import Any
 
 from ..cache import Cache, key
 from ..model import Finding, Verification
+from ..progress import Progress
 from ..rules import Settings
 
 TF_DISTRIBUTIONS = (
@@ -175,24 +176,6 @@ class Worker:
             self.kill()
 
 
-class Progress:
-    """A \\r progress line on stderr, only when it is a terminal and there is enough to do."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.on = total > 5 and sys.stderr.isatty()
-
-    def update(self, done: int) -> None:
-        if self.on:
-            sys.stderr.write(f"\rtfnumlint: verifying {done}/{self.total} findings")
-            sys.stderr.flush()
-
-    def finish(self) -> None:
-        if self.on:
-            sys.stderr.write("\r" + " " * 60 + "\r")
-            sys.stderr.flush()
-
-
 def run_probes(
     jobs: list[tuple[Finding, dict[str, Any]]], threshold: float
 ) -> list[dict[str, Any]]:
@@ -200,7 +183,7 @@ def run_probes(
     timeout = probe_timeout()
     results: list[dict[str, Any]] = []
     worker: Worker | None = None
-    progress = Progress(len(jobs))
+    progress = Progress(len(jobs), "verifying", "findings", minimum=6)
     start_failure: str | None = None
     try:
         for i, (_, probe) in enumerate(jobs):

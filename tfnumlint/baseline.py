@@ -1,0 +1,153 @@
+"""Baselines: record today's findings once, then show only new ones.
+
+The file is JSON, one entry per finding sorted by place, so that it reads and diffs well in
+review.  Matching uses the entry's group and scope (see ``fingerprint.py``); the rule, path,
+line and message are there for people reading it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import __version__
+from .config import ConfigError
+from .fingerprint import Identity
+from .model import Finding
+
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Baseline:
+    path: Path
+    entries: list[dict] = field(default_factory=list)  # {fingerprint, group, scope, rule, ...}
+
+
+@dataclass
+class Applied:
+    shown: list[Finding]
+    hidden: int  # findings the baseline holds
+    stale: int  # baseline entries for analysed files that no finding matches any more
+
+
+def load(path: Path) -> Baseline:
+    """Read a baseline; a missing or malformed file is a usage error that names it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"baseline file not found: {path} (create it with --write-baseline)"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read baseline {path}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"baseline {path} is not valid JSON: {exc}") from None
+    entries = data.get("findings") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or data.get("version") != FORMAT_VERSION:
+        raise ConfigError(
+            f"baseline {path} is not a tfnumlint baseline (version {FORMAT_VERSION}); "
+            "write a new one with --write-baseline"
+        )
+    valid = [e for e in entries if isinstance(e, dict) and isinstance(e.get("group"), str)]
+    return Baseline(path, valid)
+
+
+def match(
+    entries: list[dict], findings: list[Finding], identities: dict[str, Identity]
+) -> tuple[set[int], set[int]]:
+    """Pair findings with baseline entries: (indices of matched findings, of matched entries).
+
+    Within one group (same rule, path and expression), entries pair first with findings in the
+    same function, then with the rest in file order: a renamed function keeps its findings
+    hidden, and one more copy of a common expression in a new function is the one shown."""
+    by_group: dict[str, list[int]] = {}
+    for i, e in enumerate(entries):
+        by_group.setdefault(e["group"], []).append(i)
+    current: dict[str, list[int]] = {}
+    for i, f in enumerate(findings):
+        ident = identities.get(f.fingerprint or "")
+        if ident is not None:
+            current.setdefault(ident.group, []).append(i)
+    matched_f: set[int] = set()
+    matched_e: set[int] = set()
+    for group, fs in current.items():
+        es = by_group.get(group, [])
+        for same_scope in (True, False):
+            for fi in fs:
+                if fi in matched_f:
+                    continue
+                scope = identities[findings[fi].fingerprint or ""].scope
+                for ei in es:
+                    if ei not in matched_e and (
+                        not same_scope or entries[ei].get("scope", "") == scope
+                    ):
+                        matched_f.add(fi)
+                        matched_e.add(ei)
+                        break
+    return matched_f, matched_e
+
+
+def apply(
+    baseline: Baseline,
+    findings: list[Finding],
+    identities: dict[str, Identity],
+    analysed: set[str],
+    root: Path,
+) -> Applied:
+    """Hide the findings the baseline holds; count its entries that no longer match.
+
+    Only entries for files analysed in this run, or deleted since, can be stale: linting one
+    file must not call the rest of the baseline stale."""
+    matched_f, matched_e = match(baseline.entries, findings, identities)
+    shown = [f for i, f in enumerate(findings) if i not in matched_f]
+    stale = sum(
+        1
+        for i, e in enumerate(baseline.entries)
+        if i not in matched_e
+        and (e.get("path") in analysed or not (root / str(e.get("path", ""))).exists())
+    )
+    return Applied(shown, len(findings) - len(shown), stale)
+
+
+def write(
+    path: Path,
+    findings: list[Finding],
+    identities: dict[str, Identity],
+    project_paths: dict[str, str],
+) -> int:
+    """Write every finding to ``path`` atomically, sorted by place; returns how many."""
+    entries = []
+    for f in sorted(findings, key=lambda f: f.sort_key):
+        ident = identities.get(f.fingerprint or "")
+        if ident is None:
+            continue
+        entries.append(
+            {
+                "fingerprint": ident.fingerprint,
+                "group": ident.group,
+                "scope": ident.scope,
+                "rule": f.rule,
+                "path": project_paths.get(f.path, f.path),
+                "line": f.line,
+                "message": f.message,
+            }
+        )
+    data = {
+        "version": FORMAT_VERSION,
+        "tool": {"name": "tfnumlint", "version": __version__},
+        "findings": entries,
+    }
+    text = json.dumps(data, indent=2) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tfnumlint-baseline-", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write baseline {path}: {exc.strerror or exc}") from None
+    return len(entries)
