@@ -1,0 +1,212 @@
+"""Where a gradient can flow: one decision for every rule and every verdict.
+
+A NaN, inf, exploding or dead *gradient* only matters where something is differentiated.
+Optimizer update steps, metric updates, initializers, samplers, targets and rewards, values
+under ``tf.stop_gradient``, values computed from integer counters, summaries and test
+assertions are evaluated but never differentiated with respect to anything that trains.  A
+*value* symptom (a NaN or inf in the forward result) still matters there, so only the
+gradient-only symptoms are gated.
+
+The static side (:func:`no_gradient_reason`) names the context when there is one; the verdict
+side (:func:`apply`) turns a gradient-only confirmation in such a context into a refutation
+that says why.  Plain data only: no TensorFlow import.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import libcst as cst
+
+from .module import Scope
+
+GRADIENT_ONLY = frozenset({"nan-gradient", "inf-gradient", "exploding-gradient", "dead-gradient"})
+
+# Methods that apply updates, maintain metrics or initialise: nothing is differentiated there.
+_UPDATE_METHOD = re.compile(
+    r"^(?:_?resource_apply_\w*|_apply_(?:dense|sparse)\w*|apply_gradients|_?update_step\w*|"
+    r"_?distributed_apply\w*|_?finish|assign\w*|_?prepare_local)$"
+)
+_METRIC_METHOD = re.compile(r"^(?:update_state|result|reset_states?|merge_state)$")
+_INIT_FUNCTION = re.compile(r"(?:^|_)(?:initiali[sz]er|init_weights?|initial_value)s?(?:_|$)")
+_SAMPLER_FUNCTION = re.compile(
+    r"(?:^|_)(?:sample|samples|sampler|sampling|draw)(?:_|$)|^_sample_n$"
+)
+_TARGET_FUNCTION = re.compile(
+    r"(?:^|_)(?:build_targets?|compute_targets?|encode_targets?|targets?|rewards?|returns|"
+    r"match|matcher|matching|assign|assigner|cost_matrix)(?:_|$)"
+)
+_BASE_CONTEXT = (
+    (re.compile(r"(?:^|\.)(?:\w*Optimizer)$"), "an optimizer update step"),
+    (re.compile(r"(?:^|\.)(?:\w*Metric|Mean|Sum|MeanMetricWrapper)$"), "a metric update"),
+    (re.compile(r"(?:^|\.)(?:\w*Initializer)$"), "an initializer"),
+    (re.compile(r"(?:^|\.)(?:\w*LearningRateSchedule)$"), "a learning-rate schedule"),
+)
+# Calls whose arguments are never differentiated.
+_NO_GRAD_CALL = re.compile(
+    r"(?:^|\.)(?:stop_gradient|assert\w*|check_numerics|scalar|histogram|print|Print|"
+    r"numpy_function|py_function)$"
+)
+_NO_GRAD_CALL_REASON = {
+    "stop_gradient": "the value is under tf.stop_gradient",
+    "check_numerics": "the value only feeds a runtime check",
+    "scalar": "the value only feeds a summary",
+    "histogram": "the value only feeds a summary",
+    "print": "the value is only printed",
+    "Print": "the value is only printed",
+    "numpy_function": "the value goes through numpy_function (no gradient)",
+    "py_function": "the value goes through py_function",
+}
+_TEST_PATH = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|test_[^/\\]*\.py$|[^/\\]*_test\.py$)")
+# Integer sources: a value cast from one of these to float carries no gradient.
+_COUNTER_NAME = re.compile(
+    r"(?:^|_)(?:step|steps|global_step|iteration|iterations|iter|count|counts|counter|num|"
+    r"index|idx|epoch|size|length|len|shape|n)(?:_|\d|$)",
+    re.IGNORECASE,
+)
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _function_scopes(scope: Scope) -> list[Scope]:
+    out = []
+    s: Scope | None = scope
+    while s is not None:
+        if s.kind == "function" and isinstance(s.node, cst.FunctionDef):
+            out.append(s)
+        s = s.parent
+    return out
+
+
+def _decorated_custom_gradient(fn: cst.FunctionDef) -> bool:
+    return any(_dotted(d.decorator).endswith("custom_gradient") for d in fn.decorators) or any(
+        isinstance(d.decorator, cst.Call) and _dotted(d.decorator.func).endswith("custom_gradient")
+        for d in fn.decorators
+    )
+
+
+def context_of_scope(scope: Scope, path: str = "") -> str | None:
+    """Why nothing in ``scope`` is differentiated, from where the code sits; None if it may be."""
+    if _TEST_PATH.search(path or ""):
+        return "it is in a test file"
+    for fs in _function_scopes(scope):
+        name = fs.name
+        if name.startswith("test"):
+            return f"it is in the test `{name}`"
+        if _UPDATE_METHOD.match(name):
+            return f"it is in the optimizer/variable update `{name}`"
+        if _METRIC_METHOD.match(name) and fs.cls is not None:
+            return f"it is in the metric method `{name}`"
+        if _INIT_FUNCTION.search(name.lower()):
+            return f"it is in the initializer `{name}`"
+        if _SAMPLER_FUNCTION.search(name.lower()):
+            return f"it is in the sampler `{name}`"
+        if _TARGET_FUNCTION.search(name.lower()):
+            return f"it computes targets or assignments (`{name}`)"
+        if _decorated_custom_gradient(fs.node):
+            return f"`{name}` defines its own gradient (tf.custom_gradient)"
+        if fs.cls is not None:
+            for base in fs.cls.bases:
+                for pattern, what in _BASE_CONTEXT:
+                    if base and pattern.search(base):
+                        return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
+            for base_node in fs.cls.node.bases:
+                text = _dotted(base_node.value)
+                for pattern, what in _BASE_CONTEXT:
+                    if text and pattern.search(text):
+                        return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
+    return None
+
+
+def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
+    """The node sits inside the arguments of a call that blocks or never takes gradients."""
+    stack: list[tuple[cst.CSTNode, str | None]] = [(statement, None)]
+    while stack:
+        current, reason = stack.pop()
+        if current is node:
+            return reason
+        if isinstance(current, cst.Call):
+            name = _dotted(current.func)
+            last = name.rsplit(".", 1)[-1]
+            if _NO_GRAD_CALL.search(name) and (last != "scalar" or "summary" in name):
+                if last.startswith("assert"):
+                    reason = f"the value only feeds the assertion `{name}`"
+                else:
+                    reason = _NO_GRAD_CALL_REASON.get(last, f"the value only feeds `{name}`")
+        for child in current.children:
+            stack.append((child, reason))
+    return None
+
+
+def probe_reason(probe: dict[str, Any] | None) -> str | None:
+    """Every free input of the slice is random draws or an integer counter cast to float."""
+    if not probe or probe.get("kind") != "expr":
+        return None
+    inputs = probe.get("inputs") or []
+    if not inputs:
+        return None
+    counters = _cast_inputs(probe.get("target"))
+    kinds = []
+    for spec in inputs:
+        if spec.get("producer") == "random":
+            kinds.append("random")
+        elif spec["name"] in counters and _COUNTER_NAME.search(spec["name"]):
+            kinds.append("counter")
+        else:
+            return None
+    if all(k == "random" for k in kinds):
+        return "its inputs are random draws (a sampler)"
+    return "its inputs are integer counters cast to float"
+
+
+def _cast_inputs(tree: Any) -> set[str]:
+    """Names of inputs that enter the tree only through a cast."""
+    inside: set[str] = set()
+    outside: set[str] = set()
+
+    def walk(node: Any, under_cast: bool) -> None:
+        if isinstance(node, dict):
+            if node.get("k") == "input":
+                (inside if under_cast else outside).add(node.get("name"))
+                return
+            cast = node.get("k") == "call" and node.get("op") == "cast"
+            for value in node.values():
+                walk(value, under_cast or cast)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, under_cast)
+
+    walk(tree, False)
+    return inside - outside
+
+
+def no_gradient_reason(
+    scope: Scope, statement: cst.CSTNode, node: cst.CSTNode, path: str, probe: dict | None
+) -> str | None:
+    """Why no gradient flows at this finding, or None when one may."""
+    return (
+        context_of_scope(scope, path)
+        or enclosing_call_reason(statement, node)
+        or probe_reason(probe)
+    )
+
+
+def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """The verdict: a gradient-only symptom where no gradient flows is not confirmed."""
+    reason = probe.get("no_gradient")
+    if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
+        return out
+    return {
+        **out,
+        "status": "refuted",
+        "detail": f"{out.get('detail', '')}; but no gradient flows here: {reason}",
+    }
