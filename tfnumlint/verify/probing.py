@@ -487,7 +487,8 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
             return confirmed(program, found)
         climbed = climb(program, rows, res, threshold)
         if climbed is not None:
-            climbed.note = f"after a gradient climb toward the danger zone, {climbed.note}".rstrip(", ")
+            note = f"after a gradient climb toward the danger zone, {climbed.note}"
+            climbed.note = note.rstrip(", ")
             return confirmed(program, climbed)
     if len(outside):
         beyond = find_symptom(program, outside, run(program, outside), threshold)
