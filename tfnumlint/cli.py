@@ -14,6 +14,7 @@ from .cache import default_dir
 from .config import ConfigError, load_config, resolve_codes
 from .discovery import MissingPath, discover
 from .engine import LintOptions
+from .grouping import merge_same_hazard
 from .model import Report
 from .report import FORMATS, render
 from .ruledocs import all_docs
@@ -150,6 +151,7 @@ def run(argv: list[str] | None) -> int:
             sys.stdout.write(text)
             return code if not errors else 2
         notices.append(text)
+    findings = merge_same_hazard(findings)  # issue #11: one hazard, one finding
     shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
     hidden = len(findings) - len(shown)
     if hidden and args.format == "text":

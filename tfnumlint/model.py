@@ -51,6 +51,7 @@ class Finding:
     verification: Verification = field(default_factory=Verification)
     fix: Fix | None = None
     probe: dict[str, Any] | None = None  # the sliced probe program, for the verifier
+    related_rules: list[str] = field(default_factory=list)  # merged: same hazard, other rules
 
     @property
     def sort_key(self) -> tuple:
@@ -72,6 +73,8 @@ class Finding:
         }
         if self.cell is not None:
             out["cell"] = self.cell
+        if self.related_rules:
+            out["related_rules"] = list(self.related_rules)
         return out
 
     @classmethod
