@@ -200,8 +200,40 @@ def no_gradient_reason(
     )
 
 
+_SOFTMAX_FAMILY = frozenset({"softmax", "log_softmax"})
+
+
+def _has_op(tree: Any, ops: frozenset[str]) -> bool:
+    if isinstance(tree, dict):
+        if tree.get("k") == "call" and tree.get("op") in ops:
+            return True
+        return any(_has_op(v, ops) for v in tree.values())
+    if isinstance(tree, list):
+        return any(_has_op(v, ops) for v in tree)
+    return False
+
+
+def zero_by_construction(probe: dict[str, Any], out: dict[str, Any]) -> bool:
+    """A dead gradient of softmax outputs summed without a label: sum_i log softmax_i(z) has
+    gradient 1 - K * softmax(z), 0 at the uniform point by construction, not by saturation."""
+    return (
+        out.get("symptom") == "dead-gradient"
+        and not probe.get("loss")
+        and _has_op(probe.get("target"), _SOFTMAX_FAMILY)
+    )
+
+
 def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """The verdict: a gradient-only symptom where no gradient flows is not confirmed."""
+    if out.get("status") == "confirmed" and zero_by_construction(probe, out):
+        return {
+            **out,
+            "status": "inconclusive",
+            "detail": (
+                "the only zero gradient found is that of the plain sum of softmax outputs, which "
+                "is 0 by construction (no loss weights them here): no evidence of saturation"
+            ),
+        }
     reason = probe.get("no_gradient")
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
         return out
