@@ -1,0 +1,695 @@
+"""Issue #11: "confirmed" means reachable and harmful.
+
+Static side, no TensorFlow: which values are TensorFlow tensors, where gradients flow, the
+inputs' domains, float16 context from real dtype positions, one hazard one finding, and the
+pattern misfires.  Each class of the issue's "What went wrong" has snippets written for it.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import pytest
+from conftest import hits, lint
+
+from tfnumlint.analysis import gradflow
+from tfnumlint.engine import LintOptions, lint_source
+from tfnumlint.grouping import merge_same_hazard
+from tfnumlint.model import Finding, Verification
+from tfnumlint.ruledocs import all_docs
+from tfnumlint.source import Source
+from tfnumlint.verify import domains
+
+
+def probed(code: str, path: str = "model.py", select: list[str] | None = None) -> list[Finding]:
+    """Findings with their probe programs attached, as the verifier receives them."""
+    text = textwrap.dedent(code)
+    codes = frozenset(select or all_docs())
+    result = lint_source(
+        Source(path, text, text.encode()), LintOptions(codes=codes, slice_probes=True)
+    )
+    assert not result.errors, result.errors
+    return result.findings
+
+
+def one_probe(code: str, rule: str, path: str = "model.py") -> dict:
+    [finding] = [f for f in probed(code, path, [rule]) if f.rule == rule]
+    assert finding.probe is not None
+    return finding.probe
+
+
+# ---------------------------------------------------------------- not TensorFlow at all
+
+
+def test_steps_per_second_from_time_time_is_not_a_tensorflow_division():
+    src = """\
+        import time
+
+        import tensorflow as tf
+
+
+        class Timer:
+            def __init__(self, log_steps):
+                self.start_time = time.time()
+                self.log_steps = log_steps
+
+            def on_batch_end(self):
+                elapsed_time = time.time() - self.start_time
+                return self.log_steps / elapsed_time
+        """
+    assert hits("TNL201", src) == []
+
+
+def test_numpy_normalisation_denominator_is_not_a_tensorflow_hazard():
+    src = """\
+        import numpy as np
+        import tensorflow as tf
+
+
+        def gumbel_scale(y3, y1, p1, p3):
+            return (y3 - y1) / (np.log(-np.log(p1)) - np.log(-np.log(p3)))
+        """
+    assert hits("TNL201", src) == []
+
+
+def test_python_hyper_parameter_arithmetic_is_not_reported():
+    src = """\
+        import tensorflow as tf
+
+
+        def cosine(step, total_steps: int, warmup_steps: int):
+            step = tf.cast(step, tf.float32)
+            return step / (total_steps - warmup_steps)
+        """
+    assert hits("TNL201", src) == []
+
+
+def test_pytorch_values_are_not_tensorflow_values():
+    src = """\
+        import tensorflow as tf
+        import torch
+
+
+        def normalise(a, b):
+            d = torch.sum(a) - torch.sum(b)
+            return a / d
+        """
+    assert hits("TNL201", src) == []
+
+
+def test_a_tensorflow_denominator_is_still_reported():
+    src = """\
+        import tensorflow as tf
+
+
+        def normalise(x, y):
+            d = tf.reduce_sum(x) - tf.reduce_sum(y)
+            return x / d
+        """
+    assert [f.line for f in hits("TNL201", src)] == [6]
+
+
+def test_epsilon_rules_are_exempt_from_tensorflow_provenance():
+    # A Python constant meets a float32 tensor later: its rounding is TNL401's hazard.
+    src = """\
+        import tensorflow as tf
+
+        CLIP = 1.0 - 1e-10
+        """
+    assert [f.rule for f in hits("TNL401", src)] == ["TNL401"]
+
+
+# ---------------------------------------------------------------- where gradients flow
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        (  # optimizer update step
+            """\
+            import tensorflow as tf
+
+
+            class Lars(tf.keras.optimizers.Optimizer):
+                def _resource_apply_dense(self, grad, param):
+                    return tf.norm(param, ord=2)
+            """,
+            "_resource_apply_dense",
+        ),
+        (  # keras 3 update_step, in a class that does not say it is an optimizer
+            """\
+            import tensorflow as tf
+
+
+            class Helper:
+                def update_step(self, grad, param):
+                    return tf.norm(param, ord=2)
+            """,
+            "update_step",
+        ),
+        (  # variable assignment helper
+            """\
+            import tensorflow as tf
+
+
+            def assign_normalised(param):
+                return tf.norm(param, ord=2)
+            """,
+            "assign_normalised",
+        ),
+        (  # metric update_state
+            """\
+            import tensorflow as tf
+
+
+            class Spread(tf.keras.metrics.Metric):
+                def update_state(self, y_true, y_pred):
+                    return tf.norm(y_true - y_pred)
+            """,
+            "update_state",
+        ),
+        (  # metric result
+            """\
+            import tensorflow as tf
+
+
+            class Spread(tf.keras.metrics.Metric):
+                def result(self):
+                    return tf.norm(self.a - self.b)
+            """,
+            "result",
+        ),
+        (  # initializer class
+            """\
+            import tensorflow as tf
+
+
+            class Orthogonal(tf.keras.initializers.Initializer):
+                def __call__(self, shape, w=None):
+                    return tf.norm(w)
+            """,
+            "initializer",
+        ),
+        (  # targets
+            """\
+            import tensorflow as tf
+
+
+            def build_targets(a, b):
+                return tf.norm(a - b)
+            """,
+            "targets",
+        ),
+        (  # rewards
+            """\
+            import tensorflow as tf
+
+
+            def shaped_reward(a, b):
+                return tf.norm(a - b)
+            """,
+            "reward",
+        ),
+        (  # matching cost (target assignment)
+            """\
+            import tensorflow as tf
+
+
+            def compute_cost_matrix(a, b):
+                return tf.norm(a - b)
+            """,
+            "cost_matrix",
+        ),
+        (  # under tf.stop_gradient
+            """\
+            import tensorflow as tf
+
+
+            def f(a, b):
+                return tf.stop_gradient(tf.norm(a - b))
+            """,
+            "stop_gradient",
+        ),
+        (  # a runtime assertion
+            """\
+            import tensorflow as tf
+
+
+            def f(a):
+                tf.debugging.assert_less(tf.abs(1.0 - tf.norm(a, axis=-1)), 1e-3)
+                return a
+            """,
+            "assert",
+        ),
+        (  # a test function
+            """\
+            import tensorflow as tf
+
+
+            def test_distance(a, b):
+                return tf.norm(a - b)
+            """,
+            "test",
+        ),
+        (  # a custom gradient's forward pass
+            """\
+            import tensorflow as tf
+
+
+            @tf.custom_gradient
+            def safe(a, b):
+                return tf.norm(a - b), None
+            """,
+            "custom_gradient",
+        ),
+    ],
+)
+def test_gradient_free_contexts_are_named(code, words):
+    probe = one_probe(code, "TNL203")
+    assert words in probe["no_gradient"]
+
+
+def test_sampler_inputs_carry_no_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def gumbel(logits):
+            u = tf.random.uniform(tf.shape(logits))
+            return -tf.math.log(u + 1e-9)
+        """
+    probe = one_probe(src, "TNL102")
+    assert "random draws" in probe["no_gradient"]
+
+
+def test_integer_counter_cast_to_float_carries_no_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def schedule(global_step):
+            return tf.exp(-tf.cast(global_step, tf.float32))
+        """
+    probe = one_probe(src, "TNL301")
+    assert "integer counters" in probe["no_gradient"]
+
+
+def test_test_files_carry_no_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def distance(a, b):
+            return tf.norm(a - b)
+        """
+    assert "test file" in one_probe(src, "TNL203", path="pkg/tests/test_model.py")["no_gradient"]
+    assert "test file" in one_probe(src, "TNL203", path="pkg/model_test.py")["no_gradient"]
+
+
+def test_a_loss_keeps_its_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def triplet(anchor, negative):
+            return tf.norm(anchor - negative, axis=-1)
+        """
+    assert "no_gradient" not in one_probe(src, "TNL203")
+
+
+def _confirmed(symptom: str) -> dict:
+    return {"status": "confirmed", "symptom": symptom, "detail": "at a = 0, norm = 0", "inputs": {}}
+
+
+@pytest.mark.parametrize(
+    "symptom", ["nan-gradient", "inf-gradient", "exploding-gradient", "dead-gradient"]
+)
+def test_gradient_only_symptoms_are_refuted_where_no_gradient_flows(symptom):
+    probe = {"kind": "expr", "no_gradient": "it is in the optimizer update `_resource_apply_dense`"}
+    out = gradflow.apply(probe, _confirmed(symptom))
+    assert out["status"] == "refuted"
+    assert "no gradient flows here" in out["detail"]
+    assert "_resource_apply_dense" in out["detail"]
+
+
+@pytest.mark.parametrize("symptom", ["nan-value", "inf-value"])
+def test_value_symptoms_still_confirm_where_no_gradient_flows(symptom):
+    probe = {"kind": "expr", "no_gradient": "it is in a metric update"}
+    assert gradflow.apply(probe, _confirmed(symptom))["status"] == "confirmed"
+
+
+def test_gradient_symptoms_confirm_where_gradients_flow():
+    assert gradflow.apply({"kind": "expr"}, _confirmed("nan-gradient"))["status"] == "confirmed"
+
+
+# ---------------------------------------------------------------- input domains
+
+
+@pytest.mark.parametrize(
+    ("name", "inside", "outside"),
+    [
+        ("probs", 0.5, -1.0),  # a probability of -1
+        ("eps", 1e-7, 2.0),  # an epsilon of 2
+        ("global_step", 3.0, -1.0),  # a negative step counter
+        ("self_scale", 0.5, 0.0),  # a scale of exactly 0
+        ("variance", 0.0, -1.0),
+    ],
+)
+def test_name_lexicon_domains(name, inside, outside):
+    d = domains.name_domain(name)
+    assert d is not None and not d.strong
+    assert d.holds(inside) and not d.holds(outside)
+
+
+def test_names_outside_the_lexicon_have_no_domain():
+    assert domains.name_domain("logits") is None
+    assert domains.name_domain("x") is None
+
+
+def test_high_low_pairs_are_intervals():
+    [rel] = domains.pair_relations(["self_high", "self_low", "x"])
+    assert (rel.a, rel.op, rel.b) == ("self_high", ">", "self_low")
+    assert rel.holds(1.0, 0.0)
+    assert not rel.holds(0.0, 0.0)
+    assert not rel.holds(1.2e-38, -1.2e-38)  # a subnormal-width interval is degenerate
+
+
+def test_upper_lower_and_max_min_pairs():
+    names = ["upper_bound", "lower_bound", "spec_max", "spec_min"]
+    pairs = {(r.a, r.b) for r in domains.pair_relations(names)}
+    assert pairs == {("upper_bound", "lower_bound"), ("spec_max", "spec_min")}
+
+
+def test_producer_domain_for_an_accumulator():
+    import libcst as cst
+
+    from tfnumlint.analysis.module import build
+    from tfnumlint.rules import Context, Settings
+
+    src = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        def step(g):
+            accum = tf.zeros_like(g)
+            accum = accum + tf.square(g)
+            return accum
+        """
+    )
+    info = build(cst.parse_module(src))
+    ctx = Context(info, Settings())
+    scope = info.functions["step"]
+    d = domains.producer_domain(ctx, "accum", scope)
+    assert d is not None and d.strong and d.lo == 0
+    assert "accum + tf.square(g)" in d.why or "tf.zeros_like(g)" in d.why
+
+
+def test_in_scope_assertions_give_strong_domains():
+    src = """\
+        import tensorflow as tf
+
+
+        def gumbel_forward(x, loc, scale):
+            tf.debugging.assert_positive(scale)
+            z = (x - loc) / scale
+            return tf.exp(-tf.exp(-z))
+        """
+    probe = one_probe(src, "TNL301")
+    [d] = [d for d in probe["domains"] if d["name"] == "scale"]
+    assert d["strong"] and d["lo_open"] and d["lo"] == 0
+    assert "assert_positive" in d["why"]
+
+
+def test_assert_greater_between_two_inputs_is_a_relation():
+    src = """\
+        import tensorflow as tf
+
+
+        def pdf(x, a, b):
+            tf.debugging.assert_greater(a, b)
+            return x / (a - b)
+        """
+    probe = one_probe(src, "TNL201")
+    assert {"a": "a", "op": ">", "b": "b"}.items() <= probe["relations"][0].items()
+    assert probe["relations"][0]["strong"]
+
+
+def test_shifted_slices_of_a_sorted_array_are_related():
+    src = """\
+        import tensorflow as tf
+
+
+        def widths(x):
+            y = tf.sort(x)
+            return tf.math.log(y[..., 1:] - y[..., :-1])
+        """
+    probe = one_probe(src, "TNL104")
+    [rel] = probe["relations"]
+    assert (rel["a"], rel["op"], rel["b"], rel["strong"]) == ("y_1", ">=", "y_1_2", True)
+
+
+def test_witness_outside_a_strong_domain_is_refuted_with_the_reason():
+    probe = {
+        "kind": "expr",
+        "domains": [
+            {
+                "name": "accum",
+                "lo": 0.0,
+                "hi": "inf",
+                "lo_open": False,
+                "why": "its producer `accum + square(g)`",
+                "strong": True,
+            }
+        ],
+    }
+    out = domains.judge(probe, {"status": "confirmed", "inputs": {"accum": -1.0}, "detail": "w"})
+    assert out["status"] == "refuted"
+    assert "breaks only if `accum` < 0, and its producer `accum + square(g)` rules that out" in (
+        out["detail"]
+    )
+
+
+def test_witness_outside_a_name_domain_is_inconclusive():
+    probe = {"kind": "expr", "relations": []}
+    probe["domains"] = [
+        {**vars(domains.name_domain("eps")), "lo": 0.0, "hi": 1.0},
+    ]
+    out = domains.judge(probe, {"status": "confirmed", "inputs": {"eps": 2.0}, "detail": "w"})
+    assert out["status"] == "inconclusive"
+    assert "`eps`" in out["detail"] and "by its name" in out["detail"]
+
+
+def test_witness_inside_its_domains_stays_confirmed():
+    probe = {"kind": "expr"}
+    probe["relations"] = [vars(domains.pair_relations(["high", "low"])[0])]
+    out = domains.judge(
+        probe, {"status": "confirmed", "inputs": {"high": 2.0, "low": 1.0}, "detail": "w"}
+    )
+    assert out["status"] == "confirmed"
+
+
+def test_probing_keeps_points_inside_the_domains():
+    import numpy as np
+
+    probe = {"relations": [vars(domains.pair_relations(["high", "low"])[0])]}
+    rows = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    inside, outside = domains.split_rows(probe, ["high", "low"], rows)
+    assert inside.tolist() == [[1.0, 0.0]]
+    assert outside.tolist() == [[0.0, 0.0], [0.0, 1.0]]
+
+
+def test_name_domains_reach_the_probe():
+    src = """\
+        import tensorflow as tf
+
+
+        def uniform_prob(x, high, low):
+            return tf.ones_like(x) / (high - low)
+        """
+    probe = one_probe(src, "TNL201")
+    assert [(r["a"], r["b"], r["strong"]) for r in probe["relations"]] == [("high", "low", False)]
+
+
+# ---------------------------------------------------------------- float16 context
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # np.finfo(np.float16) as a dict key
+        """\
+        import numpy as np
+        import tensorflow as tf
+
+        _TINY = {np.finfo(np.float16).tiny: "f16"}
+
+
+        def f(x):
+            return tf.exp(x * 2.0 - 1.0)
+        """,
+        # a local named `half`
+        """\
+        import tensorflow as tf
+
+
+        def f(x, helper):
+            half = 0.5
+            helper(half)
+            return tf.exp(x * half)
+        """,
+    ],
+)
+def test_float16_is_not_guessed_from_unrelated_words(src):
+    assert not any(f.rule == "TNL404" for f in lint(src))
+    assert all("float16" not in f.message for f in lint(src))
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "y = tf.cast(x, tf.float16)",
+        "y = tf.cast(x, dtype='float16')",
+        "dt = tf.float16\n    y = tf.cast(x, dt)",
+        "v = tf.Variable(tf.zeros([3]), dtype=tf.float16)\n    y = tf.convert_to_tensor(x)",
+        "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n    y = tf.convert_to_tensor(x)",
+        "y = x.astype('float16')",
+    ],
+)
+def test_float16_comes_from_real_dtype_positions(setting):
+    src = f"import tensorflow as tf\n\n\ndef f(x):\n    {setting}\n    return tf.exp(y)\n"
+    messages = [f.message for f in lint(src, ["TNL301", "TNL404"])]
+    assert messages and all("float16" in m for m in messages)
+
+
+# ---------------------------------------------------------------- one hazard, one finding
+
+
+def _finding(rule, line, col, end_line, end_col, status="confirmed") -> Finding:
+    return Finding(
+        "m.py",
+        line,
+        col,
+        end_line,
+        end_col,
+        rule,
+        rule.lower(),
+        "warning",
+        f"{rule} says so",
+        verification=Verification(status=status),
+    )
+
+
+def test_same_expression_findings_become_one_listing_the_related_rules():
+    merged = merge_same_hazard(
+        [_finding("TNL101", 3, 20, 3, 35), _finding("TNL103", 3, 15, 3, 35)]
+    )
+    [f] = merged
+    assert f.rule == "TNL103" and f.related_rules == ["TNL101"]
+    assert "same hazard: TNL101" in f.message
+    assert f.to_json()["related_rules"] == ["TNL101"]
+
+
+def test_a_confirmed_finding_wins_over_a_refuted_one_of_the_same_hazard():
+    [f] = merge_same_hazard(
+        [_finding("TNL103", 3, 15, 3, 35, "refuted"), _finding("TNL101", 3, 20, 3, 35)]
+    )
+    assert f.rule == "TNL101" and f.related_rules == ["TNL103"]
+
+
+def test_where_absorbs_the_hazard_in_its_branch():
+    [f] = merge_same_hazard(
+        [_finding("TNL302", 5, 10, 5, 60), _finding("TNL201", 5, 30, 5, 40)]
+    )
+    assert f.rule == "TNL302" and f.related_rules == ["TNL201"]
+
+
+def test_different_hazards_in_one_statement_stay_apart():
+    findings = [_finding("TNL301", 5, 10, 5, 60), _finding("TNL201", 5, 30, 5, 40)]
+    assert len(merge_same_hazard(findings)) == 2
+    other_line = [_finding("TNL101", 3, 20, 3, 35), _finding("TNL103", 4, 15, 4, 35)]
+    assert len(merge_same_hazard(other_line)) == 2
+
+
+def test_noqa_still_works_per_rule_before_merging():
+    src = """\
+        import tensorflow as tf
+
+
+        def loss(y, z):
+            p = tf.sigmoid(z)
+            return -tf.reduce_sum(y * tf.math.log(p))  # noqa: TNL103
+        """
+    rules = [f.rule for f in lint(src)]
+    assert "TNL103" not in rules and "TNL101" in rules
+
+
+# ---------------------------------------------------------------- pattern misfires
+
+
+def test_a_constant_factor_is_not_a_cross_entropy_label():
+    src = """\
+        import tensorflow as tf
+
+
+        def approx(p):
+            return tf.math.sqrt(-2 * tf.math.log(p))
+        """
+    assert hits("TNL103", src) == []
+
+
+def test_a_label_tensor_is_still_a_cross_entropy():
+    src = """\
+        import tensorflow as tf
+
+
+        def loss(y, z):
+            p = tf.sigmoid(z)
+            return -tf.reduce_sum(y * tf.math.log(p))
+        """
+    assert [f.rule for f in hits("TNL103", src)] == ["TNL103"]
+
+
+@pytest.mark.parametrize(
+    "shift",
+    [
+        "tf.gather(tf.math.unsorted_segment_max(x, ids, n), ids)",
+        "tf.stop_gradient(tf.reduce_max(x, axis=-1, keepdims=True))",
+        "tf.expand_dims(tf.math.segment_max(x, ids), -1)",
+    ],
+)
+def test_max_shifted_softmax_is_recognised(shift):
+    src = f"import tensorflow as tf\n\n\ndef f(x, ids, n):\n    m = {shift}\n    return tf.exp(x - m)\n"
+    assert hits("TNL301", src) == []
+
+
+def test_unshifted_exp_is_still_reported():
+    src = "import tensorflow as tf\n\n\ndef f(x, y):\n    return tf.exp(x - y)\n"
+    assert [f.rule for f in hits("TNL301", src)] == ["TNL301"]
+
+
+def test_dead_gradient_of_summed_log_softmax_is_no_evidence():
+    target = {
+        "k": "call",
+        "op": "log",
+        "args": [
+            {
+                "k": "bin",
+                "op": "+",
+                "l": {"k": "call", "op": "softmax", "args": [{"k": "input", "name": "s"}]},
+                "r": {"k": "const", "v": 1e-10},
+            }
+        ],
+    }
+    probe = {"kind": "expr", "target": target, "loss": None}
+    out = gradflow.apply(probe, _confirmed("dead-gradient"))
+    assert out["status"] == "inconclusive"
+    assert "by construction" in out["detail"]
+    with_loss = {**probe, "loss": {"k": "bin", "op": "*", "l": target, "r": target}}
+    assert gradflow.apply(with_loss, _confirmed("dead-gradient"))["status"] == "confirmed"
+
+
+def test_inf_is_not_a_domain_bound_it_cannot_hold():
+    d = domains.Domain("x", 0.0, math.inf, False, "w", False)
+    assert d.holds(math.inf) and not d.holds(-math.inf)
