@@ -466,8 +466,9 @@ def test_witness_outside_a_strong_domain_is_refuted_with_the_reason():
     }
     out = domains.judge(probe, {"status": "confirmed", "inputs": {"accum": -1.0}, "detail": "w"})
     assert out["status"] == "refuted"
-    assert "breaks only if `accum` < 0, and its producer `accum + square(g)` rules that out" in (
-        out["detail"]
+    assert (
+        "breaks only if `accum` < 0, and its producer `accum + square(g)` rules that out"
+        in (out["detail"])
     )
 
 
@@ -582,9 +583,7 @@ def _finding(rule, line, col, end_line, end_col, status="confirmed") -> Finding:
 
 
 def test_same_expression_findings_become_one_listing_the_related_rules():
-    merged = merge_same_hazard(
-        [_finding("TNL101", 3, 20, 3, 35), _finding("TNL103", 3, 15, 3, 35)]
-    )
+    merged = merge_same_hazard([_finding("TNL101", 3, 20, 3, 35), _finding("TNL103", 3, 15, 3, 35)])
     [f] = merged
     assert f.rule == "TNL103" and f.related_rules == ["TNL101"]
     assert "same hazard: TNL101" in f.message
@@ -599,9 +598,7 @@ def test_a_confirmed_finding_wins_over_a_refuted_one_of_the_same_hazard():
 
 
 def test_where_absorbs_the_hazard_in_its_branch():
-    [f] = merge_same_hazard(
-        [_finding("TNL302", 5, 10, 5, 60), _finding("TNL201", 5, 30, 5, 40)]
-    )
+    [f] = merge_same_hazard([_finding("TNL302", 5, 10, 5, 60), _finding("TNL201", 5, 30, 5, 40)])
     assert f.rule == "TNL302" and f.related_rules == ["TNL201"]
 
 

@@ -31,7 +31,13 @@ def test_without_domains_the_degenerate_interval_confirms():
 
 
 def test_a_named_interval_makes_it_inconclusive_with_the_reason():
-    rel = {"a": "high", "op": ">", "b": "low", "why": "`high`/`low` by their names", "strong": False}
+    rel = {
+        "a": "high",
+        "op": ">",
+        "b": "low",
+        "why": "`high`/`low` by their names",
+        "strong": False,
+    }
     out = verify(_interval_division(relations=[rel]))
     assert out["status"] == "inconclusive"
     assert out["detail"].startswith("breaks only if `high` <= `low`")
@@ -39,7 +45,13 @@ def test_a_named_interval_makes_it_inconclusive_with_the_reason():
 
 
 def test_an_asserted_interval_refutes():
-    rel = {"a": "high", "op": ">", "b": "low", "why": "asserted by `assert_greater`", "strong": True}
+    rel = {
+        "a": "high",
+        "op": ">",
+        "b": "low",
+        "why": "asserted by `assert_greater`",
+        "strong": True,
+    }
     out = verify(_interval_division(relations=[rel]))
     assert out["status"] == "refuted"
     assert "assert_greater" in out["detail"]

@@ -59,6 +59,9 @@ _NO_GRAD_CALL_REASON = {
     "py_function": "the value goes through py_function",
 }
 _TEST_PATH = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|test_[^/\\]*\.py$|[^/\\]*_test\.py$)")
+# Inputs named as random draws (`normal_samples`, `gumbel_noise`): their gradient symptoms need
+# a continuous draw to hit one exact value, which happens with probability 0.
+_SAMPLE_NAME = re.compile(r"(?:^|_)(?:samples?|noise|draws?)(?:_|$)", re.IGNORECASE)
 # Integer sources: a value cast from one of these to float carries no gradient.
 _COUNTER_NAME = re.compile(
     r"(?:^|_)(?:step|steps|global_step|iteration|iterations|iter|count|counts|counter|num|"
@@ -157,7 +160,7 @@ def probe_reason(probe: dict[str, Any] | None) -> str | None:
     counters = _cast_inputs(probe.get("target"))
     kinds = []
     for spec in inputs:
-        if spec.get("producer") == "random":
+        if spec.get("producer") == "random" or _SAMPLE_NAME.search(spec["name"]):
             kinds.append("random")
         elif spec["name"] in counters and _COUNTER_NAME.search(spec["name"]):
             kinds.append("counter")

@@ -43,6 +43,11 @@ for _words, _dom in (
 ):  # fmt: skip
     for _w in _words:
         NAME_LEXICON[_w] = (*_dom, "")
+# Names of constants: `one = dtype(1.)` is 1 (TFP style), not a free input.
+for _w, _v in (("zero", 0.0), ("one", 1.0), ("half", 0.5), ("two", 2.0)):
+    NAME_LEXICON[_w] = (_v, False, _v, "")
+# Words in an opaque producer's name that make its value non-negative (log1psquare, abs, ...).
+_NONNEG_WORDS = re.compile(r"^(?:\w*square|abs|norm|exp|softplus|relu|sqrt|variance|std)$")
 MIN_WIDTH = 1e-6  # a named interval narrower than this (relative to 1 or its ends) is degenerate
 # (bigger, smaller): `high` - `low` > 0 when both are free inputs of the same probe.
 PAIR_WORDS = (
@@ -158,6 +163,9 @@ def name_domain(name: str) -> Domain | None:
         word = words[-1] if words[-1] in NAME_LEXICON else ""
         if not word and len(words) > 1 and words[0] in ("num", "n"):
             word = words[0]  # num_steps, n_items
+    if not word and any(_NONNEG_WORDS.match(w) for w in words):
+        nonneg = next(w for w in words if _NONNEG_WORDS.match(w))
+        return Domain(name, 0.0, math.inf, False, f"its producer's name (`{nonneg}`)", False)
     if not word or (word == "n" and len(words) > 2):
         return None
     lo, lo_open, hi, _ = NAME_LEXICON[word]
@@ -167,7 +175,7 @@ def name_domain(name: str) -> Domain | None:
 def pair_relations(names: list[str]) -> list[Relation]:
     """`x_high` and `x_low` (same other words) are an interval: high > low, by convention."""
     out = []
-    lowered = {n: [t.lower() for t in tokens(n)] for n in names}
+    lowered = {n: _comparable(n) for n in names}
     for a in names:
         for big, small in PAIR_WORDS:
             if big not in lowered[a]:
@@ -177,6 +185,13 @@ def pair_relations(names: list[str]) -> list[Relation]:
                 if b != a and lowered[b] == partner:
                     out.append(Relation(a, ">", b, f"`{big}`/`{small}` by their names", False))
     return out
+
+
+def _comparable(name: str) -> list[str]:
+    """Lower-case words of a name; the slicer cuts labels at 32 characters, so the last word
+    of a cut label (`..._high_i` from `..._high_if ...`) is dropped."""
+    words = [t.lower() for t in tokens(name)]
+    return words[:-1] if len(name) >= 32 and len(words) > 1 else words
 
 
 def _call_name(call: cst.Call) -> str:
