@@ -25,6 +25,22 @@ _POSITIONAL = {
     "DTypePolicy": 0,
     "set_floatx": 0,
     "as_dtype": 0,
+    "placeholder": 0,
+    "zeros": 1,
+    "ones": 1,
+    "zeros_like": 1,
+    "ones_like": 1,
+    "constant": 1,
+    "convert_to_tensor": 1,
+    "TensorSpec": 1,
+    "get_variable": 2,
+    "random_normal": 3,
+    "random_uniform": 3,
+    "normal": 3,
+    "uniform": 3,
+    "range": 3,
+    "Input": 3,
+    "eye": 3,
 }
 
 
