@@ -690,3 +690,21 @@ def test_dead_gradient_of_summed_log_softmax_is_no_evidence():
 def test_inf_is_not_a_domain_bound_it_cannot_hold():
     d = domains.Domain("x", 0.0, math.inf, False, "w", False)
     assert d.holds(math.inf) and not d.holds(-math.inf)
+
+
+def test_log_space_names_have_no_domain():
+    assert domains.name_domain("log_variance") is None
+    assert domains.name_domain("self_log_scale") is None
+
+
+def test_a_correction_to_a_tabulated_constant_is_not_an_absorbed_guard():
+    src = """\
+        import tensorflow as tf
+
+        _P2 = (0.564424843456014, 0.435575156943986 - 4e-10)
+        """
+    assert hits("TNL401", src) == []
+
+
+def test_an_epsilon_of_one_is_outside_the_name_domain():
+    assert not domains.name_domain("np_finfo_numpy_dtype_eps").holds(1.0)

@@ -32,7 +32,8 @@ import libcst as cst
 NAME_LEXICON: dict[str, tuple[float, bool, float, str]] = {}
 for _words, _dom in (
     (("prob", "probs", "probability", "probabilities", "keep_prob", "dropout"), (0.0, False, 1.0)),
-    (("eps", "epsilon", "tolerance", "tol"), (0.0, False, 1.0)),
+    (("eps", "epsilon"), (0.0, False, 0.1)),
+    (("tolerance", "tol"), (0.0, False, 1.0)),
     (("step", "steps", "count", "counts", "counter", "index", "idx", "iteration", "epoch"),
      (0.0, False, math.inf)),
     (("num", "size", "length", "len", "n"), (0.0, False, math.inf)),
@@ -154,8 +155,8 @@ def tokens(name: str) -> list[str]:
 def name_domain(name: str) -> Domain | None:
     """Weak domain from the last meaningful word of an input's name."""
     words = [t.lower() for t in tokens(name) if not t.isdigit()]
-    if not words:
-        return None
+    if not words or "log" in words:
+        return None  # log_scale, log_variance, log_prob: log space has no sign
     joined = "_".join(words)
     if joined in NAME_LEXICON:
         word = joined
