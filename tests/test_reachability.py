@@ -708,3 +708,56 @@ def test_a_correction_to_a_tabulated_constant_is_not_an_absorbed_guard():
 
 def test_an_epsilon_of_one_is_outside_the_name_domain():
     assert not domains.name_domain("np_finfo_numpy_dtype_eps").holds(1.0)
+
+
+def test_a_division_in_a_where_branch_guarded_by_its_denominator_is_value_safe():
+    src = """\
+        import tensorflow as tf
+
+
+        def trust(w, g):
+            w_norm = tf.norm(w, ord=2)
+            g_norm = tf.norm(g, ord=2)
+            return tf.where(tf.greater(g_norm, 0), w_norm / g_norm, 1.0)
+        """
+    probe = one_probe(src, "TNL201")
+    assert "tests `g_norm`" in probe["value_guarded"]
+    out = gradflow.apply(probe, _confirmed("inf-value"))
+    assert out["status"] == "refuted" and "never selected" in out["detail"]
+    # its gradient still leaks through the untaken branch: that stays confirmed (TNL302's hazard)
+    assert gradflow.apply(probe, _confirmed("nan-gradient"))["status"] == "confirmed"
+
+
+def test_a_where_testing_something_else_does_not_guard():
+    src = """\
+        import tensorflow as tf
+
+
+        def f(w, g, mask):
+            d = tf.reduce_sum(g) - tf.reduce_sum(w)
+            return tf.where(mask, w / d, 1.0)
+        """
+    assert "value_guarded" not in one_probe(src, "TNL201")
+
+
+def test_counters_and_hyper_parameters_carry_no_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def smoothed(smoothing, vocab_size):
+            low_confidence = smoothing / tf.cast(vocab_size - 1, tf.float32)
+            return tf.math.log(low_confidence + 1e-20)
+        """
+    assert "hyper-parameters" in one_probe(src, "TNL102")["no_gradient"]
+
+
+def test_a_lone_learnable_looking_hyper_parameter_keeps_its_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def f(learning_rate):
+            return tf.math.log(learning_rate + 1e-20)
+        """
+    assert "no_gradient" not in one_probe(src, "TNL102")

@@ -22,6 +22,7 @@ import libcst as cst
 from .module import Scope
 
 GRADIENT_ONLY = frozenset({"nan-gradient", "inf-gradient", "exploding-gradient", "dead-gradient"})
+VALUE_ONLY = frozenset({"nan-value", "inf-value"})
 
 # Methods that apply updates, maintain metrics or initialise: nothing is differentiated there.
 _UPDATE_METHOD = re.compile(
@@ -62,6 +63,12 @@ _TEST_PATH = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|test_[^/\\]*\.py$|[^/\\]*_te
 # Inputs named as random draws (`normal_samples`, `gumbel_noise`): their gradient symptoms need
 # a continuous draw to hit one exact value, which happens with probability 0.
 _SAMPLE_NAME = re.compile(r"(?:^|_)(?:samples?|noise|draws?)(?:_|$)", re.IGNORECASE)
+# Hyper-parameters nothing differentiates with respect to.
+_HYPER_NAME = re.compile(
+    r"(?:^|_)(?:label_smoothing|smoothing|learning_rate|lr|momentum|decay|weight_decay|"
+    r"dropout|dropout_rate|keep_prob|warmup|warmup_steps)(?:_|$)",
+    re.IGNORECASE,
+)
 # Integer sources: a value cast from one of these to float carries no gradient.
 _COUNTER_NAME = re.compile(
     r"(?:^|_)(?:step|steps|global_step|iteration|iterations|iter|count|counts|counter|num|"
@@ -164,11 +171,17 @@ def probe_reason(probe: dict[str, Any] | None) -> str | None:
             kinds.append("random")
         elif spec["name"] in counters and _COUNTER_NAME.search(spec["name"]):
             kinds.append("counter")
+        elif _HYPER_NAME.search(spec["name"]):
+            kinds.append("hyper")
         else:
             return None
     if all(k == "random" for k in kinds):
         return "its inputs are random draws (a sampler)"
-    return "its inputs are integer counters cast to float"
+    if all(k == "hyper" for k in kinds):
+        return None  # a lone hyper-parameter may be trained (a learnt temperature)
+    if "random" in kinds:
+        return None
+    return "its inputs are integer counters and hyper-parameters, never differentiated"
 
 
 def _cast_inputs(tree: Any) -> set[str]:
@@ -190,6 +203,58 @@ def _cast_inputs(tree: Any) -> set[str]:
 
     walk(tree, False)
     return inside - outside
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            out.add(n.value)
+        elif isinstance(n, cst.Attribute):
+            out.add(_dotted(n))
+        stack.extend(n.children)
+    return out
+
+
+def _where_parts(call: cst.Call) -> tuple[cst.BaseExpression, list[cst.BaseExpression]] | None:
+    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    cond = args.get("condition", positional[0] if positional else None)
+    branches = [args.get("x"), args.get("y"), *positional[1:3]]
+    if cond is None:
+        return None
+    return cond, [b for b in branches if b is not None]
+
+
+def where_guard_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
+    """``tf.where(g > 0, w / g, 1.0)``: the division's inf/NaN value is never selected.
+
+    The hazard sits in a branch of a ``where`` whose condition tests a name of the hazard's own
+    denominator (or argument); only its gradient can leak, which is TNL302's finding."""
+    hazard = node.right if isinstance(node, cst.BinaryOperation) else node
+    if isinstance(node, cst.Call) and node.args:
+        hazard = node.args[-1].value if len(node.args) > 1 else node.args[0].value
+    wanted = _names(hazard)
+    stack: list[tuple[cst.CSTNode, str | None]] = [(statement, None)]
+    while stack:
+        current, reason = stack.pop()
+        if current is node:
+            return reason
+        if isinstance(current, cst.Call) and _dotted(current.func).endswith("where"):
+            parts = _where_parts(current)
+            if parts is not None:
+                cond, branches = parts
+                shared = sorted(wanted & _names(cond))
+                if shared:
+                    for branch in branches:
+                        stack.append((branch, f"the tf.where around it tests `{shared[0]}` first"))
+                    stack.append((cond, reason))
+                    continue
+        for child in current.children:
+            stack.append((child, reason))
+    return None
 
 
 def no_gradient_reason(
@@ -236,6 +301,13 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                 "the only zero gradient found is that of the plain sum of softmax outputs, which "
                 "is 0 by construction (no loss weights them here): no evidence of saturation"
             ),
+        }
+    guard = probe.get("value_guarded")
+    if guard and out.get("status") == "confirmed" and out.get("symptom") in VALUE_ONLY:
+        return {
+            **out,
+            "status": "refuted",
+            "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
         }
     reason = probe.get("no_gradient")
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:

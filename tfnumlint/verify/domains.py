@@ -469,10 +469,13 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
     """Everything issue #11 adds to a probe: where gradients flow, and the inputs' domains."""
     if not probe or probe.get("kind") != "expr":
         return
-    from ..analysis.gradflow import no_gradient_reason
+    from ..analysis.gradflow import no_gradient_reason, where_guard_reason
 
     site = hit.site
     reason = no_gradient_reason(site.scope, site.statement, hit.node, ctx.path, probe)
     if reason:
         probe["no_gradient"] = reason
+    guard = where_guard_reason(site.statement, hit.node)
+    if guard:
+        probe["value_guarded"] = guard
     annotate(probe, ctx, hit)
