@@ -761,3 +761,13 @@ def test_a_lone_learnable_looking_hyper_parameter_keeps_its_gradient():
             return tf.math.log(learning_rate + 1e-20)
         """
     assert "no_gradient" not in one_probe(src, "TNL102")
+
+
+def test_constant_names_must_be_the_whole_name():
+    assert domains.name_domain("half").holds(0.5)
+    assert not domains.name_domain("half").holds(1.0)
+    assert domains.name_domain("betainc_a_b_half") is None
+
+
+def test_high_and_low_counts_are_not_an_interval():
+    assert domains.pair_relations(["high_counts", "low_counts"]) == []

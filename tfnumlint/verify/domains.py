@@ -32,7 +32,7 @@ import libcst as cst
 NAME_LEXICON: dict[str, tuple[float, bool, float, str]] = {}
 for _words, _dom in (
     (("prob", "probs", "probability", "probabilities", "keep_prob", "dropout"), (0.0, False, 1.0)),
-    (("eps", "epsilon"), (0.0, False, 0.1)),
+    (("eps", "epsilon"), (0.0, False, 0.5)),
     (("tolerance", "tol"), (0.0, False, 1.0)),
     (("step", "steps", "count", "counts", "counter", "index", "idx", "iteration", "epoch"),
      (0.0, False, math.inf)),
@@ -44,9 +44,11 @@ for _words, _dom in (
 ):  # fmt: skip
     for _w in _words:
         NAME_LEXICON[_w] = (*_dom, "")
-# Names of constants: `one = dtype(1.)` is 1 (TFP style), not a free input.
-for _w, _v in (("zero", 0.0), ("one", 1.0), ("half", 0.5), ("two", 2.0)):
-    NAME_LEXICON[_w] = (_v, False, _v, "")
+# Names of constants: `one = dtype(1.)` is 1 (TFP style), not a free input.  The whole name
+# must be the word: `betainc_a_b_half` is not 0.5.
+CONSTANT_NAMES = {"zero": 0.0, "one": 1.0, "half": 0.5, "two": 2.0}
+# Words that make a high/low pair a pair of counts or sizes, not an interval's ends.
+_NOT_INTERVAL = frozenset({"count", "counts", "num", "size", "sizes", "index", "idx", "n"})
 # Words in an opaque producer's name that make its value non-negative (log1psquare, abs, ...).
 _NONNEG_WORDS = re.compile(r"^(?:\w*square|abs|norm|exp|softplus|relu|sqrt|variance|std)$")
 MIN_WIDTH = 1e-6  # a named interval narrower than this (relative to 1 or its ends) is degenerate
@@ -154,6 +156,9 @@ def tokens(name: str) -> list[str]:
 
 def name_domain(name: str) -> Domain | None:
     """Weak domain from the last meaningful word of an input's name."""
+    if name.lower() in CONSTANT_NAMES:
+        value = CONSTANT_NAMES[name.lower()]
+        return Domain(name, value, value, False, f"by its name (`{name}`)", strong=False)
     words = [t.lower() for t in tokens(name) if not t.isdigit()]
     if not words or "log" in words:
         return None  # log_scale, log_variance, log_prob: log space has no sign
@@ -178,6 +183,8 @@ def pair_relations(names: list[str]) -> list[Relation]:
     out = []
     lowered = {n: _comparable(n) for n in names}
     for a in names:
+        if _NOT_INTERVAL & set(lowered[a]):
+            continue  # high_counts / low_counts: two counts, not an interval
         for big, small in PAIR_WORDS:
             if big not in lowered[a]:
                 continue
