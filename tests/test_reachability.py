@@ -771,3 +771,23 @@ def test_constant_names_must_be_the_whole_name():
 
 def test_high_and_low_counts_are_not_an_interval():
     assert domains.pair_relations(["high_counts", "low_counts"]) == []
+
+
+def test_an_attribute_read_twice_is_one_value():
+    src = """\
+        import tensorflow as tf
+
+
+        class Triangular:
+            def pdf_at_peak(self):
+                return (self.peak - self.low) / (self.high - self.low)
+        """
+    probe = one_probe(src, "TNL201")
+    rels = {(r["a"], r["op"], r["b"], r["strong"]) for r in probe["relations"]}
+    assert ("self_low_2", "==", "self_low", True) in rels
+    assert ("self_high", ">", "self_low", False) in rels
+
+
+def test_repeated_read_relation_holds_only_for_equal_values():
+    rel = domains.Relation("self_low_2", "==", "self_low", "the same value, read twice", True)
+    assert rel.holds(1.0, 1.0) and not rel.holds(0.0, -1.0)

@@ -120,6 +120,8 @@ class Relation:
     def holds(self, a: float, b: float) -> bool:
         if math.isnan(a) or math.isnan(b):
             return True
+        if self.op == "==":
+            return a == b
         if self.op in (">", "<"):  # strict: a real interval, not one of zero or subnormal width
             big, small = (a, b) if self.op == ">" else (b, a)
             return big - small >= MIN_WIDTH * max(1.0, abs(big), abs(small))
@@ -349,6 +351,24 @@ def shifted_slice_relations(ctx, node: cst.CSTNode, site, names: set[str]) -> li
     return out
 
 
+def repeated_reads(ctx, statement: cst.CSTNode, names: list[str]) -> list[Relation]:
+    """`self.low` read twice in one statement is one value, though the slicer numbers the
+    second read `self_low_2`: keep the copies equal."""
+    plain: set[str] = set()
+    stack = [statement]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.Name, cst.Attribute)):
+            plain.add(sanitize(ctx.code(n)))
+        stack.extend(n.children)
+    out = []
+    for name in names:
+        m = re.fullmatch(r"(.+)_(\d+)", name)
+        if m and m.group(1) in plain and m.group(1) in names:
+            out.append(Relation(name, "==", m.group(1), "the same value, read twice", True))
+    return out
+
+
 def _labels(ctx, node, names: set[str]) -> str | None:
     """The input name the slicer gave ``node`` (it de-duplicates with _2, _3 suffixes)."""
     base = sanitize(ctx.code(node))
@@ -387,6 +407,7 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         if d is not None:
             domains[name] = d
     relations += shifted_slice_relations(ctx, site.statement, site, set(names))
+    relations += repeated_reads(ctx, site.statement, names)
     if len(names) > 1:
         relations += pair_relations(names)
     if domains:
@@ -441,7 +462,7 @@ def _reason(items: list[Domain | Relation]) -> tuple[str, bool]:
 
 def _negate(it: Domain | Relation) -> str:
     if isinstance(it, Relation):
-        flip = {">": "<=", ">=": "<", "<": ">=", "<=": ">"}[it.op]
+        flip = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!="}[it.op]
         return f"breaks only if `{it.a}` {flip} `{it.b}`"
     if it.lo != -math.inf and it.hi != math.inf:
         return f"breaks only if `{it.name}` is outside [{_fmt(it.lo)}, {_fmt(it.hi)}]"
