@@ -791,3 +791,9 @@ def test_an_attribute_read_twice_is_one_value():
 def test_repeated_read_relation_holds_only_for_equal_values():
     rel = domains.Relation("self_low_2", "==", "self_low", "the same value, read twice", True)
     assert rel.holds(1.0, 1.0) and not rel.holds(0.0, -1.0)
+
+
+def test_box_coordinates_follow_the_ymin_xmin_ymax_xmax_convention():
+    rels = {(r.a, r.b) for r in domains.box_relations(["window_3", "window_1", "window_2", "x"])}
+    assert rels == {("window_3", "window_1")}
+    assert domains.box_relations(["feature_3", "feature_1"]) == []

@@ -197,6 +197,29 @@ def pair_relations(names: list[str]) -> list[Relation]:
     return out
 
 
+_BOX_WORDS = frozenset(
+    {"window", "box", "boxes", "bbox", "bboxes", "anchor", "anchors", "roi", "rois"}
+)
+# [ymin, xmin, ymax, xmax]: the object-detection convention for a box or a crop window.
+_BOX_PAIRS = (("2", "0"), ("3", "1"))
+
+
+def box_relations(names: list[str]) -> list[Relation]:
+    """`window[3] - window[1]`: a box's max coordinate exceeds its min one, by convention."""
+    out = []
+    for a in names:
+        words = [t.lower() for t in tokens(a)]
+        if len(words) < 2 or words[-2] not in _BOX_WORDS:
+            continue
+        for big, small in _BOX_PAIRS:
+            if words[-1] == big:
+                b = "_".join([*tokens(a)[:-1], small])
+                if b in names:
+                    why = f"`{words[-2]}` is [ymin, xmin, ymax, xmax] by convention"
+                    out.append(Relation(a, ">", b, why, False))
+    return out
+
+
 def _comparable(name: str) -> list[str]:
     """Lower-case words of a name; the slicer cuts labels at 32 characters, so the last word
     of a cut label (`..._high_i` from `..._high_if ...`) is dropped."""
@@ -409,7 +432,7 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
     relations += shifted_slice_relations(ctx, site.statement, site, set(names))
     relations += repeated_reads(ctx, site.statement, names)
     if len(names) > 1:
-        relations += pair_relations(names)
+        relations += pair_relations(names) + box_relations(names)
     if domains:
         probe["domains"] = [
             {**asdict(d), "lo": _jf(d.lo), "hi": _jf(d.hi)} for d in domains.values()
