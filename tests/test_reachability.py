@@ -797,3 +797,52 @@ def test_box_coordinates_follow_the_ymin_xmin_ymax_xmax_convention():
     rels = {(r.a, r.b) for r in domains.box_relations(["window_3", "window_1", "window_2", "x"])}
     assert rels == {("window_3", "window_1")}
     assert domains.box_relations(["feature_3", "feature_1"]) == []
+
+
+def test_constants_sliced_as_inputs_are_pinned_to_their_value():
+    assert domains.name_domain("np_pi").holds(math.pi)
+    d = domains.name_domain("numpy_dtype_94_5")
+    assert d.strong and d.lo == d.hi == 94.5
+    src = """\
+        import numpy as np
+        import tensorflow as tf
+
+
+        def sinc(x):
+            x = np.pi * x
+            return tf.where(x != 0.0, tf.math.sin(x) / x, 1.0)
+        """
+    probe = one_probe(src, "TNL302")
+    [spec] = [s for s in probe["inputs"] if s["name"] == "np_pi"]
+    assert spec["lo"] == spec["hi"] == math.pi
+
+
+def test_cut_labels_still_match_the_lexicon():
+    d = domains.name_domain("tf_convert_to_tensor_self_temper")
+    assert d is not None and not d.holds(0.0)
+
+
+def test_python_statistics_in_a_function_without_tensorflow_are_not_reported():
+    src = """\
+        import tensorflow as tf
+
+
+        def build_stats(callback):
+            log = callback.timestamp_log
+            return (
+                callback.batch_size * (len(log) - 1) / (log[-1].timestamp - log[0].timestamp)
+            )
+        """
+    assert hits("TNL201", src) == []
+
+
+def test_the_same_arithmetic_next_to_tensorflow_is_still_reported():
+    src = """\
+        import tensorflow as tf
+
+
+        def rate(values, log):
+            total = tf.reduce_sum(values)
+            return total * (len(log) - 1) / (log[-1].timestamp - log[0].timestamp)
+        """
+    assert [f.rule for f in hits("TNL201", src)] == ["TNL201"]

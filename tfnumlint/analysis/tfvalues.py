@@ -156,6 +156,36 @@ def host_reason(ctx, code: str, node: cst.CSTNode, scope: Scope, order: int) -> 
     denominator = hazard_operand(node)
     if denominator is not None and origin(ctx, denominator, scope, order) == HOST:
         return "its denominator is a Python/numpy value"
-    if origin(ctx, node, scope, order) == HOST:
+    whole = origin(ctx, node, scope, order)
+    if whole == HOST:
         return "every operand is a Python/numpy value"
+    if whole == UNKNOWN and _has_host_leaf(ctx, node, scope, order) and not _calls_tf(ctx, scope):
+        return "Python arithmetic (len(), counters) in a function that never calls TensorFlow"
     return None
+
+
+def _has_host_leaf(ctx, node: cst.CSTNode, scope: Scope, order: int) -> bool:
+    """Some operand is known to be a Python/numpy value (a `len()`, a `time.time()`)."""
+    if isinstance(node, cst.BinaryOperation):
+        return _has_host_leaf(ctx, node.left, scope, order) or _has_host_leaf(
+            ctx, node.right, scope, order
+        )
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return False  # a literal says nothing about the other operands
+    return origin(ctx, node, scope, order) == HOST
+
+
+def _calls_tf(ctx, scope: Scope) -> bool:
+    """The function around ``scope`` calls TensorFlow/Keras somewhere (or sits at module level)."""
+    fn = scope
+    while fn is not None and fn.kind != "function":
+        fn = fn.parent
+    if fn is None:
+        return True
+    for site in ctx.info.calls:
+        s = site.scope
+        while s is not None and s is not fn:
+            s = s.parent
+        if s is fn and ctx.info.imports.resolve(site.node.func) is not None:
+            return True
+    return False

@@ -46,7 +46,19 @@ for _words, _dom in (
         NAME_LEXICON[_w] = (*_dom, "")
 # Names of constants: `one = dtype(1.)` is 1 (TFP style), not a free input.  The whole name
 # must be the word: `betainc_a_b_half` is not 0.5.
-CONSTANT_NAMES = {"zero": 0.0, "one": 1.0, "half": 0.5, "two": 2.0}
+CONSTANT_NAMES = {
+    "zero": 0.0,
+    "one": 1.0,
+    "half": 0.5,
+    "two": 2.0,
+    "np_pi": math.pi,
+    "math_pi": math.pi,
+    "pi": math.pi,
+    "np_e": math.e,
+    "math_e": math.e,
+}
+# `numpy_dtype(94.5)`, `np.float32(0.5)`: a literal cast to a dtype, sliced as an opaque call.
+_CAST_LITERAL = re.compile(r"^(?:numpy_dtype|np_float\d+|dtype|np_dtype)_(\d+)(?:_(\d+))?$")
 # Words that make a high/low pair a pair of counts or sizes, not an interval's ends.
 _NOT_INTERVAL = frozenset({"count", "counts", "num", "size", "sizes", "index", "idx", "n"})
 # Words in an opaque producer's name that make its value non-negative (log1psquare, abs, ...).
@@ -161,9 +173,15 @@ def name_domain(name: str) -> Domain | None:
     if name.lower() in CONSTANT_NAMES:
         value = CONSTANT_NAMES[name.lower()]
         return Domain(name, value, value, False, f"by its name (`{name}`)", strong=False)
+    cast = _CAST_LITERAL.match(name)
+    if cast:
+        value = float(f"{cast.group(1)}.{cast.group(2) or 0}")
+        return Domain(name, value, value, False, f"it is the literal {value:g} cast", strong=True)
     words = [t.lower() for t in tokens(name) if not t.isdigit()]
     if not words or "log" in words:
         return None  # log_scale, log_variance, log_prob: log space has no sign
+    if len(name) >= 32 and len(words[-1]) >= 4:  # a cut label: `..._temper` of `temperature`
+        words[-1] = next((w for w in NAME_LEXICON if w.startswith(words[-1])), words[-1])
     joined = "_".join(words)
     if joined in NAME_LEXICON:
         word = joined
@@ -433,6 +451,10 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
     relations += repeated_reads(ctx, site.statement, names)
     if len(names) > 1:
         relations += pair_relations(names) + box_relations(names)
+    for spec in probe.get("inputs") or []:
+        d = domains.get(spec["name"])
+        if d is not None and d.lo == d.hi:  # a constant: probe it at its value only
+            spec["lo"] = spec["hi"] = _jf(d.lo)
     if domains:
         probe["domains"] = [
             {**asdict(d), "lo": _jf(d.lo), "hi": _jf(d.hi)} for d in domains.values()
