@@ -846,3 +846,16 @@ def test_the_same_arithmetic_next_to_tensorflow_is_still_reported():
             return total * (len(log) - 1) / (log[-1].timestamp - log[0].timestamp)
         """
     assert [f.rule for f in hits("TNL201", src)] == ["TNL201"]
+
+
+def test_a_negative_literal_is_not_evidence_of_python_arithmetic():
+    src = """\
+        import tensorflow as tf
+
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+        def masked_scores(scores, mask):
+            return scores + (1.0 - mask) * -1e9
+        """
+    assert [f.rule for f in hits("TNL404", src)] == ["TNL404"]

@@ -170,7 +170,9 @@ def _has_host_leaf(ctx, node: cst.CSTNode, scope: Scope, order: int) -> bool:
         return _has_host_leaf(ctx, node.left, scope, order) or _has_host_leaf(
             ctx, node.right, scope, order
         )
-    if isinstance(node, (cst.Integer, cst.Float)):
+    if isinstance(node, cst.UnaryOperation):
+        return _has_host_leaf(ctx, node.expression, scope, order)
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
         return False  # a literal says nothing about the other operands
     return origin(ctx, node, scope, order) == HOST
 
