@@ -859,3 +859,44 @@ def test_a_negative_literal_is_not_evidence_of_python_arithmetic():
             return scores + (1.0 - mask) * -1e9
         """
     assert [f.rule for f in hits("TNL404", src)] == ["TNL404"]
+
+
+def test_a_stop_gradient_copy_equals_its_argument():
+    src = """\
+        import tensorflow as tf
+
+
+        def expectation(fx, logpx):
+            stop = tf.stop_gradient
+            return fx * tf.exp(logpx - stop(logpx))
+        """
+    probe = one_probe(src, "TNL301")
+    rels = {(r["a"], r["op"], r["b"], r["strong"]) for r in probe["relations"]}
+    assert ("stop_logpx", "==", "logpx", True) in rels
+
+
+def test_a_nan_gradient_only_with_respect_to_a_label_trains_nothing():
+    out = {
+        "status": "confirmed",
+        "symptom": "nan-gradient",
+        "detail": "w",
+        "observed": {"gradient": {"target": "nan", "output": 0.5}},
+    }
+    refuted = gradflow.apply({"kind": "expr"}, out)
+    assert refuted["status"] == "refuted" and "`target`" in refuted["detail"]
+    out["observed"]["gradient"]["output"] = "nan"
+    assert gradflow.apply({"kind": "expr"}, out)["status"] == "confirmed"
+
+
+def test_optimizer_packages_carry_no_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def trust_ratio(w, g):
+            return tf.norm(w - g)
+        """
+    assert (
+        "optimizer code" in one_probe(src, "TNL203", path="pkg/optimizers/lars.py")["no_gradient"]
+    )
+    assert "no_gradient" not in one_probe(src, "TNL203", path="pkg/layers/lars.py")

@@ -59,6 +59,12 @@ _NO_GRAD_CALL_REASON = {
     "numpy_function": "the value goes through numpy_function (no gradient)",
     "py_function": "the value goes through py_function",
 }
+_OPTIMIZER_PATH = re.compile(r"(?:^|[/\\])(?:optimizers?|optimization)[/\\][^/\\]+\.py$")
+# Inputs that are data, not parameters: a gradient with respect to them trains nothing.
+_LABEL_NAME = re.compile(
+    r"(?:^|_)(?:targets?|labels?|y_true|ytrue|ground_truth|gt|rewards?|returns)(?:_|$)",
+    re.IGNORECASE,
+)
 _TEST_PATH = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|test_[^/\\]*\.py$|[^/\\]*_test\.py$)")
 # Inputs named as random draws (`normal_samples`, `gumbel_noise`): their gradient symptoms need
 # a continuous draw to hit one exact value, which happens with probability 0.
@@ -108,6 +114,8 @@ def context_of_scope(scope: Scope, path: str = "") -> str | None:
     """Why nothing in ``scope`` is differentiated, from where the code sits; None if it may be."""
     if _TEST_PATH.search(path or ""):
         return "it is in a test file"
+    if _OPTIMIZER_PATH.search(path or ""):
+        return "it is optimizer code (update steps are never differentiated)"
     for fs in _function_scopes(scope):
         name = fs.name
         if name.startswith("test"):
@@ -291,6 +299,19 @@ def zero_by_construction(probe: dict[str, Any], out: dict[str, Any]) -> bool:
     )
 
 
+def _bad(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, (int, float)) and abs(v) >= 1e6)
+
+
+def labels_only_reason(out: dict[str, Any]) -> str | None:
+    """The bad gradient is only with respect to labels or targets, which nothing trains."""
+    grads = (out.get("observed") or {}).get("gradient") or {}
+    bad = [name for name, v in grads.items() if _bad(v)]
+    if bad and all(_LABEL_NAME.search(name) for name in bad):
+        return f"the bad gradient is only with respect to `{bad[0]}`, a label or target"
+    return None
+
+
 def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """The verdict: a gradient-only symptom where no gradient flows is not confirmed."""
     if out.get("status") == "confirmed" and zero_by_construction(probe, out):
@@ -310,6 +331,8 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
         }
     reason = probe.get("no_gradient")
+    if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
+        reason = labels_only_reason(out)
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
         return out
     return {

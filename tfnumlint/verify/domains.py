@@ -410,6 +410,37 @@ def repeated_reads(ctx, statement: cst.CSTNode, names: list[str]) -> list[Relati
     return out
 
 
+def _is_stop_gradient(ctx, func: cst.BaseExpression, site) -> bool:
+    """``tf.stop_gradient``, or a local name bound to it (``stop = tf.stop_gradient``)."""
+    if ctx.info.imports.op(func) == "stop_gradient":
+        return True
+    if isinstance(func, cst.Name):
+        found = ctx.ev.lookup(func.value, site.scope, site.order)
+        value = getattr(found, "value", None)
+        return isinstance(value, cst.BaseExpression) and ctx.info.imports.op(value) == (
+            "stop_gradient"
+        )
+    return False
+
+
+def stop_gradient_copies(ctx, site, names: list[str]) -> list[Relation]:
+    """``x - stop(x)`` is 0 forward: the stopped copy equals its argument."""
+    out = []
+    stack = [site.statement]
+    while stack:
+        n = stack.pop()
+        stack.extend(n.children)
+        if not (isinstance(n, cst.Call) and len(n.args) == 1):
+            continue
+        if not _is_stop_gradient(ctx, n.func, site):
+            continue
+        copy, original = sanitize(ctx.code(n)), sanitize(ctx.code(n.args[0].value))
+        if copy in names and original in names:
+            why = "tf.stop_gradient does not change the value"
+            out.append(Relation(copy, "==", original, why, True))
+    return out
+
+
 def _labels(ctx, node, names: set[str]) -> str | None:
     """The input name the slicer gave ``node`` (it de-duplicates with _2, _3 suffixes)."""
     base = sanitize(ctx.code(node))
@@ -449,6 +480,7 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
             domains[name] = d
     relations += shifted_slice_relations(ctx, site.statement, site, set(names))
     relations += repeated_reads(ctx, site.statement, names)
+    relations += stop_gradient_copies(ctx, site, names)
     if len(names) > 1:
         relations += pair_relations(names) + box_relations(names)
     for spec in probe.get("inputs") or []:
