@@ -28,8 +28,8 @@ from typing import Any
 
 import libcst as cst
 
-# name token -> (lo, lo_open, hi, what).  Weak evidence: a name is a convention, not a proof.
-NAME_LEXICON: dict[str, tuple[float, bool, float, str]] = {}
+# name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
+NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
 for _words, _dom in (
     (("prob", "probs", "probability", "probabilities", "keep_prob", "dropout"), (0.0, False, 1.0)),
     (("eps", "epsilon"), (0.0, False, 0.5)),
@@ -43,7 +43,7 @@ for _words, _dom in (
      (0.0, False, math.inf)),
 ):  # fmt: skip
     for _w in _words:
-        NAME_LEXICON[_w] = (*_dom, "")
+        NAME_LEXICON[_w] = _dom
 # Names of constants: `one = dtype(1.)` is 1 (TFP style), not a free input.  The whole name
 # must be the word: `betainc_a_b_half` is not 0.5.
 CONSTANT_NAMES = {
@@ -111,13 +111,6 @@ class Domain:
             return True
         return (v > self.lo if self.lo_open else v >= self.lo) and v <= self.hi
 
-    def describe(self) -> str:
-        if self.hi == math.inf:
-            return f"`{self.name}` {'>' if self.lo_open else '>='} {_fmt(self.lo)}"
-        if self.lo == -math.inf:
-            return f"`{self.name}` <= {_fmt(self.hi)}"
-        return f"`{self.name}` in [{_fmt(self.lo)}, {_fmt(self.hi)}]"
-
 
 @dataclass
 class Relation:
@@ -138,9 +131,6 @@ class Relation:
             big, small = (a, b) if self.op == ">" else (b, a)
             return big - small >= MIN_WIDTH * max(1.0, abs(big), abs(small))
         return {">=": a >= b, "<=": a <= b}[self.op]
-
-    def describe(self) -> str:
-        return f"`{self.a}` {self.op} `{self.b}`"
 
 
 def _fmt(v: float) -> str:
@@ -194,7 +184,7 @@ def name_domain(name: str) -> Domain | None:
         return Domain(name, 0.0, math.inf, False, f"its producer's name (`{nonneg}`)", False)
     if not word or (word == "n" and len(words) > 2):
         return None
-    lo, lo_open, hi, _ = NAME_LEXICON[word]
+    lo, lo_open, hi = NAME_LEXICON[word]
     return Domain(name, lo, hi, lo_open, f"by its name (`{word}`)", strong=False)
 
 
