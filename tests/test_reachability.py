@@ -900,3 +900,11 @@ def test_optimizer_packages_carry_no_gradient():
         "optimizer code" in one_probe(src, "TNL203", path="pkg/optimizers/lars.py")["no_gradient"]
     )
     assert "no_gradient" not in one_probe(src, "TNL203", path="pkg/layers/lars.py")
+
+
+def test_a_log_probability_is_not_a_probability_by_its_name():
+    from tfnumlint.analysis.provenance import looks_like_probability
+
+    assert looks_like_probability("sample_action_probs")
+    assert not looks_like_probability("sample_action_log_probs")
+    assert not looks_like_probability("log_probs")
