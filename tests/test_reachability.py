@@ -908,3 +908,52 @@ def test_a_log_probability_is_not_a_probability_by_its_name():
     assert looks_like_probability("sample_action_probs")
     assert not looks_like_probability("sample_action_log_probs")
     assert not looks_like_probability("log_probs")
+
+
+def test_a_helper_called_only_under_a_cond_on_its_denominator_is_guarded():
+    src = """\
+        import tensorflow as tf
+
+
+        def autocontrast(image):
+            lo = tf.cast(tf.reduce_min(image), tf.float32)
+            hi = tf.cast(tf.reduce_max(image), tf.float32)
+
+            def scale_values(im):
+                return im * (255.0 / (hi - lo))
+
+            return tf.cond(hi > lo, lambda: scale_values(image), lambda: image)
+        """
+    probe = one_probe(src, "TNL206")
+    assert "tf.cond around it tests `hi`" in probe["guarded"]
+    for symptom in ("inf-value", "nan-gradient"):
+        assert gradflow.apply(probe, _confirmed(symptom))["status"] == "refuted"
+
+
+def test_an_if_on_the_denominator_guards_its_body():
+    src = """\
+        import tensorflow as tf
+
+
+        def positive_mean(values):
+            valid = tf.cast(values > 0, tf.float32)
+            count = tf.reduce_sum(valid)
+            if count > 0:
+                return tf.reduce_sum(values * valid) / count
+            return tf.zeros_like(count)
+        """
+    probe = one_probe(src, "TNL201")
+    assert "`if` around it tests `count`" in probe["guarded"]
+
+
+def test_a_cond_on_something_else_does_not_guard():
+    src = """\
+        import tensorflow as tf
+
+
+        def autocontrast(image, flag):
+            lo = tf.reduce_min(image)
+            hi = tf.reduce_max(image)
+            return tf.cond(flag, lambda: 255.0 / (hi - lo), lambda: image)
+        """
+    assert "guarded" not in one_probe(src, "TNL206")

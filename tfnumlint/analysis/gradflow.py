@@ -265,6 +265,92 @@ def where_guard_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
     return None
 
 
+def _hazard_names(node: cst.CSTNode) -> set[str]:
+    """Names in the operand that makes the hazard: a denominator, a reciprocal's argument."""
+    hazard = node.right if isinstance(node, cst.BinaryOperation) else node
+    if isinstance(node, cst.Call) and node.args:
+        hazard = node.args[-1].value if len(node.args) > 1 else node.args[0].value
+    return _names(hazard)
+
+
+def _cond_parts(call: cst.Call) -> tuple[cst.BaseExpression, list[cst.BaseExpression]] | None:
+    """``tf.cond(pred, true_fn, false_fn)`` (any module, keywords too) -> (pred, branches)."""
+    if not _dotted(call.func).endswith("cond"):
+        return None
+    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    pred = args.get("pred", positional[0] if positional else None)
+    branches = [args.get("true_fn"), args.get("false_fn"), *positional[1:3]]
+    return (pred, [b for b in branches if b is not None]) if pred is not None else None
+
+
+def cond_guard_reason(scope: Scope, statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
+    """The hazard runs only under a ``tf.cond``/``if`` whose predicate tests its own operand:
+    ``tf.cond(hi > lo, lambda: scale(255 / (hi - lo)), ...)``, ``if n > 0: x / n``."""
+    wanted = _hazard_names(node)
+    if not wanted:
+        return None
+    fn = scope.node if scope.kind == "function" else None
+    outer = scope.parent
+    while outer is not None and outer.kind != "function":
+        outer = outer.parent
+    inner = fn.body if isinstance(fn, cst.FunctionDef) else statement  # `if` above the statement
+    roots: list[tuple[cst.CSTNode, cst.CSTNode]] = [(inner, node)]
+    if isinstance(fn, cst.FunctionDef) and outer is not None:
+        roots.append((outer.node, fn))  # a nested helper: where is it called?
+    for root, target in roots:
+        reason = _guarded_in(root, target, wanted, fn if target is fn else None)
+        if reason:
+            return reason
+    return None
+
+
+def _guarded_in(
+    root: cst.CSTNode, target: cst.CSTNode, wanted: set[str], helper: cst.FunctionDef | None
+) -> str | None:
+    """Every use of ``target`` under ``root`` (or every call of ``helper``) sits in a branch
+    whose predicate shares a name with ``wanted``."""
+    found: list[str | None] = []
+    stack: list[tuple[cst.CSTNode, str | None]] = [(root, None)]
+    while stack:
+        current, reason = stack.pop()
+        if helper is None and current is target:
+            found.append(reason)
+            continue
+        if helper is not None and current is helper:
+            continue  # the definition itself is not a use
+        if (
+            helper is not None
+            and isinstance(current, cst.Call)
+            and isinstance(current.func, cst.Name)
+            and current.func.value == helper.name.value
+        ):
+            found.append(reason)
+        if isinstance(current, cst.Call):
+            parts = _cond_parts(current)
+            if parts is not None:
+                pred, branches = parts
+                shared = sorted(wanted & _names(pred))
+                if shared:
+                    for branch in branches:
+                        stack.append((branch, f"the tf.cond around it tests `{shared[0]}` first"))
+                    stack.append((pred, reason))
+                    continue
+        if isinstance(current, cst.If):
+            shared = sorted(wanted & _names(current.test))
+            if shared:
+                stack.append((current.body, f"the `if` around it tests `{shared[0]}` first"))
+                if current.orelse is not None:
+                    stack.append((current.orelse, reason))
+                stack.append((current.test, reason))
+                continue
+        for child in current.children:
+            stack.append((child, reason))
+    if found and all(found):
+        return found[0]
+    return None
+
+
 def no_gradient_reason(
     scope: Scope, statement: cst.CSTNode, node: cst.CSTNode, path: str, probe: dict | None
 ) -> str | None:
@@ -322,6 +408,13 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                 "the only zero gradient found is that of the plain sum of softmax outputs, which "
                 "is 0 by construction (no loss weights them here): no evidence of saturation"
             ),
+        }
+    branch = probe.get("guarded")
+    if branch and out.get("status") == "confirmed":
+        return {
+            **out,
+            "status": "refuted",
+            "detail": f"{out.get('detail', '')}; but that branch never runs there: {branch}",
         }
     guard = probe.get("value_guarded")
     if guard and out.get("status") == "confirmed" and out.get("symptom") in VALUE_ONLY:

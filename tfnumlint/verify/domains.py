@@ -564,7 +564,11 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
     """Everything issue #11 adds to a probe: where gradients flow, and the inputs' domains."""
     if not probe or probe.get("kind") != "expr":
         return
-    from ..analysis.gradflow import no_gradient_reason, where_guard_reason
+    from ..analysis.gradflow import (
+        cond_guard_reason,
+        no_gradient_reason,
+        where_guard_reason,
+    )
 
     site = hit.site
     reason = no_gradient_reason(site.scope, site.statement, hit.node, ctx.path, probe)
@@ -572,5 +576,8 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
         probe["no_gradient"] = reason
     guard = where_guard_reason(site.statement, hit.node)
     if guard:
-        probe["value_guarded"] = guard
+        probe["value_guarded"] = guard  # tf.where computes the branch: its gradient still leaks
+    branch = cond_guard_reason(site.scope, site.statement, hit.node)
+    if branch:
+        probe["guarded"] = branch  # tf.cond / if: the branch does not run at all
     annotate(probe, ctx, hit)
