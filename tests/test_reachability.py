@@ -957,3 +957,11 @@ def test_a_cond_on_something_else_does_not_guard():
             return tf.cond(flag, lambda: 255.0 / (hi - lo), lambda: image)
         """
     assert "guarded" not in one_probe(src, "TNL206")
+
+
+def test_a_root_inside_a_division_is_the_division_hazard():
+    [f] = merge_same_hazard([_finding("TNL201", 7, 10, 7, 50), _finding("TNL202", 7, 30, 7, 48)])
+    assert f.rule == "TNL201" and f.related_rules == ["TNL202"]
+    # a norm around divisions is a different hazard (the outer vector being zero)
+    outer_norm = [_finding("TNL203", 7, 10, 7, 60), _finding("TNL201", 7, 20, 7, 40)]
+    assert len(merge_same_hazard(outer_norm)) == 2

@@ -3,8 +3,8 @@
 ``log(p)`` inside ``y * log(p)`` is one hazard seen by TNL101 and TNL103; ``x / d`` inside
 ``tf.where(c, x / d, 0)`` is one hazard seen by TNL201 and TNL302.  Reporting each separately
 makes one problem look like three.  Findings are merged when their ranges are equal, or when one
-contains the other and both rules look at the same kind of operation (the families below, and
-TNL302 with anything inside its ``tf.where``).  The kept finding lists the others in
+contains the other and both rules look at the same kind of operation (the families below,
+TNL302 with anything inside its ``tf.where``, and a division with the root or norm inside it).  The kept finding lists the others in
 ``related_rules``; each merged rule code stays in the JSON, so ``--select``/``--ignore``/``noqa``
 (applied before merging) still work per rule.
 """
@@ -36,6 +36,8 @@ FAMILIES = (
     frozenset({"TNL202", "TNL203", "TNL206"}),
     frozenset({"TNL301", "TNL404"}),
 )
+DIVISIONS = frozenset({"TNL201", "TNL206"})
+ROOTS = frozenset({"TNL202", "TNL203"})  # a root or norm inside a division's range
 STATUS_RANK = {"confirmed": 0, "inconclusive": 1, "skipped": 2, "refuted": 3}
 
 
@@ -56,9 +58,11 @@ def same_hazard(a: Finding, b: Finding) -> bool:
         return True
     if not (_contains(a, b) or _contains(b, a)):
         return False
-    outer = a if _contains(a, b) else b
+    outer, inner = (a, b) if _contains(a, b) else (b, a)
     if outer.rule == "TNL302":
         return True
+    if outer.rule in DIVISIONS and inner.rule in ROOTS:
+        return True  # x / sqrt(v), x / norm(v): one hazard, v = 0
     return any(a.rule in fam and b.rule in fam for fam in FAMILIES)
 
 
