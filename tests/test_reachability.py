@@ -965,3 +965,24 @@ def test_a_root_inside_a_division_is_the_division_hazard():
     # a norm around divisions is a different hazard (the outer vector being zero)
     outer_norm = [_finding("TNL203", 7, 10, 7, 60), _finding("TNL201", 7, 20, 7, 40)]
     assert len(merge_same_hazard(outer_norm)) == 2
+
+
+def test_a_malformed_domain_never_costs_the_verdict():
+    out = {"status": "confirmed", "symptom": "inf-value", "inputs": {"x": 0.0}, "detail": "w"}
+    assert domains.judge({"kind": "expr", "domains": [{"name": "x"}]}, out) == out
+
+
+def test_an_annotation_failure_keeps_the_file_and_its_findings(monkeypatch):
+    def broken(*args, **kwargs):
+        raise TypeError("boom")
+
+    monkeypatch.setattr(domains, "annotate", broken)
+    src = """\
+        import tensorflow as tf
+
+
+        def f(a, b):
+            return tf.norm(a - b)
+        """
+    [finding] = probed(src, select=["TNL203"])
+    assert finding.probe is not None and "domains" not in finding.probe

@@ -62,7 +62,11 @@ def _tensorflow_only(code: str, fn: Callable[..., Iterable[Hit]]) -> Callable[..
 
     def checked(site: Site, ctx: Context) -> Iterable[Hit]:
         for hit in fn(site, ctx):
-            if host_reason(ctx, code, hit.node, hit.site.scope, hit.site.order) is None:
+            try:
+                host = host_reason(ctx, code, hit.node, hit.site.scope, hit.site.order)
+            except (AttributeError, KeyError, TypeError, ValueError):
+                host = None  # unsure: keep the finding
+            if host is None:
                 yield hit
 
     return checked

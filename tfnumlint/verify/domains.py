@@ -548,7 +548,15 @@ def outside_verdict(
 
 
 def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """A confirmed witness must lie in its domains; then the gradient-flow context applies."""
+    """A confirmed witness must lie in its domains; then the gradient-flow context applies.
+    A malformed domain never costs the verdict: the probe's own result stands."""
+    try:
+        return _judge(probe, out)
+    except (KeyError, TypeError, ValueError):
+        return out
+
+
+def _judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     from ..analysis.gradflow import apply
 
     if out.get("status") == "confirmed" and isinstance(out.get("inputs"), dict):
@@ -561,9 +569,18 @@ def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
 
 
 def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
-    """Everything issue #11 adds to a probe: where gradients flow, and the inputs' domains."""
+    """Everything issue #11 adds to a probe: where gradients flow, and the inputs' domains.
+    Best effort: an analysis failure leaves the probe as the slicer made it, never loses a file."""
     if not probe or probe.get("kind") != "expr":
         return
+    try:
+        _annotate_probe(probe, ctx, hit)
+    except (RecursionError, AttributeError, KeyError, TypeError, ValueError, IndexError):
+        for key in ("no_gradient", "value_guarded", "guarded", "domains", "relations"):
+            probe.pop(key, None)
+
+
+def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     from ..analysis.gradflow import (
         cond_guard_reason,
         no_gradient_reason,
