@@ -986,3 +986,8 @@ def test_an_annotation_failure_keeps_the_file_and_its_findings(monkeypatch):
         """
     [finding] = probed(src, select=["TNL203"])
     assert finding.probe is not None and "domains" not in finding.probe
+
+
+def test_configuration_rules_on_one_call_stay_apart():
+    findings = [_finding("TNL501", 29, 13, 29, 57), _finding("TNL502", 29, 13, 29, 57)]
+    assert len(merge_same_hazard(findings)) == 2

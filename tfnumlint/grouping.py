@@ -36,6 +36,9 @@ FAMILIES = (
     frozenset({"TNL202", "TNL203", "TNL206"}),
     frozenset({"TNL301", "TNL404"}),
 )
+# Rules about the numerics of one expression; the training-configuration rules (TNL403,
+# TNL501, TNL502, ...) report separate concerns on one optimizer call and are never merged.
+EXPRESSION_RULES = frozenset(RANK) | {"TNL105", "TNL401", "TNL402"}
 DIVISIONS = frozenset({"TNL201", "TNL206"})
 ROOTS = frozenset({"TNL202", "TNL203"})  # a root or norm inside a division's range
 STATUS_RANK = {"confirmed": 0, "inconclusive": 1, "skipped": 2, "refuted": 3}
@@ -54,6 +57,8 @@ def same_hazard(a: Finding, b: Finding) -> bool:
     """Two findings of different rules that describe one hazard."""
     if a.rule == b.rule or a.path != b.path or a.cell != b.cell:
         return False
+    if a.rule not in EXPRESSION_RULES or b.rule not in EXPRESSION_RULES:
+        return False  # configuration rules (a learning rate, clipping) are separate concerns
     if _span(a) == _span(b):
         return True
     if not (_contains(a, b) or _contains(b, a)):
