@@ -128,7 +128,7 @@ def test_add_noqa_with_a_decorator_statement(tmp_path):
             reduce_retracing=True,
         )
         def loss(p_pred, floor=tf.math.log(
-            tf.constant(0.5) + 1e-10
+            tf.constant(1.0) + 1e-10
         )):
             return tf.math.log(p_pred + 1e-10)
         """
@@ -163,3 +163,27 @@ def test_a_directive_that_does_not_suppress_is_reported(tmp_path, monkeypatch, c
     err = capsys.readouterr().err
     assert "not suppressed: a.py:8:13: TNL102 is still reported after --add-noqa" in err
     assert "not suppressed: a.py:5:9: TNL202 is still reported after --add-noqa" in err
+
+
+SAME_HAZARD = """\
+import tensorflow as tf
+
+
+def loss(y, z):
+    p = tf.nn.softmax(z)
+    return -tf.reduce_sum(y * tf.math.log(p), axis=-1)
+"""
+
+
+def test_add_noqa_writes_every_rule_of_a_merged_finding(tmp_path):
+    """TNL101 and TNL103 on one expression are shown as one finding; the directive needs both."""
+    src = tmp_path / "m.py"
+    src.write_text(SAME_HAZARD)
+    shown = run_json("--no-verify", "--no-cache", str(src))["findings"]
+    assert [(f["rule"], f.get("related_rules")) for f in shown] == [("TNL103", ["TNL101"])]
+    run_cli("--no-verify", "--no-cache", "--add-noqa=TNL101", str(src))
+    assert src.read_text().splitlines()[-1].endswith("# noqa: TNL101")
+    src.write_text(SAME_HAZARD)
+    run_cli("--no-verify", "--no-cache", "--add-noqa", str(src))
+    assert src.read_text().splitlines()[-1].endswith("# noqa: TNL101, TNL103")
+    assert run_json("--no-verify", "--no-cache", str(src))["findings"] == []

@@ -28,6 +28,7 @@ from .discovery import (
     excluded_explicitly,
 )
 from .engine import LintOptions
+from .grouping import merge_same_hazard
 from .model import FileError, Finding, Report
 from .report import FORMATS, render
 from .report.style import Style, use_colour
@@ -413,6 +414,10 @@ def run(argv: list[str] | None) -> int:
         # the rewritten files were linted again: their findings need identities and filters
         identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
         findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
+    if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
+        visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
+        return _add_noqa(args, inputs, visible, noqa_codes, errors, options)
+    findings = merge_same_hazard(findings)  # one hazard, one finding (rules stay in related_rules)
     shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
     refuted = len(findings) - len(shown)
     if refuted and args.format in ("text", "concise"):
@@ -420,8 +425,6 @@ def run(argv: list[str] | None) -> int:
             f"{refuted} finding{'s' if refuted != 1 else ''} refuted by verification and hidden (--show-refuted shows them)"
         )
     shown.sort(key=lambda f: f.sort_key)
-    if args.add_noqa is not None:
-        return _add_noqa(args, inputs, shown, noqa_codes, errors, options)
     seconds = time.perf_counter() - start
     report = Report(shown, errors, len(inputs.candidates), seconds, notices, hidden, stale)
     _emit(args, _render(args, report))

@@ -255,9 +255,11 @@ def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) 
             cell=cell,
         )
         if options.slice_probes:
+            from .verify.domains import annotate_probe
             from .verify.slicer import slice_finding
 
             finding.probe = slice_finding(ctx, hit, check.code, positions)
+            annotate_probe(finding.probe, ctx, hit)  # issue #11: gradient flow, input domains
         findings.append(finding)
     findings.sort(key=lambda f: f.sort_key)
     return findings

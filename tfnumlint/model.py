@@ -52,6 +52,7 @@ class Finding:
     fix: Fix | None = None
     probe: dict[str, Any] | None = None  # the sliced probe program, for the verifier
     fingerprint: str | None = None  # stable identity for baselines and SARIF (see fingerprint.py)
+    related_rules: list[str] = field(default_factory=list)  # merged: same hazard, other rules
 
     @property
     def sort_key(self) -> tuple:
@@ -75,6 +76,8 @@ class Finding:
             out["cell"] = self.cell
         if self.fingerprint is not None:
             out["fingerprint"] = self.fingerprint
+        if self.related_rules:
+            out["related_rules"] = list(self.related_rules)
         return out
 
     @classmethod

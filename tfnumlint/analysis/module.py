@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .dtypectx import low_precision_words
 from .names import ImportMap
 
 # Fields that never hold code: skipping them makes the walk several times cheaper.
@@ -299,24 +300,11 @@ def _push_children(stack: list, node: cst.CSTNode, scope: Scope, stmt: cst.CSTNo
         stack.append((child, scope, stmt))
 
 
-_DTYPE_WORDS = frozenset({"float16", "half", "bfloat16", "mixed_float16", "mixed_bfloat16"})
-
-
 def _note_call_dtypes(node: cst.Call, scope: Scope) -> None:
-    """A low-precision dtype passed to a call (tf.cast(x, tf.float16), dtype=tf.float16,
+    """A low-precision dtype set by a call (tf.cast(x, tf.float16), dtype=tf.float16,
     set_global_policy("mixed_float16"), x.astype("float16")) sets the scope's dtype context.
-    A bare mention (a dtype list, a comparison) does not."""
-    for arg in node.args:
-        value = arg.value
-        word = None
-        if isinstance(value, cst.Attribute):
-            word = value.attr.value
-        elif isinstance(value, cst.Name):
-            word = value.value
-        elif isinstance(value, cst.SimpleString):
-            word = value.value.strip("'\"")
-        if word in _DTYPE_WORDS:
-            scope.dtype_markers.add(word)
+    A bare mention (np.finfo(np.float16), a dtype list, a local named `half`) does not."""
+    scope.dtype_markers |= low_precision_words(node, scope)
 
 
 def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:

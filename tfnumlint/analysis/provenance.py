@@ -52,7 +52,14 @@ def looks_like_mask(name: str) -> bool:
 
 
 def looks_like_probability(name: str) -> bool:
-    return bool(_PROB_NAME.match(name)) and not _NOT_PROB_NAME.match(name)
+    return (
+        bool(_PROB_NAME.match(name))
+        and not _NOT_PROB_NAME.match(name)
+        and not _LOG_WORD.search(name)  # log_probs, sample_log_prob: log space (issue #11)
+    )
+
+
+_LOG_WORD = re.compile(r"(?:^|_)log(?:_|$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

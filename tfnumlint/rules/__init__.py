@@ -49,10 +49,27 @@ def rule(
     module: bool = False,
 ):
     def register(fn):
-        CHECKS.append(Check(code, fn, frozenset(ops), binops, frozenset(methods), module))
+        checked = fn if module else _tensorflow_only(code, fn)
+        CHECKS.append(Check(code, checked, frozenset(ops), binops, frozenset(methods), module))
         return fn
 
     return register
+
+
+def _tensorflow_only(code: str, fn: Callable[..., Iterable[Hit]]) -> Callable[..., Iterable[Hit]]:
+    """Drop arithmetic hits on Python/numpy values (issue #11; see analysis/tfvalues.py)."""
+    from ..analysis.tfvalues import host_reason
+
+    def checked(site: Site, ctx: Context) -> Iterable[Hit]:
+        for hit in fn(site, ctx):
+            try:
+                host = host_reason(ctx, code, hit.node, hit.site.scope, hit.site.order)
+            except (AttributeError, KeyError, TypeError, ValueError):
+                host = None  # unsure: keep the finding
+            if host is None:
+                yield hit
+
+    return checked
 
 
 @dataclass

@@ -101,6 +101,8 @@ def cross_entropy_from_probabilities(site: Site, ctx: Context):
         rest, _ = split_eps(ctx, log_arg, site)
         if _same_code(ctx, rest, other) or _same_code(ctx, log_arg, other):
             return  # p * log(p): an entropy, not a cross-entropy
+        if ctx.val(other, site).const is not None:
+            return  # -2 * log(p): a constant is a scale, not a label (issue #11)
         key = id(site.statement)
         if not ctx.once("TNL103", site.statement):
             return

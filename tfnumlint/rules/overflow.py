@@ -24,7 +24,7 @@ def exp_overflow(site: Site, ctx: Context):
         return
     if v.kind not in _COMPUTED and not (dtype == "float16" and v.tensor):
         return
-    if (v.kind == "diff" and _max_shifted(x)) or v.log_space:
+    if (v.kind == "diff" and _max_shifted(x, ctx, site)) or v.log_space:
         return  # a max-shifted value, or a log-likelihood whose exp is the point
     yield Hit(
         site.node,
@@ -34,25 +34,52 @@ def exp_overflow(site: Site, ctx: Context):
     )
 
 
-def _max_shifted(node: cst.BaseExpression) -> bool:
-    """x - max_x, x - m_max, ...: a shift by a maximum, named as such."""
+def _max_shifted(node: cst.BaseExpression, ctx: Context | None = None, site=None) -> bool:
+    """x - max_x, x - m_max, x - gather(segment_max(x), ids), ...: a shift by a maximum."""
     right = None
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
         right = node.right
     elif isinstance(node, cst.Call) and len(node.args) == 2:
         right = node.args[1].value
+    return right is not None and _is_max(right, ctx, site, 0)
+
+
+# Calls that pass their first argument's maximum through unchanged (a shape or a gather).
+_MAX_WRAPPERS = frozenset(
+    {"gather", "stop_gradient", "expand_dims", "reshape", "identity", "squeeze", "tile",
+     "broadcast_to", "repeat", "cast"}
+)  # fmt: skip
+
+
+def _is_max(node: cst.BaseExpression, ctx: Context | None, site, depth: int) -> bool:
+    """The value is a maximum (by its producer, or by its name), through shape wrappers."""
+    if depth > 4:
+        return False
+    if isinstance(node, cst.Subscript):
+        return _is_max(node.value, ctx, site, depth + 1)
+    if isinstance(node, cst.Call):
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        if "max" in name.lower():
+            return True
+        if name in _MAX_WRAPPERS and node.args:
+            return _is_max(node.args[0].value, ctx, site, depth + 1)
+        return False
     names = []
-    while isinstance(right, cst.Attribute):
-        names.append(right.attr.value)
-        right = right.value
-    if isinstance(right, cst.Name):
-        names.append(right.value)
-    if isinstance(right, cst.Call):
-        func = right.func
-        names.append(
-            func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        )
-    return any("max" in n.lower() for n in names)
+    probe = node
+    while isinstance(probe, cst.Attribute):
+        names.append(probe.attr.value)
+        probe = probe.value
+    if isinstance(probe, cst.Name):
+        names.append(probe.value)
+    if any("max" in n.lower() for n in names):
+        return True
+    if isinstance(node, cst.Name) and ctx is not None and site is not None:
+        found = ctx.ev.lookup(node.value, site.scope, site.order)
+        value = getattr(found, "value", None)
+        if isinstance(value, cst.BaseExpression) and getattr(found, "index", None) is None:
+            return _is_max(value, ctx, site, depth + 1)
+    return False
 
 
 @rule("TNL301", binops=(cst.Divide,))

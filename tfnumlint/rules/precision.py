@@ -32,6 +32,8 @@ def epsilon_absorbed(site: Site, ctx: Context):
         magnitude = _min_magnitude(v.lo, v.hi)
         if magnitude == 0.0 or magnitude == float("inf"):
             continue
+        if v.const is not None and abs(v.const) != 1.0:
+            continue  # 0.4356 - 4e-10: a correction to a tabulated constant, never a guard
         gap = spacing(magnitude, dtype)
         if eps < gap / 2:
             shown = (

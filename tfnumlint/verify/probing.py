@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from . import domains, trace
 from . import intervals as iv
-from . import trace
 from .trace import UnsupportedProbe, format_number
 
 CLIMB_STEPS = 30
@@ -478,14 +478,23 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     if rule == "TNL105":
         return verify_diverges(program, probe)
     rows = point_grid(program.inputs, dtype)
-    res = run(program, rows)
-    found = find_symptom(program, rows, res, threshold)
-    if found is not None:
-        return confirmed(program, found)
-    climbed = climb(program, rows, res, threshold)
-    if climbed is not None:
-        climbed.note = f"after a gradient climb toward the danger zone, {climbed.note}".rstrip(", ")
-        return confirmed(program, climbed)
+    names = [i.name if not i.prob else "" for i in program.inputs]
+    rows, outside = domains.split_rows(probe, names, rows)  # issue #11: input domains
+    if len(rows):
+        res = run(program, rows)
+        found = find_symptom(program, rows, res, threshold)
+        if found is not None:
+            return confirmed(program, found)
+        climbed = climb(program, rows, res, threshold)
+        if climbed is not None:
+            note = f"after a gradient climb toward the danger zone, {climbed.note}"
+            climbed.note = note.rstrip(", ")
+            return confirmed(program, climbed)
+    if len(outside):
+        beyond = find_symptom(program, outside, run(program, outside), threshold)
+        if beyond is not None:
+            point = dict(zip(names, map(float, outside[beyond.row]), strict=True))
+            return domains.outside_verdict(probe, point, dtype)
     return refuted(
         f"no symptom at {len(rows)} boundary points nor after a {CLIMB_STEPS}-step gradient "
         f"climb toward the danger zone ({dtype})",
@@ -840,5 +849,7 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         out = inconclusive(
             f"could not trace the slice: {type(exc).__name__}: {msg}", probe.get("dtype")
         )
+    if probe.get("kind", "expr") == "expr":
+        out = domains.judge(probe, out)  # issue #11: domains and where gradients flow
     out["seconds"] = round(time.perf_counter() - start, 4)
     return {k: v for k, v in out.items() if v is not None}

@@ -1,0 +1,435 @@
+"""Where a gradient can flow: one decision for every rule and every verdict.
+
+A NaN, inf, exploding or dead *gradient* only matters where something is differentiated.
+Optimizer update steps, metric updates, initializers, samplers, targets and rewards, values
+under ``tf.stop_gradient``, values computed from integer counters, summaries and test
+assertions are evaluated but never differentiated with respect to anything that trains.  A
+*value* symptom (a NaN or inf in the forward result) still matters there, so only the
+gradient-only symptoms are gated.
+
+The static side (:func:`no_gradient_reason`) names the context when there is one; the verdict
+side (:func:`apply`) turns a gradient-only confirmation in such a context into a refutation
+that says why.  Plain data only: no TensorFlow import.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import libcst as cst
+
+from .module import Scope
+
+GRADIENT_ONLY = frozenset({"nan-gradient", "inf-gradient", "exploding-gradient", "dead-gradient"})
+VALUE_ONLY = frozenset({"nan-value", "inf-value"})
+
+# Methods that apply updates, maintain metrics or initialise: nothing is differentiated there.
+_UPDATE_METHOD = re.compile(
+    r"^(?:_?resource_apply_\w*|_apply_(?:dense|sparse)\w*|apply_gradients|_?update_step\w*|"
+    r"_?distributed_apply\w*|_?finish|assign\w*|_?prepare_local)$"
+)
+_METRIC_METHOD = re.compile(r"^(?:update_state|result|reset_states?|merge_state)$")
+_INIT_FUNCTION = re.compile(r"(?:^|_)(?:initiali[sz]er|init_weights?|initial_value)s?(?:_|$)")
+_SAMPLER_FUNCTION = re.compile(
+    r"(?:^|_)(?:sample|samples|sampler|sampling|draw)(?:_|$)|^_sample_n$"
+)
+_TARGET_FUNCTION = re.compile(
+    r"(?:^|_)(?:build_targets?|compute_targets?|encode_targets?|targets?|rewards?|returns|"
+    r"match|matcher|matching|assign|assigner|cost_matrix)(?:_|$)"
+)
+_BASE_CONTEXT = (
+    (re.compile(r"(?:^|\.)(?:\w*Optimizer)$"), "an optimizer update step"),
+    (re.compile(r"(?:^|\.)(?:\w*Metric|Mean|Sum|MeanMetricWrapper)$"), "a metric update"),
+    (re.compile(r"(?:^|\.)(?:\w*Initializer)$"), "an initializer"),
+    (re.compile(r"(?:^|\.)(?:\w*LearningRateSchedule)$"), "a learning-rate schedule"),
+)
+# Calls whose arguments are never differentiated.
+_NO_GRAD_CALL = re.compile(
+    r"(?:^|\.)(?:stop_gradient|assert\w*|check_numerics|scalar|histogram|print|Print|"
+    r"numpy_function|py_function)$"
+)
+_NO_GRAD_CALL_REASON = {
+    "stop_gradient": "the value is under tf.stop_gradient",
+    "check_numerics": "the value only feeds a runtime check",
+    "scalar": "the value only feeds a summary",
+    "histogram": "the value only feeds a summary",
+    "print": "the value is only printed",
+    "Print": "the value is only printed",
+    "numpy_function": "the value goes through numpy_function (no gradient)",
+    "py_function": "the value goes through py_function",
+}
+_OPTIMIZER_PATH = re.compile(r"(?:^|[/\\])(?:optimizers?|optimization)[/\\][^/\\]+\.py$")
+# Inputs that are data, not parameters: a gradient with respect to them trains nothing.
+_LABEL_NAME = re.compile(
+    r"(?:^|_)(?:targets?|labels?|y_true|ytrue|ground_truth|gt|rewards?|returns)(?:_|$)",
+    re.IGNORECASE,
+)
+_TEST_PATH = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|test_[^/\\]*\.py$|[^/\\]*_test\.py$)")
+# Inputs named as random draws (`normal_samples`, `gumbel_noise`): their gradient symptoms need
+# a continuous draw to hit one exact value, which happens with probability 0.
+_SAMPLE_NAME = re.compile(r"(?:^|_)(?:samples?|noise|draws?)(?:_|$)", re.IGNORECASE)
+# Hyper-parameters nothing differentiates with respect to.
+_HYPER_NAME = re.compile(
+    r"(?:^|_)(?:label_smoothing|smoothing|learning_rate|lr|momentum|decay|weight_decay|"
+    r"dropout|dropout_rate|keep_prob|warmup|warmup_steps)(?:_|$)",
+    re.IGNORECASE,
+)
+# Integer sources: a value cast from one of these to float carries no gradient.
+_COUNTER_NAME = re.compile(
+    r"(?:^|_)(?:step|steps|global_step|iteration|iterations|iter|count|counts|counter|num|"
+    r"index|idx|epoch|size|length|len|shape|n)(?:_|\d|$)",
+    re.IGNORECASE,
+)
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _function_scopes(scope: Scope) -> list[Scope]:
+    out = []
+    s: Scope | None = scope
+    while s is not None:
+        if s.kind == "function" and isinstance(s.node, cst.FunctionDef):
+            out.append(s)
+        s = s.parent
+    return out
+
+
+def _decorated_custom_gradient(fn: cst.FunctionDef) -> bool:
+    return any(_dotted(d.decorator).endswith("custom_gradient") for d in fn.decorators) or any(
+        isinstance(d.decorator, cst.Call) and _dotted(d.decorator.func).endswith("custom_gradient")
+        for d in fn.decorators
+    )
+
+
+def context_of_scope(scope: Scope, path: str = "") -> str | None:
+    """Why nothing in ``scope`` is differentiated, from where the code sits; None if it may be."""
+    if _TEST_PATH.search(path or ""):
+        return "it is in a test file"
+    if _OPTIMIZER_PATH.search(path or ""):
+        return "it is optimizer code (update steps are never differentiated)"
+    for fs in _function_scopes(scope):
+        name = fs.name
+        if name.startswith("test"):
+            return f"it is in the test `{name}`"
+        if _UPDATE_METHOD.match(name):
+            return f"it is in the optimizer/variable update `{name}`"
+        if _METRIC_METHOD.match(name) and fs.cls is not None:
+            return f"it is in the metric method `{name}`"
+        if _INIT_FUNCTION.search(name.lower()):
+            return f"it is in the initializer `{name}`"
+        if _SAMPLER_FUNCTION.search(name.lower()):
+            return f"it is in the sampler `{name}`"
+        if _TARGET_FUNCTION.search(name.lower()):
+            return f"it computes targets or assignments (`{name}`)"
+        if _decorated_custom_gradient(fs.node):
+            return f"`{name}` defines its own gradient (tf.custom_gradient)"
+        if fs.cls is not None:
+            for base in fs.cls.bases:
+                for pattern, what in _BASE_CONTEXT:
+                    if base and pattern.search(base):
+                        return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
+            for base_node in fs.cls.node.bases:
+                text = _dotted(base_node.value)
+                for pattern, what in _BASE_CONTEXT:
+                    if text and pattern.search(text):
+                        return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
+    return None
+
+
+def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
+    """The node sits inside the arguments of a call that blocks or never takes gradients."""
+    stack: list[tuple[cst.CSTNode, str | None]] = [(statement, None)]
+    while stack:
+        current, reason = stack.pop()
+        if current is node:
+            return reason
+        if isinstance(current, cst.Call):
+            name = _dotted(current.func)
+            last = name.rsplit(".", 1)[-1]
+            if _NO_GRAD_CALL.search(name) and (last != "scalar" or "summary" in name):
+                if last.startswith("assert"):
+                    reason = f"the value only feeds the assertion `{name}`"
+                else:
+                    reason = _NO_GRAD_CALL_REASON.get(last, f"the value only feeds `{name}`")
+        for child in current.children:
+            stack.append((child, reason))
+    return None
+
+
+def probe_reason(probe: dict[str, Any] | None) -> str | None:
+    """Every free input of the slice is random draws or an integer counter cast to float."""
+    if not probe or probe.get("kind") != "expr":
+        return None
+    inputs = probe.get("inputs") or []
+    if not inputs:
+        return None
+    counters = _cast_inputs(probe.get("target"))
+    kinds = []
+    for spec in inputs:
+        if spec.get("producer") == "random" or _SAMPLE_NAME.search(spec["name"]):
+            kinds.append("random")
+        elif spec["name"] in counters and _COUNTER_NAME.search(spec["name"]):
+            kinds.append("counter")
+        elif _HYPER_NAME.search(spec["name"]):
+            kinds.append("hyper")
+        else:
+            return None
+    if all(k == "random" for k in kinds):
+        return "its inputs are random draws (a sampler)"
+    if all(k == "hyper" for k in kinds):
+        return None  # a lone hyper-parameter may be trained (a learnt temperature)
+    if "random" in kinds:
+        return None
+    return "its inputs are integer counters and hyper-parameters, never differentiated"
+
+
+def _cast_inputs(tree: Any) -> set[str]:
+    """Names of inputs that enter the tree only through a cast."""
+    inside: set[str] = set()
+    outside: set[str] = set()
+
+    def walk(node: Any, under_cast: bool) -> None:
+        if isinstance(node, dict):
+            if node.get("k") == "input":
+                (inside if under_cast else outside).add(node.get("name"))
+                return
+            cast = node.get("k") == "call" and node.get("op") == "cast"
+            for value in node.values():
+                walk(value, under_cast or cast)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value, under_cast)
+
+    walk(tree, False)
+    return inside - outside
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            out.add(n.value)
+        elif isinstance(n, cst.Attribute):
+            out.add(_dotted(n))
+        stack.extend(n.children)
+    return out
+
+
+def _where_parts(call: cst.Call) -> tuple[cst.BaseExpression, list[cst.BaseExpression]] | None:
+    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    cond = args.get("condition", positional[0] if positional else None)
+    branches = [args.get("x"), args.get("y"), *positional[1:3]]
+    if cond is None:
+        return None
+    return cond, [b for b in branches if b is not None]
+
+
+def where_guard_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
+    """``tf.where(g > 0, w / g, 1.0)``: the division's inf/NaN value is never selected.
+
+    The hazard sits in a branch of a ``where`` whose condition tests a name of the hazard's own
+    denominator (or argument); only its gradient can leak, which is TNL302's finding."""
+    hazard = node.right if isinstance(node, cst.BinaryOperation) else node
+    if isinstance(node, cst.Call) and node.args:
+        hazard = node.args[-1].value if len(node.args) > 1 else node.args[0].value
+    wanted = _names(hazard)
+    stack: list[tuple[cst.CSTNode, str | None]] = [(statement, None)]
+    while stack:
+        current, reason = stack.pop()
+        if current is node:
+            return reason
+        if isinstance(current, cst.Call) and _dotted(current.func).endswith("where"):
+            parts = _where_parts(current)
+            if parts is not None:
+                cond, branches = parts
+                shared = sorted(wanted & _names(cond))
+                if shared:
+                    for branch in branches:
+                        stack.append((branch, f"the tf.where around it tests `{shared[0]}` first"))
+                    stack.append((cond, reason))
+                    continue
+        for child in current.children:
+            stack.append((child, reason))
+    return None
+
+
+def _hazard_names(node: cst.CSTNode) -> set[str]:
+    """Names in the operand that makes the hazard: a denominator, a reciprocal's argument."""
+    hazard = node.right if isinstance(node, cst.BinaryOperation) else node
+    if isinstance(node, cst.Call) and node.args:
+        hazard = node.args[-1].value if len(node.args) > 1 else node.args[0].value
+    return _names(hazard)
+
+
+def _cond_parts(call: cst.Call) -> tuple[cst.BaseExpression, list[cst.BaseExpression]] | None:
+    """``tf.cond(pred, true_fn, false_fn)`` (any module, keywords too) -> (pred, branches)."""
+    if not _dotted(call.func).endswith("cond"):
+        return None
+    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    pred = args.get("pred", positional[0] if positional else None)
+    branches = [args.get("true_fn"), args.get("false_fn"), *positional[1:3]]
+    return (pred, [b for b in branches if b is not None]) if pred is not None else None
+
+
+def cond_guard_reason(scope: Scope, statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
+    """The hazard runs only under a ``tf.cond``/``if`` whose predicate tests its own operand:
+    ``tf.cond(hi > lo, lambda: scale(255 / (hi - lo)), ...)``, ``if n > 0: x / n``."""
+    wanted = _hazard_names(node)
+    if not wanted:
+        return None
+    fn = scope.node if scope.kind == "function" else None
+    outer = scope.parent
+    while outer is not None and outer.kind != "function":
+        outer = outer.parent
+    inner = fn.body if isinstance(fn, cst.FunctionDef) else statement  # `if` above the statement
+    roots: list[tuple[cst.CSTNode, cst.CSTNode]] = [(inner, node)]
+    if isinstance(fn, cst.FunctionDef) and outer is not None:
+        roots.append((outer.node, fn))  # a nested helper: where is it called?
+    for root, target in roots:
+        reason = _guarded_in(root, target, wanted, fn if target is fn else None)
+        if reason:
+            return reason
+    return None
+
+
+def _guarded_in(
+    root: cst.CSTNode, target: cst.CSTNode, wanted: set[str], helper: cst.FunctionDef | None
+) -> str | None:
+    """Every use of ``target`` under ``root`` (or every call of ``helper``) sits in a branch
+    whose predicate shares a name with ``wanted``."""
+    found: list[str | None] = []
+    stack: list[tuple[cst.CSTNode, str | None]] = [(root, None)]
+    while stack:
+        current, reason = stack.pop()
+        if helper is None and current is target:
+            found.append(reason)
+            continue
+        if helper is not None and current is helper:
+            continue  # the definition itself is not a use
+        if (
+            helper is not None
+            and isinstance(current, cst.Call)
+            and isinstance(current.func, cst.Name)
+            and current.func.value == helper.name.value
+        ):
+            found.append(reason)
+        if isinstance(current, cst.Call):
+            parts = _cond_parts(current)
+            if parts is not None:
+                pred, branches = parts
+                shared = sorted(wanted & _names(pred))
+                if shared:
+                    for branch in branches:
+                        stack.append((branch, f"the tf.cond around it tests `{shared[0]}` first"))
+                    stack.append((pred, reason))
+                    continue
+        if isinstance(current, cst.If):
+            shared = sorted(wanted & _names(current.test))
+            if shared:
+                stack.append((current.body, f"the `if` around it tests `{shared[0]}` first"))
+                if current.orelse is not None:
+                    stack.append((current.orelse, reason))
+                stack.append((current.test, reason))
+                continue
+        for child in current.children:
+            stack.append((child, reason))
+    if found and all(found):
+        return found[0]
+    return None
+
+
+def no_gradient_reason(
+    scope: Scope, statement: cst.CSTNode, node: cst.CSTNode, path: str, probe: dict | None
+) -> str | None:
+    """Why no gradient flows at this finding, or None when one may."""
+    return (
+        context_of_scope(scope, path)
+        or enclosing_call_reason(statement, node)
+        or probe_reason(probe)
+    )
+
+
+_SOFTMAX_FAMILY = frozenset({"softmax", "log_softmax"})
+
+
+def _has_op(tree: Any, ops: frozenset[str]) -> bool:
+    if isinstance(tree, dict):
+        if tree.get("k") == "call" and tree.get("op") in ops:
+            return True
+        return any(_has_op(v, ops) for v in tree.values())
+    if isinstance(tree, list):
+        return any(_has_op(v, ops) for v in tree)
+    return False
+
+
+def zero_by_construction(probe: dict[str, Any], out: dict[str, Any]) -> bool:
+    """A dead gradient of softmax outputs summed without a label: sum_i log softmax_i(z) has
+    gradient 1 - K * softmax(z), 0 at the uniform point by construction, not by saturation."""
+    return (
+        out.get("symptom") == "dead-gradient"
+        and not probe.get("loss")
+        and _has_op(probe.get("target"), _SOFTMAX_FAMILY)
+    )
+
+
+def _bad(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, (int, float)) and abs(v) >= 1e6)
+
+
+def labels_only_reason(out: dict[str, Any]) -> str | None:
+    """The bad gradient is only with respect to labels or targets, which nothing trains."""
+    grads = (out.get("observed") or {}).get("gradient") or {}
+    bad = [name for name, v in grads.items() if _bad(v)]
+    if bad and all(_LABEL_NAME.search(name) for name in bad):
+        return f"the bad gradient is only with respect to `{bad[0]}`, a label or target"
+    return None
+
+
+def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """The verdict: a gradient-only symptom where no gradient flows is not confirmed."""
+    if out.get("status") == "confirmed" and zero_by_construction(probe, out):
+        return {
+            **out,
+            "status": "inconclusive",
+            "detail": (
+                "the only zero gradient found is that of the plain sum of softmax outputs, which "
+                "is 0 by construction (no loss weights them here): no evidence of saturation"
+            ),
+        }
+    branch = probe.get("guarded")
+    if branch and out.get("status") == "confirmed":
+        return {
+            **out,
+            "status": "refuted",
+            "detail": f"{out.get('detail', '')}; but that branch never runs there: {branch}",
+        }
+    guard = probe.get("value_guarded")
+    if guard and out.get("status") == "confirmed" and out.get("symptom") in VALUE_ONLY:
+        return {
+            **out,
+            "status": "refuted",
+            "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
+        }
+    reason = probe.get("no_gradient")
+    if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
+        reason = labels_only_reason(out)
+    if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
+        return out
+    return {
+        **out,
+        "status": "refuted",
+        "detail": f"{out.get('detail', '')}; but no gradient flows here: {reason}",
+    }
