@@ -142,22 +142,27 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
     logits = trace.logit_inputs(target_tree) | trace.logit_inputs(loss_tree)
     logits |= {i.name for i in inputs if i.prob}
 
+    batched: dict[str, bool] = {}  # per output: does it carry the point axis (set while tracing)
+
     def make_body(grads: bool):
         def body(*xs: tf.Tensor) -> dict[str, tf.Tensor]:
             with tf.GradientTape(persistent=True) as tape:
                 tape.watch(xs)
-                values = {}
+                values: dict[str, Any] = {"dtype_same": tf_dtype}
                 for spec, x in zip(inputs, xs, strict=True):
                     values[spec.ident] = tf.math.sigmoid(x) if spec.prob else x
                 with tf.name_scope("target"):
                     target = trace.evaluate(target_code, values)
-                target = tf.cast(tf.convert_to_tensor(target), tf_dtype)
+                target = per_point(
+                    tf.cast(tf.convert_to_tensor(target), tf_dtype), xs, batched, "t"
+                )
                 objective = climb_objective(path)
                 if loss_code is not None:
                     with tf.name_scope("loss"):
                         loss = tf.cast(
                             tf.convert_to_tensor(trace.evaluate(loss_code, values)), tf_dtype
                         )
+                    loss = per_point(loss, xs, batched, "l")
                 else:
                     loss = target
                 t_sum, l_sum = tf.reduce_sum(target), tf.reduce_sum(loss)
@@ -201,6 +206,18 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
                    make_traced=traced)  # fmt: skip
 
 
+def per_point(t: tf.Tensor, xs: tuple, batched: dict[str, bool], key: str) -> tf.Tensor:
+    """An output that does not depend on any input (``exp(1.0) - 1``) has no point axis:
+    give it one, the same value at every point.  Decided while tracing, where the point axis
+    is the only unknown dimension; the eager run repeats the decision."""
+    if not tf.executing_eagerly():
+        batched[key] = t.shape.rank is not None and t.shape.rank >= 1 and t.shape[0] is None
+    if batched.get(key, True):
+        return t
+    n = tf.shape(xs[0])[:1] if xs else tf.constant([1])
+    return tf.broadcast_to(t, tf.concat([n, tf.shape(t)], 0))
+
+
 def zero_if_none(g: tf.Tensor | None, like: tf.Tensor) -> tf.Tensor:
     return tf.zeros_like(like) if g is None else g
 
@@ -229,7 +246,8 @@ def climb_objective(path: str) -> tf.Tensor | None:
     terms = []
     for op in trace.unsafe_ops(graph, path, "target/"):
         u = _danger_distance(op)
-        if u is not None:
+        # an unsafe op on constants (exp(1.0)) has no point axis and nothing to climb
+        if u is not None and u.shape.rank and u.shape[0] is None:
             terms.append(per_row(tf.cast(u, tf.float32)))
     if not terms:
         return None
@@ -468,9 +486,11 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         return verify_underflow(probe, dtype)
     if rule == "TNL401" and '"k": "input"' not in json.dumps(probe.get("target")):
         return verify_constant_absorption(probe, dtype)
+    if probe.get("unsupported"):
+        return inconclusive(f"cannot verify: the slice has {probe['unsupported'][0]}", dtype)
     # One trace serves both: the interval analysis reads the forward ops of the same graph
     # the probes run on (tracing is most of a probe's cost; most findings go on to be probed).
-    program = build(probe, dtype)
+    program = build_with_fallback(probe, dtype)
     if rule in RANGE_RULES:
         by_range = range_refutation(program)
         if by_range is not None:
@@ -479,6 +499,12 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         return verify_diverges(program, probe)
     rows = point_grid(program.inputs, dtype)
     res = run(program, rows)
+    if not points_independent(program, rows, res):
+        return inconclusive(
+            "internal error: the batched probe points disagree with the same points evaluated "
+            "one by one, so no verdict is given",
+            dtype,
+        )
     found = find_symptom(program, rows, res, threshold)
     if found is not None:
         return confirmed(program, found)
@@ -491,6 +517,53 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         f"climb toward the danger zone ({dtype})",
         dtype,
     )
+
+
+TRACE_ERRORS = (UnsupportedProbe, tf.errors.OpError, ValueError, TypeError)
+
+
+def build_with_fallback(probe: dict[str, Any], dtype: str) -> Program:
+    """The probe with its enclosing statement, or the target alone when the statement does not
+    trace (it mixes shapes or ops the probe cannot model; the target's hazard is the same)."""
+    try:
+        return build(probe, dtype)
+    except TRACE_ERRORS:
+        if probe.get("loss") is None:
+            raise
+    return build({**probe, "loss": None}, dtype)
+
+
+INDEPENDENCE_SAMPLE = 4
+
+
+def points_independent(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> bool:
+    """Evaluate a random subset of the points one by one: each must give what it gave in the
+    batch.  A difference means the batch mixed points (one point's numerator meeting another
+    point's denominator), and any witness from it would be an artifact.  Vectorised kernels
+    round differently from scalar ones, so finite values agree to 1e-3 of their scale."""
+    if len(rows) < 2:
+        return True
+    rng = np.random.default_rng(len(rows))
+    for i in rng.choice(len(rows), size=min(INDEPENDENCE_SAMPLE, len(rows)), replace=False):
+        alone = run(program, rows[i : i + 1])
+        for key in ("t", "l"):
+            if not same_point(flat(alone[key])[0], flat(res[key])[i]):
+                return False
+    return True
+
+
+def same_point(a: np.ndarray, b: np.ndarray) -> bool:
+    """Same NaN/Inf pattern (with signs), finite values within 1e-3 of their scale."""
+    if a.shape != b.shape:
+        return False
+    inf = np.isinf(a)
+    if not (np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(inf, np.isinf(b))):
+        return False
+    if not np.array_equal(a[inf], b[inf]):
+        return False
+    fin = np.isfinite(a)
+    scale = np.maximum(1.0, np.maximum(np.abs(a[fin]), np.abs(b[fin])))
+    return bool(np.all(np.abs(a[fin] - b[fin]) <= 1e-3 * scale))
 
 
 def _constants(tree: Any) -> list[float]:

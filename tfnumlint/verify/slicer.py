@@ -17,10 +17,11 @@ from typing import Any
 
 import libcst as cst
 
-from ..analysis.module import Binding, Scope, contains
+from ..analysis.module import Binding, Scope, call_arg, contains
 from ..analysis.provenance import Val, literal_number
 from ..rules import Context, Hit
-from .contract import ALLOWED_OPS, KEEP_KWARGS
+from .contract import ALLOWED_OPS, STRUCTURAL
+from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
 
 _BINOPS = {
     cst.Add: "+",
@@ -41,6 +42,7 @@ _CMPOPS = {
 _DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "int32", "int64", "bool"})
 _SOURCES = frozenset({"placeholder", "variable", "random", "keras_input"})
 MAX_NODES = 200
+MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
 MAX_DEPTH = 40
 TRAIN_RULES = frozenset({"TNL403", "TNL501", "TNL502"})
 SATURATING = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
@@ -67,6 +69,16 @@ class Slicer:
         self._input_keys: dict[str, str] = {}
         self.count = 0
         self.truncated = False
+        self.unsupported: list[str] = []  # constructs in the slice the verifier does not model
+        self.memo: dict[int, tuple[dict, int]] | None = {}  # binding -> (subtree, its size)
+        self.expanded = 0
+
+    def budget(self) -> None:
+        """A fresh node budget: the target and its enclosing statement get one each."""
+        self.count = 0
+        self.expanded = 0
+        self.truncated = False
+        self.unsupported = []
 
     # -- inputs ---------------------------------------------------------------------------
     def _input(self, label: str, val: Val, key: str) -> dict:
@@ -174,7 +186,7 @@ class Slicer:
                 return {"k": "const", "v": jfloat(value.const)}
             if self._is_opaque(found.value):  # P = tf.placeholder(...): the input is `P`
                 return self._input(node.value, value, f"name:{node.value}:{id(found)}")
-            return self.tree(found.value, found.scope, found.at, depth + 1)
+            return self._expand_once(found, depth)
         if isinstance(found, cst.Param) and found.default is not None:
             default = ev.value(found.default, scope, order)
             if default.const is not None:
@@ -183,11 +195,28 @@ class Slicer:
             node.value, ev.value(node, scope, order), f"name:{node.value}:{id(found)}"
         )
 
+    def _expand_once(self, found: Binding, depth: int) -> dict:
+        """A name read several times is sliced once: later reads share the subtree and do not
+        spend the node budget again (the expanded size still has a bound)."""
+        memo = self.memo.get(id(found)) if self.memo is not None else None
+        if memo is not None:
+            tree, size = memo
+            self.expanded += size
+            if self.expanded > MAX_EXPANDED:
+                self.truncated = True
+            return tree
+        before = self.count
+        tree = self.tree(found.value, found.scope, found.at, depth + 1)
+        if self.memo is not None:
+            self.memo[id(found)] = (tree, self.count - before)
+        self.expanded += self.count - before
+        return tree
+
     def _is_opaque(self, node: cst.BaseExpression) -> bool:
         """An expression the slice cannot enter: a call that is not on the allow-list."""
         if isinstance(node, cst.Call):
-            op = self.ctx.op(node)
-            return op is None or op not in ALLOWED_OPS
+            op = self.op_of(node)
+            return op is None or op not in ALLOWED_OPS | {"cond", "case"}
         return isinstance(node, (cst.Subscript, cst.Await, cst.Yield))
 
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int, depth: int) -> dict:
@@ -201,35 +230,95 @@ class Slicer:
                 return self.tree(binding.value, binding.scope, binding.at, depth + 1)
         return self._opaque(node, scope, order)
 
-    def _call(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict:
+    def op_of(self, node: cst.Call) -> str | None:
+        """Canonical op of a call: the shared name table, then the verifier's own spellings."""
         op = self.ctx.op(node)
-        if op is None or op not in ALLOWED_OPS or any(a.star for a in node.args):
+        if op is None:
+            dotted = self.ctx.ev.imports.resolve(node.func)
+            op = EXTRA_SPELLINGS.get(dotted or "")
+        return op
+
+    def _call(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict:
+        op = self.op_of(node)
+        if op in ("cond", "case"):
+            branches = self._branches(node, op, scope, order, depth)
+            if branches is not None:
+                return branches
+        if op is None or op not in ALLOWED_OPS:
             return self._opaque(node, scope, order)
-        args = []
-        kwargs = {}
-        for i, a in enumerate(node.args):
-            if op == "cast" and (i == 1 or (a.keyword is not None and a.keyword.value == "dtype")):
-                if not self._is_dtype(a.value):
-                    continue  # x.dtype and the like: the probe keeps its own dtype
-                dtype = self.tree(a.value, scope, order, depth + 1)
-                if a.keyword is None:
-                    args.append(dtype)
-                else:
-                    kwargs["dtype"] = dtype
+        bound = bind(op, node)
+        spelling = self.ctx.code(node.func).strip()
+        for what in bound.unknown:
+            self.unsupported.append(f"{what} of {spelling}")
+        if bound.unknown:
+            return self._opaque(node, scope, order)
+        args: list[dict] = []
+        kwargs: dict[str, dict] = {}
+        positional = True
+        for name in PARAMS[op]:
+            value = bound.params.get(name)
+            if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+                positional = False  # not given, or given as None: the op's default
                 continue
-            if a.keyword is None:
-                if i == 0 and op in SATURATING and self.cut_logits:
-                    args.append(self._logits(a.value, scope, order))
-                else:
-                    args.append(self.tree(a.value, scope, order, depth + 1))
-            elif a.keyword.value in KEEP_KWARGS:
-                kwargs[a.keyword.value] = self.tree(a.value, scope, order, depth + 1)
+            if name in DTYPE_PARAMS:
+                tree = self._dtype(value)
+            elif name == "x" and op in SATURATING and self.cut_logits:
+                tree = self._logits(value, scope, order)
+            else:
+                tree = self.tree(value, scope, order, depth + 1)
+                if name in STRUCTURAL and not _static(tree):
+                    code = " ".join(self.ctx.code(value).split())
+                    self.unsupported.append(f"`{name}={code}` of {spelling}, not a literal")
+            if positional:
+                args.append(tree)
+            else:
+                kwargs[name] = tree
         return self._where(node, {"k": "call", "op": op, "args": args, "kw": kwargs})
 
-    def _is_dtype(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Attribute):
-            return node.attr.value in _DTYPES and self.ctx.ev.imports.resolve(node) is not None
-        return isinstance(node, cst.SimpleString) and node.evaluated_value in _DTYPES
+    def _branches(self, node: cst.Call, op: str, scope: Scope, order: int, depth: int):
+        """tf.cond / tf.case with lambda branches: the selected value, as tf.where computes it
+        (both branches evaluated, the predicate selects), so the predicate stays in the slice."""
+        if op == "cond":
+            pred = call_arg(node, 0, "pred")
+            bodies = [
+                _lambda_body(call_arg(node, 1, "true_fn", "fn1")),
+                _lambda_body(call_arg(node, 2, "false_fn", "fn2")),
+            ]
+            if pred is None or bodies[0] is None or bodies[1] is None:
+                return None
+            args = [self.tree(pred, scope, order, depth + 1)]
+            args += [self.tree(b, scope, order, depth + 1) for b in bodies if b is not None]
+            return self._where(node, {"k": "call", "op": "where", "args": args, "kw": {}})
+        pairs = call_arg(node, 0, "pred_fn_pairs")
+        default = _lambda_body(call_arg(node, 1, "default"))
+        if not isinstance(pairs, (cst.List, cst.Tuple)) or default is None:
+            return None
+        out = self.tree(default, scope, order, depth + 1)
+        for element in reversed(pairs.elements):
+            pair = element.value
+            if not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+                return None
+            body = _lambda_body(pair.elements[1].value)
+            if body is None:
+                return None
+            pred = self.tree(pair.elements[0].value, scope, order, depth + 1)
+            then = self.tree(body, scope, order, depth + 1)
+            out = {"k": "call", "op": "where", "args": [pred, then, out], "kw": {}}
+        return self._where(node, out)
+
+    def _dtype(self, node: cst.BaseExpression) -> dict:
+        """A dtype argument: a literal one as written; any other (``x.dtype``, a name bound
+        to a dtype) is the dtype of the value it describes, which is the probe's dtype."""
+        if (
+            isinstance(node, cst.Attribute)
+            and node.attr.value in _DTYPES
+            and self.ctx.ev.imports.resolve(node) is not None
+        ):
+            name = node.attr.value
+            return {"k": "dtype", "v": "float16" if name == "half" else name}
+        if isinstance(node, cst.SimpleString) and node.evaluated_value in _DTYPES:
+            return {"k": "dtype", "v": node.evaluated_value}
+        return {"k": "dtype", "v": "same"}
 
     def _logits(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
         """The stable cut at a sigmoid/softmax: its input is a free logit.  Whatever computed
@@ -241,6 +330,24 @@ class Slicer:
             ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False
         )
         return self._input(label, val, f"logits:{id(node)}")
+
+
+def _static(tree: dict) -> bool:
+    """A tree the tracer can read as a Python value: numbers, booleans, strings, tuples."""
+    kind = tree.get("k")
+    if kind in ("const", "bool", "str"):
+        return True
+    if kind == "neg":
+        return _static(tree["x"])
+    if kind == "tuple":
+        return all(_static(t) for t in tree["items"])
+    return False
+
+
+def _lambda_body(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    if isinstance(node, cst.Lambda) and not node.params.params and not node.params.star_arg:
+        return node.body
+    return None
 
 
 def _self_binding(node: cst.Attribute, scope: Scope, order: int) -> Binding | None:
@@ -281,13 +388,17 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         return None
     slicer = Slicer(ctx, positions)
     target = slicer.tree(hit.node, site.scope, site.order)
-    if target.get("k") == "input":
+    if target.get("k") == "input" and not slicer.unsupported:
         return None  # nothing numeric in the slice (a policy call, a compile argument)
+    truncated, unsupported = slicer.truncated, slicer.unsupported
     loss = None
     value = _statement_value(site.statement)
     if value is not None and value is not hit.node and contains(value, hit.node):
+        slicer.budget()
         loss = slicer.tree(value, site.scope, site.order)
-    return {
+        if slicer.truncated or slicer.unsupported:
+            loss = None  # the enclosing statement does not trace: probe the target alone
+    probe: dict[str, Any] = {
         "kind": "expr",
         "rule": code,
         "dtype": dtype,
@@ -297,8 +408,11 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         "loss": loss,
         "inputs": list(slicer.inputs.values()),
         "eps": hit.probe_hint.get("eps"),
-        "truncated": slicer.truncated,
+        "truncated": truncated,
     }
+    if unsupported:
+        probe["unsupported"] = unsupported
+    return probe
 
 
 def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dict[str, Any] | None:

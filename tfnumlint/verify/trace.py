@@ -52,6 +52,8 @@ DTYPES = {
     "float32": tf.float32,
     "float64": tf.float64,
 }
+# dtypes a cast may name inside a float probe; "same" is the probe's own dtype
+CAST_DTYPES = {**DTYPES, "int32": tf.int32, "int64": tf.int64, "bool": tf.bool}
 SOFTMAX_OPS = frozenset({"softmax", "log_softmax", "reduce_logsumexp", "softmax_xent"})
 LOGIT_OPS = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
 
@@ -79,11 +81,70 @@ def _shift_axis(axis: Any, rank: int) -> Any:
         # axis.  Element-wise hazards do not depend on which axis is reduced.
         axis = static
     if axis is None:
-        return list(range(1, max(rank, 2)))
+        return list(range(1, rank))
     if isinstance(axis, (list, tuple)):
         return [_shift_axis(a, rank) for a in axis]
     axis = int(axis)
     return axis + 1 if axis >= 0 else axis
+
+
+def align(*values: Any) -> list[Any]:
+    """Broadcast batched operands as their user shapes broadcast: user shapes align on the
+    right, so a lower-rank operand gets its new axes after the point axis, never before it
+    (a per-point scalar [N] against [N, 1, K] must not meet another point's row)."""
+    ranks = [_rank(v) for v in values if _is_tensor(v) and _rank(v) >= 1]
+    if not ranks:
+        return list(values)
+    top = max(ranks)
+    out = []
+    for v in values:
+        r = _rank(v)
+        if _is_tensor(v) and 1 <= r < top:
+            v = tf.reshape(v, tf.concat([tf.shape(v)[:1], [1] * (top - r), tf.shape(v)[1:]], 0))
+        out.append(v)
+    return out
+
+
+def _elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapped(*args: Any, **kw: Any) -> Any:
+        names = list(kw)
+        values = align(*args, *kw.values())
+        return fn(*values[: len(args)], **dict(zip(names, values[len(args) :], strict=True)))
+
+    return wrapped
+
+
+def _add(x: Any, y: Any) -> Any:
+    return x + y
+
+
+def _subtract(x: Any, y: Any) -> Any:
+    return x - y
+
+
+def _multiply(x: Any, y: Any) -> Any:
+    return x * y
+
+
+def _compare(op: str) -> Callable[..., Any]:
+    import operator
+
+    fn = {
+        ">": operator.gt,
+        "<": operator.lt,
+        ">=": operator.ge,
+        "<=": operator.le,
+        "==": tf.math.equal,
+        "!=": tf.math.not_equal,
+    }[op]
+
+    def wrapped(x: Any, y: Any) -> Any:
+        x, y = align(x, y)
+        if op in ("==", "!=") and not _is_tensor(x) and not _is_tensor(y):
+            return x == y if op == "==" else x != y
+        return fn(x, y)
+
+    return wrapped
 
 
 def _reduction(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -132,40 +193,98 @@ def _static_bool(flag: Any) -> bool:
     return bool(flag)
 
 
-def _where(condition: Any, x: Any = None, y: Any = None, *_: Any) -> Any:
+def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if _is_tensor(condition) and condition.dtype != tf.bool:
         condition = tf.not_equal(condition, 0)  # an opaque condition input: non-zero is true
+    if x is None and y is None:
+        raise UnsupportedProbe("tf.where with only a condition (the indices form)")
+    condition, x, y = align(condition, x, y)
+    if _is_tensor(x) and not _is_tensor(y):
+        y = tf.cast(y, x.dtype)
+    elif _is_tensor(y) and not _is_tensor(x):
+        x = tf.cast(x, y.dtype)
     return tf.where(condition, x, y)
 
 
-def _cast(x: Any, dtype: Any = None, *_: Any, **__: Any) -> Any:
-    """tf.cast to a dtype the slice could not see (x.dtype) keeps the probe's dtype."""
-    if not isinstance(dtype, tf.DType):
-        return tf.convert_to_tensor(x)
-    return tf.cast(x, dtype)
+def _cast(x: Any, dtype: Any = None) -> Any:
+    return tf.cast(x, dtype) if isinstance(dtype, tf.DType) else tf.convert_to_tensor(x)
 
 
 def _divide(x: Any, y: Any) -> Any:
-    if not _is_tensor(x) and not _is_tensor(y):
-        return x / y
-    return tf.math.divide(x, y)
+    x, y = align(x, y)
+    return x / y
 
 
 def _pow(x: Any, y: Any) -> Any:
-    if not _is_tensor(x) and not _is_tensor(y):
-        return x**y
-    return tf.pow(x, y)
+    x, y = align(x, y)
+    return x**y
 
 
-def _constant(value: Any, dtype: Any = None, **_: Any) -> Any:
-    return tf.constant(value, dtype=dtype)
+def _constant(x: Any, dtype: Any = None) -> Any:
+    """tf.constant / tf.convert_to_tensor: of a tensor, the tensor itself (cast if asked)."""
+    if _is_tensor(x):
+        return tf.cast(x, dtype) if isinstance(dtype, tf.DType) else x
+    return tf.constant(x, dtype=dtype)
 
 
 def _like(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapped(x: Any, dtype: Any = None, **_: Any) -> Any:
-        return fn(x, dtype=dtype)
+    def wrapped(x: Any, dtype: Any = None) -> Any:
+        if not _is_tensor(x):
+            x = tf.convert_to_tensor(x)
+        return fn(x, dtype=dtype if isinstance(dtype, tf.DType) else x.dtype)
 
     return wrapped
+
+
+# -- shape ops: values move but are never created, so ranges are kept
+def _reshape(x: Any, shape: Any = None) -> Any:
+    """Reshape each point's value; a shape the probe's small tensors cannot take keeps the
+    value as it is (same elements, so the same range)."""
+    x = tf.convert_to_tensor(x)
+    if isinstance(shape, (list, tuple)) and all(isinstance(d, (int, float)) for d in shape):
+        dims = [int(d) for d in shape]
+        size = int(np.prod(x.shape[1:])) if x.shape[1:].is_fully_defined() else None
+        known = int(np.prod([d for d in dims if d != -1])) if dims else 1
+        if size is not None and (
+            (-1 not in dims and known == size) or (-1 in dims and known and size % known == 0)
+        ):
+            return tf.reshape(x, tf.concat([tf.shape(x)[:1], dims], 0))
+    return x
+
+
+def _transpose(x: Any, perm: Any = None) -> Any:
+    x = tf.convert_to_tensor(x)
+    user = _rank(x) - 1
+    if perm is None:
+        perm = list(range(user))[::-1]
+    if not isinstance(perm, (list, tuple)) or len(perm) != user:
+        raise UnsupportedProbe(f"a transpose perm {perm!r} for a rank-{user} value")
+    return tf.transpose(x, [0, *[int(p) % user + 1 for p in perm]])
+
+
+def _expand_dims(x: Any, axis: Any = -1) -> Any:
+    x = tf.convert_to_tensor(x)
+    axis = int(axis)
+    return tf.expand_dims(x, axis + 1 if axis >= 0 else axis)
+
+
+def _squeeze(x: Any, axis: Any = None) -> Any:
+    x = tf.convert_to_tensor(x)
+    axes = [axis] if isinstance(axis, (int, float)) else list(axis or [])
+    shifted = [int(a) + 1 if a >= 0 else int(a) for a in axes]
+    if not shifted or any(x.shape[a] != 1 for a in shifted):
+        return x  # nothing of size 1 to drop in the probe's shapes: the values are unchanged
+    return tf.squeeze(x, shifted)
+
+
+def _values_kept(x: Any, *_: Any, **__: Any) -> Any:
+    """tile / gather: every output element is one of the input's elements."""
+    return tf.convert_to_tensor(x)
+
+
+def _concat(x: Any, axis: Any = 0) -> Any:
+    values = align(*[tf.convert_to_tensor(v) for v in x])
+    return tf.concat(values, _shift_axis(axis, _rank(values[0])))
 
 
 def _xent(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -207,7 +326,7 @@ def build_op_table() -> dict[str, Callable[..., Any]]:
         "log_softmax": _axis_op(tf.nn.log_softmax),
         "log_sigmoid": tf.math.log_sigmoid,
         "reduce_logsumexp": _reduction(tf.math.reduce_logsumexp),
-        "xlogy": tf.math.xlogy,
+        "xlogy": _elementwise(tf.math.xlogy),
         "sigmoid": tf.math.sigmoid,
         "softmax": _axis_op(tf.nn.softmax),
         "relu": tf.nn.relu,
@@ -224,14 +343,14 @@ def build_op_table() -> dict[str, Callable[..., Any]]:
         "asin": tf.math.asin,
         "atanh": tf.math.atanh,
         "divide": _divide,
-        "divide_no_nan": tf.math.divide_no_nan,
-        "multiply": tf.math.multiply,
-        "add": tf.math.add,
-        "subtract": tf.math.subtract,
+        "divide_no_nan": _elementwise(tf.math.divide_no_nan),
+        "multiply": _elementwise(_multiply),
+        "add": _elementwise(_add),
+        "subtract": _elementwise(_subtract),
         "negative": tf.math.negative,
-        "maximum": tf.math.maximum,
-        "minimum": tf.math.minimum,
-        "clip_by_value": tf.clip_by_value,
+        "maximum": _elementwise(tf.math.maximum),
+        "minimum": _elementwise(tf.math.minimum),
+        "clip_by_value": _elementwise(tf.clip_by_value),
         "clip_by_norm": _clip_by_norm,
         "where": _where,
         "cast": _cast,
@@ -256,12 +375,37 @@ def build_op_table() -> dict[str, Callable[..., Any]]:
         "zeros": _like(tf.zeros_like),
         "ones": _like(tf.ones_like),
         "constant": _constant,
+        "reshape": _reshape,
+        "tile": _values_kept,
+        "gather": _values_kept,
+        "transpose": _transpose,
+        "expand_dims": _expand_dims,
+        "squeeze": _squeeze,
+        "concat": _concat,
+        **{
+            f"bin{op}": _elementwise(fn)
+            for op, fn in (("+", _add), ("-", _subtract), ("*", _multiply))
+        },
+        **{f"cmp{op}": _compare(op) for op in (">", "<", ">=", "<=", "==", "!=")},
     }
 
 
 OP_TABLE = build_op_table()
-BINOPS: dict[str, ast.operator] = {"+": ast.Add(), "-": ast.Sub(), "*": ast.Mult()}
-CALL_BINOPS = {"/": "divide", "**": "pow", "@": "matmul"}
+# namespace identifiers of the ops ("bin+" is not an identifier)
+OP_NAMES = {
+    name: "op_"
+    + name.replace("+", "add")
+    .replace("-", "sub")
+    .replace("*", "mul")
+    .replace(">=", "ge")
+    .replace("<=", "le")
+    .replace(">", "gt")
+    .replace("<", "lt")
+    .replace("==", "eq")
+    .replace("!=", "ne")
+    for name in OP_TABLE
+}
+CALL_BINOPS = {"+": "bin+", "-": "bin-", "*": "bin*", "/": "divide", "**": "pow", "@": "matmul"}
 CMPOPS: dict[str, ast.cmpop] = {
     ">": ast.Gt(),
     "<": ast.Lt(),
@@ -314,7 +458,7 @@ class Converter:
         if kind == "str":
             return ast.Constant(value=str(tree["v"]))
         if kind == "dtype":
-            if tree.get("v") not in DTYPES:
+            if tree.get("v") != "same" and tree.get("v") not in CAST_DTYPES:
                 raise UnsupportedProbe(f"unsupported dtype {tree.get('v')!r}")
             return ast.Name(id=f"dtype_{tree['v']}", ctx=ast.Load())
         if kind == "tuple":
@@ -324,10 +468,10 @@ class Converter:
         if kind == "cmp":
             if tree.get("op") not in CMPOPS:
                 raise UnsupportedProbe(f"unsupported comparison {tree.get('op')!r}")
-            return ast.Compare(
-                left=self.node(tree["l"], line),
-                ops=[CMPOPS[tree["op"]]],
-                comparators=[self.node(tree["r"], line)],
+            return ast.Call(
+                func=ast.Name(id=OP_NAMES[f"cmp{tree['op']}"], ctx=ast.Load()),
+                args=[self.node(tree["l"], line), self.node(tree["r"], line)],
+                keywords=[],
             )
         if kind == "bin":
             return self._binop(tree, line)
@@ -338,13 +482,13 @@ class Converter:
     def _binop(self, tree: dict[str, Any], line: int) -> ast.expr:
         op = tree.get("op")
         left, right = self.node(tree["l"], line), self.node(tree["r"], line)
-        if op in BINOPS:
-            return ast.BinOp(left=left, op=BINOPS[op], right=right)
         if op in CALL_BINOPS:
             canonical = CALL_BINOPS[op]
             self.ops_used.add(canonical)
             return ast.Call(
-                func=ast.Name(id=f"op_{canonical}", ctx=ast.Load()), args=[left, right], keywords=[]
+                func=ast.Name(id=OP_NAMES[canonical], ctx=ast.Load()),
+                args=[left, right],
+                keywords=[],
             )
         raise UnsupportedProbe(f"unsupported operator {op!r}")
 
@@ -359,7 +503,9 @@ class Converter:
             if name not in KWARGS:
                 raise UnsupportedProbe(f"keyword {name!r} of {op} is not supported")
             keywords.append(ast.keyword(arg=name, value=self.node(value, line)))
-        return ast.Call(func=ast.Name(id=f"op_{op}", ctx=ast.Load()), args=args, keywords=keywords)
+        return ast.Call(
+            func=ast.Name(id=OP_NAMES[op], ctx=ast.Load()), args=args, keywords=keywords
+        )
 
 
 def compile_tree(
@@ -375,8 +521,8 @@ def compile_tree(
 
 def namespace(inputs: dict[str, Any]) -> dict[str, Any]:
     """The complete evaluation namespace: op table, dtype names, input tensors; nothing else."""
-    ns: dict[str, Any] = {f"op_{name}": fn for name, fn in OP_TABLE.items()}
-    ns.update({f"dtype_{name}": dt for name, dt in DTYPES.items()})
+    ns: dict[str, Any] = {OP_NAMES[name]: fn for name, fn in OP_TABLE.items()}
+    ns.update({f"dtype_{name}": dt for name, dt in CAST_DTYPES.items()})
     ns.update(inputs)
     return ns
 

@@ -87,6 +87,12 @@ def main() -> int:
                 "detail": f"probe ran out of memory (bound {memory_bound() / 2**30:.0f} GiB)",
                 "_nocache": True,  # a resource failure, not a property of the code
             }
+        except Exception as exc:  # a bug of ours must cost only this probe, not the worker
+            result = {
+                "status": "inconclusive",
+                "detail": f"internal error while probing ({type(exc).__name__}); please report it",
+                "_nocache": True,
+            }
         out.write(json.dumps({"id": request["id"], "verification": result}) + "\n")
     return 0
 
