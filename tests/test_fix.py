@@ -630,7 +630,9 @@ def test_proof_shows_symptom_gone_and_values_equal():
         jobs.append(proof.build_job(ctx, positions, hit, plan))
     # a broken "rewrite" (the original itself) must fail: the symptom is still there
     broken = dict(jobs[0], new=jobs[0]["orig"])
-    results = proof.run_worker([*jobs, broken])
+    from tfnumlint.verify.runner import run_proofs
+
+    results = run_proofs([*jobs, broken], None)
     assert results[0]["verdict"] == "safe" and results[0]["symptom_points"] > 0, results[0]
     assert results[1]["verdict"] == "safe" and results[1]["compared"] > 0, results[1]
     assert results[2]["verdict"] in ("safe", "unsafe") and results[2]["symptom_points"] > 0, (

@@ -81,6 +81,7 @@ class Program:
     has_loss: bool
     ops: set[str]
     make_traced: Any = None  # builds the traced function with the climb objective, on demand
+    rank: int = 2  # user rank of every input: [1, ..., 1, K]
     _traced: Any = None
 
     def traced(self) -> Any:
@@ -139,6 +140,7 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
             without_eps(target_tree, trace.parse_float(eps)), ids, path, line
         )
     k = 2 if ops & trace.SOFTMAX_OPS else 1
+    rank = user_rank(target_tree, loss_tree)
     logits = trace.logit_inputs(target_tree) | trace.logit_inputs(loss_tree)
     logits |= {i.name for i in inputs if i.prob}
 
@@ -188,14 +190,23 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
 
         return body
 
-    specs = [tf.TensorSpec([None, 1, k], tf_dtype, name=i.ident) for i in inputs]
+    specs = [tf.TensorSpec([None, *[1] * (rank - 1), k], tf_dtype, name=i.ident) for i in inputs]
     # The forward graph alone is cheap to trace (~9 ms) and is all the interval analysis and
     # the source mapping need; values and gradients at the points run eagerly.  Tracing the
     # gradient graph too costs ~45 ms, so that is done only if the gradient climb needs it.
     forward = tf.function(make_body(False), autograph=False).get_concrete_function(*specs)
     if not grads:
         return Program(
-            probe, dtype, inputs, k, forward, forward.graph, logits, loss_code is not None, ops
+            probe,
+            dtype,
+            inputs,
+            k,
+            forward,
+            forward.graph,
+            logits,
+            loss_code is not None,
+            ops,
+            rank=rank,
         )
     full = make_body(True)
 
@@ -203,7 +214,7 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
         return tf.function(full, autograph=False).get_concrete_function(*specs)
 
     return Program(probe, dtype, inputs, k, full, forward.graph, logits, loss_code is not None, ops,
-                   make_traced=traced)  # fmt: skip
+                   make_traced=traced, rank=rank)  # fmt: skip
 
 
 def per_point(t: tf.Tensor, xs: tuple, batched: dict[str, bool], key: str) -> tf.Tensor:
@@ -216,6 +227,32 @@ def per_point(t: tf.Tensor, xs: tuple, batched: dict[str, bool], key: str) -> tf
         return t
     n = tf.shape(xs[0])[:1] if xs else tf.constant([1])
     return tf.broadcast_to(t, tf.concat([n, tf.shape(t)], 0))
+
+
+def user_rank(*trees: Any) -> int:
+    """The rank each input gets: 2 ([1, K]), or more when an axis the code names needs it."""
+    rank = 2
+    for node in trace.walk(list(trees)):
+        if node.get("k") != "call":
+            continue
+        names = trace.PARAM_NAMES.get(str(node.get("op")), ())
+        given = dict(zip(names, node.get("args") or [], strict=False))
+        given.update(node.get("kw") or {})
+        for axis in _literal_ints(given.get("axis")):
+            rank = max(rank, axis + 1 if axis >= 0 else -axis)
+    return min(rank, 6)
+
+
+def _literal_ints(tree: Any) -> list[int]:
+    if not isinstance(tree, dict):
+        return []
+    if tree.get("k") == "const":
+        return [int(trace.parse_float(tree["v"]))]
+    if tree.get("k") == "neg":
+        return [-i for i in _literal_ints(tree["x"])]
+    if tree.get("k") == "tuple":
+        return [i for t in tree["items"] for i in _literal_ints(t)]
+    return []
 
 
 def zero_if_none(g: tf.Tensor | None, like: tf.Tensor) -> tf.Tensor:
@@ -340,12 +377,13 @@ def to_batch(program: Program, rows: np.ndarray) -> list[tf.Tensor]:
     n = rows.shape[0]
     for j, spec in enumerate(program.inputs):
         col = rows[:, j]
-        arr = np.zeros((n, 1, program.k), dtype=np.float64)
-        arr[:, 0, 0] = col
+        arr = np.zeros((n, program.k), dtype=np.float64)
+        arr[:, 0] = col
         if program.k > 1 and not spec.prob:
-            arr[:, 0, 1:] = 0.0  # softmax-family probes: [v, 0] against a reference logit
+            arr[:, 1:] = 0.0  # softmax-family probes: [v, 0] against a reference logit
         elif program.k > 1:
-            arr[:, 0, 1:] = col[:, None]
+            arr[:, 1:] = col[:, None]
+        arr = arr.reshape((n, *[1] * (program.rank - 1), program.k))
         tensors.append(tf.constant(arr.astype(iv.np_dtype(program.dtype))))
     return tensors
 

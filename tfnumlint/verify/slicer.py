@@ -11,7 +11,6 @@ output is plain data.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -84,13 +83,11 @@ class Slicer:
     def _input(self, label: str, val: Val, key: str) -> dict:
         name = self._input_keys.get(key)
         if name is None:
-            base = re.sub(r"\W+", "_", label).strip("_")[:32] or "x"
-            if base[0].isdigit():
-                base = "x_" + base
+            base = " ".join(label.split()) or "x"  # the user's own text, never cut or mangled
             name, n = base, 1
             while name in self.inputs:
                 n += 1
-                name = f"{base}_{n}"
+                name = f"{base} ({n})"
             self._input_keys[key] = name
             self.inputs[name] = {
                 "name": name,
@@ -337,6 +334,8 @@ def _static(tree: dict) -> bool:
     kind = tree.get("k")
     if kind in ("const", "bool", "str"):
         return True
+    if kind == "src":  # an original operand inside a rewrite (fix proofs)
+        return _static(tree["x"])
     if kind == "neg":
         return _static(tree["x"])
     if kind == "tuple":

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from .contract import KEEP_KWARGS
+from .contract import KEEP_KWARGS, STRUCTURAL
+from .signatures import PARAMS as PARAM_NAMES
 
 UNSAFE_OPS = frozenset(
     {
@@ -56,6 +57,7 @@ DTYPES = {
 CAST_DTYPES = {**DTYPES, "int32": tf.int32, "int64": tf.int64, "bool": tf.bool}
 SOFTMAX_OPS = frozenset({"softmax", "log_softmax", "reduce_logsumexp", "softmax_xent"})
 LOGIT_OPS = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
+PROB_OPS = frozenset({"sigmoid", "softmax"})
 
 
 class UnsupportedProbe(Exception):
@@ -92,6 +94,7 @@ def align(*values: Any) -> list[Any]:
     """Broadcast batched operands as their user shapes broadcast: user shapes align on the
     right, so a lower-rank operand gets its new axes after the point axis, never before it
     (a per-point scalar [N] against [N, 1, K] must not meet another point's row)."""
+    values = _same_dtype(values)
     ranks = [_rank(v) for v in values if _is_tensor(v) and _rank(v) >= 1]
     if not ranks:
         return list(values)
@@ -103,6 +106,23 @@ def align(*values: Any) -> list[Any]:
             v = tf.reshape(v, tf.concat([tf.shape(v)[:1], [1] * (top - r), tf.shape(v)[1:]], 0))
         out.append(v)
     return out
+
+
+def _same_dtype(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Operands of one elementwise op in one dtype.  The probe chose every input's dtype (the
+    code's own may differ: a float32 constant next to a float16 activation, an int count), so
+    a mismatch is the probe's, never a finding: use the widest float among them."""
+    floats = [v.dtype for v in values if _is_tensor(v) and v.dtype.is_floating]
+    ints = any(_is_tensor(v) and v.dtype.is_integer for v in values)
+    if not floats and not (ints and any(isinstance(v, float) for v in values)):
+        return values
+    target = max(floats, key=lambda d: d.size) if floats else tf.float32
+    return tuple(
+        tf.cast(v, target)
+        if _is_tensor(v) and v.dtype != target and (v.dtype.is_floating or v.dtype.is_integer)
+        else v
+        for v in values
+    )
 
 
 def _elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -229,8 +249,8 @@ def _constant(x: Any, dtype: Any = None) -> Any:
 
 def _like(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(x: Any, dtype: Any = None) -> Any:
-        if not _is_tensor(x):
-            x = tf.convert_to_tensor(x)
+        if not _is_tensor(x):  # tf.ones(shape): the values are all the same, a scalar says it
+            return fn(tf.constant(0.0), dtype=dtype if isinstance(dtype, tf.DType) else None)
         return fn(x, dtype=dtype if isinstance(dtype, tf.DType) else x.dtype)
 
     return wrapped
@@ -431,6 +451,8 @@ class Converter:
 
     input_ids: dict[str, str]
     ops_used: set[str] = field(default_factory=set)
+    # proofs: record the rewrite's own operands ("src") and the probabilities on the way
+    hooks: bool = False
 
     def node(self, tree: Any, line: int) -> ast.expr:
         if not isinstance(tree, dict) or "k" not in tree:
@@ -453,6 +475,9 @@ class Converter:
             return ast.Name(id=self.input_ids[name], ctx=ast.Load())
         if kind == "const":
             return ast.Constant(value=parse_float(tree["v"]))
+        if kind == "src":
+            inner = self.node(tree["x"], line)
+            return self._hook("hook_src", inner) if self.hooks else inner
         if kind == "bool":
             return ast.Constant(value=bool(tree["v"]))
         if kind == "str":
@@ -503,16 +528,19 @@ class Converter:
             if name not in KWARGS:
                 raise UnsupportedProbe(f"keyword {name!r} of {op} is not supported")
             keywords.append(ast.keyword(arg=name, value=self.node(value, line)))
-        return ast.Call(
-            func=ast.Name(id=OP_NAMES[op], ctx=ast.Load()), args=args, keywords=keywords
-        )
+        out = ast.Call(func=ast.Name(id=OP_NAMES[op], ctx=ast.Load()), args=args, keywords=keywords)
+        return self._hook("hook_prob", out) if self.hooks and op in PROB_OPS else out
+
+    @staticmethod
+    def _hook(name: str, value: ast.expr) -> ast.expr:
+        return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[value], keywords=[])
 
 
 def compile_tree(
-    tree: Any, input_ids: dict[str, str], path: str, line: int
+    tree: Any, input_ids: dict[str, str], path: str, line: int, hooks: bool = False
 ) -> tuple[Any, set[str]]:
     """Compile a tree into a code object whose frames carry the user's path and lines."""
-    conv = Converter(input_ids)
+    conv = Converter(input_ids, hooks=hooks)
     body = conv.node(tree, line)
     expr = ast.Expression(body=body)
     ast.fix_missing_locations(expr)
@@ -573,10 +601,36 @@ def logit_inputs(tree: Any) -> set[str]:
     return names
 
 
-def render(tree: Any, limit: int = 60) -> str:
-    """Short human rendering of a tree, for witness lines."""
-    text = _render(tree)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def render(tree: Any) -> str:
+    """The expression as the user wrote it, for witness lines: their names, parentheses where
+    precedence needs them, never cut."""
+    return _render(tree)
+
+
+NAMED_PARAMS = STRUCTURAL | {"dtype"}  # shown as name=value in witnesses
+# binding strength of the rendered operators (Python's own order)
+_PRECEDENCE = {"cmp": 1, "+": 2, "-": 2, "*": 3, "/": 3, "@": 3, "neg": 4, "**": 5}
+
+
+def _strength(t: Any) -> int:
+    if not isinstance(t, dict):
+        return 9
+    if t.get("k") == "bin":
+        return _PRECEDENCE.get(str(t.get("op")), 9)
+    if t.get("k") in ("cmp", "neg"):
+        return _PRECEDENCE[t["k"]]
+    if t.get("k") == "const" and parse_float(t["v"]) < 0:
+        return _PRECEDENCE["neg"]
+    return 9
+
+
+def _operand(t: Any, parent: int, right: bool = False, op: str = "") -> str:
+    """An operand, in parentheses when it binds less tightly than its operator (or equally,
+    on the right of a non-associative one: a - (b - c), a / (b * c); on the left of **)."""
+    inner = _strength(t)
+    text = _render(t)
+    tight = inner < parent or (inner == parent and (right != (op == "**")) and op not in "+*")
+    return f"({text})" if tight else text
 
 
 def _render(t: Any) -> str:
@@ -587,18 +641,31 @@ def _render(t: Any) -> str:
         return str(t.get("name"))
     if k == "const":
         return format_number(parse_float(t["v"]))
-    if k in ("bool", "str", "dtype"):
+    if k == "dtype":
+        return "dtype" if t.get("v") == "same" else f"tf.{t.get('v')}"
+    if k == "str":
+        return repr(t.get("v"))
+    if k == "bool":
         return str(t.get("v"))
     if k == "neg":
-        return f"-{_render(t['x'])}"
+        return f"-{_operand(t['x'], _PRECEDENCE['neg'])}"
     if k in ("bin", "cmp"):
-        return f"{_render(t['l'])} {t.get('op')} {_render(t['r'])}"
+        op = str(t.get("op"))
+        level = _PRECEDENCE["cmp"] if k == "cmp" else _PRECEDENCE.get(op, 9)
+        left = _operand(t["l"], level, False, op)
+        right = _operand(t["r"], level, True, op)
+        return f"{left} {op} {right}"
     if k == "tuple":
         return "(" + ", ".join(_render(i) for i in t.get("items") or []) + ")"
     if k == "call":
         args = [_render(a) for a in t.get("args") or []]
-        args += [f"{n}={_render(v)}" for n, v in (t.get("kw") or {}).items()]
-        return f"{t.get('op')}({', '.join(args)})"
+        names = PARAM_NAMES.get(str(t.get("op")), ())
+        shown = [
+            f"{names[i]}={a}" if i < len(names) and names[i] in NAMED_PARAMS else a
+            for i, a in enumerate(args)
+        ]
+        shown += [f"{n}={_render(v)}" for n, v in (t.get("kw") or {}).items()]
+        return f"{t.get('op')}({', '.join(shown)})"
     return "?"
 
 
