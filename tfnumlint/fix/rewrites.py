@@ -23,6 +23,7 @@ from ..analysis.module import Binding, Scope, Site, parent_map
 from ..rules import Context, Hit
 from ..rules.common import additive_terms, first_arg, split_eps, underflows
 from ..verify.signatures import bind
+from .guards import guarded, has_tf_provenance, result_tested
 
 # canonical op -> (path under the tensorflow module, Keras-backend name or None)
 API: dict[str, tuple[str, str | None]] = {
@@ -827,6 +828,8 @@ def fix_tnl201(ctx: Context, hit: Hit) -> Plan | None:
         num, den = ctx.arg(node, 0, "x"), ctx.arg(node, 1, "y")
     if num is None or den is None:
         return None
+    if not has_tf_provenance(ctx, site, num, den) or guarded(ctx, site, node, num, den):
+        return None  # Python/numpy arithmetic, or a guard that already handles d == 0
     new = Call("divide_no_nan", [_here(num, site), _here(den, site)])
     return Plan(
         "TNL201",
@@ -844,6 +847,8 @@ def fix_tnl202(ctx: Context, hit: Hit) -> Plan | None:
         return None
     rest, eps = split_eps(ctx, x, site)
     inner = rest if eps is not None else x
+    if result_tested(ctx, site):
+        return None  # the code tests the result against 0 later: a clamp defeats that guard
     return Plan(
         "TNL202",
         "unsafe",
@@ -858,6 +863,8 @@ def fix_tnl203(ctx: Context, hit: Hit) -> Plan | None:
     x = first_arg(call, "tensor", "input_tensor", "x")
     if x is None or e is None or any(a.star for a in call.args):
         return None
+    if result_tested(ctx, site):
+        return None  # the code tests the norm against 0 later: a clamp defeats that guard
     op = ctx.op(call)
     kw = []
     bound = bind(op or "", call)

@@ -15,7 +15,8 @@ ALLOWED_OPS = frozenset(
     stop_gradient identity reduce_sum reduce_mean reduce_max reduce_min reduce_prod reduce_std
     reduce_variance count_nonzero norm euclidean_norm l2_normalize matmul one_hot sigmoid_xent
     softmax_xent weighted_xent zeros ones constant reshape tile transpose expand_dims squeeze
-    gather concat""".split()
+    gather concat greater greater_equal less less_equal equal not_equal logical_and logical_or
+    logical_not""".split()
 )
 KEEP_KWARGS = frozenset(name for op in ALLOWED_OPS for name in PARAMS[op])
 # Parameters that shape the computation: the slice must see their value (a literal, or a name

@@ -17,12 +17,15 @@ import libcst as cst
 _UNARY = """log log1p exp expm1 log_sigmoid sigmoid relu relu6 softplus tanh square sqrt rsqrt
 reciprocal abs acos asin atanh negative stop_gradient identity""".split()
 _BINARY = "divide divide_no_nan multiply add subtract maximum minimum pow xlogy".split()
+COMPARISONS = "greater greater_equal less less_equal equal not_equal".split()
+_LOGICAL = "logical_and logical_or".split()
 _REDUCTIONS = """reduce_sum reduce_mean reduce_max reduce_min reduce_prod reduce_std
 reduce_variance reduce_logsumexp euclidean_norm""".split()
 
 PARAMS: dict[str, tuple[str, ...]] = {
     **{op: ("x",) for op in _UNARY},
-    **{op: ("x", "y") for op in _BINARY},
+    **{op: ("x", "y") for op in _BINARY + COMPARISONS + _LOGICAL},
+    "logical_not": ("x",),
     **{op: ("x", "axis", "keepdims") for op in _REDUCTIONS},
     "softmax": ("x", "axis"),
     "log_softmax": ("x", "axis"),
@@ -109,6 +112,9 @@ EXTRA_SPELLINGS: dict[str, str] = {
     **{f"keras.backend.{n}": n for n in ("reshape", "tile", "expand_dims", "squeeze", "gather")},
     "keras.backend.permute_dimensions": "transpose",
     "keras.backend.concatenate": "concat",
+    **{f"tf.{n}": n for n in COMPARISONS + _LOGICAL + ["logical_not"]},
+    **{f"tf.math.{n}": n for n in COMPARISONS + _LOGICAL + ["logical_not"]},
+    **{f"keras.ops.{n}": n for n in COMPARISONS + _LOGICAL + ["logical_not"]},
     "tf.cond": "cond",
     "tf.compat.v1.cond": "cond",
     "tf.case": "case",

@@ -183,7 +183,7 @@ class Slicer:
                 return {"k": "const", "v": jfloat(value.const)}
             if self._is_opaque(found.value):  # P = tf.placeholder(...): the input is `P`
                 return self._input(node.value, value, f"name:{node.value}:{id(found)}")
-            return self._expand_once(found, depth)
+            return self._expand_once(found, node.value, depth)
         if isinstance(found, cst.Param) and found.default is not None:
             default = ev.value(found.default, scope, order)
             if default.const is not None:
@@ -192,7 +192,7 @@ class Slicer:
             node.value, ev.value(node, scope, order), f"name:{node.value}:{id(found)}"
         )
 
-    def _expand_once(self, found: Binding, depth: int) -> dict:
+    def _expand_once(self, found: Binding, name: str, depth: int) -> dict:
         """A name read several times is sliced once: later reads share the subtree and do not
         spend the node budget again (the expanded size still has a bound)."""
         memo = self.memo.get(id(found)) if self.memo is not None else None
@@ -204,6 +204,8 @@ class Slicer:
             return tree
         before = self.count
         tree = self.tree(found.value, found.scope, found.at, depth + 1)
+        if tree.get("k") in ("call", "bin", "neg", "cmp"):
+            tree = {**tree, "as": name}  # witnesses show the user's name for it
         if self.memo is not None:
             self.memo[id(found)] = (tree, self.count - before)
         self.expanded += self.count - before

@@ -167,6 +167,16 @@ def _compare(op: str) -> Callable[..., Any]:
     return wrapped
 
 
+COMPARISON_OPS = {
+    "greater": ">",
+    "greater_equal": ">=",
+    "less": "<",
+    "less_equal": "<=",
+    "equal": "==",
+    "not_equal": "!=",
+}
+
+
 def _reduction(fn: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(x: Any, axis: Any = None, keepdims: Any = False, **kw: Any) -> Any:
         x = tf.convert_to_tensor(x)
@@ -407,6 +417,10 @@ def build_op_table() -> dict[str, Callable[..., Any]]:
             for op, fn in (("+", _add), ("-", _subtract), ("*", _multiply))
         },
         **{f"cmp{op}": _compare(op) for op in (">", "<", ">=", "<=", "==", "!=")},
+        **{name: _compare(op) for name, op in COMPARISON_OPS.items()},
+        "logical_and": _elementwise(tf.math.logical_and),
+        "logical_or": _elementwise(tf.math.logical_or),
+        "logical_not": tf.math.logical_not,
     }
 
 
@@ -604,6 +618,8 @@ def logit_inputs(tree: Any) -> set[str]:
 def render(tree: Any) -> str:
     """The expression as the user wrote it, for witness lines: their names, parentheses where
     precedence needs them, never cut."""
+    if isinstance(tree, dict) and "as" in tree:
+        tree = {k: v for k, v in tree.items() if k != "as"}  # the root itself is spelled out
     return _render(tree)
 
 
@@ -613,7 +629,7 @@ _PRECEDENCE = {"cmp": 1, "+": 2, "-": 2, "*": 3, "/": 3, "@": 3, "neg": 4, "**":
 
 
 def _strength(t: Any) -> int:
-    if not isinstance(t, dict):
+    if not isinstance(t, dict) or "as" in t:
         return 9
     if t.get("k") == "bin":
         return _PRECEDENCE.get(str(t.get("op")), 9)
@@ -636,6 +652,8 @@ def _operand(t: Any, parent: int, right: bool = False, op: str = "") -> str:
 def _render(t: Any) -> str:
     if not isinstance(t, dict):
         return "?"
+    if "as" in t:  # a value the user named: show the name, as in their code
+        return str(t["as"])
     k = t.get("k")
     if k == "input":
         return str(t.get("name"))
