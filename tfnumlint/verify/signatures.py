@@ -26,7 +26,7 @@ PARAMS: dict[str, tuple[str, ...]] = {
     **{op: ("x",) for op in _UNARY},
     **{op: ("x", "y") for op in _BINARY + COMPARISONS + _LOGICAL},
     "logical_not": ("x",),
-    **{op: ("x", "axis", "keepdims") for op in _REDUCTIONS},
+    **{op: ("x", "axis", "keepdims", "name") for op in _REDUCTIONS},
     "softmax": ("x", "axis"),
     "log_softmax": ("x", "axis"),
     "count_nonzero": ("x", "axis", "keepdims", "dtype"),
@@ -140,7 +140,8 @@ def bind(op: str, call: cst.Call) -> Bound:
             out.unknown.append(f"a {a.star}-argument")
             continue
         if i < len(names):
-            out.params[names[i]] = a.value
+            if names[i] not in IGNORED:
+                out.params[names[i]] = a.value
         else:
             out.unknown.append(f"positional argument {i + 1}")
     for a in call.args:

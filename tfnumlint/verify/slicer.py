@@ -346,7 +346,11 @@ def _static(tree: dict) -> bool:
 
 
 def _lambda_body(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    if isinstance(node, cst.Lambda) and not node.params.params and not node.params.star_arg:
+    if (
+        isinstance(node, cst.Lambda)
+        and not any((node.params.params, node.params.kwonly_params, node.params.star_kwarg))
+        and not isinstance(node.params.star_arg, cst.Param)
+    ):
         return node.body
     return None
 
