@@ -6,7 +6,7 @@ of :mod:`.signatures`; the tracer accepts nothing else.  Plain data, no TensorFl
 
 from __future__ import annotations
 
-from .signatures import PARAMS
+from .signatures import IGNORED, PARAMS
 
 ALLOWED_OPS = frozenset(
     """log log1p exp expm1 log_softmax log_sigmoid reduce_logsumexp xlogy sigmoid softmax relu
@@ -18,7 +18,7 @@ ALLOWED_OPS = frozenset(
     gather concat greater greater_equal less less_equal equal not_equal logical_and logical_or
     logical_not""".split()
 )
-KEEP_KWARGS = frozenset(name for op in ALLOWED_OPS for name in PARAMS[op])
+KEEP_KWARGS = frozenset(n for op in ALLOWED_OPS for n in PARAMS[op] if n not in IGNORED)
 # Parameters that shape the computation: the slice must see their value (a literal, or a name
 # bound to one); anything else is reported, never guessed.
 STRUCTURAL = frozenset(

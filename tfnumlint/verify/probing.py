@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from ..rules.recipes import recipe_for
 from . import intervals as iv
 from . import trace
 from .trace import UnsupportedProbe, format_number
@@ -27,31 +28,12 @@ MAX_POINTS = 4096
 LOGIT_POINTS = (0.0, -100.0, 100.0, -17.0, 17.0, -30.0, 30.0, -90.0, 90.0, -104.0, 104.0)
 LOGIT_POINTS += (-1e4, 1e4, -5.0, 5.0, -1.0, 1.0)
 SMALL_POINTS = (1e-8, -1e-8, 1e-6, 1e-4, 1e-3)
-RANGE_RULES = frozenset(
-    # TNL103 is not here: with an epsilon inside the log its input is never 0, yet the
-    # hand-written cross-entropy still dies at saturation; only probing shows that.
-    {"TNL101", "TNL104", "TNL106", "TNL201", "TNL202", "TNL203", "TNL204"}
-    | {"TNL205", "TNL206", "TNL301", "TNL302"}
-)
-PREFERRED: dict[str, tuple[str, ...]] = {
-    "TNL101": ("inf-value", "nan-value", "inf-gradient", "nan-gradient", "exploding-gradient"),
-    "TNL102": ("dead-gradient", "exploding-gradient", "inf-value", "nan-value", "nan-gradient"),
-    "TNL103": ("inf-value", "nan-value", "dead-gradient", "exploding-gradient", "nan-gradient"),
-    "TNL104": ("nan-value", "inf-value", "nan-gradient", "inf-gradient"),
-    "TNL106": ("inf-value", "nan-value", "nan-gradient"),
-    "TNL201": ("inf-value", "nan-value", "inf-gradient", "nan-gradient", "exploding-gradient"),
-    "TNL202": ("nan-gradient", "inf-gradient", "nan-value"),
-    "TNL203": ("nan-gradient", "inf-gradient", "nan-value"),
-    "TNL204": ("nan-value", "nan-gradient", "inf-gradient", "inf-value"),
-    "TNL205": ("inf-gradient", "nan-gradient", "nan-value"),
-    "TNL206": ("inf-value", "nan-value", "inf-gradient", "nan-gradient"),
-    "TNL301": ("inf-value", "nan-value", "inf-gradient", "nan-gradient"),
-    "TNL302": ("nan-gradient", "inf-gradient"),
-    "TNL404": ("inf-value", "nan-value", "inf-gradient", "nan-gradient"),
-}
 GENERIC = ("nan-value", "inf-value", "nan-gradient", "inf-gradient")
-ONLY_PREFERRED = frozenset({"TNL302"})
-EXTREME_OK = frozenset({"TNL404", "TNL301", "TNL106"})
+
+
+def recipe(probe: dict[str, Any]) -> dict[str, Any]:
+    """How to check this probe: carried in it; older probes name their rule instead."""
+    return probe.get("recipe") or recipe_for(probe.get("rule")).as_probe()
 
 
 # ---------------------------------------------------------------- program
@@ -135,7 +117,7 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
         ops |= loss_ops
     eps = probe.get("eps")
     noeps_code = None
-    if extras and probe.get("rule") == "TNL401" and eps is not None:
+    if extras and recipe(probe)["check"] == "absorption" and eps is not None:
         noeps_code, _ = trace.compile_tree(
             without_eps(target_tree, trace.parse_float(eps)), ids, path, line
         )
@@ -168,7 +150,8 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
                 else:
                     loss = target
                 t_sum, l_sum = tf.reduce_sum(target), tf.reduce_sum(loss)
-            check_batched(target, loss)
+            if xs:  # with no input at all, the one point is the whole batch
+                check_batched(target, loss)
             out = {"t": target, "l": per_row(loss)}
             if not grads:
                 return out
@@ -435,7 +418,7 @@ def masks(
         "dead-gradient": dead_mask(program, rows, res),
     }
     normal = ~extreme_rows(program, rows)
-    if program.probe.get("rule") not in EXTREME_OK:
+    if not recipe(program.probe)["extreme_ok"]:
         out = {k: v & normal for k, v in out.items()}
     return out
 
@@ -486,11 +469,11 @@ def find_symptom(
     program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float
 ) -> Witness | None:
     """The first row (in candidate order) showing the rule's preferred symptom."""
-    rule = str(program.probe.get("rule"))
-    if rule == "TNL401":
+    how = recipe(program.probe)
+    if how["check"] == "absorption":
         return absorbed(program, rows, res)
     m = masks(program, rows, res, thr)
-    order = PREFERRED.get(rule, ()) + (() if rule in ONLY_PREFERRED else GENERIC)
+    order = tuple(how["symptoms"]) + (() if how["only_listed"] else GENERIC)
     for symptom in order:
         hits = np.flatnonzero(m[symptom])
         if hits.size:
@@ -517,23 +500,23 @@ def absorbed(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> 
 def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     """Verify one expression probe; returns a Verification-shaped dict."""
     dtype = probe_dtype(probe)
-    rule = str(probe.get("rule"))
+    how = recipe(probe)
     if probe.get("truncated"):
         return inconclusive("slice too large to verify", dtype)
-    if rule == "TNL402":
+    if how["check"] == "underflow":
         return verify_underflow(probe, dtype)
-    if rule == "TNL401" and '"k": "input"' not in json.dumps(probe.get("target")):
+    if how["check"] == "absorption" and '"k": "input"' not in json.dumps(probe.get("target")):
         return verify_constant_absorption(probe, dtype)
     if probe.get("unsupported"):
         return inconclusive(f"cannot verify: the slice has {probe['unsupported'][0]}", dtype)
     # One trace serves both: the interval analysis reads the forward ops of the same graph
     # the probes run on (tracing is most of a probe's cost; most findings go on to be probed).
     program = build_with_fallback(probe, dtype)
-    if rule in RANGE_RULES:
+    if how["range_refutes"]:
         by_range = range_refutation(program)
         if by_range is not None:
             return by_range
-    if rule == "TNL105":
+    if how["check"] == "divergence":
         return verify_diverges(program, probe)
     rows = point_grid(program.inputs, dtype)
     res = run(program, rows)
@@ -615,7 +598,7 @@ def _constants(tree: Any) -> list[float]:
 
 
 def verify_constant_absorption(probe: dict[str, Any], dtype: str) -> dict[str, Any]:
-    """TNL401 on constants alone (`1e-10 + 1`): add them in the dtype, as TensorFlow does."""
+    """An epsilon among constants alone (`1e-10 + 1`): add them in the dtype, as TF does."""
     eps = probe.get("eps")
     others = [c for c in _constants(probe.get("target")) if c != eps]
     if eps is None or not others:
@@ -695,7 +678,7 @@ def climb(
 
 
 def verify_underflow(probe: dict[str, Any], dtype: str) -> dict[str, Any]:
-    """TNL402: the epsilon rounds to 0 in the dtype; show what that does at the boundary."""
+    """An epsilon that rounds to 0 in the dtype; show what that does at the boundary."""
     eps = probe.get("eps")
     if eps is None:
         consts = [
@@ -741,7 +724,7 @@ def verify_underflow(probe: dict[str, Any], dtype: str) -> dict[str, Any]:
 
 
 def verify_diverges(program: Program, probe: dict[str, Any]) -> dict[str, Any]:
-    """TNL105: compare the dtype result with the same expression computed in float64."""
+    """A precision loss: compare the dtype result with the same expression in float64."""
     dtype = program.dtype
     exact = build({**probe, "loss": None}, "float64", extras=False)
     rows = point_grid(program.inputs, dtype)

@@ -19,6 +19,7 @@ import libcst as cst
 from ..analysis.module import Binding, Scope, call_arg, contains
 from ..analysis.provenance import Val, literal_number
 from ..rules import Context, Hit
+from ..rules.recipes import recipe_for
 from .contract import ALLOWED_OPS, STRUCTURAL
 from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
 
@@ -43,10 +44,7 @@ _SOURCES = frozenset({"placeholder", "variable", "random", "keras_input"})
 MAX_NODES = 200
 MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
 MAX_DEPTH = 40
-TRAIN_RULES = frozenset({"TNL403", "TNL501", "TNL502"})
 SATURATING = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
-# Semantic rules with no numeric symptom to probe: their findings stay "skipped".
-NOT_PROBED = frozenset({"TNL503", "TNL504"})
 
 
 def jfloat(x: float) -> float | str:
@@ -385,11 +383,10 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     line = pos.start.line if pos else 0
     dtype = ctx.dtype(site)
     path = getattr(ctx, "path", "")
-    if code in TRAIN_RULES:
+    how = recipe_for(code)
+    if how.check == "training":
         return train_probe(ctx, hit, code, dtype, line)
-    if not isinstance(hit.node, cst.BaseExpression):
-        return None
-    if code in NOT_PROBED:
+    if not isinstance(hit.node, cst.BaseExpression) or how.check == "none":
         return None
     slicer = Slicer(ctx, positions)
     target = slicer.tree(hit.node, site.scope, site.order)
@@ -414,6 +411,7 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         "inputs": list(slicer.inputs.values()),
         "eps": hit.probe_hint.get("eps"),
         "truncated": truncated,
+        "recipe": how.as_probe(),
     }
     if unsupported:
         probe["unsupported"] = unsupported

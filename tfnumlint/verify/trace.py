@@ -205,6 +205,12 @@ def _norm(x: Any, ord: Any = "euclidean", axis: Any = None, keepdims: bool = Fal
 def _matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Any:
     """Matmul on per-point [1, K] tensors: transpose b when the inner dims do not match."""
     a, b = tf.convert_to_tensor(a), tf.convert_to_tensor(b)
+    # a constant whose shape the probe dropped (tf.ones([5, 1])): a square matrix of its value
+    if _rank(b) < 2 <= _rank(a):
+        b = tf.fill([a.shape[-1], a.shape[-1]], tf.cast(tf.reshape(b, [-1])[0], a.dtype))
+    if _rank(a) < 2 <= _rank(b):
+        a = tf.fill([b.shape[-2], b.shape[-2]], tf.cast(tf.reshape(a, [-1])[0], b.dtype))
+    a, b = _same_dtype((a, b))
     if not transpose_b and a.shape[-1] != b.shape[-2] and a.shape[-1] == b.shape[-1]:
         transpose_b = True
     return tf.linalg.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
