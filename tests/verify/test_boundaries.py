@@ -78,3 +78,13 @@ def test_the_fix_package_has_no_evaluator_of_its_own():
         deps = imports(path)
         assert "subprocess" not in deps, path.name
         assert not any(d.startswith(TF_ROOTS) for d in deps), path.name
+
+
+def test_the_verifier_and_the_prover_hold_no_rule_codes():
+    """Rule knowledge travels in the probe as a recipe (rules/recipes.py); training.py (the
+    training-dynamics probes) is the one module still keyed by its rules."""
+    paths = [*(PACKAGE / "verify").glob("*.py"), PACKAGE / "fix" / "proof.py"]
+    for path in paths:
+        if path.name == "training.py":
+            continue
+        assert '"TNL' not in path.read_text(encoding="utf-8"), path.name

@@ -14,15 +14,9 @@ from typing import Any
 import libcst as cst
 
 from ..analysis.module import contains
+from ..rules.recipes import recipe_for
 from ..verify.slicer import Slicer, jfloat
 from .rewrites import Bin, Call, Keep, Neg, Num, Plan, Reuse, Src
-
-# rules whose symptom is a true singularity (x / 0, sqrt'(0)): the rewrite must be finite at
-# every point; for the others it may overflow where the exact value is not representable.
-SINGULAR = frozenset({"TNL201", "TNL202", "TNL203", "TNL302", "TNL403"})
-# the rule whose symptom is the local 1/eps gradient; other rules' "exploding" witnesses come
-# from upstream factors a local rewrite does not (and need not) change
-LOCAL_EXPLOSION = frozenset({"TNL102"})
 
 
 # -- static half ---------------------------------------------------------------------------
@@ -160,8 +154,9 @@ def build_job(ctx, positions, hit, plan: Plan, verification=None) -> dict[str, A
         "eps": max(eps) if eps else None,
         "witness": witness,
         "symptom": getattr(verification, "symptom", None),
-        "strict": plan.rule in SINGULAR,
-        "explosion": plan.rule in LOCAL_EXPLOSION,
+        # what the rule's recipe says the rewrite must achieve
+        "strict": recipe_for(plan.rule).singular,
+        "explosion": recipe_for(plan.rule).local_gradient,
     }
 
 

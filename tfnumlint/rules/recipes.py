@@ -4,7 +4,10 @@ The verifier holds no rule codes: it reads what to do from the probe.  ``check``
 procedure (boundary probing, the epsilon checks, the float64 comparison, training runs, or
 nothing to probe); ``symptoms`` are looked for first, in that order; ``range_refutes`` lets
 the interval analysis refute a finding whose unsafe op cannot reach its danger zone;
-``extreme_ok`` keeps witnesses with inputs past 1e4 (an overflow rule needs them).
+``extreme_ok`` keeps witnesses with inputs past 1e4 (an overflow rule needs them).  For fix
+proofs: ``singular`` (the symptom is a true singularity, x / 0 or sqrt'(0): a rewrite must be
+finite at every point) and ``local_gradient`` (the symptom is the local 1/eps gradient, which
+the rewrite must remove; other rules' exploding gradients come from upstream factors).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ class Recipe:
     only_listed: bool = False  # no generic NaN/Inf fallback (the symptom is specific)
     range_refutes: bool = False
     extreme_ok: bool = False
+    singular: bool = False
+    local_gradient: bool = False
 
     def as_probe(self) -> dict[str, Any]:
         out = asdict(self)
@@ -31,7 +36,8 @@ _VALUE = ("inf-value", "nan-value", "inf-gradient", "nan-gradient")
 RECIPES: dict[str, Recipe] = {
     "TNL101": Recipe(symptoms=(*_VALUE, "exploding-gradient"), range_refutes=True),
     "TNL102": Recipe(
-        symptoms=("dead-gradient", "exploding-gradient", "inf-value", "nan-value", "nan-gradient")
+        symptoms=("dead-gradient", "exploding-gradient", "inf-value", "nan-value", "nan-gradient"),
+        local_gradient=True,
     ),
     # not range-refuted: with an epsilon inside the log its input is never 0, yet the
     # hand-written cross-entropy still dies at saturation; only probing shows that
@@ -45,9 +51,13 @@ RECIPES: dict[str, Recipe] = {
     "TNL106": Recipe(
         symptoms=("inf-value", "nan-value", "nan-gradient"), range_refutes=True, extreme_ok=True
     ),
-    "TNL201": Recipe(symptoms=(*_VALUE, "exploding-gradient"), range_refutes=True),
-    "TNL202": Recipe(symptoms=("nan-gradient", "inf-gradient", "nan-value"), range_refutes=True),
-    "TNL203": Recipe(symptoms=("nan-gradient", "inf-gradient", "nan-value"), range_refutes=True),
+    "TNL201": Recipe(symptoms=(*_VALUE, "exploding-gradient"), range_refutes=True, singular=True),
+    "TNL202": Recipe(
+        symptoms=("nan-gradient", "inf-gradient", "nan-value"), range_refutes=True, singular=True
+    ),
+    "TNL203": Recipe(
+        symptoms=("nan-gradient", "inf-gradient", "nan-value"), range_refutes=True, singular=True
+    ),
     "TNL204": Recipe(
         symptoms=("nan-value", "nan-gradient", "inf-gradient", "inf-value"), range_refutes=True
     ),
@@ -59,7 +69,7 @@ RECIPES: dict[str, Recipe] = {
     ),
     "TNL401": Recipe(check="absorption"),
     "TNL402": Recipe(check="underflow"),
-    "TNL403": Recipe(check="training"),
+    "TNL403": Recipe(check="training", singular=True),
     "TNL404": Recipe(symptoms=_VALUE, extreme_ok=True),
     "TNL501": Recipe(check="training"),
     "TNL502": Recipe(check="training"),
