@@ -90,6 +90,7 @@ SPELLINGS = [
     "x / tf.sqrt(tf.reduce_sum(tf.square(x)))",
     "x - tf.reduce_max(x, axis=-1, keepdims=True)",
     "tf.norm(tensor=x, axis=-1)",
+    "tf.norm(x * y, ord=1) + tf.norm(x, ord=2, keepdims=True)",
     "tf.math.divide(x, y) + tf.truediv(y, x)",
     "tf.where(x > 0, x, y)",
     "tf.cond(tf.reduce_sum(x) > 0, lambda: x, lambda: y)",

@@ -329,6 +329,21 @@ class Slicer:
         return self._input(label, val, f"logits:{id(node)}")
 
 
+def _input_names(*trees: Any) -> set[str]:
+    """Inputs a tree reads (a dropped enclosing statement leaves some unread)."""
+    names: set[str] = set()
+    stack = list(trees)
+    while stack:
+        t = stack.pop()
+        if isinstance(t, dict):
+            if t.get("k") == "input":
+                names.add(t["name"])
+            stack.extend(t.values())
+        elif isinstance(t, list):
+            stack.extend(t)
+    return names
+
+
 def _static(tree: dict) -> bool:
     """A tree the tracer can read as a Python value: numbers, booleans, strings, tuples."""
     kind = tree.get("k")
@@ -408,7 +423,7 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         "line": line,
         "target": target,
         "loss": loss,
-        "inputs": list(slicer.inputs.values()),
+        "inputs": [i for i in slicer.inputs.values() if i["name"] in _input_names(target, loss)],
         "eps": hit.probe_hint.get("eps"),
         "truncated": truncated,
         "recipe": how.as_probe(),

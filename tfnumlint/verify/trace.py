@@ -196,9 +196,17 @@ def _axis_op(fn: Callable[..., Any], default: Any = -1, name: str = "axis") -> C
 
 
 def _norm(x: Any, ord: Any = "euclidean", axis: Any = None, keepdims: bool = False) -> Any:
+    """tf.norm per point.  With no axis TF takes the vector norm of the flattened tensor (for
+    every ``ord``), so each point is flattened on its own, never across points."""
     x = tf.convert_to_tensor(x)
-    if axis is None and ord in ("euclidean", "fro", 2, 2.0):
-        return tf.sqrt(tf.reduce_sum(x * x, axis=_shift_axis(None, _rank(x)), keepdims=keepdims))
+    if ord is None:
+        ord = "euclidean"  # keras.ops.norm's default
+    if axis is None:
+        flat = tf.reshape(x, tf.concat([tf.shape(x)[:1], [-1]], 0))
+        out = tf.norm(flat, ord=ord, axis=-1)
+        if keepdims:
+            out = tf.reshape(out, tf.concat([tf.shape(x)[:1], [1] * (_rank(x) - 1)], 0))
+        return out
     return tf.norm(x, ord=ord, axis=_shift_axis(axis, _rank(x)), keepdims=keepdims)
 
 
