@@ -168,9 +168,10 @@ class Slicer:
         return self._opaque(node, scope, order)
 
     def _opaque(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
-        return self._input(
-            self.ctx.code(node), self.ctx.ev.value(node, scope, order), f"node:{id(node)}"
-        )
+        code = self.ctx.code(node)
+        # the same attribute read twice in one scope (`d.d_k`) is one value, one input
+        key = f"attr:{' '.join(code.split())}:{id(scope)}" if _attribute_chain(node) else None
+        return self._input(code, self.ctx.ev.value(node, scope, order), key or f"node:{id(node)}")
 
     def _name(self, node: cst.Name, scope: Scope, order: int, depth: int) -> dict:
         ev = self.ctx.ev
@@ -329,6 +330,12 @@ class Slicer:
         return self._input(label, val, f"logits:{id(node)}")
 
 
+def _attribute_chain(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
 def _input_names(*trees: Any) -> set[str]:
     """Inputs a tree reads (a dropped enclosing statement leaves some unread)."""
     names: set[str] = set()
@@ -413,8 +420,8 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     if value is not None and value is not hit.node and contains(value, hit.node):
         slicer.budget()
         loss = slicer.tree(value, site.scope, site.order)
-        if slicer.truncated or slicer.unsupported:
-            loss = None  # the enclosing statement does not trace: probe the target alone
+        if slicer.truncated or slicer.unsupported or loss.get("k") == "input":
+            loss = None  # the enclosing statement does not trace (or is opaque): target alone
     probe: dict[str, Any] = {
         "kind": "expr",
         "rule": code,
