@@ -8,6 +8,8 @@ argument must bind to the same meaning; one the slicer does not model must be re
 
 from __future__ import annotations
 
+import textwrap
+
 import libcst as cst
 import numpy as np
 import pytest
@@ -197,3 +199,47 @@ def _expressions():
 @given(expr=_expressions(), seed=st.integers(0, 1000))
 def test_generated_expressions_trace_to_what_tensorflow_computes(expr, seed):
     compare(expr, seed)
+
+
+def test_a_name_read_many_times_is_sliced_once():
+    """Each level reads ``h`` three times: expanded every time, 4 levels would blow the node
+    budget (3**4 copies); sliced once per binding, the probe is small and exact."""
+    body = "h = x\n" + "".join("    h = tf.tanh(h) * tf.tanh(h) + tf.tanh(h)\n" for _ in range(4))
+    src = HEADER + f"def f(x):\n    {body}    return tf.identity(h)\n"
+    module = cst.parse_module(src)
+    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))  # type: ignore[attr-defined]
+    sl = slicer.Slicer(ctx, positions)  # type: ignore[arg-type]
+    tree = sl.tree(site.node, site.scope, site.order)
+    assert not sl.truncated and sl.count < slicer.MAX_NODES
+    assert [i["name"] for i in sl.inputs.values()] == ["x"]
+    program = probing.build({"kind": "expr", "rule": "probe", "dtype": "float32", "path": PATH,
+                             "line": 5, "target": tree, "loss": None,
+                             "inputs": list(sl.inputs.values())})  # fmt: skip
+    got = np.asarray(program.fn(*probing.to_batch(program, np.array([[0.3]])))["t"])
+    want = tf.constant([[0.3]])
+    for _ in range(4):
+        want = tf.tanh(want) * tf.tanh(want) + tf.tanh(want)
+    np.testing.assert_allclose(got[0], want.numpy(), rtol=1e-6)
+
+
+def test_an_enclosing_statement_that_does_not_trace_leaves_the_target_probed():
+    from tfnumlint.engine import lint_source
+    from tfnumlint.source import Source
+
+    src = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+
+        def f(z, axis):
+            p = tf.sigmoid(z)
+            return tf.reduce_sum(tf.math.log(p), axis=axis)
+        """
+    )
+    options = LintOptions(codes=frozenset({"TNL101"}), slice_probes=True)
+    (finding,) = lint_source(Source("/virtual/f.py", src, src.encode()), options).findings
+    probe = finding.probe
+    assert probe["loss"] is None and not probe.get("unsupported"), probe
+    assert probing.verify_expr(probe, 1e6)["status"] == "confirmed"
