@@ -327,6 +327,8 @@ def _values_kept(x: Any, *_: Any, **__: Any) -> Any:
 
 
 def _concat(x: Any, axis: Any = 0) -> Any:
+    if _is_tensor(x):  # concat of one stacked tensor: the same elements, rearranged
+        return x
     values = align(*[tf.convert_to_tensor(v) for v in x])
     return tf.concat(values, _shift_axis(axis, _rank(values[0])))
 
