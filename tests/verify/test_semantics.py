@@ -62,19 +62,32 @@ def direct(expr: str, values: dict[str, np.ndarray]) -> np.ndarray:
     return np.asarray(eval(expr.replace("tf.compat.v1.", "tf1."), env))
 
 
+SHAPE_ERRORS = (tf.errors.InvalidArgumentError, ValueError)
+
+
 def compare(expr: str, seed: int = 0) -> None:
+    """Batched probe == TF on each point; an expression TF rejects at these shapes must be
+    rejected by the probe too (it must never invent a broadcast TF does not do)."""
     probe = slice_of(expr)
     assert not probe["unsupported"], probe["unsupported"]
     program = probing.build(probe)
     rng = np.random.default_rng(seed)
     names = [i.name for i in program.inputs]
-    rows = rng.normal(0, 2, size=(6, len(names)))
-    batch = probing.to_batch(program, rows)
-    out = program.fn(*batch)
-    got = np.asarray(out["t"], dtype=np.float64)
-    for p in range(len(rows)):
+    # every point a different [2, 3] tensor: a dropped or wrong axis changes the value
+    shape = (6, 2, 3, *[2] * (program.rank - 2))
+    batch = [tf.constant(rng.normal(0, 2, size=shape), tf.float32) for _ in names]
+    try:
+        got = np.asarray(program.fn(*batch)["t"], dtype=np.float64)
+    except SHAPE_ERRORS:
+        got = None
+    for p in range(shape[0]):
         point = {n: np.asarray(batch[j][p]) for j, n in enumerate(names)}
-        want = direct(expr, point)
+        try:
+            want = direct(expr, point)
+        except SHAPE_ERRORS:
+            assert got is None, f"{expr}: TF rejects these shapes, the probe does not"
+            return
+        assert got is not None, f"{expr}: the probe rejects what TF computes"
         np.testing.assert_allclose(got[p], want, rtol=1e-5, atol=1e-6, err_msg=f"{expr} @ {p}")
 
 
@@ -101,7 +114,8 @@ SPELLINGS = [
     "tf.clip_by_value(t=x, clip_value_min=-1.0, clip_value_max=1.0)",
     "K.clip(x, min_value=-1.0, max_value=1.0)",
     "tf.expand_dims(tf.reduce_sum(x, axis=-1), -1) * y",
-    "tf.identity(tf.transpose(x)) + tf.cast(tf.greater(y, 0.0), tf.float32)",
+    "tf.transpose(tf.identity(tf.transpose(x))) + tf.cast(tf.greater(y, 0.0), tf.float32)",
+    "tf.reduce_sum(tf.transpose(x), axis=0) * y",
     "tf.nn.softmax(logits=x, axis=-1) * y",
 ]
 
