@@ -522,8 +522,8 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     res = run(program, rows)
     if not points_independent(program, rows, res):
         return inconclusive(
-            "internal error: the batched probe points disagree with the same points evaluated "
-            "one by one, so no verdict is given",
+            "no verdict: the probe points evaluated in one batch and one by one disagree "
+            "(points mixed, or TensorFlow's vectorised and scalar kernels differ there)",
             dtype,
         )
     found = find_symptom(program, rows, res, threshold)
