@@ -196,17 +196,18 @@ BINARY = [
 ]
 
 
-def _expressions():
-    def extend(children):
-        return st.one_of(
-            st.tuples(st.sampled_from(UNARY), children).map(lambda t: t[0].format(t[1])),
-            st.tuples(st.sampled_from(REDUCE), children).map(lambda t: t[0].format(t[1])),
-            st.tuples(st.sampled_from(BINARY), children, children).map(
-                lambda t: t[0].format(t[1], t[2])
-            ),
-        )
+def _extend(children):
+    return st.one_of(
+        st.tuples(st.sampled_from(UNARY), children).map(lambda t: t[0].format(t[1])),
+        st.tuples(st.sampled_from(REDUCE), children).map(lambda t: t[0].format(t[1])),
+        st.tuples(st.sampled_from(BINARY), children, children).map(
+            lambda t: t[0].format(t[1], t[2])
+        ),
+    )
 
-    return st.recursive(LEAVES, extend, max_leaves=5)
+
+def _expressions():
+    return st.recursive(LEAVES, _extend, max_leaves=5)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
