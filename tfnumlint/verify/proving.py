@@ -29,6 +29,7 @@ import tensorflow as tf
 
 from . import trace
 from .signatures import PARAMS
+from .slicer import jfloat
 
 RTOL = {"float32": 1e-5, "float64": 1e-5, "float16": 1e-3, "bfloat16": 1e-2}
 ATOL = {"float32": 1e-6, "float64": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}
@@ -234,16 +235,8 @@ def max_abs_rows(arrays: list[np.ndarray], n: int) -> np.ndarray:
 
 
 def show(pts: dict[str, np.ndarray], p: int) -> dict[str, Any]:
-    return {k: [[jfloat(x) for x in np.ravel(v[p])][:12]] for k, v in pts.items()}
-
-
-def jfloat(x: float) -> float | str:
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
+    """One point's inputs for the JSON proof record (the first 12 elements of each)."""
+    return {k: [jfloat(float(x)) for x in np.ravel(v[p])[:12]] for k, v in pts.items()}
 
 
 def saturated_rows(job: dict[str, Any], pts: dict[str, np.ndarray], orig: Side, tau: float,
