@@ -169,6 +169,18 @@ def test_an_argument_the_slicer_does_not_model_is_named(expr, construct):
     assert construct in verdict["detail"], verdict
 
 
+def test_a_dtype_argument_means_what_it_names():
+    cast = slice_of("tf.cast(x, dt)", "x, dt=None")["target"]["args"][0]
+    assert cast["args"][1] == {"k": "dtype", "v": "same"}  # unknown: the value's own dtype
+    src = HEADER + "def f(x):\n    dt = tf.float16\n    return tf.identity(tf.cast(x, dt))\n"
+    module = cst.parse_module(src)
+    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))  # type: ignore[attr-defined]
+    tree = slicer.Slicer(ctx, positions).tree(site.node, site.scope, site.order)  # type: ignore[arg-type]
+    assert tree["args"][0]["args"][1] == {"k": "dtype", "v": "float16"}
+
+
 def test_witness_keeps_parentheses_and_names():
     probe = slice_of("(x - mean) / tf.sqrt(var)", "x, mean, var")
     assert trace.render(probe["target"]["args"][0]) == "(x - mean) / sqrt(var)"

@@ -259,7 +259,7 @@ class Slicer:
                 positional = False  # not given, or given as None: the op's default
                 continue
             if name in DTYPE_PARAMS:
-                tree = self._dtype(value)
+                tree = self._dtype(value, scope, order)
             elif name == "x" and op in SATURATING and self.cut_logits:
                 tree = self._logits(value, scope, order)
             else:
@@ -304,7 +304,7 @@ class Slicer:
             out = {"k": "call", "op": "where", "args": [pred, then, out], "kw": {}}
         return self._where(node, out)
 
-    def _dtype(self, node: cst.BaseExpression) -> dict:
+    def _dtype(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
         """A dtype argument: a literal one as written; any other (``x.dtype``, a name bound
         to a dtype) is the dtype of the value it describes, which is the probe's dtype."""
         if (
@@ -316,6 +316,10 @@ class Slicer:
             return {"k": "dtype", "v": "float16" if name == "half" else name}
         if isinstance(node, cst.SimpleString) and node.evaluated_value in _DTYPES:
             return {"k": "dtype", "v": node.evaluated_value}
+        if isinstance(node, cst.Name) and depth < 8:  # dt = tf.float16 ... cast(x, dt)
+            found = self.ctx.ev.lookup(node.value, scope, order)
+            if isinstance(found, Binding) and found.value is not None and found.index is None:
+                return self._dtype(found.value, found.scope, found.at, depth + 1)
         return {"k": "dtype", "v": "same"}
 
     def _logits(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
