@@ -440,7 +440,22 @@ def build_op_table() -> dict[str, Callable[..., Any]]:
     }
 
 
+def _float_operand(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A float-only op given a bool or int tensor (a mask, a count): keras.ops casts it to
+    float, and the value it computes is the same."""
+
+    def wrapped(x: Any, *args: Any, **kw: Any) -> Any:
+        if _is_tensor(x) and (x.dtype == tf.bool or x.dtype.is_integer):
+            x = tf.cast(x, tf.float32)
+        return fn(x, *args, **kw)
+
+    return wrapped
+
+
+FLOAT_ONLY = """log log1p exp expm1 log_sigmoid sigmoid softplus tanh sqrt rsqrt reciprocal acos
+asin atanh""".split()
 OP_TABLE = build_op_table()
+OP_TABLE.update({name: _float_operand(OP_TABLE[name]) for name in FLOAT_ONLY})
 # namespace identifiers of the ops ("bin+" is not an identifier)
 OP_NAMES = {
     name: "op_"
