@@ -243,7 +243,10 @@ def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None and y is None:
         raise UnsupportedProbe("tf.where with only a condition (the indices form)")
     condition, x, y = align(condition, x, y)
-    if _is_tensor(x) and not _is_tensor(y):
+    if _is_tensor(x) and _is_tensor(y) and x.dtype != y.dtype:  # a bool/int branch: as float
+        target = x.dtype if x.dtype.is_floating else y.dtype
+        x, y = tf.cast(x, target), tf.cast(y, target)
+    elif _is_tensor(x) and not _is_tensor(y):
         y = tf.cast(y, x.dtype)
     elif _is_tensor(y) and not _is_tensor(x):
         x = tf.cast(x, y.dtype)
