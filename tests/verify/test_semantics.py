@@ -24,7 +24,9 @@ from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
 from tfnumlint.verify import probing, slicer, trace  # noqa: E402
 
 PATH = "/virtual/semantics.py"
-HEADER = "import tensorflow as tf\nfrom tensorflow.keras import backend as K\n\n\n"
+HEADER = (
+    "import numpy as np\nimport tensorflow as tf\nfrom tensorflow.keras import backend as K\n\n\n"
+)
 
 
 def slice_of(expr: str, args: str = "x, y") -> dict:
@@ -56,7 +58,7 @@ def slice_of(expr: str, args: str = "x, y") -> dict:
 
 def direct(expr: str, values: dict[str, np.ndarray]) -> np.ndarray:
     """The same expression, run by TensorFlow directly on one point's tensors."""
-    env = {"tf": tf, "K": tf.keras.backend, "tf1": tf.compat.v1}
+    env = {"tf": tf, "K": tf.keras.backend, "tf1": tf.compat.v1, "np": np}
     env.update({n: tf.zeros((1, 1)) for n in ("x", "y")})  # an argument the slice never reads
     env.update({k: tf.constant(v, tf.float32) for k, v in values.items()})
     return np.asarray(eval(expr.replace("tf.compat.v1.", "tf1."), env))
@@ -105,7 +107,7 @@ SPELLINGS = [
     "x / tf.sqrt(tf.reduce_sum(tf.square(x)))",
     "x - tf.reduce_max(x, axis=-1, keepdims=True)",
     "tf.norm(tensor=x, axis=-1)",
-    "tf.norm(x * y, ord=1) + tf.norm(x, ord=2, keepdims=True)",
+    "tf.norm(x * y, ord=1) + tf.norm(x, ord=2, keepdims=True) + tf.norm(x, ord=np.inf)",
     "tf.math.divide(x, y) + tf.truediv(y, x)",
     "tf.where(x > 0, x, y)",
     "tf.cond(tf.reduce_sum(x) > 0, lambda: x, lambda: y)",

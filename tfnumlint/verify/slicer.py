@@ -42,6 +42,11 @@ _CMPOPS = {
 _DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "int32", "int64", "bool"})
 _SOURCES = frozenset({"placeholder", "variable", "random", "keras_input"})
 MAX_NODES = 200
+NUMERIC_CONSTANTS = {
+    (module, name): value
+    for module in ("numpy", "math")
+    for name, value in (("inf", math.inf), ("pi", math.pi), ("e", math.e))
+}
 MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
 MAX_DEPTH = 40
 SATURATING = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
@@ -219,6 +224,11 @@ class Slicer:
 
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int, depth: int) -> dict:
         ev = self.ctx.ev
+        if isinstance(node.value, cst.Name):  # np.inf, math.pi: a number, not an input
+            module = self.ctx.info.imports.aliases.get(node.value.value)
+            number = NUMERIC_CONSTANTS.get((module or "", node.attr.value))
+            if number is not None:
+                return {"k": "const", "v": jfloat(number)}
         binding = _self_binding(node, scope, order)
         if binding is not None and binding.value is not None:
             value = ev.value(binding.value, binding.scope, binding.at)
