@@ -1,4 +1,5 @@
-"""Measure the verifier: TF import time, then median/p95 seconds per probe (in one worker).
+"""Measure the verifier: TF import time, then median/p95 seconds per probe (in one worker),
+on the probes the real slicer emits for ``examples/`` and the rule docs' Examples.
 
 Run: python benchmarks/verify_speed.py
 """
@@ -14,65 +15,31 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "verify"))
 
-from probe_helpers import binop, call, cmp, const, expr, free, inp, prob, seed_loss  # noqa: E402
-
+from tfnumlint.engine import LintOptions, lint_source  # noqa: E402
 from tfnumlint.model import Finding  # noqa: E402
+from tfnumlint.ruledocs import all_docs  # noqa: E402
 from tfnumlint.rules import Settings  # noqa: E402
+from tfnumlint.source import Source, read_source  # noqa: E402
 from tfnumlint.verify import runner  # noqa: E402
 
 
-def sample_probes() -> list[dict]:
-    """A spread of probes like the slicer emits: the seed loss, every rule family."""
-    target, loss = seed_loss()
-    dist = call("reduce_sum", call("square", binop("-", inp("a"), inp("b"))))
-    pos = cmp(">", inp("x"), const(0))
-    clip = call("clip_by_value", inp("p"), const(1e-7), const(1 - 1e-7))
-    return [
-        expr("TNL102", target, [free("z"), free("p")], loss=loss, eps=1e-10),
-        expr("TNL101", call("log", inp("p")), [prob("p")]),
-        expr("TNL101", call("log", clip), [prob("p")]),
-        expr(
-            "TNL201",
-            binop("/", inp("x"), call("maximum", inp("d"), const(1e-6))),
-            [free("x"), free("d")],
-        ),
-        expr("TNL202", call("sqrt", dist), [free("a"), free("b")]),
-        expr("TNL202", call("sqrt", binop("+", dist, const(1e-12))), [free("a"), free("b")]),
-        expr("TNL203", call("norm", binop("-", inp("a"), inp("b"))), [free("a"), free("b")]),
-        expr("TNL205", call("acos", inp("c")), [free("c", -1.0, 1.0)]),
-        expr("TNL301", call("exp", inp("x")), [free("x")]),
-        expr("TNL302", call("where", pos, call("log", inp("x")), const(0.0)), [free("x")]),
-        expr(
-            "TNL302",
-            call("where", pos, call("log", call("where", pos, inp("x"), const(1.0))), const(0.0)),
-            [free("x")],
-        ),
-        expr(
-            "TNL401",
-            binop("-", binop("+", const(1e-10), const(1)), inp("p")),
-            [prob("p")],
-            eps=1e-10,
-        ),
-        expr(
-            "TNL402",
-            call("log", binop("+", inp("x"), const(1e-8))),
-            [free("x", 0.0)],
-            eps=1e-8,
-            dtype="float16",
-        ),
-        expr("TNL105", call("log", binop("+", const(1), inp("x"))), [free("x")]),
-        expr("TNL106", call("log", call("reduce_sum", call("exp", inp("x")))), [free("x")]),
-    ]
+def sample_findings() -> list[Finding]:
+    """The findings of ``examples/`` and of every rule doc's Example, with the probes the
+    real slicer emits for them: every rule family, as users meet them."""
+    options = LintOptions(codes=frozenset(all_docs()), slice_probes=True)
+    sources = [read_source(p, str(p)) for p in sorted((ROOT / "examples").glob("*.py"))]
+    found = [f for s in sources for f in lint_source(s, options).findings]
+    for code, doc in sorted(all_docs().items()):
+        text = doc.code_block("Example")
+        if not text:
+            continue
+        found += lint_source(Source(f"doc_{code}.py", text, text.encode()), options).findings
+    return [f for f in found if f.probe is not None]
 
 
 def main() -> None:
-    probes = sample_probes() * 3
-    fs = [
-        Finding("m.py", i, 1, i, 2, p["rule"], "x", "error", "m", probe=p)
-        for i, p in enumerate(probes)
-    ]
+    fs = sample_findings()
     with tempfile.TemporaryDirectory() as d:
         start = time.perf_counter()
         worker = runner.Worker.start()

@@ -630,7 +630,9 @@ def test_proof_shows_symptom_gone_and_values_equal():
         jobs.append(proof.build_job(ctx, positions, hit, plan))
     # a broken "rewrite" (the original itself) must fail: the symptom is still there
     broken = dict(jobs[0], new=jobs[0]["orig"])
-    results = proof.run_worker([*jobs, broken])
+    from tfnumlint.verify.runner import run_proofs
+
+    results = run_proofs([*jobs, broken], None)
     assert results[0]["verdict"] == "safe" and results[0]["symptom_points"] > 0, results[0]
     assert results[1]["verdict"] == "safe" and results[1]["compared"] > 0, results[1]
     assert results[2]["verdict"] in ("safe", "unsafe") and results[2]["symptom_points"] > 0, (
@@ -693,3 +695,235 @@ def test_without_tensorflow_nothing_is_applied(tmp_path):
     )
     assert target.read_text() == before
     assert "TensorFlow is not installed: fixes cannot be proven" in proc.stdout + proc.stderr
+
+
+# -- the TF1 tutorial loss and its variants: confirmed, and fixed without changing the loss ---------
+LOSSES = {
+    "tf1_reduction_indices": (
+        """
+        import tensorflow.compat.v1 as tf
+
+
+        def cost(y, logits):
+            pred = tf.nn.softmax(logits)
+            return tf.reduce_mean(-tf.reduce_sum(y * tf.log(pred), reduction_indices=1))
+        """,
+        (4, 5),
+    ),
+    "tf1_keep_dims": (
+        """
+        import tensorflow.compat.v1 as tf
+
+
+        def cost(y, logits):
+            pred = tf.nn.softmax(logits)
+            return tf.reduce_mean(-tf.reduce_sum(y * tf.log(pred), axis=1, keep_dims=True))
+        """,
+        (4, 5),
+    ),
+    "axis_none": (
+        """
+        import tensorflow as tf
+
+
+        def cost(y, logits):
+            pred = tf.nn.softmax(logits)
+            return tf.reduce_mean(-tf.reduce_sum(y * tf.math.log(pred), axis=None))
+        """,
+        (4, 5),
+    ),
+    "keras_backend": (
+        """
+        from tensorflow.keras import backend as K
+
+
+        def cost(y, z):
+            return K.mean(-K.sum(y * K.log(K.softmax(z)), axis=-1))
+        """,
+        (4, 5),
+    ),
+    "rank3_softmax_axis1": (
+        """
+        import tensorflow as tf
+
+
+        def cost(y, z):
+            p = tf.nn.softmax(z, axis=1)
+            return tf.reduce_mean(-tf.reduce_sum(y * tf.math.log(p), axis=1))
+        """,
+        (2, 4, 3),
+    ),
+}
+
+
+def _loss_values(text: str, shape: tuple[int, ...], seed: int):
+    """The file's ``cost`` on random one-hot labels and logits, run by TensorFlow (test code
+    executing the known snippet, never user code)."""
+    tf = pytest.importorskip("tensorflow")
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    classes_axis = 1
+    labels = rng.integers(0, shape[classes_axis], size=shape[:1] + shape[2:])
+    y = np.moveaxis(np.eye(shape[classes_axis])[labels], -1, classes_axis).astype(np.float32)
+    logits = rng.normal(0, 3, size=shape).astype(np.float32)
+    namespace: dict = {}
+    exec(compile(text, "<fixed>", "exec"), namespace)
+    return np.asarray(namespace["cost"](tf.constant(y), tf.constant(logits)))
+
+
+@pytest.fixture(scope="module")
+def fixed_losses(tmp_path_factory):
+    root = tmp_path_factory.mktemp("losses")
+    for name, (text, _shape) in LOSSES.items():
+        (root / f"{name}.py").write_text(textwrap.dedent(text))
+    env = {"TFNUMLINT_CACHE_DIR": str(root / ".cache")}
+    report = json.loads(run_cli("--format", "json", "--exit-zero", ".", cwd=root, env=env).stdout)
+    safe_root = root / "safe"
+    shutil.copytree(root, safe_root, ignore=shutil.ignore_patterns(".cache"))
+    run_cli("--fix", "--exit-zero", ".", cwd=safe_root, env=env)
+    unsafe_root = root / "unsafe"
+    shutil.copytree(root, unsafe_root, ignore=shutil.ignore_patterns(".cache", "safe"))
+    run_cli("--fix", "--unsafe-fixes", "--exit-zero", ".", cwd=unsafe_root, env=env)
+    return report, {"safe": safe_root, "unsafe": unsafe_root}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_tutorial_loss_variants_are_confirmed(fixed_losses, name):
+    report, _ = fixed_losses
+    mine = [f for f in report["findings"] if f["path"].endswith(f"{name}.py")]
+    assert {f["rule"] for f in mine} >= {"TNL101", "TNL103"}, mine
+    for f in mine:
+        assert f["verification"]["status"] == "confirmed", f
+
+
+@pytest.mark.parametrize("mode", ["safe", "unsafe"])
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_fixed_tutorial_loss_computes_the_same_loss(fixed_losses, name, mode):
+    """A fix must never turn a per-example loss into a sum over the batch (or change it at all
+    on ordinary data): the original and the fixed file, run by TensorFlow on random data."""
+    import numpy as np
+
+    _, roots = fixed_losses
+    original, shape = textwrap.dedent(LOSSES[name][0]), LOSSES[name][1]
+    fixed = (roots[mode] / f"{name}.py").read_text()
+    assert fixed != original, "no fix was applied"
+    assert "tf.log(" not in fixed and "K.log(K.softmax" not in fixed and "math.log(p)" not in fixed
+    for seed in range(3):
+        want = _loss_values(original, shape, seed)
+        got = _loss_values(fixed, shape, seed)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def _sum_over_batch_jobs():
+    """The old "safe, proven" rewrite of the TF1 loss, as a proof job: the per-example loss
+    -reduce_sum(y * log(softmax(z)), axis=1) against reduce_sum(xent(y, z))."""
+    y, z = {"k": "input", "name": "y"}, {"k": "input", "name": "z"}
+    xent = {"k": "call", "op": "softmax_xent", "args": [], "kw": {"labels": y, "logits": z}}
+    log_p = {
+        "k": "call",
+        "op": "log",
+        "args": [{"k": "call", "op": "softmax", "args": [z], "kw": {}}],
+        "kw": {},
+    }
+    per_example = {
+        "k": "neg",
+        "x": {
+            "k": "call",
+            "op": "reduce_sum",
+            "args": [{"k": "bin", "op": "*", "l": y, "r": log_p}],
+            "kw": {"axis": {"k": "const", "v": 1}},
+        },
+    }
+    inputs = [
+        {"name": "y", "producer": "param", "lo": 0.0, "hi": 1.0, "prob": False, "role": "value"},
+        {"name": "z", "producer": "logits", "lo": "-inf", "hi": "inf", "prob": False},
+    ]
+    base = {"rule": "TNL103", "dtype": "float32", "inputs": inputs, "orig": per_example}
+    summed = {"k": "call", "op": "reduce_sum", "args": [xent], "kw": {}}
+    mean = {"k": "call", "op": "reduce_mean", "args": [per_example], "kw": {}}
+    return {
+        "sum over the batch": dict(base, new=summed),
+        "mean of the sum": dict(base, orig=mean, new={**mean, "args": [summed]}),
+        "per example": dict(base, new=xent),
+    }
+
+
+def test_proof_rejects_a_rewrite_that_sums_the_batch():
+    pytest.importorskip("tensorflow")
+    from tfnumlint.verify.runner import run_proofs
+
+    jobs = _sum_over_batch_jobs()
+    results = dict(zip(jobs, run_proofs(list(jobs.values()), None), strict=True))
+    assert results["sum over the batch"]["verdict"] == "failed", results
+    assert "shape changed" in results["sum over the batch"]["detail"]
+    assert results["mean of the sum"]["verdict"] == "failed", results
+    assert "ordinary inputs" in results["mean of the sum"]["detail"]
+    assert results["per example"]["verdict"] == "safe", results
+    assert results["per example"]["shape"][:2] == [4, 3]  # batch >= 2, classes >= 3
+
+
+NOT_TF = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    def steps(batch, t):
+        return int(len(batch) / t)
+
+
+    def np_normalise(x):
+        return np.sum(x) / np.linalg.norm(x)
+
+
+    def ratio(n, d):
+        return float(n) / max(d, 1)
+"""
+
+GUARDED = """
+    import tensorflow as tf
+
+
+    def where_guarded(n, d):
+        d = tf.reduce_sum(tf.square(d), axis=-1)
+        return tf.where(d > 0, n / d, tf.zeros_like(n))
+
+
+    def mask_guarded(v, w):
+        w_norm = tf.norm(w, axis=-1)
+        mask = tf.cast(tf.greater(w_norm, 0), tf.float32)
+        return mask * v / w_norm
+"""
+
+
+@pytest.mark.parametrize("text", [NOT_TF, GUARDED], ids=["numpy-and-python", "guarded"])
+def test_no_rewrite_of_python_arithmetic_or_of_a_guarded_division(text):
+    rules = {"TNL201", "TNL202", "TNL203"}
+    assert fx(text, rules, unsafe=True) == textwrap.dedent(text)
+
+
+def test_an_unguarded_division_is_still_fixed():
+    """The guard checks above are not a blanket refusal: the same division, unguarded."""
+    text = """
+        import tensorflow as tf
+
+
+        def plain(v, w):
+            return v / tf.norm(w, axis=-1)
+    """
+    assert "divide_no_nan" in fx(text, {"TNL201"}, unsafe=True)
+
+
+def test_a_second_diff_is_served_from_the_cache(tmp_path):
+    """Verdicts and proofs are cached: the second --diff of unchanged code gives the same
+    diff while every worker request would crash (so none is made, and TF is not imported)."""
+    (tmp_path / "loss.py").write_text(textwrap.dedent(LOSSES["keras_backend"][0]))
+    env = {"TFNUMLINT_CACHE_DIR": str(tmp_path / ".cache")}
+    first = run_cli("--diff", ".", cwd=tmp_path, env=env)
+    assert "softmax_cross_entropy_with_logits" in first.stdout, first.stderr
+    crash = {**env, "TFNUMLINT_TEST_FAULT": "crash:TNL103"}
+    crash_all = [dict(crash, TFNUMLINT_TEST_FAULT=f"crash:{c}") for c in ("TNL101", "TNL103")]
+    for e in crash_all:
+        again = run_cli("--diff", ".", cwd=tmp_path, env=e)
+        assert again.stdout == first.stdout, again.stderr

@@ -406,6 +406,7 @@ def run(argv: list[str] | None) -> int:
                 unsafe=args.unsafe_fixes,
                 show_diff=args.diff,
                 options=options,
+                cache_dir=cache_dir,
             )
         if args.diff:
             _emit(args, text)

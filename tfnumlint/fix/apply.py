@@ -1,8 +1,8 @@
 """``--fix`` / ``--diff``: plan, prove and apply rewrites, ruff style.
 
 For every file with fixable findings: parse with libcst, re-run the checks that fired, build a
-rewrite per hit (:mod:`.rewrites`), prove it (:mod:`.proof`, one TensorFlow subprocess per
-pass), then apply the non-overlapping proven fixes, drop assignments the rewrite made dead,
+rewrite per hit (:mod:`.rewrites`), prove it (:mod:`.proof` builds the job; the verification
+worker evaluates it, and the verdict is cached like a finding's), then apply the non-overlapping proven fixes, drop assignments the rewrite made dead,
 add ``import tensorflow as tf`` only when the file has no TensorFlow alias, and re-lint.  Up to
 :data:`MAX_PASSES` passes, so overlapping fixes (TNL103 around TNL102) settle; a second run
 changes nothing.
@@ -304,16 +304,22 @@ def _finding_key(f: Finding) -> tuple:
 
 
 class _Prover:
-    def __init__(self) -> None:
+    """Proofs go to the verification worker; results are cached on disk like verdicts (and
+    in memory across the passes of one run)."""
+
+    def __init__(self, cache_dir: Path | None = None) -> None:
         self.cache: dict[str, dict] = {}
+        self.cache_dir = cache_dir
 
     def run(self, jobs: list[dict | None]) -> list[dict]:
+        from ..verify.runner import run_proofs
+
         keys = [json.dumps(j, sort_keys=True) if j is not None else None for j in jobs]
         todo = {
             k: j for k, j in zip(keys, jobs, strict=True) if k is not None and k not in self.cache
         }
         if todo:
-            results = proofs.run_worker(list(todo.values()))
+            results = run_proofs(list(todo.values()), self.cache_dir)
             for k, r in zip(todo, results, strict=True):
                 self.cache[k] = r
         return [
@@ -480,6 +486,7 @@ def apply_fixes(
     unsafe: bool,
     show_diff: bool,
     options: LintOptions | None = None,
+    cache_dir: Path | None = None,
 ) -> tuple[int, str]:
     """Fix the files behind ``findings``.  Returns (exit code, diff text or a notice)."""
     by_display = {c.display: c for c in candidates}
@@ -502,7 +509,7 @@ def apply_fixes(
             continue
         works.append(_Work(display, cand.path, source, source.text, fs))
     have_tf = proofs.tensorflow_available()
-    _run_passes(works, options, unsafe, _Prover().run if have_tf else None)
+    _run_passes(works, options, unsafe, _Prover(cache_dir).run if have_tf else None)
 
     # attach the first-pass fix to each finding (JSON `fix`)
     for work in works:

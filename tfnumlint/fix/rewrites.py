@@ -22,6 +22,8 @@ import libcst as cst
 from ..analysis.module import Binding, Scope, Site, parent_map
 from ..rules import Context, Hit
 from ..rules.common import additive_terms, first_arg, split_eps, underflows
+from ..verify.signatures import bind
+from .guards import guarded, has_tf_provenance, result_tested
 
 # canonical op -> (path under the tensorflow module, Keras-backend name or None)
 API: dict[str, tuple[str, str | None]] = {
@@ -306,7 +308,7 @@ def trace_prob(ctx: Context, node: cst.BaseExpression, site: Site) -> Prob | Non
     z = first_arg(cur, "x", "logits", "features")
     if z is None or any(a.star for a in cur.args):
         return None
-    axis = ctx.arg(cur, 1, "axis", "dim") if op == "softmax" else None
+    axis = bind(op, cur).params.get("axis") if op == "softmax" else None
     return Prob(
         op,
         complement,
@@ -590,21 +592,27 @@ def _match_xent(ctx: Context, node: cst.BaseExpression, site: Site):
             ir, folds = sub
             return _wrap_reduce(ctx, inner, op, ir, sign, site), folds
         s, xent, scale, folds, shape = res
-        axis = ctx.arg(inner, 1, "axis")
-        keepdims = ctx.arg(inner, 2, "keepdims")
+        reduced = reduce_args(ctx, inner)
+        if reduced is None:
+            return None
+        axis, keepdims = reduced
         if shape != "elementwise":  # softmax: the class axis is summed by the fused op
             if op != "reduce_sum" or keepdims is not None:
                 return None
             soft_axis = shape[1]
             soft_axis_code = _code(ctx, soft_axis.node) if soft_axis is not None else "-1"
             if axis is not None:
-                if _code(ctx, axis) != soft_axis_code or soft_axis_code not in ("-1",):
+                # the sum runs over the softmax's own axis (the same literal): the fused op
+                # computes it per example; any other axis is a different quantity
+                if _code(ctx, axis) != soft_axis_code or not _int_literal(soft_axis_code):
                     return None
+                if soft_axis_code != "-1" and soft_axis is not None:
+                    xent = Call(xent.op, xent.args, [*xent.kw, ("axis", soft_axis)])
                 ir = xent
             else:
                 if soft_axis_code != "-1":
                     return None
-                ir = Call("reduce_sum", [xent])
+                ir = Call("reduce_sum", [xent])  # every axis: the per-example losses, summed
         else:
             ir = _wrap_reduce(ctx, inner, op, xent, 1, site)
         return _signed(ir, s * sign, scale), folds
@@ -615,6 +623,10 @@ def _match_xent(ctx: Context, node: cst.BaseExpression, site: Site):
     if shape != "elementwise":
         return None
     return _signed(xent, s * sign, scale), folds
+
+
+def _int_literal(code: str) -> bool:
+    return code.lstrip("-").isdigit()
 
 
 def _wrap_reduce(ctx: Context, call: cst.Call, op: str, ir, sign: int, site: Site):
@@ -719,10 +731,21 @@ def fix_tnl105(ctx: Context, hit: Hit) -> Plan | None:
     return None
 
 
+def reduce_args(ctx: Context, call: cst.Call):
+    """(axis, keepdims) of a reduction in any spelling (``reduction_indices=``, ``keep_dims=``,
+    positional, Keras backend), or None when the call has an argument we do not model."""
+    op = ctx.op(call)
+    if op is None:
+        return None
+    bound = bind(op, call)
+    if bound.unknown:
+        return None
+    return bound.params.get("axis"), bound.params.get("keepdims")
+
+
 def _reduce_kw(ctx: Context, call: cst.Call, scope: Scope, order: int):
     kw = []
-    axis = ctx.arg(call, 1, "axis")
-    keepdims = ctx.arg(call, 2, "keepdims")
+    axis, keepdims = reduce_args(ctx, call) or (None, None)
     if axis is not None:
         kw.append(("axis", Src(axis, scope, order)))
     if keepdims is not None:
@@ -750,6 +773,8 @@ def fix_tnl106(ctx: Context, hit: Hit) -> Plan | None:
     if inner is None:
         return None
     src = Src(inner, escope, eorder)
+    if reduce_args(ctx, s_node) is None:
+        return None
     kw = _reduce_kw(ctx, s_node, scope, order)
     if not movable(ctx, src, site) or not all(movable(ctx, v, site) for _, v in kw):
         return None
@@ -783,8 +808,7 @@ def fix_tnl301(ctx: Context, hit: Hit) -> Plan | None:
     for n in (nname, dname):
         if n and n not in folds:
             folds.append(n)
-    axis = ctx.arg(den, 1, "axis")
-    keepdims = ctx.arg(den, 2, "keepdims")
+    axis, keepdims = reduce_args(ctx, den) or (None, None)
     if axis is None or keepdims is None or ctx.code(keepdims).strip() != "True":
         return None
     x = first_arg(num, "x")
@@ -804,6 +828,8 @@ def fix_tnl201(ctx: Context, hit: Hit) -> Plan | None:
         num, den = ctx.arg(node, 0, "x"), ctx.arg(node, 1, "y")
     if num is None or den is None:
         return None
+    if not has_tf_provenance(ctx, site, num, den) or guarded(ctx, site, node, num, den):
+        return None  # Python/numpy arithmetic, or a guard that already handles d == 0
     new = Call("divide_no_nan", [_here(num, site), _here(den, site)])
     return Plan(
         "TNL201",
@@ -821,6 +847,8 @@ def fix_tnl202(ctx: Context, hit: Hit) -> Plan | None:
         return None
     rest, eps = split_eps(ctx, x, site)
     inner = rest if eps is not None else x
+    if result_tested(ctx, site):
+        return None  # the code tests the result against 0 later: a clamp defeats that guard
     return Plan(
         "TNL202",
         "unsafe",
@@ -835,12 +863,22 @@ def fix_tnl203(ctx: Context, hit: Hit) -> Plan | None:
     x = first_arg(call, "tensor", "input_tensor", "x")
     if x is None or e is None or any(a.star for a in call.args):
         return None
+    if result_tested(ctx, site):
+        return None  # the code tests the norm against 0 later: a clamp defeats that guard
     op = ctx.op(call)
     kw = []
-    if op == "norm":
-        axis, keepdims = ctx.arg(call, 2, "axis"), ctx.arg(call, 3, "keepdims")
-    else:
-        axis, keepdims = ctx.arg(call, 1, "axis"), ctx.arg(call, 2, "keepdims")
+    bound = bind(op or "", call)
+    if op is None or bound.unknown:
+        return None
+    ord_ = bound.params.get("ord")
+    if ord_ is not None and ctx.code(ord_).strip() not in (
+        "2",
+        "2.0",
+        "'euclidean'",
+        '"euclidean"',
+    ):
+        return None  # another norm: the safe Euclidean form would change its value
+    axis, keepdims = bound.params.get("axis"), bound.params.get("keepdims")
     if op == "norm" and axis is not None and isinstance(axis, (cst.Tuple, cst.List)):
         return None  # matrix norms: not the Euclidean norm of a vector
     if axis is not None:

@@ -1,5 +1,8 @@
 """Dynamic verification of findings: slice, trace into a TF graph, probe boundary inputs.
 
-``runner`` (the parent side) never imports TensorFlow; ``worker`` runs in a subprocess and
-imports ``trace``, ``intervals``, ``probing`` and ``training``, which do.
+Static side (never imports TensorFlow): ``slicer`` (a finding -> a probe tree), ``signatures``
+(every spelling of an op's arguments -> one canonical form), ``contract`` (the allow-list) and
+``runner`` (cache, worker process, verdicts and fix proofs).  Worker side, loaded only by the
+``worker`` subprocess: ``trace`` (tree -> TF ops), ``intervals``, ``probing`` (verdicts),
+``proving`` (fix proofs, same evaluator) and ``training``.
 """

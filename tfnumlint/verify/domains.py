@@ -146,13 +146,13 @@ def _pf(v: Any) -> float:
 
 
 def sanitize(code: str) -> str:
-    """The label the slicer gives an input for this code (see ``Slicer._input``)."""
-    base = re.sub(r"\W+", "_", code).strip("_")[:32] or "x"
-    return "x_" + base if base[0].isdigit() else base
+    """The label the slicer gives an input for this code: the user's text, white space folded
+    (see ``Slicer._input``; a repeated label gets a `` (2)`` suffix)."""
+    return " ".join(code.split()) or "x"
 
 
 def tokens(name: str) -> list[str]:
-    return [t for t in re.split(r"_+|(?<=[a-z])(?=[A-Z])", name) if t]
+    return [t for t in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if t]
 
 
 # ---------------------------------------------------------------- static side
@@ -160,10 +160,11 @@ def tokens(name: str) -> list[str]:
 
 def name_domain(name: str) -> Domain | None:
     """Weak domain from the last meaningful word of an input's name."""
-    if name.lower() in CONSTANT_NAMES:
-        value = CONSTANT_NAMES[name.lower()]
+    key = re.sub(r"\W+", "_", name).strip("_")  # `np.pi` -> np_pi, `self.rate` -> self_rate
+    if key.lower() in CONSTANT_NAMES:
+        value = CONSTANT_NAMES[key.lower()]
         return Domain(name, value, value, False, f"by its name (`{name}`)", strong=False)
-    cast = _CAST_LITERAL.match(name)
+    cast = _CAST_LITERAL.match(key)
     if cast:
         value = float(f"{cast.group(1)}.{cast.group(2) or 0}")
         return Domain(name, value, value, False, f"it is the literal {value:g} cast", strong=True)
@@ -370,7 +371,7 @@ def shifted_slice_relations(ctx, node: cst.CSTNode, site, names: set[str]) -> li
         a, b = _labels(ctx, left, names), _labels(ctx, right, names)
         if sanitize(ctx.code(left)) == sanitize(ctx.code(right)):
             base = sanitize(ctx.code(left))  # the slicer numbers repeated labels in order
-            a, b = (base, f"{base}_2") if {base, f"{base}_2"} <= names else (None, None)
+            a, b = (base, f"{base} (2)") if {base, f"{base} (2)"} <= names else (None, None)
         if not (a and b):
             continue
         why = _sorted_base(ctx, left.value, site)
@@ -394,7 +395,7 @@ def repeated_reads(ctx, statement: cst.CSTNode, names: list[str]) -> list[Relati
         stack.extend(n.children)
     out = []
     for name in names:
-        m = re.fullmatch(r"(.+)_(\d+)", name)
+        m = re.fullmatch(r"(.+) \((\d+)\)", name)
         if m and m.group(1) in plain and m.group(1) in names:
             out.append(Relation(name, "==", m.group(1), "the same value, read twice", True))
     return out
@@ -434,7 +435,7 @@ def stop_gradient_copies(ctx, site, names: list[str]) -> list[Relation]:
 def _labels(ctx, node, names: set[str]) -> str | None:
     """The input name the slicer gave ``node`` (it de-duplicates with _2, _3 suffixes)."""
     base = sanitize(ctx.code(node))
-    taken = [n for n in names if n == base or re.fullmatch(re.escape(base) + r"_\d+", n)]
+    taken = [n for n in names if n == base or re.fullmatch(re.escape(base) + r" \(\d+\)", n)]
     return taken[0] if len(taken) == 1 else None
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from ..rules.recipes import recipe_for
 from . import domains, trace
 from . import intervals as iv
 from .trace import UnsupportedProbe, format_number
@@ -27,31 +28,12 @@ MAX_POINTS = 4096
 LOGIT_POINTS = (0.0, -100.0, 100.0, -17.0, 17.0, -30.0, 30.0, -90.0, 90.0, -104.0, 104.0)
 LOGIT_POINTS += (-1e4, 1e4, -5.0, 5.0, -1.0, 1.0)
 SMALL_POINTS = (1e-8, -1e-8, 1e-6, 1e-4, 1e-3)
-RANGE_RULES = frozenset(
-    # TNL103 is not here: with an epsilon inside the log its input is never 0, yet the
-    # hand-written cross-entropy still dies at saturation; only probing shows that.
-    {"TNL101", "TNL104", "TNL106", "TNL201", "TNL202", "TNL203", "TNL204"}
-    | {"TNL205", "TNL206", "TNL301", "TNL302"}
-)
-PREFERRED: dict[str, tuple[str, ...]] = {
-    "TNL101": ("inf-value", "nan-value", "inf-gradient", "nan-gradient", "exploding-gradient"),
-    "TNL102": ("dead-gradient", "exploding-gradient", "inf-value", "nan-value", "nan-gradient"),
-    "TNL103": ("inf-value", "nan-value", "dead-gradient", "exploding-gradient", "nan-gradient"),
-    "TNL104": ("nan-value", "inf-value", "nan-gradient", "inf-gradient"),
-    "TNL106": ("inf-value", "nan-value", "nan-gradient"),
-    "TNL201": ("inf-value", "nan-value", "inf-gradient", "nan-gradient", "exploding-gradient"),
-    "TNL202": ("nan-gradient", "inf-gradient", "nan-value"),
-    "TNL203": ("nan-gradient", "inf-gradient", "nan-value"),
-    "TNL204": ("nan-value", "nan-gradient", "inf-gradient", "inf-value"),
-    "TNL205": ("inf-gradient", "nan-gradient", "nan-value"),
-    "TNL206": ("inf-value", "nan-value", "inf-gradient", "nan-gradient"),
-    "TNL301": ("inf-value", "nan-value", "inf-gradient", "nan-gradient"),
-    "TNL302": ("nan-gradient", "inf-gradient"),
-    "TNL404": ("inf-value", "nan-value", "inf-gradient", "nan-gradient"),
-}
 GENERIC = ("nan-value", "inf-value", "nan-gradient", "inf-gradient")
-ONLY_PREFERRED = frozenset({"TNL302"})
-EXTREME_OK = frozenset({"TNL404", "TNL301", "TNL106"})
+
+
+def recipe(probe: dict[str, Any]) -> dict[str, Any]:
+    """How to check this probe: carried in it; older probes name their rule instead."""
+    return probe.get("recipe") or recipe_for(probe.get("rule")).as_probe()
 
 
 # ---------------------------------------------------------------- program
@@ -81,6 +63,7 @@ class Program:
     has_loss: bool
     ops: set[str]
     make_traced: Any = None  # builds the traced function with the climb objective, on demand
+    rank: int = 2  # user rank of every input: [1, ..., 1, K]
     _traced: Any = None
 
     def traced(self) -> Any:
@@ -134,34 +117,41 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
         ops |= loss_ops
     eps = probe.get("eps")
     noeps_code = None
-    if extras and probe.get("rule") == "TNL401" and eps is not None:
+    if extras and recipe(probe)["check"] == "absorption" and eps is not None:
         noeps_code, _ = trace.compile_tree(
             without_eps(target_tree, trace.parse_float(eps)), ids, path, line
         )
     k = 2 if ops & trace.SOFTMAX_OPS else 1
+    rank = user_rank(target_tree, loss_tree)
     logits = trace.logit_inputs(target_tree) | trace.logit_inputs(loss_tree)
     logits |= {i.name for i in inputs if i.prob}
+
+    batched: dict[str, bool] = {}  # per output: does it carry the point axis (set while tracing)
 
     def make_body(grads: bool):
         def body(*xs: tf.Tensor) -> dict[str, tf.Tensor]:
             with tf.GradientTape(persistent=True) as tape:
                 tape.watch(xs)
-                values = {}
+                values: dict[str, Any] = {"dtype_same": tf_dtype}
                 for spec, x in zip(inputs, xs, strict=True):
                     values[spec.ident] = tf.math.sigmoid(x) if spec.prob else x
                 with tf.name_scope("target"):
                     target = trace.evaluate(target_code, values)
-                target = tf.cast(tf.convert_to_tensor(target), tf_dtype)
+                target = per_point(
+                    tf.cast(tf.convert_to_tensor(target), tf_dtype), xs, batched, "t"
+                )
                 objective = climb_objective(path)
                 if loss_code is not None:
                     with tf.name_scope("loss"):
                         loss = tf.cast(
                             tf.convert_to_tensor(trace.evaluate(loss_code, values)), tf_dtype
                         )
+                    loss = per_point(loss, xs, batched, "l")
                 else:
                     loss = target
                 t_sum, l_sum = tf.reduce_sum(target), tf.reduce_sum(loss)
-            check_batched(target, loss)
+            if xs:  # with no input at all, the one point is the whole batch
+                check_batched(target, loss)
             out = {"t": target, "l": per_row(loss)}
             if not grads:
                 return out
@@ -183,14 +173,23 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
 
         return body
 
-    specs = [tf.TensorSpec([None, 1, k], tf_dtype, name=i.ident) for i in inputs]
+    specs = [tf.TensorSpec([None, *[1] * (rank - 1), k], tf_dtype, name=i.ident) for i in inputs]
     # The forward graph alone is cheap to trace (~9 ms) and is all the interval analysis and
     # the source mapping need; values and gradients at the points run eagerly.  Tracing the
     # gradient graph too costs ~45 ms, so that is done only if the gradient climb needs it.
     forward = tf.function(make_body(False), autograph=False).get_concrete_function(*specs)
     if not grads:
         return Program(
-            probe, dtype, inputs, k, forward, forward.graph, logits, loss_code is not None, ops
+            probe,
+            dtype,
+            inputs,
+            k,
+            forward,
+            forward.graph,
+            logits,
+            loss_code is not None,
+            ops,
+            rank=rank,
         )
     full = make_body(True)
 
@@ -198,7 +197,45 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
         return tf.function(full, autograph=False).get_concrete_function(*specs)
 
     return Program(probe, dtype, inputs, k, full, forward.graph, logits, loss_code is not None, ops,
-                   make_traced=traced)  # fmt: skip
+                   make_traced=traced, rank=rank)  # fmt: skip
+
+
+def per_point(t: tf.Tensor, xs: tuple, batched: dict[str, bool], key: str) -> tf.Tensor:
+    """An output that does not depend on any input (``exp(1.0) - 1``) has no point axis:
+    give it one, the same value at every point.  Decided while tracing, where the point axis
+    is the only unknown dimension; the eager run repeats the decision."""
+    if not tf.executing_eagerly():
+        batched[key] = t.shape.rank is not None and t.shape.rank >= 1 and t.shape[0] is None
+    if batched.get(key, True):
+        return t
+    n = tf.shape(xs[0])[:1] if xs else tf.constant([1])
+    return tf.broadcast_to(t, tf.concat([n, tf.shape(t)], 0))
+
+
+def user_rank(*trees: Any) -> int:
+    """The rank each input gets: 2 ([1, K]), or more when an axis the code names needs it."""
+    rank = 2
+    for node in trace.walk(list(trees)):
+        if node.get("k") != "call":
+            continue
+        names = trace.PARAM_NAMES.get(str(node.get("op")), ())
+        given = dict(zip(names, node.get("args") or [], strict=False))
+        given.update(node.get("kw") or {})
+        for axis in _literal_ints(given.get("axis")):
+            rank = max(rank, axis + 1 if axis >= 0 else -axis)
+    return min(rank, 6)
+
+
+def _literal_ints(tree: Any) -> list[int]:
+    if not isinstance(tree, dict):
+        return []
+    if tree.get("k") == "const":
+        return [int(trace.parse_float(tree["v"]))]
+    if tree.get("k") == "neg":
+        return [-i for i in _literal_ints(tree["x"])]
+    if tree.get("k") == "tuple":
+        return [i for t in tree["items"] for i in _literal_ints(t)]
+    return []
 
 
 def zero_if_none(g: tf.Tensor | None, like: tf.Tensor) -> tf.Tensor:
@@ -229,7 +266,8 @@ def climb_objective(path: str) -> tf.Tensor | None:
     terms = []
     for op in trace.unsafe_ops(graph, path, "target/"):
         u = _danger_distance(op)
-        if u is not None:
+        # an unsafe op on constants (exp(1.0)) has no point axis and nothing to climb
+        if u is not None and u.shape.rank and u.shape[0] is None:
             terms.append(per_row(tf.cast(u, tf.float32)))
     if not terms:
         return None
@@ -322,12 +360,13 @@ def to_batch(program: Program, rows: np.ndarray) -> list[tf.Tensor]:
     n = rows.shape[0]
     for j, spec in enumerate(program.inputs):
         col = rows[:, j]
-        arr = np.zeros((n, 1, program.k), dtype=np.float64)
-        arr[:, 0, 0] = col
+        arr = np.zeros((n, program.k), dtype=np.float64)
+        arr[:, 0] = col
         if program.k > 1 and not spec.prob:
-            arr[:, 0, 1:] = 0.0  # softmax-family probes: [v, 0] against a reference logit
+            arr[:, 1:] = 0.0  # softmax-family probes: [v, 0] against a reference logit
         elif program.k > 1:
-            arr[:, 0, 1:] = col[:, None]
+            arr[:, 1:] = col[:, None]
+        arr = arr.reshape((n, *[1] * (program.rank - 1), program.k))
         tensors.append(tf.constant(arr.astype(iv.np_dtype(program.dtype))))
     return tensors
 
@@ -379,7 +418,7 @@ def masks(
         "dead-gradient": dead_mask(program, rows, res),
     }
     normal = ~extreme_rows(program, rows)
-    if program.probe.get("rule") not in EXTREME_OK:
+    if not recipe(program.probe)["extreme_ok"]:
         out = {k: v & normal for k, v in out.items()}
     return out
 
@@ -430,11 +469,11 @@ def find_symptom(
     program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float
 ) -> Witness | None:
     """The first row (in candidate order) showing the rule's preferred symptom."""
-    rule = str(program.probe.get("rule"))
-    if rule == "TNL401":
+    how = recipe(program.probe)
+    if how["check"] == "absorption":
         return absorbed(program, rows, res)
     m = masks(program, rows, res, thr)
-    order = PREFERRED.get(rule, ()) + (() if rule in ONLY_PREFERRED else GENERIC)
+    order = tuple(how["symptoms"]) + (() if how["only_listed"] else GENERIC)
     for symptom in order:
         hits = np.flatnonzero(m[symptom])
         if hits.size:
@@ -461,27 +500,35 @@ def absorbed(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> 
 def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     """Verify one expression probe; returns a Verification-shaped dict."""
     dtype = probe_dtype(probe)
-    rule = str(probe.get("rule"))
+    how = recipe(probe)
     if probe.get("truncated"):
         return inconclusive("slice too large to verify", dtype)
-    if rule == "TNL402":
+    if how["check"] == "underflow":
         return verify_underflow(probe, dtype)
-    if rule == "TNL401" and '"k": "input"' not in json.dumps(probe.get("target")):
+    if how["check"] == "absorption" and '"k": "input"' not in json.dumps(probe.get("target")):
         return verify_constant_absorption(probe, dtype)
+    if probe.get("unsupported"):
+        return inconclusive(f"cannot verify: the slice has {probe['unsupported'][0]}", dtype)
     # One trace serves both: the interval analysis reads the forward ops of the same graph
     # the probes run on (tracing is most of a probe's cost; most findings go on to be probed).
-    program = build(probe, dtype)
-    if rule in RANGE_RULES:
+    program = build_with_fallback(probe, dtype)
+    if how["range_refutes"]:
         by_range = range_refutation(program)
         if by_range is not None:
             return by_range
-    if rule == "TNL105":
+    if how["check"] == "divergence":
         return verify_diverges(program, probe)
     rows = point_grid(program.inputs, dtype)
     names = [i.name if not i.prob else "" for i in program.inputs]
-    rows, outside = domains.split_rows(probe, names, rows)  # issue #11: input domains
+    rows, outside = domains.split_rows(probe, names, rows)  # input domains: witnesses stay inside
     if len(rows):
         res = run(program, rows)
+        if not points_independent(program, rows, res):
+            return inconclusive(
+                "no verdict: the probe points evaluated in one batch and one by one disagree "
+                "(points mixed, or TensorFlow's vectorised and scalar kernels differ there)",
+                dtype,
+            )
         found = find_symptom(program, rows, res, threshold)
         if found is not None:
             return confirmed(program, found)
@@ -502,6 +549,53 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     )
 
 
+TRACE_ERRORS = (UnsupportedProbe, tf.errors.OpError, ValueError, TypeError)
+
+
+def build_with_fallback(probe: dict[str, Any], dtype: str) -> Program:
+    """The probe with its enclosing statement, or the target alone when the statement does not
+    trace (it mixes shapes or ops the probe cannot model; the target's hazard is the same)."""
+    try:
+        return build(probe, dtype)
+    except TRACE_ERRORS:
+        if probe.get("loss") is None:
+            raise
+    return build({**probe, "loss": None}, dtype)
+
+
+INDEPENDENCE_SAMPLE = 4
+
+
+def points_independent(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> bool:
+    """Evaluate a random subset of the points one by one: each must give what it gave in the
+    batch.  A difference means the batch mixed points (one point's numerator meeting another
+    point's denominator), and any witness from it would be an artifact.  Vectorised kernels
+    round differently from scalar ones, so finite values agree to 1e-3 of their scale."""
+    if len(rows) < 2:
+        return True
+    rng = np.random.default_rng(len(rows))
+    for i in rng.choice(len(rows), size=min(INDEPENDENCE_SAMPLE, len(rows)), replace=False):
+        alone = run(program, rows[i : i + 1])
+        for key in ("t", "l"):
+            if not same_point(flat(alone[key])[0], flat(res[key])[i]):
+                return False
+    return True
+
+
+def same_point(a: np.ndarray, b: np.ndarray) -> bool:
+    """Same NaN/Inf pattern (with signs), finite values within 1e-3 of their scale."""
+    if a.shape != b.shape:
+        return False
+    inf = np.isinf(a)
+    if not (np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(inf, np.isinf(b))):
+        return False
+    if not np.array_equal(a[inf], b[inf]):
+        return False
+    fin = np.isfinite(a)
+    scale = np.maximum(1.0, np.maximum(np.abs(a[fin]), np.abs(b[fin])))
+    return bool(np.all(np.abs(a[fin] - b[fin]) <= 1e-3 * scale))
+
+
 def _constants(tree: Any) -> list[float]:
     if isinstance(tree, dict):
         if tree.get("k") == "const" and isinstance(tree.get("v"), (int, float)):
@@ -513,7 +607,7 @@ def _constants(tree: Any) -> list[float]:
 
 
 def verify_constant_absorption(probe: dict[str, Any], dtype: str) -> dict[str, Any]:
-    """TNL401 on constants alone (`1e-10 + 1`): add them in the dtype, as TensorFlow does."""
+    """An epsilon among constants alone (`1e-10 + 1`): add them in the dtype, as TF does."""
     eps = probe.get("eps")
     others = [c for c in _constants(probe.get("target")) if c != eps]
     if eps is None or not others:
@@ -593,7 +687,7 @@ def climb(
 
 
 def verify_underflow(probe: dict[str, Any], dtype: str) -> dict[str, Any]:
-    """TNL402: the epsilon rounds to 0 in the dtype; show what that does at the boundary."""
+    """An epsilon that rounds to 0 in the dtype; show what that does at the boundary."""
     eps = probe.get("eps")
     if eps is None:
         consts = [
@@ -639,7 +733,7 @@ def verify_underflow(probe: dict[str, Any], dtype: str) -> dict[str, Any]:
 
 
 def verify_diverges(program: Program, probe: dict[str, Any]) -> dict[str, Any]:
-    """TNL105: compare the dtype result with the same expression computed in float64."""
+    """A precision loss: compare the dtype result with the same expression in float64."""
     dtype = program.dtype
     exact = build({**probe, "loss": None}, "float64", extras=False)
     rows = point_grid(program.inputs, dtype)

@@ -147,7 +147,12 @@ class Worker:
     def ask(
         self, ident: int, probe: dict[str, Any], threshold: float, timeout: float
     ) -> dict[str, Any]:
-        request = json.dumps({"id": ident, "probe": probe, "threshold": threshold}) + "\n"
+        return self.request({"id": ident, "probe": probe, "threshold": threshold}, timeout)
+
+    def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send one request (a probe or a fix proof) and wait for its answer."""
+        ident = payload["id"]
+        request = json.dumps(payload) + "\n"
         try:
             self.proc.stdin.write(request.encode())
             self.proc.stdin.flush()
@@ -156,7 +161,7 @@ class Worker:
         reply = self.read(timeout, "probe")
         if reply.get("id") != ident:
             raise WorkerFailed("the TensorFlow worker answered out of order")
-        return reply["verification"]
+        return reply["result"]
 
     def kill(self) -> None:
         """Kill this worker (by its own pid) and reap it."""
@@ -180,31 +185,38 @@ def run_probes(
     jobs: list[tuple[Finding, dict[str, Any]]], threshold: float
 ) -> list[dict[str, Any]]:
     """Ask the worker about each probe in order; failures cost only the probe in flight."""
+    requests = [{"probe": probe, "threshold": threshold} for _, probe in jobs]
+    return serve(requests, lambda reason, i: failed(reason, jobs[i][1], cache=False))
+
+
+def serve(requests: list[dict[str, Any]], on_failure) -> list[dict[str, Any]]:
+    """Send each request to one worker, in order.  A crash or timeout costs only the request
+    in flight (``on_failure(reason, index)`` answers it); the next one gets a fresh worker."""
     timeout = probe_timeout()
     results: list[dict[str, Any]] = []
     worker: Worker | None = None
-    progress = Progress(len(jobs), "verifying", "findings", minimum=6)
+    progress = Progress(len(requests), "verifying", "findings", minimum=6)
     start_failure: str | None = None
     try:
-        for i, (_, probe) in enumerate(jobs):
+        for i, payload in enumerate(requests):
             progress.update(i)
             if start_failure is not None:
-                results.append(failed(start_failure, probe, cache=False))
+                results.append(on_failure(start_failure, i))
                 continue
             if worker is None:
                 try:
                     worker = Worker.start()
                 except WorkerFailed as exc:
                     start_failure = exc.reason
-                    results.append(failed(exc.reason, probe, cache=False))
+                    results.append(on_failure(exc.reason, i))
                     continue
             begin = time.perf_counter()
             try:
-                results.append(worker.ask(i, probe, threshold, timeout))
+                results.append(worker.request({"id": i, **payload}, timeout))
             except WorkerFailed as exc:
                 worker.kill()
                 worker = None
-                out = failed(exc.reason, probe, cache=False)
+                out = on_failure(exc.reason, i)
                 out["seconds"] = round(time.perf_counter() - begin, 4)
                 results.append(out)
     finally:
@@ -212,6 +224,33 @@ def run_probes(
             worker.close()
         progress.finish()
     return results
+
+
+def run_proofs(jobs: list[dict[str, Any]], cache_dir: Path | None) -> list[dict[str, Any]]:
+    """Fix proofs, served by the same worker as verdicts and cached like them: a re-run on
+    unchanged code gets every proof from the cache and imports no TensorFlow."""
+    version = tf_version()
+    if version is None:
+        return [{"verdict": "failed", "detail": "TensorFlow is not installed"} for _ in jobs]
+    cache = Cache(cache_dir, "proof")
+    keys = [key(json.dumps(job, sort_keys=True), version) for job in jobs]
+    results: list[dict[str, Any] | None] = []
+    for k in keys:
+        hit = cache.get(k)
+        results.append(hit if isinstance(hit, dict) and hit.get("verdict") else None)
+    todo = [i for i, r in enumerate(results) if r is None]
+    if todo:
+        answers = serve(
+            [{"proof": jobs[i]} for i in todo],
+            lambda reason, _i: {"verdict": "failed", "detail": reason, "_nocache": True},
+        )
+        for i, answer in zip(todo, answers, strict=True):
+            nocache = answer.pop("_nocache", False)
+            answer.pop("seconds", None)
+            results[i] = answer
+            if not nocache:
+                cache.put(keys[i], answer)
+    return [r if r is not None else {"verdict": "failed"} for r in results]
 
 
 def failed(reason: str, probe: dict[str, Any], cache: bool) -> dict[str, Any]:

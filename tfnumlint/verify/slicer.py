@@ -11,16 +11,17 @@ output is plain data.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import replace
 from typing import Any
 
 import libcst as cst
 
-from ..analysis.module import Binding, Scope, contains
+from ..analysis.module import Binding, Scope, call_arg, contains
 from ..analysis.provenance import Val, literal_number
 from ..rules import Context, Hit
-from .contract import ALLOWED_OPS, KEEP_KWARGS
+from ..rules.recipes import recipe_for
+from .contract import ALLOWED_OPS, STRUCTURAL
+from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
 
 _BINOPS = {
     cst.Add: "+",
@@ -41,11 +42,14 @@ _CMPOPS = {
 _DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "int32", "int64", "bool"})
 _SOURCES = frozenset({"placeholder", "variable", "random", "keras_input"})
 MAX_NODES = 200
+NUMERIC_CONSTANTS = {
+    (module, name): value
+    for module in ("numpy", "math")
+    for name, value in (("inf", math.inf), ("pi", math.pi), ("e", math.e))
+}
+MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
 MAX_DEPTH = 40
-TRAIN_RULES = frozenset({"TNL403", "TNL501", "TNL502"})
 SATURATING = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
-# Semantic rules with no numeric symptom to probe: their findings stay "skipped".
-NOT_PROBED = frozenset({"TNL503", "TNL504"})
 
 
 def jfloat(x: float) -> float | str:
@@ -67,18 +71,26 @@ class Slicer:
         self._input_keys: dict[str, str] = {}
         self.count = 0
         self.truncated = False
+        self.unsupported: list[str] = []  # constructs in the slice the verifier does not model
+        self.memo: dict[int, tuple[dict, int]] | None = {}  # binding -> (subtree, its size)
+        self.expanded = 0
+
+    def budget(self) -> None:
+        """A fresh node budget: the target and its enclosing statement get one each."""
+        self.count = 0
+        self.expanded = 0
+        self.truncated = False
+        self.unsupported = []
 
     # -- inputs ---------------------------------------------------------------------------
     def _input(self, label: str, val: Val, key: str) -> dict:
         name = self._input_keys.get(key)
         if name is None:
-            base = re.sub(r"\W+", "_", label).strip("_")[:32] or "x"
-            if base[0].isdigit():
-                base = "x_" + base
+            base = " ".join(label.split()) or "x"  # the user's own text, never cut or mangled
             name, n = base, 1
             while name in self.inputs:
                 n += 1
-                name = f"{base}_{n}"
+                name = f"{base} ({n})"
             self._input_keys[key] = name
             self.inputs[name] = {
                 "name": name,
@@ -161,9 +173,10 @@ class Slicer:
         return self._opaque(node, scope, order)
 
     def _opaque(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
-        return self._input(
-            self.ctx.code(node), self.ctx.ev.value(node, scope, order), f"node:{id(node)}"
-        )
+        code = self.ctx.code(node)
+        # the same attribute read twice in one scope (`d.d_k`) is one value, one input
+        key = f"attr:{' '.join(code.split())}:{id(scope)}" if _attribute_chain(node) else None
+        return self._input(code, self.ctx.ev.value(node, scope, order), key or f"node:{id(node)}")
 
     def _name(self, node: cst.Name, scope: Scope, order: int, depth: int) -> dict:
         ev = self.ctx.ev
@@ -174,7 +187,7 @@ class Slicer:
                 return {"k": "const", "v": jfloat(value.const)}
             if self._is_opaque(found.value):  # P = tf.placeholder(...): the input is `P`
                 return self._input(node.value, value, f"name:{node.value}:{id(found)}")
-            return self.tree(found.value, found.scope, found.at, depth + 1)
+            return self._expand_once(found, node.value, depth)
         if isinstance(found, cst.Param) and found.default is not None:
             default = ev.value(found.default, scope, order)
             if default.const is not None:
@@ -183,15 +196,39 @@ class Slicer:
             node.value, ev.value(node, scope, order), f"name:{node.value}:{id(found)}"
         )
 
+    def _expand_once(self, found: Binding, name: str, depth: int) -> dict:
+        """A name read several times is sliced once: later reads share the subtree and do not
+        spend the node budget again (the expanded size still has a bound)."""
+        memo = self.memo.get(id(found)) if self.memo is not None else None
+        if memo is not None:
+            tree, size = memo
+            self.expanded += size
+            if self.expanded > MAX_EXPANDED:
+                self.truncated = True
+            return tree
+        before = self.count
+        tree = self.tree(found.value, found.scope, found.at, depth + 1)
+        if tree.get("k") in ("call", "bin", "neg", "cmp"):
+            tree = {**tree, "as": name}  # witnesses show the user's name for it
+        if self.memo is not None:
+            self.memo[id(found)] = (tree, self.count - before)
+        self.expanded += self.count - before
+        return tree
+
     def _is_opaque(self, node: cst.BaseExpression) -> bool:
         """An expression the slice cannot enter: a call that is not on the allow-list."""
         if isinstance(node, cst.Call):
-            op = self.ctx.op(node)
-            return op is None or op not in ALLOWED_OPS
+            op = self.op_of(node)
+            return op is None or op not in ALLOWED_OPS | {"cond", "case"}
         return isinstance(node, (cst.Subscript, cst.Await, cst.Yield))
 
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int, depth: int) -> dict:
         ev = self.ctx.ev
+        if isinstance(node.value, cst.Name):  # np.inf, math.pi: a number, not an input
+            module = self.ctx.info.imports.aliases.get(node.value.value)
+            number = NUMERIC_CONSTANTS.get((module or "", node.attr.value))
+            if number is not None:
+                return {"k": "const", "v": jfloat(number)}
         binding = _self_binding(node, scope, order)
         if binding is not None and binding.value is not None:
             value = ev.value(binding.value, binding.scope, binding.at)
@@ -201,35 +238,99 @@ class Slicer:
                 return self.tree(binding.value, binding.scope, binding.at, depth + 1)
         return self._opaque(node, scope, order)
 
-    def _call(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict:
+    def op_of(self, node: cst.Call) -> str | None:
+        """Canonical op of a call: the shared name table, then the verifier's own spellings."""
         op = self.ctx.op(node)
-        if op is None or op not in ALLOWED_OPS or any(a.star for a in node.args):
+        if op is None:
+            dotted = self.ctx.ev.imports.resolve(node.func)
+            op = EXTRA_SPELLINGS.get(dotted or "")
+        return op
+
+    def _call(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict:
+        op = self.op_of(node)
+        if op in ("cond", "case"):
+            branches = self._branches(node, op, scope, order, depth)
+            if branches is not None:
+                return branches
+        if op is None or op not in ALLOWED_OPS:
             return self._opaque(node, scope, order)
-        args = []
-        kwargs = {}
-        for i, a in enumerate(node.args):
-            if op == "cast" and (i == 1 or (a.keyword is not None and a.keyword.value == "dtype")):
-                if not self._is_dtype(a.value):
-                    continue  # x.dtype and the like: the probe keeps its own dtype
-                dtype = self.tree(a.value, scope, order, depth + 1)
-                if a.keyword is None:
-                    args.append(dtype)
-                else:
-                    kwargs["dtype"] = dtype
+        bound = bind(op, node)
+        spelling = self.ctx.code(node.func).strip()
+        for what in bound.unknown:
+            self.unsupported.append(f"{what} of {spelling}")
+        if bound.unknown:
+            return self._opaque(node, scope, order)
+        args: list[dict] = []
+        kwargs: dict[str, dict] = {}
+        positional = True
+        for name in PARAMS[op]:
+            value = bound.params.get(name)
+            if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+                positional = False  # not given, or given as None: the op's default
                 continue
-            if a.keyword is None:
-                if i == 0 and op in SATURATING and self.cut_logits:
-                    args.append(self._logits(a.value, scope, order))
-                else:
-                    args.append(self.tree(a.value, scope, order, depth + 1))
-            elif a.keyword.value in KEEP_KWARGS:
-                kwargs[a.keyword.value] = self.tree(a.value, scope, order, depth + 1)
+            if name in DTYPE_PARAMS:
+                tree = self._dtype(value, scope, order)
+            elif name == "x" and op in SATURATING and self.cut_logits:
+                tree = self._logits(value, scope, order)
+            else:
+                tree = self.tree(value, scope, order, depth + 1)
+                if name in STRUCTURAL and not _static(tree):
+                    code = " ".join(self.ctx.code(value).split())
+                    self.unsupported.append(f"`{name}={code}` of {spelling}, not a literal")
+            if positional:
+                args.append(tree)
+            else:
+                kwargs[name] = tree
         return self._where(node, {"k": "call", "op": op, "args": args, "kw": kwargs})
 
-    def _is_dtype(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Attribute):
-            return node.attr.value in _DTYPES and self.ctx.ev.imports.resolve(node) is not None
-        return isinstance(node, cst.SimpleString) and node.evaluated_value in _DTYPES
+    def _branches(self, node: cst.Call, op: str, scope: Scope, order: int, depth: int):
+        """tf.cond / tf.case with lambda branches: the selected value, as tf.where computes it
+        (both branches evaluated, the predicate selects), so the predicate stays in the slice."""
+        if op == "cond":
+            pred = call_arg(node, 0, "pred")
+            bodies = [
+                _lambda_body(call_arg(node, 1, "true_fn", "fn1")),
+                _lambda_body(call_arg(node, 2, "false_fn", "fn2")),
+            ]
+            if pred is None or bodies[0] is None or bodies[1] is None:
+                return None
+            args = [self.tree(pred, scope, order, depth + 1)]
+            args += [self.tree(b, scope, order, depth + 1) for b in bodies if b is not None]
+            return self._where(node, {"k": "call", "op": "where", "args": args, "kw": {}})
+        pairs = call_arg(node, 0, "pred_fn_pairs")
+        default = _lambda_body(call_arg(node, 1, "default"))
+        if not isinstance(pairs, (cst.List, cst.Tuple)) or default is None:
+            return None
+        out = self.tree(default, scope, order, depth + 1)
+        for element in reversed(pairs.elements):
+            pair = element.value
+            if not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+                return None
+            body = _lambda_body(pair.elements[1].value)
+            if body is None:
+                return None
+            pred = self.tree(pair.elements[0].value, scope, order, depth + 1)
+            then = self.tree(body, scope, order, depth + 1)
+            out = {"k": "call", "op": "where", "args": [pred, then, out], "kw": {}}
+        return self._where(node, out)
+
+    def _dtype(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
+        """A dtype argument: a literal one as written; any other (``x.dtype``, a name bound
+        to a dtype) is the dtype of the value it describes, which is the probe's dtype."""
+        if (
+            isinstance(node, cst.Attribute)
+            and node.attr.value in _DTYPES
+            and self.ctx.ev.imports.resolve(node) is not None
+        ):
+            name = node.attr.value
+            return {"k": "dtype", "v": "float16" if name == "half" else name}
+        if isinstance(node, cst.SimpleString) and node.evaluated_value in _DTYPES:
+            return {"k": "dtype", "v": node.evaluated_value}
+        if isinstance(node, cst.Name) and depth < 8:  # dt = tf.float16 ... cast(x, dt)
+            found = self.ctx.ev.lookup(node.value, scope, order)
+            if isinstance(found, Binding) and found.value is not None and found.index is None:
+                return self._dtype(found.value, found.scope, found.at, depth + 1)
+        return {"k": "dtype", "v": "same"}
 
     def _logits(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
         """The stable cut at a sigmoid/softmax: its input is a free logit.  Whatever computed
@@ -241,6 +342,51 @@ class Slicer:
             ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False
         )
         return self._input(label, val, f"logits:{id(node)}")
+
+
+def _attribute_chain(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _input_names(*trees: Any) -> set[str]:
+    """Inputs a tree reads (a dropped enclosing statement leaves some unread)."""
+    names: set[str] = set()
+    stack = list(trees)
+    while stack:
+        t = stack.pop()
+        if isinstance(t, dict):
+            if t.get("k") == "input":
+                names.add(t["name"])
+            stack.extend(t.values())
+        elif isinstance(t, list):
+            stack.extend(t)
+    return names
+
+
+def _static(tree: dict) -> bool:
+    """A tree the tracer can read as a Python value: numbers, booleans, strings, tuples."""
+    kind = tree.get("k")
+    if kind in ("const", "bool", "str"):
+        return True
+    if kind == "src":  # an original operand inside a rewrite (fix proofs)
+        return _static(tree["x"])
+    if kind == "neg":
+        return _static(tree["x"])
+    if kind == "tuple":
+        return all(_static(t) for t in tree["items"])
+    return False
+
+
+def _lambda_body(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    if (
+        isinstance(node, cst.Lambda)
+        and not any((node.params.params, node.params.kwonly_params, node.params.star_kwarg))
+        and not isinstance(node.params.star_arg, cst.Param)
+    ):
+        return node.body
+    return None
 
 
 def _self_binding(node: cst.Attribute, scope: Scope, order: int) -> Binding | None:
@@ -275,21 +421,24 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     path = getattr(ctx, "path", "")
     if hit.probe_hint.get("kind") == "train":  # a training spec declared next to its rule
         return {**hit.probe_hint, "rule": code, "dtype": dtype, "path": path, "line": line}
-    if code in TRAIN_RULES:
+    how = recipe_for(code)
+    if how.check == "training":
         return train_probe(ctx, hit, code, dtype, line)
-    if not isinstance(hit.node, cst.BaseExpression):
-        return None
-    if code in NOT_PROBED:
+    if not isinstance(hit.node, cst.BaseExpression) or how.check == "none":
         return None
     slicer = Slicer(ctx, positions)
     target = slicer.tree(hit.node, site.scope, site.order)
-    if target.get("k") == "input":
+    if target.get("k") == "input" and not slicer.unsupported:
         return None  # nothing numeric in the slice (a policy call, a compile argument)
+    truncated, unsupported = slicer.truncated, slicer.unsupported
     loss = None
     value = _statement_value(site.statement)
     if value is not None and value is not hit.node and contains(value, hit.node):
+        slicer.budget()
         loss = slicer.tree(value, site.scope, site.order)
-    return {
+        if slicer.truncated or slicer.unsupported or loss.get("k") == "input":
+            loss = None  # the enclosing statement does not trace (or is opaque): target alone
+    probe: dict[str, Any] = {
         "kind": "expr",
         "rule": code,
         "dtype": dtype,
@@ -297,10 +446,14 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         "line": line,
         "target": target,
         "loss": loss,
-        "inputs": list(slicer.inputs.values()),
+        "inputs": [i for i in slicer.inputs.values() if i["name"] in _input_names(target, loss)],
         "eps": hit.probe_hint.get("eps"),
-        "truncated": slicer.truncated,
+        "truncated": truncated,
+        "recipe": how.as_probe(),
     }
+    if unsupported:
+        probe["unsupported"] = unsupported
+    return probe
 
 
 def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dict[str, Any] | None:

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from .contract import KEEP_KWARGS
+from .contract import KEEP_KWARGS, STRUCTURAL
+from .signatures import PARAMS as PARAM_NAMES
 
 UNSAFE_OPS = frozenset(
     {
@@ -52,8 +53,11 @@ DTYPES = {
     "float32": tf.float32,
     "float64": tf.float64,
 }
+# dtypes a cast may name inside a float probe; "same" is the probe's own dtype
+CAST_DTYPES = {**DTYPES, "int32": tf.int32, "int64": tf.int64, "bool": tf.bool}
 SOFTMAX_OPS = frozenset({"softmax", "log_softmax", "reduce_logsumexp", "softmax_xent"})
 LOGIT_OPS = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
+PROB_OPS = frozenset({"sigmoid", "softmax"})
 
 
 class UnsupportedProbe(Exception):
@@ -79,11 +83,98 @@ def _shift_axis(axis: Any, rank: int) -> Any:
         # axis.  Element-wise hazards do not depend on which axis is reduced.
         axis = static
     if axis is None:
-        return list(range(1, max(rank, 2)))
+        return list(range(1, rank))
     if isinstance(axis, (list, tuple)):
         return [_shift_axis(a, rank) for a in axis]
     axis = int(axis)
     return axis + 1 if axis >= 0 else axis
+
+
+def align(*values: Any) -> list[Any]:
+    """Broadcast batched operands as their user shapes broadcast: user shapes align on the
+    right, so a lower-rank operand gets its new axes after the point axis, never before it
+    (a per-point scalar [N] against [N, 1, K] must not meet another point's row)."""
+    values = _same_dtype(values)
+    ranks = [_rank(v) for v in values if _is_tensor(v) and _rank(v) >= 1]
+    if not ranks:
+        return list(values)
+    top = max(ranks)
+    out = []
+    for v in values:
+        r = _rank(v)
+        if _is_tensor(v) and 1 <= r < top:
+            v = tf.reshape(v, tf.concat([tf.shape(v)[:1], [1] * (top - r), tf.shape(v)[1:]], 0))
+        out.append(v)
+    return out
+
+
+def _same_dtype(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Operands of one elementwise op in one dtype.  The probe chose every input's dtype (the
+    code's own may differ: a float32 constant next to a float16 activation, an int count), so
+    a mismatch is the probe's, never a finding: use the widest float among them."""
+    floats = [v.dtype for v in values if _is_tensor(v) and v.dtype.is_floating]
+    ints = any(_is_tensor(v) and v.dtype.is_integer for v in values)
+    if not floats and not (ints and any(isinstance(v, float) for v in values)):
+        return values
+    target = max(floats, key=lambda d: d.size) if floats else tf.float32
+    return tuple(
+        tf.cast(v, target)
+        if _is_tensor(v) and v.dtype != target and (v.dtype.is_floating or v.dtype.is_integer)
+        else v
+        for v in values
+    )
+
+
+def _elementwise(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapped(*args: Any, **kw: Any) -> Any:
+        names = list(kw)
+        values = align(*args, *kw.values())
+        return fn(*values[: len(args)], **dict(zip(names, values[len(args) :], strict=True)))
+
+    return wrapped
+
+
+def _add(x: Any, y: Any) -> Any:
+    return x + y
+
+
+def _subtract(x: Any, y: Any) -> Any:
+    return x - y
+
+
+def _multiply(x: Any, y: Any) -> Any:
+    return x * y
+
+
+def _compare(op: str) -> Callable[..., Any]:
+    import operator
+
+    fn = {
+        ">": operator.gt,
+        "<": operator.lt,
+        ">=": operator.ge,
+        "<=": operator.le,
+        "==": tf.math.equal,
+        "!=": tf.math.not_equal,
+    }[op]
+
+    def wrapped(x: Any, y: Any) -> Any:
+        x, y = align(x, y)
+        if op in ("==", "!=") and not _is_tensor(x) and not _is_tensor(y):
+            return x == y if op == "==" else x != y
+        return fn(x, y)
+
+    return wrapped
+
+
+COMPARISON_OPS = {
+    "greater": ">",
+    "greater_equal": ">=",
+    "less": "<",
+    "less_equal": "<=",
+    "equal": "==",
+    "not_equal": "!=",
+}
 
 
 def _reduction(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -105,15 +196,29 @@ def _axis_op(fn: Callable[..., Any], default: Any = -1, name: str = "axis") -> C
 
 
 def _norm(x: Any, ord: Any = "euclidean", axis: Any = None, keepdims: bool = False) -> Any:
+    """tf.norm per point.  With no axis TF takes the vector norm of the flattened tensor (for
+    every ``ord``), so each point is flattened on its own, never across points."""
     x = tf.convert_to_tensor(x)
-    if axis is None and ord in ("euclidean", "fro", 2, 2.0):
-        return tf.sqrt(tf.reduce_sum(x * x, axis=_shift_axis(None, _rank(x)), keepdims=keepdims))
+    if ord is None:
+        ord = "euclidean"  # keras.ops.norm's default
+    if axis is None:
+        flat = tf.reshape(x, tf.concat([tf.shape(x)[:1], [-1]], 0))
+        out = tf.norm(flat, ord=ord, axis=-1)
+        if keepdims:
+            out = tf.reshape(out, tf.concat([tf.shape(x)[:1], [1] * (_rank(x) - 1)], 0))
+        return out
     return tf.norm(x, ord=ord, axis=_shift_axis(axis, _rank(x)), keepdims=keepdims)
 
 
 def _matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False) -> Any:
     """Matmul on per-point [1, K] tensors: transpose b when the inner dims do not match."""
     a, b = tf.convert_to_tensor(a), tf.convert_to_tensor(b)
+    # a constant whose shape the probe dropped (tf.ones([5, 1])): a square matrix of its value
+    if _rank(b) < 2 <= _rank(a):
+        b = tf.fill([a.shape[-1], a.shape[-1]], tf.cast(tf.reshape(b, [-1])[0], a.dtype))
+    if _rank(a) < 2 <= _rank(b):
+        a = tf.fill([b.shape[-2], b.shape[-2]], tf.cast(tf.reshape(a, [-1])[0], b.dtype))
+    a, b = _same_dtype((a, b))
     if not transpose_b and a.shape[-1] != b.shape[-2] and a.shape[-1] == b.shape[-1]:
         transpose_b = True
     return tf.linalg.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
@@ -132,40 +237,103 @@ def _static_bool(flag: Any) -> bool:
     return bool(flag)
 
 
-def _where(condition: Any, x: Any = None, y: Any = None, *_: Any) -> Any:
+def _where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if _is_tensor(condition) and condition.dtype != tf.bool:
         condition = tf.not_equal(condition, 0)  # an opaque condition input: non-zero is true
+    if x is None and y is None:
+        raise UnsupportedProbe("tf.where with only a condition (the indices form)")
+    condition, x, y = align(condition, x, y)
+    if _is_tensor(x) and _is_tensor(y) and x.dtype != y.dtype:  # a bool/int branch: as float
+        target = x.dtype if x.dtype.is_floating else y.dtype
+        x, y = tf.cast(x, target), tf.cast(y, target)
+    elif _is_tensor(x) and not _is_tensor(y):
+        y = tf.cast(y, x.dtype)
+    elif _is_tensor(y) and not _is_tensor(x):
+        x = tf.cast(x, y.dtype)
     return tf.where(condition, x, y)
 
 
-def _cast(x: Any, dtype: Any = None, *_: Any, **__: Any) -> Any:
-    """tf.cast to a dtype the slice could not see (x.dtype) keeps the probe's dtype."""
-    if not isinstance(dtype, tf.DType):
-        return tf.convert_to_tensor(x)
-    return tf.cast(x, dtype)
+def _cast(x: Any, dtype: Any = None) -> Any:
+    return tf.cast(x, dtype) if isinstance(dtype, tf.DType) else tf.convert_to_tensor(x)
 
 
 def _divide(x: Any, y: Any) -> Any:
-    if not _is_tensor(x) and not _is_tensor(y):
-        return x / y
-    return tf.math.divide(x, y)
+    x, y = align(x, y)
+    return x / y
 
 
 def _pow(x: Any, y: Any) -> Any:
-    if not _is_tensor(x) and not _is_tensor(y):
-        return x**y
-    return tf.pow(x, y)
+    x, y = align(x, y)
+    return x**y
 
 
-def _constant(value: Any, dtype: Any = None, **_: Any) -> Any:
-    return tf.constant(value, dtype=dtype)
+def _constant(x: Any, dtype: Any = None) -> Any:
+    """tf.constant / tf.convert_to_tensor: of a tensor, the tensor itself (cast if asked)."""
+    if _is_tensor(x):
+        return tf.cast(x, dtype) if isinstance(dtype, tf.DType) else x
+    return tf.constant(x, dtype=dtype)
 
 
 def _like(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapped(x: Any, dtype: Any = None, **_: Any) -> Any:
-        return fn(x, dtype=dtype)
+    def wrapped(x: Any, dtype: Any = None) -> Any:
+        if not _is_tensor(x):  # tf.ones(shape): the values are all the same, a scalar says it
+            return fn(tf.constant(0.0), dtype=dtype if isinstance(dtype, tf.DType) else None)
+        return fn(x, dtype=dtype if isinstance(dtype, tf.DType) else x.dtype)
 
     return wrapped
+
+
+# -- shape ops: values move but are never created, so ranges are kept
+def _reshape(x: Any, shape: Any = None) -> Any:
+    """Reshape each point's value; a shape the probe's small tensors cannot take keeps the
+    value as it is (same elements, so the same range)."""
+    x = tf.convert_to_tensor(x)
+    if isinstance(shape, (list, tuple)) and all(isinstance(d, (int, float)) for d in shape):
+        dims = [int(d) for d in shape]
+        size = int(np.prod(x.shape[1:])) if x.shape[1:].is_fully_defined() else None
+        known = int(np.prod([d for d in dims if d != -1])) if dims else 1
+        if size is not None and (
+            (-1 not in dims and known == size) or (-1 in dims and known and size % known == 0)
+        ):
+            return tf.reshape(x, tf.concat([tf.shape(x)[:1], dims], 0))
+    return x
+
+
+def _transpose(x: Any, perm: Any = None) -> Any:
+    x = tf.convert_to_tensor(x)
+    user = _rank(x) - 1
+    if perm is None:
+        perm = list(range(user))[::-1]
+    if not isinstance(perm, (list, tuple)) or len(perm) != user:
+        raise UnsupportedProbe(f"a transpose perm {perm!r} for a rank-{user} value")
+    return tf.transpose(x, [0, *[int(p) % user + 1 for p in perm]])
+
+
+def _expand_dims(x: Any, axis: Any = -1) -> Any:
+    x = tf.convert_to_tensor(x)
+    axis = int(axis)
+    return tf.expand_dims(x, axis + 1 if axis >= 0 else axis)
+
+
+def _squeeze(x: Any, axis: Any = None) -> Any:
+    x = tf.convert_to_tensor(x)
+    axes = [axis] if isinstance(axis, (int, float)) else list(axis or [])
+    shifted = [int(a) + 1 if a >= 0 else int(a) for a in axes]
+    if not shifted or any(x.shape[a] != 1 for a in shifted):
+        return x  # nothing of size 1 to drop in the probe's shapes: the values are unchanged
+    return tf.squeeze(x, shifted)
+
+
+def _values_kept(x: Any, *_: Any, **__: Any) -> Any:
+    """tile / gather: every output element is one of the input's elements."""
+    return tf.convert_to_tensor(x)
+
+
+def _concat(x: Any, axis: Any = 0) -> Any:
+    if _is_tensor(x):  # concat of one stacked tensor: the same elements, rearranged
+        return x
+    values = align(*[tf.convert_to_tensor(v) for v in x])
+    return tf.concat(values, _shift_axis(axis, _rank(values[0])))
 
 
 def _xent(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -207,7 +375,7 @@ def build_op_table() -> dict[str, Callable[..., Any]]:
         "log_softmax": _axis_op(tf.nn.log_softmax),
         "log_sigmoid": tf.math.log_sigmoid,
         "reduce_logsumexp": _reduction(tf.math.reduce_logsumexp),
-        "xlogy": tf.math.xlogy,
+        "xlogy": _elementwise(tf.math.xlogy),
         "sigmoid": tf.math.sigmoid,
         "softmax": _axis_op(tf.nn.softmax),
         "relu": tf.nn.relu,
@@ -224,14 +392,14 @@ def build_op_table() -> dict[str, Callable[..., Any]]:
         "asin": tf.math.asin,
         "atanh": tf.math.atanh,
         "divide": _divide,
-        "divide_no_nan": tf.math.divide_no_nan,
-        "multiply": tf.math.multiply,
-        "add": tf.math.add,
-        "subtract": tf.math.subtract,
+        "divide_no_nan": _elementwise(tf.math.divide_no_nan),
+        "multiply": _elementwise(_multiply),
+        "add": _elementwise(_add),
+        "subtract": _elementwise(_subtract),
         "negative": tf.math.negative,
-        "maximum": tf.math.maximum,
-        "minimum": tf.math.minimum,
-        "clip_by_value": tf.clip_by_value,
+        "maximum": _elementwise(tf.math.maximum),
+        "minimum": _elementwise(tf.math.minimum),
+        "clip_by_value": _elementwise(tf.clip_by_value),
         "clip_by_norm": _clip_by_norm,
         "where": _where,
         "cast": _cast,
@@ -256,12 +424,56 @@ def build_op_table() -> dict[str, Callable[..., Any]]:
         "zeros": _like(tf.zeros_like),
         "ones": _like(tf.ones_like),
         "constant": _constant,
+        "reshape": _reshape,
+        "tile": _values_kept,
+        "gather": _values_kept,
+        "transpose": _transpose,
+        "expand_dims": _expand_dims,
+        "squeeze": _squeeze,
+        "concat": _concat,
+        **{
+            f"bin{op}": _elementwise(fn)
+            for op, fn in (("+", _add), ("-", _subtract), ("*", _multiply))
+        },
+        **{f"cmp{op}": _compare(op) for op in (">", "<", ">=", "<=", "==", "!=")},
+        **{name: _compare(op) for name, op in COMPARISON_OPS.items()},
+        "logical_and": _elementwise(tf.math.logical_and),
+        "logical_or": _elementwise(tf.math.logical_or),
+        "logical_not": tf.math.logical_not,
     }
 
 
+def _float_operand(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A float-only op given a bool or int tensor (a mask, a count): keras.ops casts it to
+    float, and the value it computes is the same."""
+
+    def wrapped(x: Any, *args: Any, **kw: Any) -> Any:
+        if _is_tensor(x) and (x.dtype == tf.bool or x.dtype.is_integer):
+            x = tf.cast(x, tf.float32)
+        return fn(x, *args, **kw)
+
+    return wrapped
+
+
+FLOAT_ONLY = """log log1p exp expm1 log_sigmoid sigmoid softplus tanh sqrt rsqrt reciprocal acos
+asin atanh""".split()
 OP_TABLE = build_op_table()
-BINOPS: dict[str, ast.operator] = {"+": ast.Add(), "-": ast.Sub(), "*": ast.Mult()}
-CALL_BINOPS = {"/": "divide", "**": "pow", "@": "matmul"}
+OP_TABLE.update({name: _float_operand(OP_TABLE[name]) for name in FLOAT_ONLY})
+# namespace identifiers of the ops ("bin+" is not an identifier)
+OP_NAMES = {
+    name: "op_"
+    + name.replace("+", "add")
+    .replace("-", "sub")
+    .replace("*", "mul")
+    .replace(">=", "ge")
+    .replace("<=", "le")
+    .replace(">", "gt")
+    .replace("<", "lt")
+    .replace("==", "eq")
+    .replace("!=", "ne")
+    for name in OP_TABLE
+}
+CALL_BINOPS = {"+": "bin+", "-": "bin-", "*": "bin*", "/": "divide", "**": "pow", "@": "matmul"}
 CMPOPS: dict[str, ast.cmpop] = {
     ">": ast.Gt(),
     "<": ast.Lt(),
@@ -287,6 +499,8 @@ class Converter:
 
     input_ids: dict[str, str]
     ops_used: set[str] = field(default_factory=set)
+    # proofs: record the rewrite's own operands ("src") and the probabilities on the way
+    hooks: bool = False
 
     def node(self, tree: Any, line: int) -> ast.expr:
         if not isinstance(tree, dict) or "k" not in tree:
@@ -309,12 +523,15 @@ class Converter:
             return ast.Name(id=self.input_ids[name], ctx=ast.Load())
         if kind == "const":
             return ast.Constant(value=parse_float(tree["v"]))
+        if kind == "src":
+            inner = self.node(tree["x"], line)
+            return self._hook("hook_src", inner) if self.hooks else inner
         if kind == "bool":
             return ast.Constant(value=bool(tree["v"]))
         if kind == "str":
             return ast.Constant(value=str(tree["v"]))
         if kind == "dtype":
-            if tree.get("v") not in DTYPES:
+            if tree.get("v") != "same" and tree.get("v") not in CAST_DTYPES:
                 raise UnsupportedProbe(f"unsupported dtype {tree.get('v')!r}")
             return ast.Name(id=f"dtype_{tree['v']}", ctx=ast.Load())
         if kind == "tuple":
@@ -324,10 +541,10 @@ class Converter:
         if kind == "cmp":
             if tree.get("op") not in CMPOPS:
                 raise UnsupportedProbe(f"unsupported comparison {tree.get('op')!r}")
-            return ast.Compare(
-                left=self.node(tree["l"], line),
-                ops=[CMPOPS[tree["op"]]],
-                comparators=[self.node(tree["r"], line)],
+            return ast.Call(
+                func=ast.Name(id=OP_NAMES[f"cmp{tree['op']}"], ctx=ast.Load()),
+                args=[self.node(tree["l"], line), self.node(tree["r"], line)],
+                keywords=[],
             )
         if kind == "bin":
             return self._binop(tree, line)
@@ -338,13 +555,13 @@ class Converter:
     def _binop(self, tree: dict[str, Any], line: int) -> ast.expr:
         op = tree.get("op")
         left, right = self.node(tree["l"], line), self.node(tree["r"], line)
-        if op in BINOPS:
-            return ast.BinOp(left=left, op=BINOPS[op], right=right)
         if op in CALL_BINOPS:
             canonical = CALL_BINOPS[op]
             self.ops_used.add(canonical)
             return ast.Call(
-                func=ast.Name(id=f"op_{canonical}", ctx=ast.Load()), args=[left, right], keywords=[]
+                func=ast.Name(id=OP_NAMES[canonical], ctx=ast.Load()),
+                args=[left, right],
+                keywords=[],
             )
         raise UnsupportedProbe(f"unsupported operator {op!r}")
 
@@ -359,14 +576,19 @@ class Converter:
             if name not in KWARGS:
                 raise UnsupportedProbe(f"keyword {name!r} of {op} is not supported")
             keywords.append(ast.keyword(arg=name, value=self.node(value, line)))
-        return ast.Call(func=ast.Name(id=f"op_{op}", ctx=ast.Load()), args=args, keywords=keywords)
+        out = ast.Call(func=ast.Name(id=OP_NAMES[op], ctx=ast.Load()), args=args, keywords=keywords)
+        return self._hook("hook_prob", out) if self.hooks and op in PROB_OPS else out
+
+    @staticmethod
+    def _hook(name: str, value: ast.expr) -> ast.expr:
+        return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[value], keywords=[])
 
 
 def compile_tree(
-    tree: Any, input_ids: dict[str, str], path: str, line: int
+    tree: Any, input_ids: dict[str, str], path: str, line: int, hooks: bool = False
 ) -> tuple[Any, set[str]]:
     """Compile a tree into a code object whose frames carry the user's path and lines."""
-    conv = Converter(input_ids)
+    conv = Converter(input_ids, hooks=hooks)
     body = conv.node(tree, line)
     expr = ast.Expression(body=body)
     ast.fix_missing_locations(expr)
@@ -375,8 +597,8 @@ def compile_tree(
 
 def namespace(inputs: dict[str, Any]) -> dict[str, Any]:
     """The complete evaluation namespace: op table, dtype names, input tensors; nothing else."""
-    ns: dict[str, Any] = {f"op_{name}": fn for name, fn in OP_TABLE.items()}
-    ns.update({f"dtype_{name}": dt for name, dt in DTYPES.items()})
+    ns: dict[str, Any] = {OP_NAMES[name]: fn for name, fn in OP_TABLE.items()}
+    ns.update({f"dtype_{name}": dt for name, dt in CAST_DTYPES.items()})
     ns.update(inputs)
     return ns
 
@@ -427,32 +649,75 @@ def logit_inputs(tree: Any) -> set[str]:
     return names
 
 
-def render(tree: Any, limit: int = 60) -> str:
-    """Short human rendering of a tree, for witness lines."""
-    text = _render(tree)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def render(tree: Any) -> str:
+    """The expression as the user wrote it, for witness lines: their names, parentheses where
+    precedence needs them, never cut."""
+    if isinstance(tree, dict) and "as" in tree:
+        tree = {k: v for k, v in tree.items() if k != "as"}  # the root itself is spelled out
+    return _render(tree)
+
+
+NAMED_PARAMS = STRUCTURAL | {"dtype"}  # shown as name=value in witnesses
+# binding strength of the rendered operators (Python's own order)
+_PRECEDENCE = {"cmp": 1, "+": 2, "-": 2, "*": 3, "/": 3, "@": 3, "neg": 4, "**": 5}
+
+
+def _strength(t: Any) -> int:
+    if not isinstance(t, dict) or "as" in t:
+        return 9
+    if t.get("k") == "bin":
+        return _PRECEDENCE.get(str(t.get("op")), 9)
+    if t.get("k") in ("cmp", "neg"):
+        return _PRECEDENCE[t["k"]]
+    if t.get("k") == "const" and parse_float(t["v"]) < 0:
+        return _PRECEDENCE["neg"]
+    return 9
+
+
+def _operand(t: Any, parent: int, right: bool = False, op: str = "") -> str:
+    """An operand, in parentheses when it binds less tightly than its operator (or equally,
+    on the right of a non-associative one: a - (b - c), a / (b * c); on the left of **)."""
+    inner = _strength(t)
+    text = _render(t)
+    tight = inner < parent or (inner == parent and (right != (op == "**")) and op not in "+*")
+    return f"({text})" if tight else text
 
 
 def _render(t: Any) -> str:
     if not isinstance(t, dict):
         return "?"
+    if "as" in t:  # a value the user named: show the name, as in their code
+        return str(t["as"])
     k = t.get("k")
     if k == "input":
         return str(t.get("name"))
     if k == "const":
         return format_number(parse_float(t["v"]))
-    if k in ("bool", "str", "dtype"):
+    if k == "dtype":
+        return "dtype" if t.get("v") == "same" else f"tf.{t.get('v')}"
+    if k == "str":
+        return repr(t.get("v"))
+    if k == "bool":
         return str(t.get("v"))
     if k == "neg":
-        return f"-{_render(t['x'])}"
+        return f"-{_operand(t['x'], _PRECEDENCE['neg'])}"
     if k in ("bin", "cmp"):
-        return f"{_render(t['l'])} {t.get('op')} {_render(t['r'])}"
+        op = str(t.get("op"))
+        level = _PRECEDENCE["cmp"] if k == "cmp" else _PRECEDENCE.get(op, 9)
+        left = _operand(t["l"], level, False, op)
+        right = _operand(t["r"], level, True, op)
+        return f"{left} {op} {right}"
     if k == "tuple":
         return "(" + ", ".join(_render(i) for i in t.get("items") or []) + ")"
     if k == "call":
         args = [_render(a) for a in t.get("args") or []]
-        args += [f"{n}={_render(v)}" for n, v in (t.get("kw") or {}).items()]
-        return f"{t.get('op')}({', '.join(args)})"
+        names = PARAM_NAMES.get(str(t.get("op")), ())
+        shown = [
+            f"{names[i]}={a}" if i < len(names) and names[i] in NAMED_PARAMS else a
+            for i, a in enumerate(args)
+        ]
+        shown += [f"{n}={_render(v)}" for n, v in (t.get("kw") or {}).items()]
+        return f"{t.get('op')}({', '.join(shown)})"
     return "?"
 
 

@@ -1,7 +1,8 @@
 """The TensorFlow worker: ``python -m tfnumlint.verify.worker``.
 
 It imports TF once, prints a ready line, then answers one JSON request per stdin line
-(``{"id", "probe", "threshold"}``) with one JSON result line.  It runs isolated from the
+(``{"id", "probe", "threshold"}`` for a verdict, ``{"id", "proof"}`` for a fix proof) with
+one JSON result line.  It runs isolated from the
 parent so that a segfault, abort or runaway allocation only costs the probe in flight.
 The protocol goes over a private copy of stdout; fd 1 is pointed at stderr so stray C-level
 prints cannot corrupt it.
@@ -71,23 +72,33 @@ def main() -> int:
 
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})  # eager numerics
     from .probing import verify
+    from .proving import prove_safely
 
     out.write(json.dumps({"ready": True, "import_seconds": time.perf_counter() - start}) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
-        probe = request["probe"]
+        probe = request.get("probe") or request.get("proof") or {}
         try:
             inject_fault(str(probe.get("rule")))
-            result = verify(probe, float(request.get("threshold", 1e6)))
+            if "proof" in request:
+                result = prove_safely(request["proof"])
+            else:
+                result = verify(probe, float(request.get("threshold", 1e6)))
         except MemoryError:
             result = {
                 "status": "inconclusive",
                 "detail": f"probe ran out of memory (bound {memory_bound() / 2**30:.0f} GiB)",
                 "_nocache": True,  # a resource failure, not a property of the code
             }
-        out.write(json.dumps({"id": request["id"], "verification": result}) + "\n")
+        except Exception as exc:  # a bug of ours must cost only this probe, not the worker
+            result = {
+                "status": "inconclusive",
+                "detail": f"internal error while probing ({type(exc).__name__}); please report it",
+                "_nocache": True,
+            }
+        out.write(json.dumps({"id": request["id"], "result": result}) + "\n")
     return 0
 
 

@@ -1,0 +1,90 @@
+"""Layering: TensorFlow is imported in one package, on its worker side only.
+
+``tfnumlint/verify`` has a static half (slicer, signatures, contract, runner: plain data, no
+TensorFlow) and a worker half (the modules the ``worker`` subprocess loads).  Every other
+module is static and must never import the worker half, directly or through another module.
+Checked on the source (``ast``), so an import hidden in a function body counts too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "tfnumlint"
+WORKER_SIDE = frozenset(
+    f"tfnumlint.verify.{m}"
+    for m in ("worker", "trace", "probing", "intervals", "proving", "training")
+)
+TF_ROOTS = ("tensorflow", "keras", "tf_keras")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Absolute names of every module ``path`` imports, at any depth of its code."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")
+                parent = parent[: len(parent) - node.level + 1]
+                base = ".".join([*parent, base]) if base else ".".join(parent)
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+    return found
+
+
+def all_modules() -> dict[str, set[str]]:
+    return {module_name(p): imports(p) for p in PACKAGE.rglob("*.py")}
+
+
+def test_tensorflow_is_imported_in_one_package_only():
+    importers = {
+        name
+        for name, deps in all_modules().items()
+        if any(d == root or d.startswith(root + ".") for d in deps for root in TF_ROOTS)
+    }
+    assert importers, "the worker must import TensorFlow somewhere"
+    assert {name.rsplit(".", 1)[0] for name in importers} == {"tfnumlint.verify"}, importers
+    assert importers <= WORKER_SIDE, importers - WORKER_SIDE
+
+
+def test_static_modules_never_reach_the_worker_side():
+    graph = all_modules()
+    static = [name for name in graph if name not in WORKER_SIDE]
+    for start in static:
+        seen, stack = set(), [start]
+        while stack:
+            current = stack.pop()
+            for dep in graph.get(current, ()):
+                assert dep not in WORKER_SIDE, f"{start} reaches {dep} (via {current})"
+                if dep in graph and dep not in seen:
+                    seen.add(dep)
+                    stack.append(dep)
+
+
+def test_the_fix_package_has_no_evaluator_of_its_own():
+    """Proofs go to the verification worker: fix/ holds no TensorFlow and no subprocess."""
+    for path in (PACKAGE / "fix").glob("*.py"):
+        deps = imports(path)
+        assert "subprocess" not in deps, path.name
+        assert not any(d.startswith(TF_ROOTS) for d in deps), path.name
+
+
+def test_the_verifier_and_the_prover_hold_no_rule_codes():
+    """Rule knowledge travels in the probe as a recipe (rules/recipes.py); training.py (the
+    training-dynamics probes) is the one module still keyed by its rules."""
+    paths = [*(PACKAGE / "verify").glob("*.py"), PACKAGE / "fix" / "proof.py"]
+    for path in paths:
+        if path.name == "training.py":
+            continue
+        assert '"TNL' not in path.read_text(encoding="utf-8"), path.name
