@@ -792,7 +792,8 @@ def fixed_losses(tmp_path_factory):
 def test_tutorial_loss_variants_are_confirmed(fixed_losses, name):
     report, _ = fixed_losses
     mine = [f for f in report["findings"] if f["path"].endswith(f"{name}.py")]
-    assert {f["rule"] for f in mine} >= {"TNL101", "TNL103"}, mine
+    rules = {f["rule"] for f in mine} | {r for f in mine for r in f.get("related_rules", [])}
+    assert rules >= {"TNL101", "TNL103"}, mine  # one hazard: TNL101 may be merged into TNL103
     for f in mine:
         assert f["verification"]["status"] == "confirmed", f
 
