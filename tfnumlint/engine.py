@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .analysis.module import build
+from .analysis.project import ModuleSummary, ProjectIndex, ProjectView, Summariser
 from .model import FileError, FileResult, Finding
 from .positions import Positions
 from .ruledocs import all_docs
@@ -22,6 +23,24 @@ from .source import Source, SourceError, might_use_tensorflow
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _IGNORE = re.compile(r"#\s*tfnumlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+
+
+@dataclass
+class ProjectUnit:
+    """Where a file sits in the linted project, and what is known about the rest of it."""
+
+    module: str
+    is_package: bool
+    index: ProjectIndex | None = None  # None: the first round, this file on its own
+
+
+@dataclass
+class UnitOutcome:
+    """One file's result, its summary for the index, and the facts it depended on."""
+
+    result: FileResult
+    summary: ModuleSummary | None = None
+    deps: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,25 +100,32 @@ def _dispatch_tables(checks: Iterable[Check]):
 
 
 def run_checks(
-    module: cst.Module, options: LintOptions
+    module: cst.Module, options: LintOptions, unit: ProjectUnit | None = None
 ) -> tuple[list[tuple[Check, Hit]], list[FileError], object]:
-    """Run every selected check on a parsed module; a crashing check becomes an error entry."""
+    """Run every selected check on a parsed module; a crashing check becomes an error entry.
+    With a ``unit``, provenance also asks the project index (and records what it asked)."""
     load_all()
     info = build(module)
     if not info.imports.uses_tensorflow:
         return [], [], None
-    ctx = Context(info, options.settings)
+    view = ProjectView(unit.index, unit.module, info, unit.is_package) if unit else None
+    ctx = Context(info, options.settings, view)
     checks = [c for c in CHECKS if c.code in options.codes]
     by_op, by_binop, by_method, module_checks = _dispatch_tables(checks)
     hits: list[tuple[Check, Hit]] = []
     errors: list[FileError] = []
     failed: set[str] = set()
 
+    origins = ctx.ev.origins
+
     def run(check: Check, produce) -> None:
         if check.code in failed:
             return
+        mark = len(origins)
         try:
             for hit in produce():
+                if hit.origin is None and len(origins) > mark:
+                    hit.origin = origins[mark]  # the call site that passed the value
                 hits.append((check, hit))
         except RecursionError:
             failed.add(check.code)
@@ -137,12 +163,17 @@ _STACK_BYTES = 512 * 1024 * 1024
 
 
 def lint_source(source: Source, options: LintOptions) -> FileResult:
+    """Lint one source on its own (no project index); never raises for bad input."""
+    return lint_unit(source, options, None).result
+
+
+def lint_unit(source: Source, options: LintOptions, unit: ProjectUnit | None) -> UnitOutcome:
     """Lint one source on a large-stack thread; never raises for bad input."""
-    box: list[FileResult | BaseException] = []
+    box: list[UnitOutcome | BaseException] = []
 
     def work() -> None:
         try:
-            box.append(_lint_source(source, options))
+            box.append(_lint_source(source, options, unit))
         except BaseException as exc:  # handed back to the caller's thread
             box.append(exc)
 
@@ -164,11 +195,12 @@ def lint_source(source: Source, options: LintOptions) -> FileResult:
 _STACK_LOCK = threading.Lock()
 
 
-def _lint_source(source: Source, options: LintOptions) -> FileResult:
+def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None) -> UnitOutcome:
     result = FileResult(source.path)
+    outcome = UnitOutcome(result)
     if not might_use_tensorflow(source.text):
         result.skipped = True
-        return result
+        return outcome
     try:
         module = cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
@@ -179,37 +211,78 @@ def _lint_source(source: Source, options: LintOptions) -> FileResult:
             str(exc.message).splitlines()[0] if getattr(exc, "message", None) else "invalid syntax"
         )
         result.errors.append(FileError(source.path, f"syntax error at {where}: {message}"))
-        return result
+        return outcome
     except RecursionError:
         result.errors.append(
             FileError(source.path, "cannot parse: nested too deeply for the parser")
         )
-        return result
+        return outcome
     except Exception as exc:  # libcst raises a few other types on hostile input
         result.errors.append(FileError(source.path, f"cannot parse: {type(exc).__name__}: {exc}"))
-        return result
+        return outcome
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 20000))
     try:
-        hits, errors, ctx = run_checks(module, options)
+        hits, errors, ctx = run_checks(module, options, unit)
         result.skipped = ctx is None
         if ctx is not None:
             ctx.path = source.path
         for err in errors:
             err.path = source.path
         result.errors.extend(errors)
+        positions = Positions(module, source.text)
         if hits:
-            result.findings = _place(source, module, hits, options, ctx)
+            result.findings = _place(source, positions, hits, options, ctx)
+        if unit is not None and ctx is not None:
+            outcome.summary = _summarise(source, positions, ctx, unit)
+            outcome.deps = dict(ctx.ev.project.touched)
     except RecursionError:
         result.errors.append(FileError(source.path, "cannot analyse: expression nested too deeply"))
     finally:
         sys.setrecursionlimit(old_limit)
-    return result
+    return outcome
 
 
-def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) -> list[Finding]:
+def _summarise(
+    source: Source, positions: Positions, ctx, unit: ProjectUnit
+) -> ModuleSummary | None:
+    """The module's summary for the project index (call sites located only when recorded)."""
+
+    def locate(tops):
+        positions.resolve(set(tops))
+
+        def where(node) -> tuple[int, int]:
+            pos = positions.get(node)
+            if pos is None:
+                return 0, 0
+            return source.locate(pos.start.line)[1], pos.start.column + 1
+
+        return where
+
+    try:
+        return Summariser(
+            ctx.info, ctx.ev, unit.module, unit.is_package, source.path, locate
+        ).build()
+    except RecursionError:
+        return None
+
+
+def _origin_note(origin: tuple) -> tuple[str, dict]:
+    """`z` is a matmul output at the call `event_rate(hot)` (train.py:19): message and JSON."""
+    path, line, col, text, name, desc = origin
+    where = f"{path}:{line}" if line else path
+    note = f"; `{name}` is {desc} at the call to `{text}` ({where})"
+    related = {
+        "path": path,
+        "line": line,
+        "column": col,
+        "message": f"`{name}` = {desc} passed here",
+    }
+    return note, related
+
+
+def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx) -> list[Finding]:
     """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
-    positions = Positions(module, source.text)
     positions.resolve({hit.site.top for _, hit in hits})
     lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
     comments = _comments(source.text)
@@ -238,6 +311,10 @@ def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) 
         ):
             continue
         doc = docs[check.code]
+        message, related = hit.message, None
+        if hit.origin is not None and hit.origin[4]:
+            note, rel = _origin_note(hit.origin)
+            message, related = message + note, [rel]
         cell, line = source.locate(pos.start.line)
         _, end_line = source.locate(pos.end.line)
         finding = Finding(
@@ -249,9 +326,10 @@ def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) 
             rule=check.code,
             name=doc.name,
             severity=options.severities.get(check.code, doc.severity),
-            message=hit.message,
+            message=message,
             source_line=line_text,
             cell=cell,
+            related=related,
         )
         if options.slice_probes:
             from .verify.slicer import slice_finding
@@ -269,4 +347,13 @@ def lint_text(text: str, path: str = "<string>", codes: Iterable[str] | None = N
     return lint_source(Source(path, text, text.encode()), LintOptions(codes=selected))
 
 
-__all__ = ["LintOptions", "SourceError", "lint_source", "lint_text", "suppressed"]
+__all__ = [
+    "LintOptions",
+    "ProjectUnit",
+    "SourceError",
+    "UnitOutcome",
+    "lint_source",
+    "lint_text",
+    "lint_unit",
+    "suppressed",
+]

@@ -51,6 +51,7 @@ class Finding:
     verification: Verification = field(default_factory=Verification)
     fix: Fix | None = None
     probe: dict[str, Any] | None = None  # the sliced probe program, for the verifier
+    related: list[dict[str, Any]] | None = None  # e.g. the call site that passes the value
 
     @property
     def sort_key(self) -> tuple:
@@ -72,6 +73,8 @@ class Finding:
         }
         if self.cell is not None:
             out["cell"] = self.cell
+        if self.related:
+            out["related"] = self.related
         return out
 
     @classmethod
