@@ -234,7 +234,7 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
         if hits:
             result.findings = _place(source, positions, hits, options, ctx)
         if unit is not None and ctx is not None:
-            outcome.summary = _summarise(source, positions, ctx, unit)
+            outcome.summary = _summarise(source, ctx, unit)
             outcome.deps = dict(ctx.ev.project.touched)
     except RecursionError:
         result.errors.append(FileError(source.path, "cannot analyse: expression nested too deeply"))
@@ -243,25 +243,11 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
     return outcome
 
 
-def _summarise(
-    source: Source, positions: Positions, ctx, unit: ProjectUnit
-) -> ModuleSummary | None:
-    """The module's summary for the project index (call sites located only when recorded)."""
-
-    def locate(tops):
-        positions.resolve(set(tops))
-
-        def where(node) -> tuple[int, int]:
-            pos = positions.get(node)
-            if pos is None:
-                return 0, 0
-            return source.locate(pos.start.line)[1], pos.start.column + 1
-
-        return where
-
+def _summarise(source: Source, ctx, unit: ProjectUnit) -> ModuleSummary | None:
+    """The module's summary for the project index."""
     try:
         return Summariser(
-            ctx.info, ctx.ev, unit.module, unit.is_package, source.path, locate
+            ctx.info, ctx.ev, unit.module, unit.is_package, source.path, source.text
         ).build()
     except RecursionError:
         return None

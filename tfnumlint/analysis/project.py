@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import libcst as cst
 
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name
-from .provenance import UNKNOWN, Val, join_vals
+from .provenance import UNKNOWN, Val, join_vals, looks_like_probability
 
 # path, line, column, the call's text, the parameter, what the argument is
 Origin = tuple[str, int, int, str, str, str]
@@ -175,14 +176,64 @@ _THIRD_PARTY_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "numpy", "jax
 # -- summaries --------------------------------------------------------------------------------
 
 
+# Producers the rules act on (or that keep them silent: a clip, a maximum, a log-space value).
+_CARRIED = frozenset(
+    {
+        "linear",
+        "matmul",
+        "diff",
+        "neg",
+        "exp",
+        "tanh",
+        "placeholder",
+        "input",
+        "sigmoid",
+        "softmax",
+        "relu",
+        "relu6",
+        "softplus",
+        "clip_by_value",
+        "maximum",
+        "log_softmax",
+        "log_sigmoid",
+        "one_hot",
+        "mask",
+        "layer",
+        "model",
+    }
+)
+
+
 def informative(v: Val) -> bool:
-    """A value worth carrying across a boundary: something the rules can use."""
-    return (
-        v.kind not in ("unknown", "param", "call", "name", "module")
-        or v.prob
-        or v.const is not None
-        or v.instance_of is not None
-        or bool(v.tuple_items and any(informative(i) for i in v.tuple_items))
+    """A value worth carrying across a boundary: one the rules act on.  Everything else stays
+    out of the summaries, so that a fact changes (and a file is re-linted) only when it can
+    change a finding."""
+    if v.prob:
+        return not v.prob_by_name  # a name is the caller's guess, not a producer
+    if v.instance_of is not None or v.tuple_items:
+        return v.instance_of is not None or any(informative(i) for i in v.tuple_items or ())
+    if v.const is not None:
+        return 0 < abs(v.const) <= 1e-3  # an epsilon; other constants stay local
+    if v.zero is not None and not v.zero_weak:
+        return True
+    return v.kind in _CARRIED or v.has_exp or v.exp_sum or v.log_space or v.guarded
+
+
+def _makes_hazard(v: Val) -> bool:
+    """A value that can make a rule fire (as opposed to one that keeps it silent)."""
+    if v.guarded or v.log_space:
+        return False
+    if v.prob or v.instance_of is not None or (v.zero is not None and not v.zero_weak):
+        return True
+    return v.kind not in ("clip_by_value", "maximum", "log_softmax", "log_sigmoid") and (
+        v.kind in _CARRIED or v.has_exp or v.exp_sum or v.const is not None
+    )
+
+
+def informative_summary(fs: FunctionSummary | None) -> bool:
+    return fs is not None and any(
+        c.param is not None or c.apply is not None or (c.val is not None and informative(c.val))
+        for c in fs.returns
     )
 
 
@@ -298,11 +349,11 @@ class Summariser:
         module: str,
         is_package: bool,
         path: str,
-        locate: Callable[[list[cst.CSTNode]], Callable[[cst.CSTNode], tuple[int, int]]],
+        text: str,
     ) -> None:
         self.info, self.ev, self.module, self.path = info, ev, module, path
         self.is_package = is_package
-        self.locate = locate
+        self.text = text
         self.imports, self.stars = import_table(info.import_nodes, module, is_package)
 
     def build(self) -> ModuleSummary:
@@ -370,11 +421,11 @@ class Summariser:
                 pending.append((site, callee, tuple(positional), tuple(keywords)))
         if not pending:
             return []
-        where = self.locate([s.top for s, *_ in pending])
+        where = _call_places(self.text, self.info, [s for s, *_ in pending])
         out = []
         for site, callee, positional, keywords in pending:
-            line, col = where(site.node)
-            text = _short(self.info.module.code_for_node(site.node.func))
+            line, col = where.get(id(site.node), (0, 0))
+            text = _short(dotted_name(site.node.func) or "...")
             out.append(CallSite(callee, positional, keywords, (self.path, line, col, text, "", "")))
         return out
 
@@ -394,6 +445,8 @@ class Summariser:
                 if name in self.info.defined:
                     return ("sym", self.module, name)
                 return None
+            if not self._maybe_instance(found):
+                return None
             v = self.ev.value(func, scope, order)
             return self._instance_method(v, "__call__")
         if isinstance(func, cst.Attribute):
@@ -412,10 +465,29 @@ class Summariser:
                 and self.imports[root][0].split(".")[0] not in _THIRD_PARTY_ROOTS
             ) and self.ev.lookup(root, scope, order) is None:
                 return ("sym", self.module, dotted)
-            if isinstance(base, cst.Name):
+            if isinstance(base, cst.Name) and self._maybe_instance(
+                self.ev.lookup(base.value, scope, order)
+            ):
                 v = self.ev.value(base, scope, order)
                 return self._instance_method(v, func.attr.value)
         return None
+
+    def _project_name(self, node: cst.BaseExpression) -> bool:
+        """A callee spelled with a class of this module or a name imported from the project."""
+        root = dotted_name(node).split(".")[0]
+        if root in self.info.classes:
+            return True
+        if root in self.imports:
+            return self.imports[root][0].split(".")[0] not in _THIRD_PARTY_ROOTS
+        return bool(self.stars) and bool(root)
+
+    def _maybe_instance(self, found) -> bool:
+        """Cheap syntactic test before evaluating: bound to ``C(...)`` or annotated."""
+        if isinstance(found, cst.Param):
+            return found.annotation is not None
+        if isinstance(found, Binding) and isinstance(found.value, cst.Call):
+            return self._project_name(found.value.func)
+        return False
 
     def _instance_method(self, v: Val, method: str) -> tuple[str, ...] | None:
         inst = v.instance_of
@@ -423,6 +495,35 @@ class Summariser:
             return None
         module, _, cname = inst.rpartition(":")
         return ("method", module or self.module, cname, method)
+
+
+def _call_places(text: str, info: ModuleInfo, sites) -> dict[int, tuple[int, int]]:
+    """Line and column of each call in ``sites``, found in the text by its callee's name: the
+    k-th call of ``f`` in walk (source) order is the k-th ``f(`` in the text, when the two
+    counts agree (a mention in a string or comment makes them differ: then no line).  The
+    position provider would cost about the parse again on large files."""
+    wanted: dict[str, list] = {}
+    for site in sites:
+        name = dotted_name(site.node.func)
+        if name:
+            wanted.setdefault(name, [])
+    for site in info.calls:
+        name = dotted_name(site.node.func)
+        if name in wanted:
+            wanted[name].append(site.node)
+    out: dict[int, tuple[int, int]] = {}
+    for name, nodes in wanted.items():
+        pattern = re.compile(
+            r"(?<![\w.])" + r"\s*\.\s*".join(map(re.escape, name.split("."))) + r"\s*\("
+        )
+        matches = list(pattern.finditer(text))
+        if len(matches) != len(nodes):
+            continue
+        for node, m in zip(nodes, matches, strict=True):
+            start = m.start()
+            line = text.count("\n", 0, start) + 1
+            out[id(node)] = (line, start - (text.rfind("\n", 0, start) + 1) + 1)
+    return out
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -470,8 +571,10 @@ class ProjectIndex:
             value = self._dotted(rest[0], rest[1], 0)
         elif kind == "ret" and len(rest) == 2:
             value = self._functions.get(rest[0], {}).get(rest[1])
+            value = value if informative_summary(value) else None
         elif kind == "meth" and len(rest) == 3:
             value = self._method(rest[0], rest[1], rest[2], 0)
+            value = value if informative_summary(value) else None
         elif kind == "attr" and len(rest) == 3:
             value = self._attr(rest[0], rest[1], rest[2], 0)
         elif kind == "param" and len(rest) == 3:
@@ -598,6 +701,10 @@ class ProjectIndex:
         if not vals:
             return None
         joined = join_vals(vals)
+        if not informative(joined):
+            return None
+        if not _makes_hazard(joined) and not looks_like_probability(name):
+            return None  # a guard only silences a name-based guess, and there is none here
         return replace(joined, desc=f"`{name}`")
 
 

@@ -8,6 +8,7 @@ range is the closed ``[0, 1]``.  Names are followed through assignments that pre
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, replace
@@ -43,14 +44,17 @@ _MASK_NAME = re.compile(
 _EPS_NAME = re.compile(r"^(?:\w*_)?(?:eps|epsilon|tiny|eps\d*|smooth\w*)$", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_like_epsilon(name: str) -> bool:
     return bool(_EPS_NAME.match(name))
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_like_mask(name: str) -> bool:
     return bool(_MASK_NAME.match(name))
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_like_probability(name: str) -> bool:
     return bool(_PROB_NAME.match(name)) and not _NOT_PROB_NAME.match(name)
 
