@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .analysis.module import build
-from .analysis.project import ModuleSummary, ProjectIndex, ProjectView, Summariser
+from .analysis.project import (
+    ModuleSummary,
+    ProjectIndex,
+    ProjectView,
+    Summariser,
+    imports_only,
+)
 from .model import FileError, FileResult, Finding
 from .positions import Positions
 from .ruledocs import all_docs
@@ -200,6 +206,8 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
     outcome = UnitOutcome(result)
     if not might_use_tensorflow(source.text):
         result.skipped = True
+        if unit is not None:  # it may still re-export project names (a package __init__)
+            outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
         return outcome
     try:
         module = cst.parse_module(source.text)
@@ -236,6 +244,8 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
         if unit is not None and ctx is not None:
             outcome.summary = _summarise(source, ctx, unit)
             outcome.deps = dict(ctx.ev.project.touched)
+        elif unit is not None:
+            outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
     except RecursionError:
         result.errors.append(FileError(source.path, "cannot analyse: expression nested too deeply"))
     finally:
