@@ -612,11 +612,11 @@ class Evaluator:
         values = self._instantiate(callee, node, scope, order)
         for v in values:  # a probability return wins: that is the hazard downstream
             if v.prob or (v.tuple_items and any(i.prob for i in v.tuple_items)):
+                inner = v.desc if v.desc and len(v.desc) <= 40 else f"a {v.kind}"
+                if inner.startswith("the return of"):
+                    inner = f"a {v.kind}"
                 return replace(
-                    v,
-                    desc=f"the return of `{_callee_text(node.func)}` ({v.desc})"
-                    if v.desc
-                    else v.desc,
+                    v, desc=f"the return of `{_callee_text(node.func)}` ({inner})" if v.desc else ""
                 )
         known = [v for v in values if v.known or v.tuple_items]
         return known[0] if known else None
