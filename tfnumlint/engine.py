@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .analysis.module import build
+from .analysis.module import ModuleInfo, build
 from .analysis.project import (
     ModuleSummary,
     ProjectIndex,
@@ -106,12 +106,15 @@ def _dispatch_tables(checks: Iterable[Check]):
 
 
 def run_checks(
-    module: cst.Module, options: LintOptions, unit: ProjectUnit | None = None
+    module: cst.Module,
+    options: LintOptions,
+    unit: ProjectUnit | None = None,
+    info: ModuleInfo | None = None,
 ) -> tuple[list[tuple[Check, Hit]], list[FileError], object]:
     """Run every selected check on a parsed module; a crashing check becomes an error entry.
     With a ``unit``, provenance also asks the project index (and records what it asked)."""
     load_all()
-    info = build(module)
+    info = info if info is not None else build(module)
     if not info.imports.uses_tensorflow:
         return [], [], None
     view = ProjectView(unit.index, unit.module, info, unit.is_package) if unit else None
@@ -232,6 +235,13 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
     sys.setrecursionlimit(max(old_limit, 20000))
     try:
         hits, errors, ctx = run_checks(module, options, unit)
+        summary = None
+        if unit is not None and ctx is not None:
+            summary = _summarise(source, ctx, unit)
+            if unit.index is None:  # the module's own facts need no other file: settle them now
+                hits, errors, ctx, summary = _settle_own_facts(
+                    source, module, options, unit, hits, errors, ctx, summary
+                )
         result.skipped = ctx is None
         if ctx is not None:
             ctx.path = source.path
@@ -242,7 +252,7 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
         if hits:
             result.findings = _place(source, positions, hits, options, ctx)
         if unit is not None and ctx is not None:
-            outcome.summary = _summarise(source, ctx, unit)
+            outcome.summary = summary
             outcome.deps = dict(ctx.ev.project.touched)
         elif unit is not None:
             outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
@@ -251,6 +261,26 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
     finally:
         sys.setrecursionlimit(old_limit)
     return outcome
+
+
+LOCAL_ROUNDS = 3
+
+
+def _settle_own_facts(source, module, options, unit, hits, errors, ctx, summary):
+    """Re-run the checks on the parsed module while facts that come from the module itself
+    (a helper's parameters from calls in the same file, inherited methods of local classes)
+    change: the first project round then needs no re-parse for them.  The index holds only
+    this module, so a fact that depends on another file stays unknown here."""
+    for _ in range(LOCAL_ROUNDS):
+        if summary is None:
+            break
+        local = ProjectIndex({unit.module: summary})
+        if all(local.digest(k) == d for k, d in ctx.ev.project.touched.items()):
+            break
+        settled = ProjectUnit(unit.module, unit.is_package, local)
+        hits, errors, ctx = run_checks(module, options, settled, info=ctx.info)
+        summary = _summarise(source, ctx, settled)
+    return hits, errors, ctx, summary
 
 
 def _summarise(source: Source, ctx, unit: ProjectUnit) -> ModuleSummary | None:

@@ -123,7 +123,7 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit) -> UnitOutcome:
                 ],
             )
         )
-    if _cacheable(outcome):
+    if cache.dir is not None and _cacheable(outcome):
         if index is None:
             cache.put(k, _encode(outcome))
         else:

@@ -14,6 +14,7 @@ re-linted (or served from the cache) exactly when one of them changed.
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 import hashlib
 import re
@@ -375,6 +376,11 @@ def _last_value(bindings: list[Binding]) -> Binding | None:
     return b if b is not None and b.value is not None and b.index is None else None
 
 
+_NEVER_INFORMATIVE = frozenset(
+    {cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Lambda, cst.Dict}
+)
+
+
 class Summariser:
     """Builds one module's summary with the evaluator the rules used (shared memo)."""
 
@@ -445,6 +451,12 @@ class Summariser:
             for a in site.node.args:
                 if a.star:
                     break
+                if type(a.value) in _NEVER_INFORMATIVE or (
+                    type(a.value) is cst.Name and a.value.value in ("None", "True", "False")
+                ):
+                    if a.keyword is None:
+                        positional.append(None)
+                    continue
                 v = self.ev.value(a.value, site.scope, site.order)
                 keep = informative(v)
                 useful = useful or keep
@@ -543,22 +555,31 @@ def _call_places(text: str, info: ModuleInfo, sites) -> dict[int, tuple[int, int
         name = dotted_name(site.node.func)
         if name:
             wanted.setdefault(name, [])
+    last_parts = {name.rpartition(".")[2] for name in wanted}
     for site in info.calls:
-        name = dotted_name(site.node.func)
-        if name in wanted:
-            wanted[name].append(site.node)
-    out: dict[int, tuple[int, int]] = {}
-    for name, nodes in wanted.items():
-        pattern = re.compile(
-            r"(?<![\w.])" + r"\s*\.\s*".join(map(re.escape, name.split("."))) + r"\s*\("
+        func = site.node.func
+        tail = (
+            func.value
+            if type(func) is cst.Name
+            else getattr(getattr(func, "attr", None), "value", None)
         )
+        if tail in last_parts:
+            name = dotted_name(func)
+            if name in wanted:
+                wanted[name].append(site.node)
+    out: dict[int, tuple[int, int]] = {}
+    starts: list[int] | None = None
+    for name, nodes in wanted.items():
+        parts = [re.escape(p) for p in name.split(".")]
+        pattern = re.compile(r"(?<![\w.])" + r"\s*\.\s*".join(parts) + r"\s*\(")
         matches = list(pattern.finditer(text))
         if len(matches) != len(nodes):
             continue
+        if starts is None:
+            starts = [0] + [m.end() for m in re.finditer("\n", text)]
         for node, m in zip(nodes, matches, strict=True):
-            start = m.start()
-            line = text.count("\n", 0, start) + 1
-            out[id(node)] = (line, start - (text.rfind("\n", 0, start) + 1) + 1)
+            line = bisect.bisect_right(starts, m.start())
+            out[id(node)] = (line, m.start() - starts[line - 1] + 1)
     return out
 
 
