@@ -13,6 +13,7 @@ and nothing else.  A warm run parses nothing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +81,7 @@ def _cacheable(outcome: UnitOutcome) -> bool:
     return not any(e.message.startswith("internal error") for e in outcome.result.errors)
 
 
-def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit) -> UnitOutcome:
+def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitOutcome:
     """One file in one round: from the cache when its content and facts match; never raises."""
     try:
         source = read_source(candidate.path, candidate.display)
@@ -96,8 +97,9 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit) -> UnitOutcome:
         )
     cache = Cache(job.cache_dir, "static")
     probes = "probes" if job.options.slice_probes else ""
-    index = unit.index
-    k = key(job.fingerprint, probes, unit.module, "first" if index is None else "facts", source.raw)
+    index = unit.index if unit is not None else None
+    stage = "alone" if unit is None else ("first" if index is None else "facts")
+    k = key(job.fingerprint, probes, unit.module if unit else "", stage, source.raw)
     cached = cache.get(k)
     variants: list = []
     if isinstance(cached, list):
@@ -141,7 +143,14 @@ def _set_index(index: ProjectIndex | None) -> None:
 
 def _lint_chunk(args: tuple[list[tuple[Candidate, str, bool]], Job]) -> list[UnitOutcome]:
     items, job = args
+    if _ALONE:
+        return [lint_file(c, job, None) for c, _, _ in items]
     return [lint_file(c, job, ProjectUnit(m, p, _ROUND_INDEX)) for c, m, p in items]
+
+
+# Each file on its own, no project index: only for measuring what the index costs
+# (benchmarks/run.py); not a user setting.
+_ALONE = bool(os.environ.get("TFNUMLINT_BENCH_NO_PROJECT"))
 
 
 def _run_round(
