@@ -754,6 +754,8 @@ class ProjectIndex:
             if val is None:
                 continue
             path, line, col, text, _, _ = site.origin
+            if val.kind == "diff" and val.zero is not None:
+                val = replace(val, zero=None)  # a - b passed on: unbounded, but no zero source
             vals.append(replace(val, origin=(path, line, col, text, name, _producer(val))))
         if not vals:
             return None

@@ -866,8 +866,9 @@ def _exp(ev: Evaluator, val: Val, inner: Val, scope) -> Val:
         hi=INF if inner.hi > over else math.exp(inner.hi),
         lo=0.0 if inner.lo < under else math.exp(inner.lo),
         zero=zero,
-        # an arbitrary input reaching -87 is a weak reason; a loose clip or a logit is not
-        zero_weak=zero is not None and inner.lo == -INF and inner.kind in _NOT_KNOWN,
+        # a loose clip (-100) or a raw logit reaching -87 is a real reason; an arbitrary
+        # computed value (a log-density, a difference) is only a weak one
+        zero_weak=zero is not None and inner.lo == -INF and inner.kind not in _LINEAR,
     )
 
 
