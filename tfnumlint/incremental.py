@@ -25,7 +25,7 @@ from .engine import LintOptions, ProjectUnit, UnitOutcome, lint_unit
 from .model import FileError, FileResult, Finding
 from .source import SourceError, read_source
 
-MAX_ROUNDS = 4
+MAX_ROUNDS = 3
 MAX_VARIANTS = 4  # cached results per file content (one per set of facts seen)
 
 

@@ -626,6 +626,7 @@ class ProjectIndex:
         value: object = None
         if kind == "sym" and len(rest) == 2:
             value = self._dotted(rest[0], rest[1], 0)
+            value = value if self._useful(value, 0) else None
         elif kind == "ret" and len(rest) == 2:
             value = self._functions.get(rest[0], {}).get(rest[1])
             value = value if informative_summary(value) else None
@@ -682,6 +683,31 @@ class ProjectIndex:
                 return found
         sub = f"{module}.{name}"
         return Symbol("module", sub) if sub in self._packages else None
+
+    def _useful(self, sym: Symbol | None, depth: int) -> bool:
+        """Whether knowing the symbol can change a value: a function or a class that makes
+        something the rules act on.  Anything else answers "unknown", as if unresolved, so
+        that resolving it does not make a file stale."""
+        if sym is None or depth > MAX_DEPTH:
+            return False
+        if sym.kind == "value":
+            return sym.val is not None
+        if sym.kind == "function":
+            return informative_summary(self._functions[sym.module].get(sym.name))
+        if sym.kind == "class":
+            cls = self._classes[sym.module].get(sym.name)
+            if cls is None:
+                return False
+            if cls.attrs or any(
+                informative_summary(self._functions[sym.module].get(f"{sym.name}.{m}"))
+                for m in cls.methods
+            ):
+                return True
+            return any(
+                self._useful(Symbol("class", bm, bc), depth + 1)
+                for bm, bc in self._bases(sym.module, sym.name)
+            )
+        return False
 
     # -- classes -----------------------------------------------------------------------------
     def _bases(self, module: str, cname: str) -> list[tuple[str, str]]:
@@ -754,6 +780,8 @@ class ProjectIndex:
             if val is None:
                 continue
             path, line, col, text, _, _ = site.origin
+            if val.instance_of is not None:
+                continue  # objects passed around: dispatch through them is not followed
             if val.kind == "diff" and val.zero is not None:
                 val = replace(val, zero=None)  # a - b passed on: unbounded, but no zero source
             vals.append(replace(val, origin=(path, line, col, text, name, _producer(val))))
