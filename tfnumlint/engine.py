@@ -134,7 +134,7 @@ def run_checks(
         try:
             for hit in produce():
                 if hit.origin is None and len(origins) > mark:
-                    hit.origin = origins[mark]  # the call site that passed the value
+                    hit.origin = _named_origin(hit.message, origins[mark:])
                 hits.append((check, hit))
         except RecursionError:
             failed.add(check.code)
@@ -291,6 +291,15 @@ def _summarise(source: Source, ctx, unit: ProjectUnit) -> ModuleSummary | None:
         ).build()
     except RecursionError:
         return None
+
+
+def _named_origin(message: str, seen: list[tuple]) -> tuple | None:
+    """The call site behind a parameter the message names (`z`), if any: a value that only
+    passed through the evaluation is not what the finding is about."""
+    for origin in seen:
+        if f"`{origin[4]}`" in message:
+            return origin
+    return None
 
 
 def _origin_note(origin: tuple) -> tuple[str, dict]:
