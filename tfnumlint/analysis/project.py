@@ -280,9 +280,10 @@ def portable(v: Val, module: str) -> Val:
     inst = v.instance_of
     if inst is not None and ":" not in inst:
         inst = f"{module}:{inst}"
-    if v.logits is None and items is v.tuple_items and inst == v.instance_of:
+    if v.logits is None and items is v.tuple_items and inst == v.instance_of and v.origin is None:
         return v
-    return replace(v, logits=None, tuple_items=items, instance_of=inst)
+    # an origin names a call site for findings in this module only: it does not travel
+    return replace(v, logits=None, tuple_items=items, instance_of=inst, origin=None)
 
 
 def _is_param(ev, name: str, scope: Scope, order: int) -> bool:
