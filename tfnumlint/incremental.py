@@ -83,8 +83,12 @@ def _cacheable(outcome: UnitOutcome) -> bool:
 
 def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitOutcome:
     """One file in one round: from the cache when its content and facts match; never raises."""
+    data = getattr(candidate, "data", None)  # standard input, where discovery supports it
     try:
-        source = read_source(candidate.path, candidate.display)
+        if data is None:
+            source = read_source(candidate.path, candidate.display)
+        else:
+            source = read_source(candidate.path, candidate.display, data)
     except SourceError as exc:
         return UnitOutcome(
             FileResult(candidate.display, errors=[FileError(candidate.display, str(exc))])
@@ -116,6 +120,10 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitO
             continue  # a malformed entry is a miss
     try:
         outcome = lint_unit(source, job.options, unit)
+        if not outcome.result.skipped:  # decoding problems the reader noted, where it does
+            outcome.result.errors += [
+                FileError(candidate.display, p) for p in getattr(source, "problems", ())
+            ]
     except Exception as exc:  # an internal error loses this file only, never the run
         return UnitOutcome(
             FileResult(
@@ -158,20 +166,29 @@ def _run_round(
     job: Job,
     index: ProjectIndex | None,
     jobs: int,
+    tick: Callable[[int], None] | None = None,
 ) -> list[UnitOutcome]:
-    """Outcomes in the order of ``items``, whatever ``jobs`` is."""
+    """Outcomes in the order of ``items``, whatever ``jobs`` is; ``tick(done)`` as they come."""
+    tick = tick or (lambda _done: None)
     if jobs <= 1 or len(items) < 4:
         _set_index(index)
-        return _lint_chunk((items, job))
+        out = []
+        for item in items:
+            out.extend(_lint_chunk(([item], job)))
+            tick(len(out))
+        return out
     n = min(jobs * 8, len(items))  # interleaved chunks balance big and small files
     chunks = [items[i::n] for i in range(n)]
     from concurrent.futures import ProcessPoolExecutor  # ~30 ms of imports a one-file run skips
 
     out: list[UnitOutcome | None] = [None] * len(items)
+    done = 0
     with ProcessPoolExecutor(max_workers=jobs, initializer=_set_index, initargs=(index,)) as pool:
         for i, chunk_out in enumerate(pool.map(_lint_chunk, [(c, job) for c in chunks])):
             for j, o in enumerate(chunk_out):
                 out[i + j * n] = o
+            done += len(chunk_out)
+            tick(done)
     return [o for o in out if o is not None]
 
 
@@ -202,11 +219,13 @@ def analyse_project(
     job: Job,
     jobs: int,
     on_round: Callable[[int, int], None] | None = None,
+    tick: Callable[[int], None] | None = None,
 ) -> list[FileResult]:
-    """Every file's result, in the order of ``candidates``."""
+    """Every file's result, in the order of ``candidates``; ``tick(done)`` counts the first
+    round (every file once), ``on_round(n, files)`` announces each later one."""
     names = _module_names(candidates)
     items = [(c, m, p) for c, (m, p) in zip(candidates, names, strict=True)]
-    first = _run_round(items, job, None, jobs)
+    first = _run_round(items, job, None, jobs, tick)
     states = [
         _State(o, ProjectUnit(m, p), o.deps) for o, (_, m, p) in zip(first, items, strict=True)
     ]

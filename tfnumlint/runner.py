@@ -17,10 +17,12 @@ def analyse_file(candidate: Candidate, job: Job) -> FileResult:
     return lint_file(candidate, job, ProjectUnit(candidate.display, False)).result
 
 
-def analyse(candidates: list[Candidate], job: Job, jobs: int) -> list[FileResult]:
+def analyse(candidates: list[Candidate], job: Job, jobs: int, progress=None) -> list[FileResult]:
     """Results in the order of ``candidates``, whatever ``jobs`` is: the tree is linted as one
-    project, with provenance across its modules."""
-    return analyse_project(candidates, job, jobs)
+    project, with provenance across its modules.  ``progress.update(done)`` is called as files
+    finish their first round."""
+    tick = progress.update if progress is not None else None
+    return analyse_project(candidates, job, jobs, tick=tick)
 
 
 def apply_per_file_ignores(results: list[FileResult], config: Config) -> None:
