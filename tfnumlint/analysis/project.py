@@ -267,6 +267,22 @@ def _makes_hazard(v: Val) -> bool:
     )
 
 
+def _returns_part(fs: FunctionSummary | None, passed: bool) -> FunctionSummary | None:
+    """The candidates that return a parameter (``passed``), or those that make a value:
+    asked separately, so that a pass-through helper concerns only calls that pass something."""
+    if fs is None:
+        return None
+    if passed:
+        keep = tuple(c for c in fs.returns if c.param is not None or c.apply is not None)
+    else:
+        keep = tuple(
+            c
+            for c in fs.returns
+            if c.param is None and c.apply is None and c.val is not None and informative(c.val)
+        )
+    return replace(fs, returns=keep) if keep else None
+
+
 def informative_summary(fs: FunctionSummary | None) -> bool:
     return fs is not None and any(
         c.param is not None or c.apply is not None or (c.val is not None and informative(c.val))
@@ -278,7 +294,7 @@ def portable(v: Val, module: str) -> Val:
     """``v`` without syntax-tree references, with its class named across modules."""
     items = tuple(portable(i, module) for i in v.tuple_items) if v.tuple_items else v.tuple_items
     inst = v.instance_of
-    if inst is not None and ":" not in inst:
+    if inst is not None and ":" not in inst and "?" not in inst:
         inst = f"{module}:{inst}"
     if v.logits is None and items is v.tuple_items and inst == v.instance_of and v.origin is None:
         return v
@@ -542,6 +558,8 @@ class Summariser:
         inst = v.instance_of
         if inst is None:
             return None
+        if "?" in inst:
+            return ("pmethod", inst, method)
         module, _, cname = inst.rpartition(":")
         return ("method", module or self.module, cname, method)
 
@@ -628,6 +646,16 @@ class ProjectIndex:
         if kind == "sym" and len(rest) == 2:
             value = self._dotted(rest[0], rest[1], 0)
             value = value if self._useful(value, 0) else None
+        elif kind == "val" and len(rest) == 2:
+            sym = self._dotted(rest[0], rest[1], 0)
+            value = sym.val if sym is not None and sym.kind == "value" else None
+        elif kind in ("call", "callp") and len(rest) == 2:
+            sym = self._dotted(rest[0], rest[1], 0)
+            if sym is not None and sym.kind == "function":
+                fs = self._functions[sym.module].get(sym.name)
+                value = _returns_part(fs, passed=kind == "callp")
+        elif kind == "pmeth" and len(rest) == 2:
+            value = self._pending_method(rest[0], rest[1])
         elif kind == "ret" and len(rest) == 2:
             value = self._functions.get(rest[0], {}).get(rest[1])
             value = value if informative_summary(value) else None
@@ -720,6 +748,14 @@ class ProjectIndex:
                 out.append((sym.module, sym.name))
         return out
 
+    def _pending_method(self, spec: str, name: str) -> FunctionSummary | None:
+        module, _, dotted = spec.partition("?")
+        sym = self._dotted(module, dotted, 0)
+        if sym is None or sym.kind != "class":
+            return None
+        found = self._method(sym.module, sym.name, name, 0)
+        return found if informative_summary(found) else None
+
     def _method(self, module: str, cname: str, name: str, depth: int) -> FunctionSummary | None:
         if depth > MAX_DEPTH or cname not in self._classes.get(module, {}):
             return None
@@ -759,6 +795,11 @@ class ProjectIndex:
             return None
         if site.callee[0] == "method":
             return self._method(site.callee[1], site.callee[2], site.callee[3], 0)
+        if site.callee[0] == "pmethod":
+            module, _, dotted = site.callee[1].partition("?")
+            sym = self._dotted(module, dotted, 0)
+            if sym is not None and sym.kind == "class":
+                return self._method(sym.module, sym.name, site.callee[2], 0)
         return None
 
     def _sites(self, module: str, qual: str) -> list[tuple[CallSite, FunctionSummary]]:
@@ -843,16 +884,46 @@ class ProjectView:
         self.touched[key] = self.index.digest(key)
         return fact
 
-    def symbol(self, dotted: str) -> Symbol | None:
-        """A name (or dotted chain) of this module that no local binding explains."""
+    def _may_resolve(self, dotted: str) -> bool:
+        """Only names imported from elsewhere (or star-imported) are worth a question."""
         root = dotted.split(".")[0]
         if root in self.imports:
-            if self.imports[root][0].split(".")[0] in _THIRD_PARTY_ROOTS:
-                return None
-        elif not self.stars:
+            return self.imports[root][0].split(".")[0] not in _THIRD_PARTY_ROOTS
+        return bool(self.stars)
+
+    def symbol(self, dotted: str) -> Symbol | None:
+        """A name (or dotted chain) of this module that no local binding explains."""
+        if not self._may_resolve(dotted):
             return None
         fact = self.ask(f"sym|{self.module}|{dotted}")
         return fact if isinstance(fact, Symbol) else None
+
+    def value(self, dotted: str) -> Val | None:
+        """The value of an imported module-level name (a constant, a model)."""
+        if not self._may_resolve(dotted):
+            return None
+        fact = self.ask(f"val|{self.module}|{dotted}")
+        return fact if isinstance(fact, Val) else None
+
+    def call(self, dotted: str, passes_values: bool) -> FunctionSummary | None:
+        """What calling an imported function gives, when that can matter: the values it
+        makes, and (only when this call passes something) the parameters it returns."""
+        if not self._may_resolve(dotted):
+            return None
+        made = self.ask(f"call|{self.module}|{dotted}")
+        passed = self.ask(f"callp|{self.module}|{dotted}") if passes_values else None
+        parts = [f for f in (made, passed) if isinstance(f, FunctionSummary)]
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        return replace(parts[0], returns=parts[0].returns + parts[1].returns)
+
+    def instance_method(self, spec: str, name: str) -> FunctionSummary | None:
+        """A method of ``spec`` (``module?Dotted``: a class named where it was instantiated),
+        asked only when a method is called: instantiating alone asks nothing."""
+        fact = self.ask(f"pmeth|{spec}|{name}")
+        return fact if isinstance(fact, FunctionSummary) else None
 
     def function(self, module: str, qual: str) -> FunctionSummary | None:
         fact = self.ask(f"ret|{module}|{qual}")

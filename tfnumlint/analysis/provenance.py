@@ -364,9 +364,9 @@ class Evaluator:
             return replace(val, desc=_named(name, val))
         if self.imports.resolve(cst.Name(name)) is not None:
             return Val("module")
-        sym = self.project.symbol(name) if self.project is not None else None
-        if sym is not None and sym.kind == "value" and sym.val is not None:
-            return replace(sym.val, desc=_named(name, sym.val))
+        val = self.project.value(name) if self.project is not None else None
+        if val is not None:
+            return replace(val, desc=_named(name, val))
         return Val("name", desc=f"`{name}`")
 
     def _passed(self, name: str, param: cst.Param, scope: Scope) -> Val | None:
@@ -435,9 +435,9 @@ class Evaluator:
 
             dotted = dotted_name(node)
             if dotted and self.lookup(dotted.split(".")[0], scope, order) is None:
-                sym = self.project.symbol(dotted)
-                if sym is not None and sym.kind == "value" and sym.val is not None:
-                    return replace(sym.val, desc=_named(dotted, sym.val))
+                val = self.project.value(dotted)
+                if val is not None:
+                    return replace(val, desc=_named(dotted, val))
         return Val(desc=f"`{_dotted(node)}`")
 
     def _inherited_attr(self, cls_node: cst.ClassDef, attr: str) -> Val | None:
@@ -625,6 +625,8 @@ class Evaluator:
         """The called function's summary, an instance for a class, or None."""
         info, project = self.info, self.project
         module = project.module if project is not None else ""
+        if func.instance_of is not None and "?" in func.instance_of:
+            return project.instance_method(func.instance_of, "__call__") if project else None
         if func.instance_of is not None:
             where, _, cname = func.instance_of.rpartition(":")
             if where and where != module:
@@ -644,7 +646,7 @@ class Evaluator:
             if name in info.functions and isinstance(found, Binding) and found.value is None:
                 return self._summary(info.functions[name])
             if found is None and project is not None:
-                return self._project_callee(name)
+                return self._project_callee(name, node, scope, order)
             return None
         if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             s: Scope | None = scope
@@ -660,18 +662,36 @@ class Evaluator:
             if project is not None and self.lookup(node.func.value.value, scope, order) is None:
                 from .names import dotted_name
 
-                return self._project_callee(dotted_name(node.func))
+                return self._project_callee(dotted_name(node.func), node, scope, order)
         return None
 
-    def _project_callee(self, dotted: str):
-        sym = self.project.symbol(dotted) if dotted else None
-        if sym is None:
+    def _project_callee(self, dotted: str, node: cst.Call, scope: Scope, order: int):
+        if not dotted:
             return None
-        if sym.kind == "function":
-            return self.project.function(sym.module, sym.name)
-        if sym.kind == "class":
-            return Val("instance", instance_of=f"{sym.module}:{sym.name}", desc=f"a `{sym.name}`")
+        summary = self.project.call(dotted, self._passes_something(node, scope, order))
+        if summary is not None:
+            return summary
+        last = dotted.rpartition(".")[2]
+        if last[:1].isupper() and self.project._may_resolve(dotted):
+            # a class, by convention: which one is asked only if a method is called on it
+            return Val(
+                "instance", instance_of=f"{self.project.module}?{dotted}", desc=f"a `{last}`"
+            )
         return None
+
+    def _passes_something(self, node: cst.Call, scope: Scope, order: int) -> bool:
+        """An argument a returned parameter could carry: a known value or an activation."""
+        from .project import informative
+
+        for a in node.args:
+            value = a.value
+            if isinstance(value, cst.SimpleString) or self.imports.op(value) is not None:
+                return True
+            if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+                continue
+            if informative(self.value(value, scope, order)):
+                return True
+        return False
 
     def _summary(self, scope: Scope):
         from .project import function_summary
