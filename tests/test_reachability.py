@@ -1027,3 +1027,24 @@ def test_an_annotation_failure_keeps_the_file_and_its_findings(monkeypatch):
 def test_configuration_rules_on_one_call_stay_apart():
     findings = [_finding("TNL501", 29, 13, 29, 57), _finding("TNL502", 29, 13, 29, 57)]
     assert len(merge_same_hazard(findings)) == 2
+
+
+def test_host_constants_are_numbers_not_inputs():
+    """`np.log(2. * np.pi)`, `np.sqrt(2 / np.pi)`, `tf.constant(np.inf)`: numbers the code fixes,
+    never free inputs a witness could set to 0 or 100; a numpy call on a user value stays one."""
+    src = """\
+        import numpy as np
+        import tensorflow as tf
+
+
+        def log_prob(x, scale):
+            c = tf.constant(np.inf)
+            half_log_two_pi = 0.5 * np.log(2.0 * np.pi)
+            return tf.exp(x * np.sqrt(2 / np.pi) - c) - half_log_two_pi - np.log(scale)
+        """
+    probe = one_probe(src, "TNL301")
+    names = {s["name"] for s in probe["inputs"]}
+    assert names == {"x", "np.log(scale)"}
+    target = str(probe["target"])
+    assert str(math.sqrt(2 / math.pi)) in target and "'inf'" in target
+    assert str(0.5 * math.log(2.0 * math.pi)) in str(probe)

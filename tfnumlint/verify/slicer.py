@@ -47,9 +47,63 @@ NUMERIC_CONSTANTS = {
     for module in ("numpy", "math")
     for name, value in (("inf", math.inf), ("pi", math.pi), ("e", math.e))
 }
+# numpy/math functions a host constant may be computed with (np.log(2.), np.sqrt(2 / np.pi)):
+# evaluated on literal numbers only, never on user values, so the slice keeps a number, not
+# a free input that probing would set to 0 or 100.
+HOST_FUNCTIONS: dict[str, Any] = {
+    "log": math.log,
+    "log1p": math.log1p,
+    "log2": math.log2,
+    "log10": math.log10,
+    "sqrt": math.sqrt,
+    "exp": math.exp,
+    "expm1": math.expm1,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "tanh": math.tanh,
+    "arctan": math.atan,
+    "atan": math.atan,
+    "abs": abs,
+    "fabs": abs,
+    "float": float,
+    "float16": float,
+    "float32": float,
+    "float64": float,
+    "array": float,
+    "asarray": float,
+    "lgamma": math.lgamma,
+    "gamma": math.gamma,
+}
+HOST_BINOPS: dict[type, Any] = {
+    cst.Add: lambda a, b: a + b,
+    cst.Subtract: lambda a, b: a - b,
+    cst.Multiply: lambda a, b: a * b,
+    cst.Divide: lambda a, b: a / b,
+    cst.Power: lambda a, b: a**b,
+}
 MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
 MAX_DEPTH = 40
 SATURATING = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
+
+
+def _host_function(func: cst.BaseExpression, aliases: dict[str, str]):
+    """`np.log`, `math.sqrt`, `numpy.float32`, `float`: the Python function that computes it."""
+    if isinstance(func, cst.Name):
+        return HOST_FUNCTIONS.get(func.value) if func.value in ("float", "abs") else None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        module = aliases.get(func.value.value) or ""
+        if module in ("numpy", "math"):
+            return HOST_FUNCTIONS.get(func.attr.value)
+    return None
+
+
+def _host_eval(fn, *args: float) -> float | None:
+    try:
+        value = float(fn(*args))
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+    return value if math.isfinite(value) or any(math.isinf(a) for a in args) else None
 
 
 def jfloat(x: float) -> float | str:
@@ -117,6 +171,9 @@ class Slicer:
                 self.ctx.code(node), self.ctx.ev.value(node, scope, order), f"cut:{id(node)}"
             )
         ev = self.ctx.ev
+        folded = self._host_constant(node)
+        if folded is not None and not isinstance(node, (cst.Integer, cst.Float)):
+            return {"k": "const", "v": jfloat(folded)}
         if isinstance(node, (cst.Integer, cst.Float)):
             try:
                 value = literal_number(node)
@@ -214,6 +271,42 @@ class Slicer:
             self.memo[id(found)] = (tree, self.count - before)
         self.expanded += self.count - before
         return tree
+
+    def _host_constant(self, node: cst.BaseExpression, depth: int = 0) -> float | None:
+        """The number a host expression of literals computes (`np.log(2.)`, `np.sqrt(2 / np.pi)`,
+        `tf.constant(np.inf)`), or None: only literals, numpy/math constants and functions."""
+        if depth > 12:
+            return None
+        if isinstance(node, (cst.Integer, cst.Float)):
+            try:
+                return literal_number(node)
+            except (ValueError, OverflowError):
+                return None
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            inner = self._host_constant(node.expression, depth + 1)
+            return -inner if inner is not None else None
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            module = self.ctx.info.imports.aliases.get(node.value.value) or ""
+            return NUMERIC_CONSTANTS.get((module, node.attr.value))
+        if isinstance(node, cst.BinaryOperation) and type(node.operator) in HOST_BINOPS:
+            a = self._host_constant(node.left, depth + 1)
+            b = self._host_constant(node.right, depth + 1)
+            if a is None or b is None:
+                return None
+            return _host_eval(HOST_BINOPS[type(node.operator)], a, b)
+        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
+            first = node.args[0].value
+            extra = [a for a in node.args[1:] if a.keyword is None or a.keyword.value != "dtype"]
+            if extra:
+                return None
+            if self.op_of(node) in ("constant", "convert_to_tensor"):
+                return self._host_constant(first, depth + 1)
+            fn = _host_function(node.func, self.ctx.info.imports.aliases)
+            if fn is None:
+                return None
+            value = self._host_constant(first, depth + 1)
+            return _host_eval(fn, value) if value is not None else None
+        return None
 
     def _is_opaque(self, node: cst.BaseExpression) -> bool:
         """An expression the slice cannot enter: a call that is not on the allow-list."""
