@@ -142,16 +142,39 @@ def test_a_full_reduction_never_meets_another_points_row():
 
 
 def test_points_that_mix_are_an_internal_error_never_a_verdict(monkeypatch):
-    """A reduction that (wrongly) reduces across the point axis must be caught."""
-    probe = {**slice_of("1.0 / tf.reduce_sum(x, axis=-1)", "x"), "rule": "TNL201"}
+    """A reduction that (wrongly) reduces across the point axis must be caught: its spurious
+    inf (every row's denominator 0) never becomes a verdict, because no point shows it alone."""
+    probe = {
+        **slice_of("1.0 / (tf.reduce_sum(x * x, axis=-1) + 1.0)", "x"),
+        "rule": "TNL201",
+    }
 
     def across_points(x, axis=None, keepdims=False):
-        return tf.reduce_sum(x, axis=None, keepdims=False) + 0 * tf.reduce_sum(x, axis=[1, 2])
+        if (x.shape[0] or 0) > 1:  # batched (eager): mixes every point into one spurious -1
+            return 0 * tf.reduce_sum(x, axis=[1, 2]) + 0 * tf.reduce_sum(x) - 1.0
+        return tf.reduce_sum(x, axis=-1)  # what the probed expression asks for
 
     monkeypatch.setitem(trace.OP_TABLE, "reduce_sum", across_points)
     verdict = probing.verify_expr(probe, 1e6)
     assert verdict["status"] == "inconclusive"
     assert "no verdict" in verdict["detail"] and "one by one" in verdict["detail"]
+
+
+def test_a_symptom_that_reproduces_on_its_own_point_is_confirmed_despite_a_mixed_batch(
+    monkeypatch,
+):
+    """When the batch cannot be trusted, a point evaluated alone still can: 1 / sum(x) at x = 0."""
+    probe = {**slice_of("1.0 / tf.reduce_sum(x, axis=-1)", "x"), "rule": "TNL201"}
+
+    def across_points(x, axis=None, keepdims=False):
+        if (x.shape[0] or 0) > 1:
+            return 0 * tf.reduce_sum(x, axis=[1, 2]) + tf.reduce_sum(x)
+        return tf.reduce_sum(x, axis=-1)  # what the probed expression asks for
+
+    monkeypatch.setitem(trace.OP_TABLE, "reduce_sum", across_points)
+    verdict = probing.verify_expr(probe, 1e6)
+    assert verdict["status"] == "confirmed", verdict
+    assert verdict["inputs"]["x"] == 0.0
 
 
 @pytest.mark.parametrize(

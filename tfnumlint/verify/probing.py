@@ -524,9 +524,13 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     if len(rows):
         res = run(program, rows)
         if not points_independent(program, rows, res):
+            alone = witness_alone(program, rows, res, threshold)
+            if alone is not None:
+                return confirmed(program, alone)
             return inconclusive(
                 "no verdict: the probe points evaluated in one batch and one by one disagree "
-                "(points mixed, or TensorFlow's vectorised and scalar kernels differ there)",
+                "(points mixed, or TensorFlow's vectorised and scalar kernels differ there), "
+                "and no symptom reproduces on a point evaluated alone",
                 dtype,
             )
         found = find_symptom(program, rows, res, threshold)
@@ -564,6 +568,7 @@ def build_with_fallback(probe: dict[str, Any], dtype: str) -> Program:
 
 
 INDEPENDENCE_SAMPLE = 4
+ALONE_SAMPLE = 16  # points evaluated one by one when the batch cannot be trusted
 
 
 def points_independent(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> bool:
@@ -580,6 +585,23 @@ def points_independent(program: Program, rows: np.ndarray, res: dict[str, np.nda
             if not same_point(flat(alone[key])[0], flat(res[key])[i]):
                 return False
     return True
+
+
+def witness_alone(
+    program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float
+) -> Witness | None:
+    """When the batch cannot be trusted, a witness still counts if its point, evaluated on its
+    own (where nothing can mix), shows a symptom.  The batch's symptomatic rows are tried
+    first, then the first boundary points in candidate order."""
+    m = masks(program, rows, res, thr)
+    nominated = [int(i) for i in np.flatnonzero(np.any(list(m.values()), axis=0))] if m else []
+    order = list(dict.fromkeys([*nominated, *range(len(rows))]))[:ALONE_SAMPLE]
+    for i in order:
+        single = rows[i : i + 1]
+        found = find_symptom(program, single, run(program, single), thr)
+        if found is not None:
+            return found
+    return None
 
 
 def same_point(a: np.ndarray, b: np.ndarray) -> bool:
