@@ -447,7 +447,12 @@ def test_shifted_slices_of_a_sorted_array_are_related():
         """
     probe = one_probe(src, "TNL104")
     [rel] = probe["relations"]
-    assert (rel["a"], rel["op"], rel["b"], rel["strong"]) == ("y[..., 1:]", ">=", "y[..., :-1]", True)
+    assert (rel["a"], rel["op"], rel["b"], rel["strong"]) == (
+        "y[..., 1:]",
+        ">=",
+        "y[..., :-1]",
+        True,
+    )
 
 
 def test_witness_outside_a_strong_domain_is_refuted_with_the_reason():

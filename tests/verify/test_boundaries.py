@@ -80,11 +80,18 @@ def test_the_fix_package_has_no_evaluator_of_its_own():
         assert not any(d.startswith(TF_ROOTS) for d in deps), path.name
 
 
-def test_the_verifier_and_the_prover_hold_no_rule_codes():
-    """Rule knowledge travels in the probe as a recipe (rules/recipes.py); training.py (the
-    training-dynamics probes) is the one module still keyed by its rules."""
-    paths = [*(PACKAGE / "verify").glob("*.py"), PACKAGE / "fix" / "proof.py"]
+def test_the_verifier_and_the_fixer_hold_no_rule_codes():
+    """Rule knowledge travels with the rule (rules/recipes.py: the probe recipe, the training
+    control, the name of the rewrite): verify/ and fix/ are keyed by none of its codes."""
+    paths = [*(PACKAGE / "verify").rglob("*.py"), *(PACKAGE / "fix").rglob("*.py")]
+    assert len(paths) >= 10, paths
     for path in paths:
-        if path.name == "training.py":
-            continue
         assert '"TNL' not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_every_named_rewrite_exists_and_every_rewrite_has_a_rule():
+    from tfnumlint.fix.rewrites import FIXERS
+    from tfnumlint.rules.recipes import RECIPES
+
+    named = {r.fixer for r in RECIPES.values() if r.fixer}
+    assert named == set(FIXERS), named ^ set(FIXERS)

@@ -29,7 +29,7 @@ from ..engine import LintOptions, lint_source, run_checks, suppressed
 from ..model import Finding, Fix
 from ..source import Source, SourceError, read_source
 from . import proof as proofs
-from .rewrites import API, REWRITES, Keep, Plan, Renderer, Src, plan_for, pure
+from .rewrites import API, Keep, Plan, Renderer, Src, fixable, fixable_codes, plan_for, pure
 
 MAX_PASSES = 4
 _STRICTER = {"safe": 0, "unsafe": 1, "suggestion": 2}
@@ -340,7 +340,7 @@ def _plan_file(work: _Work, options: LintOptions, first: bool, prover_jobs: list
     by_key = {_finding_key(f): f for f in work.findings}
     plans = []
     for code, hit, pos in hits:
-        if code not in REWRITES:
+        if not fixable(code):
             continue
         finding = by_key.get((code, pos.start.line, pos.start.column + 1)) if first else None
         if first and finding is None:
@@ -434,7 +434,7 @@ def _proved(plan: Plan, result: dict) -> None:
 
 def _run_passes(works: list[_Work], options: LintOptions | None, unsafe: bool, prove) -> None:
     """Plan, prove (``prove(jobs) -> results``; None: nothing can be proven) and apply."""
-    codes = options.codes if options is not None else frozenset(REWRITES)
+    codes = options.codes if options is not None else fixable_codes()
     settings = options.settings if options is not None else None
     pending = works
     first = True
@@ -444,7 +444,7 @@ def _run_passes(works: list[_Work], options: LintOptions | None, unsafe: bool, p
         entries: list = []
         jobs: list = []
         for work in pending:
-            fix_codes = frozenset(c for c in codes if c in REWRITES)
+            fix_codes = frozenset(c for c in codes if fixable(c))
             if first and work.findings:
                 fix_codes = frozenset(f.rule for f in work.findings)
             opts = (
@@ -492,7 +492,7 @@ def apply_fixes(
     by_display = {c.display: c for c in candidates}
     files: dict[str, list[Finding]] = {}
     for f in findings:
-        if f.rule in REWRITES:
+        if fixable(f.rule):
             files.setdefault(f.path, []).append(f)
     notices: list[str] = []
     works: list[_Work] = []

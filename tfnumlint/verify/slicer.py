@@ -501,4 +501,5 @@ def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dic
         "clipnorm": clipnorm,
         "output": output,
         "loss_eps": loss_eps,
+        "control": recipe_for(code).control,
     }
