@@ -208,36 +208,51 @@ def _lint_source(source: Source, options: LintOptions) -> FileResult:
     return result
 
 
-def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) -> list[Finding]:
-    """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
-    positions = Positions(module, source.text)
-    positions.resolve({hit.site.top for _, hit in hits})
-    lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
-    comments = _comments(source.text)
+def place_hits(text: str, hits, positions, *, per_site: bool = False) -> list[tuple]:
+    """The one placement and suppression path of lint and ``--fix``: ``(check, hit, range)``
+    for each hit that has a position, once per (rule, span), unless a ``# noqa`` /
+    ``# tfnumlint: ignore`` comment on its line or on its statement's first line names it (a
+    marker inside a string is not a comment).  ``per_site`` keeps hits of the same span from
+    different dispatch sites apart (a rewrite reads its site)."""
+    lines = _LINE_BREAK.split(text)
+    comments = _comments(text)
 
     def noqa_text(line: int) -> str:
         if comments is not None:
             return comments.get(line, "")
         return lines[line - 1] if line <= len(lines) else ""
 
-    docs = all_docs()
-    findings: list[Finding] = []
+    kept = []
     seen: set[tuple] = set()
     for check, hit in hits:
         pos = positions.get(hit.node)
-        stmt_pos = positions.get(hit.site.statement)
         if pos is None:
             continue
-        key = (check.code, pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+        key: tuple = (check.code, pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+        if per_site:
+            key += (id(hit.site.node),)
         if key in seen:
             continue
         seen.add(key)
-        line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
+        stmt_pos = positions.get(hit.site.statement)
         first_stmt_line = stmt_pos.start.line if stmt_pos else pos.start.line
         if suppressed(noqa_text(pos.start.line), check.code) or suppressed(
             noqa_text(first_stmt_line), check.code
         ):
             continue
+        kept.append((check, hit, pos))
+    return kept
+
+
+def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) -> list[Finding]:
+    """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
+    positions = Positions(module, source.text)
+    positions.resolve({hit.site.top for _, hit in hits})
+    lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
+    docs = all_docs()
+    findings: list[Finding] = []
+    for check, hit, pos in place_hits(source.text, hits, positions):
+        line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
         doc = docs[check.code]
         cell, line = source.locate(pos.start.line)
         _, end_line = source.locate(pos.end.line)
@@ -272,4 +287,4 @@ def lint_text(text: str, path: str = "<string>", codes: Iterable[str] | None = N
     return lint_source(Source(path, text, text.encode()), LintOptions(codes=selected))
 
 
-__all__ = ["LintOptions", "SourceError", "lint_source", "lint_text", "suppressed"]
+__all__ = ["LintOptions", "SourceError", "lint_source", "lint_text", "place_hits", "suppressed"]

@@ -25,7 +25,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..analysis.module import contains, parent_map
-from ..engine import LintOptions, lint_source, run_checks, suppressed
+from ..engine import LintOptions, lint_source, place_hits, run_checks
 from ..model import Finding, Fix
 from ..source import Source, SourceError, read_source
 from . import proof as proofs
@@ -121,32 +121,8 @@ def _analyse(text: str, options: LintOptions):
     if ctx is None:
         return module, None, [], {}
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    lines = text.splitlines()
-    kept = []
-    seen = set()
-    for check, hit in hits:
-        pos = positions.get(hit.node)
-        if pos is None:
-            continue
-        key = (
-            check.code,
-            pos.start.line,
-            pos.start.column,
-            pos.end.line,
-            pos.end.column,
-            id(hit.site.node),
-        )
-        if key in seen:
-            continue
-        seen.add(key)
-        line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
-        stmt_pos = positions.get(hit.site.statement)
-        stmt_text = (
-            lines[stmt_pos.start.line - 1] if stmt_pos and stmt_pos.start.line <= len(lines) else ""
-        )
-        if suppressed(line_text, check.code) or suppressed(stmt_text, check.code):
-            continue
-        kept.append((check.code, hit, pos))
+    placed = place_hits(text, hits, positions, per_site=True)
+    kept = [(check.code, hit, pos) for check, hit, pos in placed]
     return module, ctx, kept, positions
 
 

@@ -897,10 +897,8 @@ def fix_safe_norm(ctx: Context, hit: Hit) -> Plan | None:
     )
 
 
+# the inner where's stand-in, inside the op's domain (1.0 for the others)
 _SUBSTITUTE = {"acos": "zeros", "asin": "zeros", "atanh": "zeros"}
-_WHERE_UNSAFE = frozenset(
-    {"log", "sqrt", "rsqrt", "reciprocal", "pow", "acos", "asin", "atanh", "divide"}
-)
 
 
 def pure(ctx: Context, node: cst.CSTNode) -> bool:
@@ -925,57 +923,32 @@ def pure(ctx: Context, node: cst.CSTNode) -> bool:
     return ok
 
 
-def _unsafe_input(ctx: Context, node: cst.CSTNode, depth: int = 0):
-    """(input node, op) of the first domain-restricted op inside a where branch."""
-    if depth > 12:
-        return None
-    if isinstance(node, cst.Call):
-        op = ctx.op(node)
-        if op == "where":
-            return None
-        if op in _WHERE_UNSAFE:
-            arg = ctx.arg(node, 1, "y") if op == "divide" else first_arg(node, "x")
-            if arg is not None:
-                return arg, op
-        for a in node.args:
-            found = _unsafe_input(ctx, a.value, depth + 1)
-            if found:
-                return found
-        return None
-    if isinstance(node, cst.BinaryOperation):
-        if isinstance(node.operator, cst.Divide):
-            return node.right, "divide"
-        return _unsafe_input(ctx, node.left, depth + 1) or _unsafe_input(ctx, node.right, depth + 1)
-    if isinstance(node, cst.UnaryOperation):
-        return _unsafe_input(ctx, node.expression, depth + 1)
-    return None
-
-
 def fix_double_where(ctx: Context, hit: Hit) -> Plan | None:
+    """Guard the input that TNL302's predicate found with an inner where on the same
+    condition (rules/overflow.py: unsafe_where_branch)."""
+    from ..rules.overflow import unsafe_where_branch
+
     site, call = hit.site, hit.node
+    if not isinstance(call, cst.Call):
+        return None
     cond = ctx.arg(call, 0, "condition")
     if cond is None or not pure(ctx, cond) or any(a.star for a in call.args):
         return None
-    for index, key in ((1, "x"), (2, "y")):
-        branch = ctx.arg(call, index, key)
-        if branch is None:
-            continue
-        found = _unsafe_input(ctx, branch)
-        if not found:
-            continue
-        x, op = found
-        if not pure(ctx, x):
-            return None
-        sub = Call(_SUBSTITUTE.get(op, "ones"), [_here(x, site)])
-        pair = [_here(x, site), sub] if index == 1 else [sub, _here(x, site)]
-        new = Call("where", [_here(cond, site), *pair])
-        return Plan(
-            "",
-            "safe",
-            "the double-where form: make the input safe with an inner tf.where",
-            [Edit(x, new)],
-        )
-    return None
+    found = unsafe_where_branch(ctx, call, site)
+    if found is None:
+        return None
+    index, x, op = found
+    if not pure(ctx, x):
+        return None
+    sub = Call(_SUBSTITUTE.get(op, "ones"), [_here(x, site)])
+    pair = [_here(x, site), sub] if index == 1 else [sub, _here(x, site)]
+    new = Call("where", [_here(cond, site), *pair])
+    return Plan(
+        "",
+        "safe",
+        "the double-where form: make the input safe with an inner tf.where",
+        [Edit(x, new)],
+    )
 
 
 # --- TNL403: optimizer epsilon ------------------------------------------------------------------
