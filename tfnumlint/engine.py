@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .analysis.context import Context, Hit
 from .analysis.module import build
+from .config import Settings
 from .model import FileError, FileResult, Finding
 from .positions import Positions
 from .ruledocs import all_docs
-from .rules import CHECKS, Check, Context, Hit, Settings, load_all
+from .rules import CHECKS, Check, load_all
 from .source import Source, SourceError, might_use_tensorflow, syntax_error_message
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)

@@ -19,8 +19,9 @@ from typing import Any
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, Site, parent_map
-from ..rules import Context, Hit
+from ..optimizers import OPTIMIZERS
 from ..rules.common import additive_terms, first_arg, split_eps, underflows
 from ..rules.recipes import RECIPES, recipe_for
 from ..verify.signatures import bind
@@ -959,9 +960,8 @@ def fix_optimizer_epsilon(ctx: Context, hit: Hit) -> Plan | None:
     if not isinstance(call, cst.Call) or any(a.star for a in call.args):
         return None
     family = (ctx.op(call) or ":").split(":")[1]
-    from ..rules.precision import _OPT_EPS
-
-    index = _OPT_EPS.get(family, (None, None, -1))[2]
+    facts = OPTIMIZERS.get(family)
+    index = facts.epsilon_index if facts is not None and facts.adaptive else -1
     positional = [a for a in call.args if a.keyword is None]
     if index >= 0 and len(positional) > index:
         return None  # a positional epsilon: rewrite by hand

@@ -3,28 +3,17 @@
 A check is a function ``(site, ctx) -> Iterable[Hit]`` subscribed to canonical ops (calls),
 binary operators, method names, or the whole module; the engine walks the tree once and
 dispatches each node to the checks that asked for it.  Metadata (name, severity, default)
-comes from ``rules/TNLxxx.md``.
+comes from ``rules/TNLxxx.md``; what a check is given and returns (``Context``, ``Hit``) is
+defined in :mod:`tfnumlint.analysis.context`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-import libcst as cst
-
-from ..analysis.module import ModuleInfo, Scope, Site, call_arg
-from ..analysis.provenance import Evaluator, Val
-
-
-@dataclass
-class Hit:
-    """A rule's raw result: the node to report, and why."""
-
-    node: cst.CSTNode
-    message: str
-    site: Site
-    probe_hint: dict = field(default_factory=dict)
+from ..analysis.context import Context, Hit
+from ..analysis.module import Site
 
 
 @dataclass
@@ -70,68 +59,6 @@ def _tensorflow_only(code: str, fn: Callable[..., Iterable[Hit]]) -> Callable[..
                 yield hit
 
     return checked
-
-
-@dataclass
-class Settings:
-    """Rule thresholds, configurable under ``[tool.tfnumlint]``."""
-
-    # learning rate above which an optimizer family counts as "high"
-    lr_thresholds: dict[str, float] = field(
-        default_factory=lambda: {
-            "adam": 0.003,
-            "adamw": 0.003,
-            "adamax": 0.003,
-            "nadam": 0.003,
-            "rmsprop": 0.003,
-            "adagrad": 0.1,
-            "adadelta": 10.0,
-            "ftrl": 0.1,
-            "sgd": 1.0,
-        }
-    )
-    exploding_gradient: float = 1e6
-
-
-class Context:
-    """What a check can ask about the module it runs on."""
-
-    def __init__(self, info: ModuleInfo, settings: Settings) -> None:
-        self.info = info
-        self.ev = Evaluator(info)
-        self.settings = settings
-        self._facts: dict[str, object] = {}
-        self.seen: set[tuple[str, int]] = set()
-        self.path = ""
-
-    def val(self, node: cst.BaseExpression, site: Site) -> Val:
-        return self.ev.value(node, site.scope, site.order)
-
-    def dtype(self, site: Site | Scope) -> str:
-        scope = site.scope if isinstance(site, Site) else site
-        return self.info.dtype(scope)
-
-    def op(self, node: cst.CSTNode) -> str | None:
-        return self.info.imports.op(node.func) if isinstance(node, cst.Call) else None
-
-    def arg(self, call: cst.Call, index: int, *keywords: str) -> cst.BaseExpression | None:
-        return call_arg(call, index, *keywords)
-
-    def fact(self, name: str, compute: Callable[[], object]) -> object:
-        if name not in self._facts:
-            self._facts[name] = compute()
-        return self._facts[name]
-
-    def once(self, code: str, node: cst.CSTNode) -> bool:
-        """True the first time (code, node) is seen: keeps a rule from reporting twice."""
-        key = (code, id(node))
-        if key in self.seen:
-            return False
-        self.seen.add(key)
-        return True
-
-    def code(self, node: cst.CSTNode) -> str:
-        return self.info.module.code_for_node(node)
 
 
 def load_all() -> list[Check]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.provenance import Val
-from . import Context, Hit, rule
+from . import rule
 from .common import first_arg, fmt, split_eps, underflows
 
 

@@ -6,9 +6,10 @@ import math
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.provenance import Val
-from . import Context, Hit, rule
+from . import rule
 from .common import additive_terms, first_arg, fmt, split_eps
 
 LOG_ARG = ("x", "input")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site
-from . import Context, Hit, rule
+from . import rule
 from .common import EXP_OVERFLOW, first_arg, split_eps, underflows
 
 # Producers with no upper bound in practice: raw linear outputs, negations, differences.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site
-from . import Context, Hit, rule
+from ..optimizers import ADAPTIVE, OPTIMIZERS
+from . import rule
 from .common import MAX_VALUE, eps_value, first_arg, fmt, spacing, underflows
 
 
@@ -90,17 +92,6 @@ def epsilon_underflow(site: Site, ctx: Context):
             return
 
 
-# (keras default, TF1 default, positional index of epsilon)
-_OPT_EPS = {
-    "adam": (1e-7, 1e-8, 3),
-    "adamw": (1e-7, 1e-8, 4),
-    "adamax": (1e-7, 1e-8, 3),
-    "nadam": (1e-7, 1e-8, 3),
-    "rmsprop": (1e-7, 1e-10, 3),
-    "adagrad": (1e-7, None, 2),
-    "adadelta": (1e-7, 1e-8, 2),
-    "ftrl": (None, None, -1),
-}
 FLOAT16_SAFE_EPS = 1e-4
 
 
@@ -108,16 +99,16 @@ def optimizer_epsilon(
     ctx: Context, call: cst.Call, site: Site, family: str
 ) -> tuple[float | None, bool]:
     """The epsilon an optimizer runs with, and whether it was given explicitly."""
-    keras_default, tf1_default, index = _OPT_EPS[family]
+    facts = OPTIMIZERS[family]
     name = ctx.info.imports.resolve(call.func) or ""
     tf1 = name.startswith("tf.train.")
-    node = ctx.arg(call, index, "epsilon")
+    node = ctx.arg(call, facts.epsilon_index, "epsilon")
     if node is not None:
         return ctx.val(node, site).const, True
-    return (tf1_default if tf1 else keras_default), False
+    return (facts.tf1_epsilon if tf1 else facts.keras_epsilon), False
 
 
-@rule("TNL403", ops={f"optimizer:{f}" for f in _OPT_EPS})
+@rule("TNL403", ops={f"optimizer:{f}" for f in ADAPTIVE})
 def optimizer_epsilon_too_small(site: Site, ctx: Context):
     call = site.node
     family = ctx.op(call).split(":")[1]

@@ -14,14 +14,15 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.names import PROBABILITY_LOSSES
-from . import Context, Hit, rule
+from ..optimizers import ADAPTIVE, OPTIMIZERS
+from . import rule
 from .common import fmt, split_eps
 from .datascale import DataScale, curvature, data_scale, resolve
 
-ADAPTIVE = frozenset({"adam", "adamw", "adamax", "nadam", "rmsprop", "adagrad", "adadelta", "ftrl"})
-_ALL_OPTIMIZERS = frozenset({f"optimizer:{f}" for f in (*ADAPTIVE, "sgd")})
+_ALL_OPTIMIZERS = frozenset({f"optimizer:{f}" for f in OPTIMIZERS})
 _CLIP_KWARGS = frozenset({"clipnorm", "clipvalue", "global_clipnorm"})
 SATURATING = ("sigmoid", "softmax")
 # Below this, an SGD learning rate on features of unknown scale is not worth a finding: it

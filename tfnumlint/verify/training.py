@@ -21,34 +21,16 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from ..optimizers import OPTIMIZERS
 from .trace import DTYPES, format_number
 
 STEPS = 25
 FEATURES = 784
 EXAMPLES = 32
-KERAS = {
-    "adam": "Adam",
-    "adamw": "AdamW",
-    "adamax": "Adamax",
-    "nadam": "Nadam",
-    "rmsprop": "RMSprop",
-    "adagrad": "Adagrad",
-    "adadelta": "Adadelta",
-    "ftrl": "Ftrl",
-    "sgd": "SGD",
-}
-TF1 = {
-    "adam": "AdamOptimizer",
-    "rmsprop": "RMSPropOptimizer",
-    "adagrad": "AdagradOptimizer",
-    "adadelta": "AdadeltaOptimizer",
-    "ftrl": "FtrlOptimizer",
-    "sgd": "GradientDescentOptimizer",
-}
-TF1_EPSILON = {"adam": 1e-8, "rmsprop": 1e-10, "adadelta": 1e-8}
-EPSILON_OPTIMIZERS = frozenset(
-    {"adam", "adamw", "adamax", "nadam", "rmsprop", "adagrad", "adadelta"}
-)
+KERAS = {family: o.keras for family, o in OPTIMIZERS.items()}
+TF1 = {family: o.tf1 for family, o in OPTIMIZERS.items() if o.tf1}
+TF1_EPSILON = {family: o.tf1_epsilon for family, o in OPTIMIZERS.items() if o.tf1 and o.tf1_epsilon}
+EPSILON_OPTIMIZERS = frozenset(f for f, o in OPTIMIZERS.items() if o.keras_epsilon is not None)
 
 
 @dataclass
