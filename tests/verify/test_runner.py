@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from probe_helpers import binop, call, const, expr, free, inp, prob, seed_loss
 
-from tfnumlint.model import Finding
 from tfnumlint.config import Settings
+from tfnumlint.model import Finding
 from tfnumlint.verify import runner
 
 ROOT = Path(__file__).resolve().parents[2]

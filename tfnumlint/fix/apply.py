@@ -32,7 +32,6 @@ from . import proof as proofs
 from .rewrites import API, Keep, Plan, Renderer, Src, fixable, fixable_codes, plan_for, pure
 
 MAX_PASSES = 4
-_STRICTER = {"safe": 0, "unsafe": 1, "suggestion": 2}
 
 
 @dataclass

@@ -40,7 +40,6 @@ _CMPOPS = {
     cst.NotEqual: "!=",
 }
 _DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "int32", "int64", "bool"})
-_SOURCES = frozenset({"placeholder", "variable", "random", "keras_input"})
 MAX_NODES = 200
 NUMERIC_CONSTANTS = {
     (module, name): value
