@@ -14,6 +14,7 @@ advice that cannot be applied mechanically is a ``suggestion`` (no edits, never 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -991,7 +992,7 @@ def suggest_from_logits(ctx: Context, hit: Hit) -> Plan:
     )
 
 
-FIXERS = {
+FIXERS: dict[str, Callable[[Context, Hit], Plan | None]] = {
     "log_of_probability": fix_log_of_probability,
     "log_epsilon": fix_log_epsilon,
     "cross_entropy": fix_cross_entropy,
@@ -1006,6 +1007,19 @@ FIXERS = {
     "lower_learning_rate": suggest_lower_learning_rate,
     "from_logits": suggest_from_logits,
 }
+
+
+def rewrite(name: str):
+    """Register a rewrite under the name a recipe gives (``Recipe(fixer=name)``): a rule's
+    family module can declare its rewrite beside its check."""
+
+    def register(fn):
+        if FIXERS.get(name, fn) is not fn:
+            raise ValueError(f"two rewrites named {name!r}")
+        FIXERS[name] = fn
+        return fn
+
+    return register
 
 
 def fixable(code: str) -> bool:

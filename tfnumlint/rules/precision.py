@@ -19,7 +19,7 @@ def _min_magnitude(lo: float, hi: float) -> float:
     return 0.0
 
 
-@rule("TNL401", binops=(cst.Add, cst.Subtract))
+@rule("TNL401", binops=(cst.Add, cst.Subtract), host_values=True)
 def epsilon_absorbed(site: Site, ctx: Context):
     node = site.node
     dtype = ctx.dtype(site)
@@ -75,7 +75,12 @@ def _eps_uses(ctx: Context, site: Site):
             yield bound, e
 
 
-@rule("TNL402", binops=(cst.Add, cst.Subtract), ops={"clip_by_value", "maximum", "add"})
+@rule(
+    "TNL402",
+    binops=(cst.Add, cst.Subtract),
+    ops={"clip_by_value", "maximum", "add"},
+    host_values=True,
+)
 def epsilon_underflow(site: Site, ctx: Context):
     dtype = ctx.dtype(site)
     if dtype != "float16":
@@ -108,7 +113,7 @@ def optimizer_epsilon(
     return (facts.tf1_epsilon if tf1 else facts.keras_epsilon), False
 
 
-@rule("TNL403", ops={f"optimizer:{f}" for f in ADAPTIVE})
+@rule("TNL403", ops={f"optimizer:{f}" for f in ADAPTIVE}, host_values=True)
 def optimizer_epsilon_too_small(site: Site, ctx: Context):
     call = site.node
     family = ctx.op(call).split(":")[1]

@@ -104,6 +104,13 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
+def declare_recipe(code: str, recipe: Recipe) -> None:
+    """A rule's recipe declared beside its check (``rule(..., recipe=...)``)."""
+    if RECIPES.get(code, recipe) != recipe:
+        raise ValueError(f"{code} declares two different recipes")
+    RECIPES[code] = recipe
+
+
 def recipe_for(code: str | None) -> Recipe:
     """A rule's recipe; a rule that declares none is probed for the generic symptoms."""
     return RECIPES.get(code or "", Recipe())

@@ -212,7 +212,7 @@ def _probability_range(v) -> bool:
     return v.prob or v.kind in SATURATING or (v.lo >= 0.0 and v.hi <= 1.0 and v.lo < v.hi)
 
 
-@rule("TNL501", ops=_ALL_OPTIMIZERS)
+@rule("TNL501", ops=_ALL_OPTIMIZERS, host_values=True)
 def high_lr_saturating_output(site: Site, ctx: Context):
     call = site.node
     family = _family(ctx, call)
@@ -264,7 +264,7 @@ def _has_clipping(ctx: Context, call: cst.Call) -> bool:
     )
 
 
-@rule("TNL502", ops={f"optimizer:{f}" for f in ADAPTIVE})
+@rule("TNL502", ops={f"optimizer:{f}" for f in ADAPTIVE}, host_values=True)
 def no_gradient_clipping(site: Site, ctx: Context):
     call = site.node
     family = _family(ctx, call)
@@ -712,7 +712,7 @@ def update_summed_over_batch(site: Site, ctx: Context):
 _XENT = frozenset({"sigmoid_xent", "softmax_xent", "weighted_xent"})
 
 
-@rule("TNL503", ops=_XENT)
+@rule("TNL503", ops=_XENT, host_values=True)
 def probabilities_as_logits(site: Site, ctx: Context):
     call = site.node
     logits = ctx.arg(call, 1, "logits")
@@ -729,7 +729,7 @@ def probabilities_as_logits(site: Site, ctx: Context):
         )
 
 
-@rule("TNL503", methods={"compile"})
+@rule("TNL503", methods={"compile"}, host_values=True)
 def compile_mismatch(site: Site, ctx: Context):
     call = site.node
     model = ctx.val(call.func.value, site)
@@ -764,7 +764,7 @@ def compile_mismatch(site: Site, ctx: Context):
         )
 
 
-@rule("TNL504", ops={"dataset"}, methods={"fit"})
+@rule("TNL504", ops={"dataset"}, methods={"fit"}, host_values=True)
 def unchecked_input_data(site: Site, ctx: Context):
     checked = ctx.fact(
         "checks_numerics", lambda: any(ctx.op(s.node) == "check_numerics" for s in ctx.info.calls)
