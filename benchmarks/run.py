@@ -101,8 +101,9 @@ def build_corpus(dest: Path, quick: bool) -> dict[str, int]:
     return counts
 
 
-def timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS in KiB (the process and the children it reaped), stdout."""
+def timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, int, str, float]:
+    """Wall seconds, peak RSS in KiB (the process and the children it reaped), stdout, and
+    CPU seconds (user + system: less sensitive than wall time to a shared machine)."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err, text=True)
@@ -114,7 +115,7 @@ def timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, in
         stdout, stderr = out.read(), err.read()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{stderr[-2000:]}")
-    return wall, usage.ru_maxrss, stdout
+    return wall, usage.ru_maxrss, stdout, usage.ru_utime + usage.ru_stime
 
 
 def median_time(
@@ -164,13 +165,32 @@ def main() -> int:
 
         lint = [py, "-m", "tfnumlint", "--no-verify", "--exit-zero", "--format", "json"]
         j1_cmd = [*lint, "--no-cache", "--jobs", "1", "."]
-        j1, rss1, out1 = median_time(j1_cmd, corpus, args.repeat, env)
-        figures["jobs1"] = j1
+        # The project index's cost: the same run with every file linted on its own, timed
+        # alternately with row 2 so that a busy machine slows both alike.
+        alone_env = dict(env, TFNUMLINT_BENCH_NO_PROJECT="1")
+        with_index, alone = [], []
+        for _ in range(args.repeat):
+            alone.append(timed(j1_cmd, corpus, alone_env))
+            with_index.append(timed(j1_cmd, corpus, env))
+        j1 = statistics.median(r[0] for r in with_index)
+        j1_alone = statistics.median(r[0] for r in alone)
+        rss1, out1 = max(r[1] for r in with_index), with_index[-1][2]
+        cpu1 = statistics.median(r[3] for r in with_index)
+        cpu1_alone = statistics.median(r[3] for r in alone)
+        figures.update(jobs1=j1, jobs1_alone=j1_alone, cpu1=cpu1, cpu1_alone=cpu1_alone)
         rows.append(
             (
                 "2. tfnumlint --no-verify --no-cache --jobs 1",
                 f"{j1:.2f} s ({j1 / base:.2f}x row 1)",
                 display(j1_cmd),
+            )
+        )
+        rows.append(
+            (
+                "2b. the project index's cost (row 2 / each file alone)",
+                f"wall {j1 / j1_alone:.3f}x ({j1_alone:.2f} s alone); "
+                f"CPU {cpu1 / cpu1_alone:.3f}x ({cpu1:.2f} s / {cpu1_alone:.2f} s)",
+                "TFNUMLINT_BENCH_NO_PROJECT=1 " + display(j1_cmd),
             )
         )
 
@@ -187,7 +207,7 @@ def main() -> int:
         )
 
         cold_cmd = [*lint, "--jobs", "2", "."]
-        cold, _, _ = timed(cold_cmd, corpus, env)
+        cold = timed(cold_cmd, corpus, env)[0]
         warm, _, _ = median_time(cold_cmd, corpus, args.repeat, env)
         figures["cold"] = cold
         figures["warm"] = warm

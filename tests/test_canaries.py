@@ -103,3 +103,85 @@ def test_the_canaries_do_fire_when_the_code_runs(planted):
     """Control: the planted canaries are live, so the test above can fail."""
     subprocess.run([sys.executable, "sibling.py"], cwd=planted, check=True, timeout=60)
     assert (planted / "CANARY_sibling_import").exists()
+
+
+def test_no_canary_runs_in_a_multi_module_project(tmp_path):
+    """The project index reads every module of the tree (relative, star and package imports,
+    base classes in other files); none of it is imported or run, with verification on."""
+    c = lambda name: _canary(tmp_path, name)  # noqa: E731
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(f"{c('package_init')}\nfrom .layers import *\n")
+    (pkg / "layers.py").write_text(
+        textwrap.dedent(
+            f"""\
+            import tensorflow as tf
+
+            {c("layers_module")}
+
+
+            def dense(x, units, activation=None, scale=({c("layers_default")})):
+                w = tf.Variable(tf.random.normal([4, units]))
+                y = tf.matmul(x, w)
+                return activation(y) if activation is not None else y
+
+
+            class Base(tf.Module):
+                {c("base_class_body")}
+
+                def probs(self, x):
+                    return tf.nn.sigmoid(x)
+            """
+        )
+    )
+    (pkg / "losses.py").write_text(
+        textwrap.dedent(
+            f"""\
+            import tensorflow as tf
+            from . import layers
+
+            {c("losses_module")}
+
+
+            def energy(z):
+                return tf.reduce_sum(tf.exp(z), axis=-1)
+            """
+        )
+    )
+    (pkg / "train.py").write_text(
+        textwrap.dedent(
+            f"""\
+            import tensorflow as tf
+            from pkg import *
+            from .losses import energy
+            from .layers import Base
+
+            {c("train_module")}
+
+
+            class Head(Base):
+                def loss(self, x, y):
+                    return -tf.reduce_mean(y * tf.math.log(self.probs(x)))
+
+
+            def step(x):
+                return energy(dense(x, 8))
+            """
+        )
+    )
+    proc = run_cli(
+        "--format", "json", "--no-cache", "--show-refuted", ".", cwd=tmp_path, timeout=600
+    )
+    assert proc.stdout, proc.stderr
+    report = json.loads(proc.stdout)
+    canaries = sorted(p.name for p in tmp_path.glob("CANARY_*"))
+    assert canaries == [], f"user code was executed: {canaries}"
+    rules = {(f["path"], f["rule"]) for f in report["findings"]}
+    assert ("pkg/losses.py", "TNL301") in rules  # found through the index: it really ran
+    assert ("pkg/train.py", "TNL101") in rules
+    assert not report["errors"], report["errors"]
+    # control: the planted module-level canaries are live code
+    subprocess.run(
+        [sys.executable, "-c", "import pkg.losses"], cwd=tmp_path, check=False, timeout=120
+    )
+    assert (tmp_path / "CANARY_package_init").exists()

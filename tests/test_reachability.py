@@ -283,6 +283,36 @@ def test_sampler_inputs_carry_no_gradient():
     assert "random draws" in probe["no_gradient"]
 
 
+def test_a_distributions_sample_method_carries_no_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        class Wishart:
+            def _sample_n(self, n, df):
+                return tf.sqrt(tf.reduce_sum(tf.square(df - n), axis=-1))
+        """
+    probe = one_probe(src, "TNL202")
+    assert "sampler" in probe["no_gradient"]
+
+
+def test_a_vae_reparameterisation_is_differentiated():
+    """`def sampling(args)` is the Keras VAE's reparameterisation: gradients flow through it,
+    so its loose-clip underflow (sqrt(exp(-100)) = 0, NaN gradient) must stay confirmable."""
+    src = """\
+        import tensorflow as tf
+
+
+        def sampling(args):
+            z_mean, z_log_var = args
+            epsilon = tf.random.normal(shape=tf.shape(z_mean))
+            std = tf.sqrt(tf.exp(tf.clip_by_value(z_log_var, -100.0, 87.0)))
+            return z_mean + std * epsilon
+        """
+    probe = one_probe(src, "TNL202")
+    assert not probe.get("no_gradient")
+
+
 def test_integer_counter_cast_to_float_carries_no_gradient():
     src = """\
         import tensorflow as tf

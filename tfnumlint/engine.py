@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .analysis.context import Context, Hit
-from .analysis.module import build
+from .analysis.module import ModuleInfo, build
+from .analysis.project import (
+    ModuleSummary,
+    ProjectIndex,
+    ProjectView,
+    Summariser,
+    imports_only,
+)
 from .config import Settings
 from .model import FileError, FileResult, Finding
 from .positions import Positions
@@ -24,6 +31,24 @@ from .source import Source, SourceError, might_use_tensorflow, syntax_error_mess
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _IGNORE = re.compile(r"#\s*tfnumlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+
+
+@dataclass
+class ProjectUnit:
+    """Where a file sits in the linted project, and what is known about the rest of it."""
+
+    module: str
+    is_package: bool
+    index: ProjectIndex | None = None  # None: the first round, this file on its own
+
+
+@dataclass
+class UnitOutcome:
+    """One file's result, its summary for the index, and the facts it depended on."""
+
+    result: FileResult
+    summary: ModuleSummary | None = None
+    deps: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -83,25 +108,35 @@ def _dispatch_tables(checks: Iterable[Check]):
 
 
 def run_checks(
-    module: cst.Module, options: LintOptions
+    module: cst.Module,
+    options: LintOptions,
+    unit: ProjectUnit | None = None,
+    info: ModuleInfo | None = None,
 ) -> tuple[list[tuple[Check, Hit]], list[FileError], object]:
-    """Run every selected check on a parsed module; a crashing check becomes an error entry."""
+    """Run every selected check on a parsed module; a crashing check becomes an error entry.
+    With a ``unit``, provenance also asks the project index (and records what it asked)."""
     load_all()
-    info = build(module)
+    info = info if info is not None else build(module)
     if not info.imports.uses_tensorflow:
         return [], [], None
-    ctx = Context(info, options.settings)
+    view = ProjectView(unit.index, unit.module, info, unit.is_package) if unit else None
+    ctx = Context(info, options.settings, view)
     checks = [c for c in CHECKS if c.code in options.codes]
     by_op, by_binop, by_method, module_checks = _dispatch_tables(checks)
     hits: list[tuple[Check, Hit]] = []
     errors: list[FileError] = []
     failed: set[str] = set()
 
+    origins = ctx.ev.origins
+
     def run(check: Check, produce) -> None:
         if check.code in failed:
             return
+        mark = len(origins)
         try:
             for hit in produce():
+                if hit.origin is None and len(origins) > mark:
+                    hit.origin = _named_origin(hit.message, origins[mark:])
                 hits.append((check, hit))
         except RecursionError:
             failed.add(check.code)
@@ -139,12 +174,17 @@ _STACK_BYTES = 512 * 1024 * 1024
 
 
 def lint_source(source: Source, options: LintOptions) -> FileResult:
+    """Lint one source on its own (no project index); never raises for bad input."""
+    return lint_unit(source, options, None).result
+
+
+def lint_unit(source: Source, options: LintOptions, unit: ProjectUnit | None) -> UnitOutcome:
     """Lint one source on a large-stack thread; never raises for bad input."""
-    box: list[FileResult | BaseException] = []
+    box: list[UnitOutcome | BaseException] = []
 
     def work() -> None:
         try:
-            box.append(_lint_source(source, options))
+            box.append(_lint_source(source, options, unit))
         except BaseException as exc:  # handed back to the caller's thread
             box.append(exc)
 
@@ -166,11 +206,14 @@ def lint_source(source: Source, options: LintOptions) -> FileResult:
 _STACK_LOCK = threading.Lock()
 
 
-def _lint_source(source: Source, options: LintOptions) -> FileResult:
+def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None) -> UnitOutcome:
     result = FileResult(source.path)
+    outcome = UnitOutcome(result)
     if not might_use_tensorflow(source.text):
         result.skipped = True
-        return result
+        if unit is not None:  # it may still re-export project names (a package __init__)
+            outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
+        return outcome
     try:
         module = cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
@@ -182,32 +225,98 @@ def _lint_source(source: Source, options: LintOptions) -> FileResult:
         )
         message = syntax_error_message(source, f"syntax error at {where}: {message}")
         result.errors.append(FileError(source.path, message))
-        return result
+        return outcome
     except RecursionError:
         result.errors.append(
             FileError(source.path, "cannot parse: nested too deeply for the parser")
         )
-        return result
+        return outcome
     except Exception as exc:  # libcst raises a few other types on hostile input
         result.errors.append(FileError(source.path, f"cannot parse: {type(exc).__name__}: {exc}"))
-        return result
+        return outcome
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 20000))
     try:
-        hits, errors, ctx = run_checks(module, options)
+        hits, errors, ctx = run_checks(module, options, unit)
+        summary = None
+        if unit is not None and ctx is not None:
+            summary = _summarise(source, ctx, unit)
+            if unit.index is None:  # the module's own facts need no other file: settle them now
+                hits, errors, ctx, summary = _settle_own_facts(
+                    source, module, options, unit, hits, errors, ctx, summary
+                )
         result.skipped = ctx is None
         if ctx is not None:
             ctx.path = source.path
         for err in errors:
             err.path = source.path
         result.errors.extend(errors)
+        positions = Positions(module, source.text)
         if hits:
-            result.findings = _place(source, module, hits, options, ctx)
+            result.findings = _place(source, positions, hits, options, ctx)
+        if unit is not None and ctx is not None:
+            outcome.summary = summary
+            outcome.deps = dict(ctx.ev.project.touched)
+        elif unit is not None:
+            outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
     except RecursionError:
         result.errors.append(FileError(source.path, "cannot analyse: expression nested too deeply"))
     finally:
         sys.setrecursionlimit(old_limit)
-    return result
+    return outcome
+
+
+LOCAL_ROUNDS = 3
+
+
+def _settle_own_facts(source, module, options, unit, hits, errors, ctx, summary):
+    """Re-run the checks on the parsed module while facts that come from the module itself
+    (a helper's parameters from calls in the same file, inherited methods of local classes)
+    change: the first project round then needs no re-parse for them.  The index holds only
+    this module, so a fact that depends on another file stays unknown here."""
+    for _ in range(LOCAL_ROUNDS):
+        if summary is None:
+            break
+        local = ProjectIndex({unit.module: summary})
+        if all(local.digest(k) == d for k, d in ctx.ev.project.touched.items()):
+            break
+        settled = ProjectUnit(unit.module, unit.is_package, local)
+        hits, errors, ctx = run_checks(module, options, settled, info=ctx.info)
+        summary = _summarise(source, ctx, settled)
+    return hits, errors, ctx, summary
+
+
+def _summarise(source: Source, ctx, unit: ProjectUnit) -> ModuleSummary | None:
+    """The module's summary for the project index."""
+    try:
+        return Summariser(
+            ctx.info, ctx.ev, unit.module, unit.is_package, source.path, source.text
+        ).build()
+    except RecursionError:
+        return None
+
+
+def _named_origin(message: str, seen: list[tuple]) -> tuple | None:
+    """The call site behind a parameter the message names (`z`), if any: a value that only
+    passed through the evaluation is not what the finding is about."""
+    for origin in seen:
+        if f"`{origin[4]}`" in message:
+            return origin
+    return None
+
+
+def _origin_note(origin: tuple) -> tuple[str, dict]:
+    """`z` is a matmul output at the call `event_rate(hot)` (train.py:19): message and JSON."""
+    path, line, col, text, name, desc = origin
+    where = f"{path}:{line}" if line else path
+    note = f"; `{name}` is {desc} at the call to `{text}` ({where})"
+    related = {
+        "path": path,
+        "line": line,
+        "column": col,
+        "message": f"`{name}` = {desc} passed here",
+    }
+    return note, related
 
 
 def place_hits(text: str, hits, positions, *, per_site: bool = False) -> list[tuple]:
@@ -246,9 +355,8 @@ def place_hits(text: str, hits, positions, *, per_site: bool = False) -> list[tu
     return kept
 
 
-def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) -> list[Finding]:
+def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx) -> list[Finding]:
     """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
-    positions = Positions(module, source.text)
     positions.resolve({hit.site.top for _, hit in hits})
     lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
     docs = all_docs()
@@ -256,6 +364,10 @@ def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) 
     for check, hit, pos in place_hits(source.text, hits, positions):
         line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
         doc = docs[check.code]
+        message, related = hit.message, None
+        if hit.origin is not None and hit.origin[4]:
+            note, rel = _origin_note(hit.origin)
+            message, related = message + note, [rel]
         cell, line = source.locate(pos.start.line)
         _, end_line = source.locate(pos.end.line)
         finding = Finding(
@@ -267,9 +379,10 @@ def _place(source: Source, module: cst.Module, hits, options: LintOptions, ctx) 
             rule=check.code,
             name=doc.name,
             severity=options.severities.get(check.code, doc.severity),
-            message=hit.message,
+            message=message,
             source_line=line_text,
             cell=cell,
+            related=related,
         )
         if options.slice_probes:
             from .verify.domains import annotate_probe
@@ -289,4 +402,14 @@ def lint_text(text: str, path: str = "<string>", codes: Iterable[str] | None = N
     return lint_source(Source(path, text, text.encode()), LintOptions(codes=selected))
 
 
-__all__ = ["LintOptions", "SourceError", "lint_source", "lint_text", "place_hits", "suppressed"]
+__all__ = [
+    "LintOptions",
+    "ProjectUnit",
+    "SourceError",
+    "UnitOutcome",
+    "lint_source",
+    "lint_text",
+    "lint_unit",
+    "place_hits",
+    "suppressed",
+]

@@ -54,3 +54,54 @@ def spacing(magnitude: float, dtype: str) -> float:
         nxt = struct.unpack("<f", struct.pack("<I", (bits + 1) << 16))[0]
         return nxt - m
     return math.ulp(m)
+
+
+# Bit layouts: (pack code, integer code, mantissa bits, bits of the max finite value).
+_LAYOUT = {
+    "float16": ("e", "H", 10, 0x7BFF),
+    "float32": ("f", "I", 23, 0x7F7FFFFF),
+    "bfloat16": ("f", "I", 23, 0x7F7F0000),  # the top half of a float32
+}
+
+
+def _from_bits(bits: int, dtype: str) -> float:
+    code, int_code, _, _ = _LAYOUT[dtype]
+    return struct.unpack("<" + code, struct.pack("<" + int_code, bits))[0]
+
+
+def smallest_subnormal(dtype: str) -> float:
+    if dtype == "bfloat16":
+        return _from_bits(1 << 16, dtype)
+    if dtype == "float64":
+        return 5e-324
+    return _from_bits(1, dtype)
+
+
+def smallest_normal(dtype: str) -> float:
+    if dtype == "float64":
+        return 2.2250738585072014e-308
+    if dtype == "bfloat16":
+        return _from_bits(1 << 23, dtype)
+    return _from_bits(1 << _LAYOUT[dtype][2], dtype)
+
+
+def max_finite(dtype: str) -> float:
+    if dtype == "float64":
+        return 1.7976931348623157e308
+    return _from_bits(_LAYOUT[dtype][3], dtype)
+
+
+def exp_overflow(dtype: str) -> float:
+    """exp(x) is inf in ``dtype`` once x passes this (log of the largest finite value)."""
+    return math.log(max_finite(dtype))
+
+
+def exp_underflow(dtype: str, flush_to_zero: bool = True) -> float:
+    """exp(x) is exactly 0 in ``dtype`` below this.
+
+    TensorFlow's CPU kernels run with flush-to-zero, so anything below the smallest normal
+    is 0 there (float32: -87.34); with subnormals kept (GPUs, numpy), the result rounds to 0
+    only below half the smallest subnormal (float32: -103.97)."""
+    if flush_to_zero:
+        return math.log(smallest_normal(dtype))
+    return math.log(smallest_subnormal(dtype)) - math.log(2.0)

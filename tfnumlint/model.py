@@ -53,6 +53,7 @@ class Finding:
     probe: dict[str, Any] | None = None  # the sliced probe program, for the verifier
     fingerprint: str | None = None  # stable identity for baselines and SARIF (see fingerprint.py)
     related_rules: list[str] = field(default_factory=list)  # merged: same hazard, other rules
+    related: list[dict[str, Any]] | None = None  # e.g. the call site that passes the value
 
     @property
     def sort_key(self) -> tuple:
@@ -78,6 +79,8 @@ class Finding:
             out["fingerprint"] = self.fingerprint
         if self.related_rules:
             out["related_rules"] = list(self.related_rules)
+        if self.related:
+            out["related"] = self.related
         return out
 
     @classmethod

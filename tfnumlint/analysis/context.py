@@ -27,14 +27,15 @@ class Hit:
     message: str
     site: Site
     probe_hint: dict = field(default_factory=dict)
+    origin: tuple | None = None  # the call site that passed the value (set by the engine)
 
 
 class Context:
     """What a check can ask about the module it runs on."""
 
-    def __init__(self, info: ModuleInfo, settings: Settings) -> None:
+    def __init__(self, info: ModuleInfo, settings: Settings, project=None) -> None:
         self.info = info
-        self.ev = Evaluator(info)
+        self.ev = Evaluator(info, project)
         self.settings = settings
         self._facts: dict[str, object] = {}
         self.seen: set[tuple[str, int]] = set()

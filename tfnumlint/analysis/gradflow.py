@@ -126,7 +126,9 @@ def context_of_scope(scope: Scope, path: str = "") -> str | None:
             return f"it is in the metric method `{name}`"
         if _INIT_FUNCTION.search(name.lower()):
             return f"it is in the initializer `{name}`"
-        if _SAMPLER_FUNCTION.search(name.lower()):
+        # a distribution's sample method; a free `sampling(args)` is usually a VAE's
+        # reparameterisation, z = mean + exp(log_var / 2) * eps, which gradients flow through
+        if fs.cls is not None and _SAMPLER_FUNCTION.search(name.lower()):
             return f"it is in the sampler `{name}`"
         if _TARGET_FUNCTION.search(name.lower()):
             return f"it computes targets or assignments (`{name}`)"

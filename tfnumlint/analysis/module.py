@@ -167,6 +167,7 @@ class ModuleInfo:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)  # module-level def/class names
     functions: dict[str, Scope] = field(default_factory=dict)  # module-level defs
+    import_nodes: list[cst.Import | cst.ImportFrom] = field(default_factory=list)  # incl. relative
 
     def float16_storage(self, scope: Scope) -> bool:
         """float16 variables or casts, not just the mixed policy (which keeps variables and
@@ -237,8 +238,10 @@ def build(module: cst.Module) -> ModuleInfo:
             info.binops.append(Site(node, scope, stmt, order, top))
         elif tp is cst.Import:
             imports.add_import(node)
+            info.import_nodes.append(node)
         elif tp is cst.ImportFrom:
             imports.add_import_from(node)
+            info.import_nodes.append(node)
         elif tp is cst.Assign or tp is cst.AnnAssign or tp is cst.AugAssign:
             _schedule_assignment(stack, node, scope, order)
         elif tp is cst.Return and node.value is not None:
@@ -395,6 +398,25 @@ def _enter_class(info: ModuleInfo, node: cst.ClassDef, outer: Scope, stack: list
     for child in reversed([*node.decorators, *[b.value for b in node.bases]]):
         stack.append((child, outer, stmt))
     return scope
+
+
+def qualname(scope: Scope) -> str | None:
+    """``f`` for a module-level function, ``C.m`` for a method of a module-level class; None
+    for anything nested deeper (the project index does not track those)."""
+    if scope.kind != "function" or not isinstance(scope.node, cst.FunctionDef):
+        return None
+    parent = scope.parent
+    if parent is not None and parent.kind == "module":
+        return scope.name
+    grand = parent.parent if parent is not None else None
+    if (
+        parent is not None
+        and parent.kind == "class"
+        and grand is not None
+        and grand.kind == "module"
+    ):
+        return f"{parent.name}.{scope.name}"
+    return None
 
 
 def contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:

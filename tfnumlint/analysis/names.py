@@ -154,6 +154,19 @@ def _table() -> dict[str, str]:
             "keras.backend.stop_gradient",
         ),
         "identity": ("tf.identity",),
+        # shape-only ops: the values (and what made them) pass through
+        "reshape": ("tf.reshape", "keras.ops.reshape", "keras.backend.reshape"),
+        "tile": ("tf.tile", "keras.ops.tile", "keras.backend.tile"),
+        "transpose": (
+            "tf.transpose",
+            "tf.linalg.matrix_transpose",
+            "keras.ops.transpose",
+            "keras.backend.transpose",
+        ),
+        "expand_dims": ("tf.expand_dims", "keras.ops.expand_dims", "keras.backend.expand_dims"),
+        "squeeze": ("tf.squeeze", "keras.ops.squeeze", "keras.backend.squeeze"),
+        "gather": ("tf.gather", "keras.ops.take", "keras.backend.gather"),
+        "concat": ("tf.concat", "keras.ops.concatenate", "keras.backend.concatenate"),
         # reductions and linear algebra
         "reduce_sum": ("tf.math.reduce_sum", "tf.reduce_sum", "keras.ops.sum", "keras.backend.sum"),
         "reduce_mean": (

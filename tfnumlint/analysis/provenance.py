@@ -8,14 +8,15 @@ range is the closed ``[0, 1]``.  Names are followed through assignments that pre
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from ..floats import round_to
-from .module import Binding, ModuleInfo, Scope, call_arg
+from ..floats import exp_overflow, exp_underflow, round_to
+from .module import Binding, ModuleInfo, Scope, call_arg, qualname
 
 INF = math.inf
 
@@ -43,14 +44,17 @@ _MASK_NAME = re.compile(
 _EPS_NAME = re.compile(r"^(?:\w*_)?(?:eps|epsilon|tiny|eps\d*|smooth\w*)$", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_like_epsilon(name: str) -> bool:
     return bool(_EPS_NAME.match(name))
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_like_mask(name: str) -> bool:
     return bool(_MASK_NAME.match(name))
 
 
+@functools.lru_cache(maxsize=4096)
 def looks_like_probability(name: str) -> bool:
     return (
         bool(_PROB_NAME.match(name))
@@ -83,8 +87,9 @@ class Val:
     one_hot: bool = False
     logits: cst.BaseExpression | None = None  # for sigmoid/softmax outputs: their input
     tuple_items: tuple[Val, ...] | None = None
-    instance_of: str | None = None  # an instance of a class defined in this module
+    instance_of: str | None = None  # an instance of a class: `C` here, `module:C` elsewhere
     log_space: bool = False  # computed from logs (a log-likelihood): exp of it is intended
+    origin: tuple | None = None  # the call site that passed it (project.Origin)
 
     @property
     def known(self) -> bool:
@@ -100,6 +105,41 @@ class Val:
 
 
 UNKNOWN = Val()
+_NOT_KNOWN = ("unknown", "param", "call", "name")
+
+
+def _risk(v: Val) -> int:
+    """How much a value can do harm downstream: the join keeps the riskiest producer."""
+    if v.kind in _NOT_KNOWN:
+        return 0
+    return 1 + (not v.guarded) + v.prob + (v.zero is not None and not v.zero_weak) + (v.hi == INF)
+
+
+def join_vals(vals: list[Val]) -> Val:
+    """The join over call sites (a may-analysis): a hazard any site makes real is kept, a
+    guarantee only when every site gives it.  The riskiest value names the producer."""
+    if len(vals) == 1:
+        return vals[0]
+    rep = max(vals, key=_risk)  # max() keeps the first of equals: deterministic by site order
+    consts = {v.const for v in vals}
+    return replace(
+        rep,
+        lo=min(v.lo for v in vals),
+        hi=max(v.hi for v in vals),
+        const=rep.const if len(consts) == 1 else None,
+        tensor=any(v.tensor for v in vals),
+        prob=rep.prob,
+        guarded=all(v.guarded for v in vals),
+        zero=next((v.zero for v in vals if v.zero and not v.zero_weak), rep.zero),
+        zero_weak=all(v.zero_weak or v.zero is None for v in vals) and rep.zero_weak,
+        log_space=all(v.log_space for v in vals),
+        has_exp=any(v.has_exp for v in vals),
+        exp_sum=any(v.exp_sum for v in vals),
+        one_hot=all(v.one_hot for v in vals),
+        tuple_items=rep.tuple_items,
+    )
+
+
 LOG_SPACE_OPS = frozenset(
     {"log", "log1p", "xlogy", "log_softmax", "log_sigmoid", "reduce_logsumexp"}
 )
@@ -177,29 +217,39 @@ class Evaluator:
 
     MAX_DEPTH = 60
 
-    def __init__(self, info: ModuleInfo) -> None:
+    def __init__(self, info: ModuleInfo, project=None) -> None:
         self.info = info
         self.imports = info.imports
+        self.project = project  # a project.ProjectView, or None: this module alone
+        self.origins: list[tuple] = []  # call sites behind the values evaluated, in order
         self._memo: dict[int, Val] = {}
         self._active: set[int] = set()
         self._depth = 0
+        self._summaries: dict[int, object] = {}
 
     # -- public -----------------------------------------------------------------------
     def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
         key = id(node)
         cached = self._memo.get(key)
         if cached is not None:
+            if cached.origin is not None:
+                self.origins.append(cached.origin)
             return cached
         if key in self._active or self._depth > self.MAX_DEPTH:
             return UNKNOWN
         self._active.add(key)
         self._depth += 1
+        seen = len(self.origins)
         try:
             result = self._eval(node, scope, order)
         finally:
             self._depth -= 1
             self._active.discard(key)
+        if result.origin is None and len(self.origins) > seen:
+            result = replace(result, origin=self.origins[seen])  # made from a passed value
         self._memo[key] = result
+        if result.origin is not None:
+            self.origins.append(result.origin)
         return result
 
     def op(self, call: cst.Call) -> str | None:
@@ -287,6 +337,9 @@ class Evaluator:
                 return Val("eps", 5e-324, 1.0, guarded=True, desc=f"`{name}`")
             if looks_like_mask(name):
                 return Val("mask", 0.0, 1.0, zero="the mask is all zeros", desc=f"`{name}`")
+            passed = self._passed(name, found, scope)
+            if passed is not None:
+                return passed
             prob = looks_like_probability(name)
             return Val(
                 "param",
@@ -318,7 +371,46 @@ class Evaluator:
             return replace(val, desc=_named(name, val))
         if self.imports.resolve(cst.Name(name)) is not None:
             return Val("module")
+        val = self.project.value(name) if self.project is not None else None
+        if val is not None:
+            return replace(val, desc=_named(name, val))
         return Val("name", desc=f"`{name}`")
+
+    def _passed(self, name: str, param: cst.Param, scope: Scope) -> Val | None:
+        """What callers pass for a parameter: an instance of its annotated class, or the
+        join of the arguments at the project's call sites."""
+        if param.annotation is not None:
+            cls = self._class_ref(param.annotation.annotation, scope)
+            if cls is not None:
+                return Val("instance", instance_of=cls, desc=f"`{name}`")
+        if self.project is None:
+            return None
+        owner: Scope | None = scope
+        while owner is not None and owner.params.get(name) is not param:
+            owner = owner.parent
+        qual = qualname(owner) if owner is not None else None
+        if qual is None:
+            return None
+        fact = self.project.param(qual, name)
+        if fact is None or (fact.kind in _NOT_KNOWN and not fact.prob):
+            return None
+        return fact
+
+    def _class_ref(self, node: cst.BaseExpression, scope: Scope) -> str | None:
+        """``C`` for a class of this module, ``module:C`` for one elsewhere in the project."""
+        if isinstance(node, cst.Name) and node.value in self.info.classes:
+            found = self.lookup(node.value, scope, 1 << 60)
+            if isinstance(found, Binding) and found.value is None:
+                return node.value
+        if self.project is None or not isinstance(node, (cst.Name, cst.Attribute)):
+            return None
+        from .names import dotted_name
+
+        dotted = dotted_name(node)
+        if not dotted or self.lookup(dotted.split(".")[0], scope, 1 << 60) is not None:
+            return None
+        sym = self.project.symbol(dotted)
+        return f"{sym.module}:{sym.name}" if sym is not None and sym.kind == "class" else None
 
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int) -> Val:
         obj = node.value
@@ -338,10 +430,27 @@ class Evaluator:
                             prob = looks_like_probability(node.attr.value)
                             return replace(val, prob=prob, prob_by_name=prob, desc=f"`{name}`")
                         return replace(val, desc=_named(name, val))
+                elif self.project is not None:
+                    inherited = self._inherited_attr(scope.cls.node, node.attr.value)
+                    if inherited is not None:
+                        return replace(inherited, desc=_named(f"self.{node.attr.value}", inherited))
         resolved = self.imports.resolve(node)
         if resolved is not None:
             return Val("module", desc=resolved)
+        if self.project is not None and isinstance(obj, (cst.Name, cst.Attribute)):
+            from .names import dotted_name
+
+            dotted = dotted_name(node)
+            if dotted and self.lookup(dotted.split(".")[0], scope, order) is None:
+                val = self.project.value(dotted)
+                if val is not None:
+                    return replace(val, desc=_named(dotted, val))
         return Val(desc=f"`{_dotted(node)}`")
+
+    def _inherited_attr(self, cls_node: cst.ClassDef, attr: str) -> Val | None:
+        """``self.attr`` set by a base class (here or in another module of the project)."""
+        module = self.project.module
+        return self.project.attr(module, cls_node.name.value, attr)
 
     def _binop(self, node: cst.BinaryOperation, scope: Scope, order: int) -> Val:
         a = self.value(node.left, scope, order)
@@ -366,8 +475,9 @@ class Evaluator:
                 (a.lo >= 0 and b.const is not None and b.const > 0)
                 or (b.lo >= 0 and a.const is not None and a.const > 0)
             )
+            linear = _LINEAR & {a.kind, b.kind} and not (a.prob or b.prob or a.has_exp or b.has_exp)
             return Val(
-                "arith",
+                "linear" if linear else "arith",
                 lo,
                 hi,
                 tensor=tensor,
@@ -407,7 +517,7 @@ class Evaluator:
                 else None
             )
             return Val(
-                "arith",
+                "linear" if _scaled_linear(a, b) or _scaled_linear(b, a) else "arith",
                 lo,
                 hi,
                 tensor=tensor,
@@ -501,40 +611,184 @@ class Evaluator:
         return Val("call", desc=f"the result of `{_callee_text(node.func)}`")
 
     def _returned(self, node: cst.Call, func: Val, scope: Scope, order: int) -> Val | None:
-        """What a call to a function or class of this module returns: one level of
-        interprocedural provenance (`d_real = discriminator(x)` with a sigmoid return)."""
-        info = self.info
-        callee: Scope | None = None
+        """What a call to a function or class of the project returns, for this call's
+        arguments (`d_real = discriminator(x)` with a sigmoid return; `dense(x, act=relu)`)."""
+        callee = self._callee(node, func, scope, order)
+        if isinstance(callee, Val) or callee is None:
+            return callee
+        values = self._instantiate(callee, node, scope, order)
+        for v in values:  # a probability return wins: that is the hazard downstream
+            if v.prob or (v.tuple_items and any(i.prob for i in v.tuple_items)):
+                inner = v.desc if v.desc and len(v.desc) <= 40 else f"a {v.kind}"
+                if inner.startswith("the return of"):
+                    inner = f"a {v.kind}"
+                return replace(
+                    v, desc=f"the return of `{_callee_text(node.func)}` ({inner})" if v.desc else ""
+                )
+        known = [v for v in values if v.known or v.tuple_items]
+        return known[0] if known else None
+
+    def _callee(self, node: cst.Call, func: Val, scope: Scope, order: int):
+        """The called function's summary, an instance for a class, or None."""
+        info, project = self.info, self.project
+        module = project.module if project is not None else ""
+        if func.instance_of is not None and "?" in func.instance_of:
+            return project.instance_method(func.instance_of, "__call__") if project else None
         if func.instance_of is not None:
-            cls = info.classes.get(func.instance_of)
+            where, _, cname = func.instance_of.rpartition(":")
+            if where and where != module:
+                return project.method(where, cname, "__call__") if project else None
+            cls = info.classes.get(cname)
             if cls is not None:
-                callee = cls.method_scopes.get("call") or cls.method_scopes.get("__call__")
-        elif isinstance(node.func, cst.Name):
+                local = cls.method_scopes.get("call") or cls.method_scopes.get("__call__")
+                if local is not None:
+                    return self._summary(local)
+                return project.method(module, cname, "__call__") if project else None
+            return None
+        if isinstance(node.func, cst.Name):
             name = node.func.value
             found = self.lookup(name, scope, order)
             if name in info.classes and isinstance(found, Binding) and found.value is None:
                 return Val("instance", instance_of=name, desc=f"a `{name}`")
             if name in info.functions and isinstance(found, Binding) and found.value is None:
-                callee = info.functions[name]
-        elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+                return self._summary(info.functions[name])
+            if found is None and project is not None:
+                return self._project_callee(name, node, scope, order)
+            return None
+        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             s: Scope | None = scope
             while s is not None and s.kind != "function":
                 s = s.parent
             if s is not None and s.cls is not None and s.self_name == node.func.value.value:
-                callee = s.cls.method_scopes.get(node.func.attr.value)
-        if callee is None or not callee.returns:
+                method = s.cls.method_scopes.get(node.func.attr.value)
+                if method is not None:
+                    return self._summary(method)
+                if project is not None:
+                    return project.method(module, s.cls.node.name.value, node.func.attr.value)
+                return None
+            if project is not None and self.lookup(node.func.value.value, scope, order) is None:
+                from .names import dotted_name
+
+                return self._project_callee(dotted_name(node.func), node, scope, order)
+        return None
+
+    def _project_callee(self, dotted: str, node: cst.Call, scope: Scope, order: int):
+        if not dotted:
             return None
-        values = [self.value(v, callee, at) for at, v in callee.returns]
-        for v in values:  # a probability return wins: that is the hazard downstream
-            if v.prob or (v.tuple_items and any(i.prob for i in v.tuple_items)):
-                return replace(
-                    v,
-                    desc=f"the return of `{_callee_text(node.func)}` ({v.desc})"
-                    if v.desc
-                    else v.desc,
-                )
-        known = [v for v in values if v.known or v.tuple_items]
-        return known[0] if known else None
+        summary = self.project.call(dotted, self._passes_something(node, scope, order))
+        if summary is not None:
+            return summary
+        last = dotted.rpartition(".")[2]
+        if last[:1].isupper() and self.project._may_resolve(dotted):
+            # a class, by convention: which one is asked only if a method is called on it
+            return Val(
+                "instance", instance_of=f"{self.project.module}?{dotted}", desc=f"a `{last}`"
+            )
+        return None
+
+    def _passes_something(self, node: cst.Call, scope: Scope, order: int) -> bool:
+        """An argument a returned parameter could carry: a known value or an activation."""
+        from .project import informative
+
+        for a in node.args:
+            value = a.value
+            if isinstance(value, cst.SimpleString) or self.imports.op(value) is not None:
+                return True
+            if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+                continue
+            if informative(self.value(value, scope, order)):
+                return True
+        return False
+
+    def _summary(self, scope: Scope):
+        from .project import function_summary
+
+        key = id(scope)
+        if key not in self._summaries:
+            self._summaries[key] = None  # recursion: nothing known
+            module = self.project.module if self.project is not None else ""
+            self._summaries[key] = function_summary(self, scope, module, portable_vals=False)
+        return self._summaries[key]
+
+    def _instantiate(self, summary, node: cst.Call, scope: Scope, order: int) -> list[Val]:
+        """The summary's return candidates with this call's arguments put in."""
+        if summary is None:
+            return []
+        bound: dict[str, cst.BaseExpression] = {}
+        for i, a in enumerate(x for x in node.args if x.keyword is None):
+            if a.star:
+                break
+            if i < len(summary.positional):
+                bound[summary.positional[i]] = a.value
+        for a in node.args:
+            if a.keyword is not None:
+                bound[a.keyword.value] = a.value
+        out = []
+        for cand in summary.returns:
+            if cand.when is not None:
+                state = self._is_none(bound.get(cand.when[0]), summary.default(cand.when[0]))
+                if state is not None and state != cand.when[1]:
+                    continue
+            if cand.param is not None:
+                arg = bound.get(cand.param)
+                if arg is not None:
+                    out.append(self.value(arg, scope, order))
+                else:
+                    default = summary.default(cand.param)
+                    out.append(default[0] if default and default[0] is not None else UNKNOWN)
+            elif cand.apply is not None:
+                out.append(self._applied(bound.get(cand.apply), cand.val or UNKNOWN))
+            elif cand.val is not None:
+                out.append(cand.val)
+        return out
+
+    def _is_none(self, arg: cst.BaseExpression | None, default) -> bool | None:
+        """Whether an argument is None at this call: True, False, or None for unknown."""
+        if arg is None:
+            return default[1] if default is not None else None
+        if isinstance(arg, cst.Name) and arg.value == "None":
+            return True
+        if isinstance(arg, cst.SimpleString) or self.imports.op(arg) is not None:
+            return False
+        return None
+
+    def _applied(self, arg: cst.BaseExpression | None, inner: Val) -> Val:
+        """A passed activation applied to ``inner``: `activation=tf.nn.softmax` makes a softmax."""
+        act = None
+        if isinstance(arg, cst.SimpleString):
+            act = arg.value.strip("'\"")
+        elif arg is not None:
+            act = self.imports.op(arg)
+        if act == "linear":
+            return inner
+        if act is None:
+            return Val("call", tensor=True, desc="the output of a passed function")
+        lo, hi = _ACTIVATION_RANGES.get(act, (-INF, INF))
+        prob = act in ("sigmoid", "softmax")
+        return Val(
+            act,
+            lo,
+            hi,
+            tensor=True,
+            prob=prob,
+            zero="the probability saturates"
+            if prob
+            else ("every relu input is <= 0" if act in ("relu", "relu6") else None),
+            desc=f"{act}({inner.desc or '...'})",
+            origin=inner.origin,
+        )
+
+
+_LINEAR = frozenset({"matmul", "linear"})
+
+
+def _scaled_linear(x: Val, factor: Val) -> bool:
+    """A linear output times a Python scalar (a temperature, a constant) is still one."""
+    return (
+        x.kind in _LINEAR
+        and (factor.const is not None or not factor.tensor)
+        and (factor.kind not in ("instance", "tuple"))
+    )
 
 
 def _dotted(node: cst.BaseExpression) -> str:
@@ -600,16 +854,13 @@ def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
                 logits=args[0].value if args else None,
                 zero="the probability saturates",
             )
+        if kind == "abs" and inner.prob:  # |p| of a probability is the probability
+            return replace(inner, tensor=True, const=None, desc=f"abs({inner.desc or '...'})")
         if kind in ("square", "abs") and inner.const is None:
             strong = inner.zero is not None and not inner.zero_weak
             return replace(val, zero=inner.zero if strong else zero, zero_weak=not strong)
         if kind == "exp":
-            return replace(
-                val,
-                has_exp=not inner.kind.startswith("log_") and inner.kind != "diff_max",
-                hi=INF if inner.hi > 88.0 else math.exp(inner.hi),
-                lo=0.0 if inner.lo < -87.0 else math.exp(inner.lo),
-            )
+            return _exp(ev, val, inner, scope)
         if kind == "sqrt":
             return replace(
                 val,
@@ -619,6 +870,33 @@ def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
         return val
 
     return handler
+
+
+_EXP_BOUNDED = ("diff_max",)  # exp(x - max x): the largest term is exp(0) = 1
+
+
+def _exp(ev: Evaluator, val: Val, inner: Val, scope) -> Val:
+    """exp overflows past log(max) and underflows to exactly 0 below log(smallest normal) of
+    the dtype (TensorFlow flushes subnormals): a zero source for what divides by it."""
+    dtype = ev.info.dtype(scope)
+    over, under = exp_overflow(dtype), exp_underflow(dtype)
+    shifted = inner.kind.startswith("log_") or inner.kind in _EXP_BOUNDED
+    zero = None
+    if inner.lo < under and not shifted:
+        zero = (
+            f"its input is below {under:.2f} (exp underflows to 0 in {dtype}; "
+            f"{exp_underflow(dtype, flush_to_zero=False):.2f} without flush-to-zero)"
+        )
+    return replace(
+        val,
+        has_exp=not shifted,
+        hi=INF if inner.hi > over else math.exp(inner.hi),
+        lo=0.0 if inner.lo < under else math.exp(inner.lo),
+        zero=zero,
+        # a loose clip (-100) or a raw logit reaching -87 is a real reason; an arbitrary
+        # computed value (a log-density, a difference) is only a weak one
+        zero_weak=zero is not None and inner.lo == -INF and inner.kind not in _LINEAR,
+    )
 
 
 def _reduce(kind: str):
@@ -639,13 +917,19 @@ def _reduce(kind: str):
             keeps_zero = (
                 inner.lo >= 0 and inner.zero and not inner.prob
             )  # a sum of softmax outputs is 1
+            zero = inner.zero if keeps_zero else None
+            weak = inner.zero_weak
+            if inner.kind == "abs" and zero is not None:  # sum |w| over an axis: a zero column
+                zero, weak = "every |w| it sums is 0 (an all-zero row or column)", False
+            elif inner.kind == "exp" and zero is not None:
+                zero = f"every exp underflows: {inner.zero}"
             return Val(
                 "reduce_sum",
                 lo,
                 INF,
                 tensor=True,
-                zero=inner.zero if keeps_zero else None,
-                zero_weak=inner.zero_weak,
+                zero=zero,
+                zero_weak=weak,
                 log_space=inner.log_space,
                 exp_sum=inner.has_exp,
                 desc=f"reduce_sum({inner.desc or '...'})",
@@ -733,6 +1017,22 @@ def _passthrough(kind: str):
         return replace(inner, tensor=True, const=None if kind != "constant" else inner.const)
 
     return handler
+
+
+def _concat(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    """concat keeps what every piece shares (the join of the pieces)."""
+    pieces = args[0].value if args else None
+    if isinstance(pieces, (cst.List, cst.Tuple)) and pieces.elements:
+        vals = [ev.value(e.value, scope, order) for e in pieces.elements]
+        joined = join_vals(vals)
+        return replace(
+            joined,
+            tensor=True,
+            const=None,
+            prob=all(v.prob for v in vals),
+            kind=joined.kind if len({v.kind for v in vals}) == 1 else "arith",
+        )
+    return Val("concat", tensor=True)
 
 
 def _cast(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
@@ -881,6 +1181,13 @@ _CALLS = {
     "cast": _cast,
     "stop_gradient": _passthrough("stop_gradient"),
     "identity": _passthrough("identity"),
+    "reshape": _passthrough("reshape"),
+    "tile": _passthrough("tile"),
+    "transpose": _passthrough("transpose"),
+    "expand_dims": _passthrough("expand_dims"),
+    "squeeze": _passthrough("squeeze"),
+    "gather": _passthrough("gather"),
+    "concat": _concat,
     "add": _arith_op("add"),
     "subtract": _arith_op("subtract"),
     "multiply": _arith_op("multiply"),

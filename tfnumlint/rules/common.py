@@ -8,11 +8,12 @@ import libcst as cst
 
 from ..analysis.context import Context
 from ..analysis.module import Site
-from ..floats import spacing, underflows  # noqa: F401  (re-exported for the rules)
+from ..floats import exp_overflow, spacing, underflows  # noqa: F401  (re-exported for the rules)
 
 SMALL_EPS = 1e-3  # a positive constant at most this large, added to a value, is an "epsilon"
 
-EXP_OVERFLOW = {"float16": 11.09, "bfloat16": 88.72, "float32": 88.72, "float64": 709.78}
+# where exp overflows, from each dtype's largest finite value (float32: 88.72, float16: 11.09)
+EXP_OVERFLOW = {d: round(exp_overflow(d), 2) for d in ("float16", "bfloat16", "float32", "float64")}
 MAX_VALUE = {"float16": 65504.0, "bfloat16": 3.39e38, "float32": 3.4028235e38}
 
 

@@ -55,8 +55,16 @@ def division_by_possible_zero(site: Site, ctx: Context):
     if n.const is not None:
         return  # 1 / x is TNL206's
     d = ctx.val(den, site)
-    if n.has_exp and d.exp_sum:
-        return  # a manual softmax: TNL301
+    if n.has_exp and d.exp_sum:  # a manual softmax: its exps are TNL301's, the sum is ours
+        if d.zero is not None and d.can_be_zero and not d.guarded:
+            yield Hit(
+                site.node,
+                f"softmax written with exp: the denominator {d.desc} is exactly 0 when "
+                f"{d.zero}, and then 0 / 0 = NaN; use tf.nn.softmax (it subtracts the max, so "
+                "the sum is at least 1)",
+                site,
+            )
+        return
     why = _denominator_hazard(ctx, den, site)
     if why:
         yield Hit(

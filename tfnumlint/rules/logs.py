@@ -7,7 +7,7 @@ import math
 import libcst as cst
 
 from ..analysis.context import Context, Hit
-from ..analysis.module import Site
+from ..analysis.module import Site, parent_map
 from ..analysis.provenance import Val
 from . import rule
 from .common import additive_terms, first_arg, fmt, split_eps
@@ -58,6 +58,8 @@ def log_epsilon_unclipped(site: Site, ctx: Context):
     core = ctx.val(rest, site)
     if core.guarded and core.lo > 0:
         return
+    if _linear_log_loss(ctx, site) is not None:
+        return  # the epsilon guards a logit: TNL503 names the real mistake
     yield Hit(
         site.node,
         f"log(x + {fmt(eps)}) guards only the forward value: the gradient 1/(x + {fmt(eps)}) reaches "
@@ -151,6 +153,8 @@ def log_of_unbounded(site: Site, ctx: Context):
     v = ctx.val(x, site)
     if v.prob or v.guarded or v.lo >= 0 or v.kind not in _COMPUTED:
         return
+    if _linear_log_loss(ctx, site) is not None:
+        return  # a log-loss on logits: TNL503 names the mismatch
     yield Hit(
         site.node,
         f"log of {v.desc or 'a computed value'}, which is not known to be positive "
@@ -209,3 +213,48 @@ def logsumexp_by_hand(site: Site, ctx: Context):
             "log(0) = -inf once every x < -103; use tf.reduce_logsumexp(x)",
             site,
         )
+
+
+_LINEAR_KINDS = frozenset({"linear", "matmul"})
+
+
+def _linear_log_loss(ctx: Context, site: Site) -> Val | None:
+    """The linear output under ``log`` when the log is a factor of a product (``y * log(z)``,
+    a hand-written log-loss), else None."""
+    x = _log_input(site.node)
+    if x is None:
+        return None
+    rest, _ = split_eps(ctx, x, site)
+    v = ctx.val(rest, site)
+    if v.kind not in _LINEAR_KINDS or v.prob:
+        return None
+    parents = ctx.fact(f"parents:{id(site.statement)}", lambda: parent_map(site.statement))
+    node: cst.CSTNode = site.node
+    parent = parents.get(id(node))
+    while isinstance(parent, cst.UnaryOperation) or (
+        isinstance(parent, cst.BinaryOperation)
+        and isinstance(parent.operator, cst.Subtract)
+        and parent.left is not node
+    ):
+        node, parent = parent, parents.get(id(parent))  # -log(z), 1 - log(z)
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Multiply):
+        return v
+    if isinstance(parent, cst.Arg):
+        call = parents.get(id(parent))
+        if isinstance(call, cst.Call) and ctx.op(call) == "multiply":
+            return v
+    return None
+
+
+@rule("TNL503", ops={"log"})
+def log_loss_on_linear_output(site: Site, ctx: Context):
+    v = _linear_log_loss(ctx, site)
+    if v is None:
+        return
+    yield Hit(
+        site.node,
+        f"a log-loss on a linear output: {v.desc} has no sigmoid or softmax, so it is a logit, "
+        "not a probability (log of a negative logit is NaN, of 0 is -inf); pass it as logits to "
+        "tf.nn.sigmoid_cross_entropy_with_logits or tf.nn.softmax_cross_entropy_with_logits",
+        site,
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import libcst as cst
 
 from ..analysis.context import Context, Hit
@@ -83,22 +85,55 @@ def _is_max(node: cst.BaseExpression, ctx: Context | None, site, depth: int) -> 
     return False
 
 
-@rule("TNL301", binops=(cst.Divide,))
-def manual_softmax(site: Site, ctx: Context):
+def _quotient(site: Site, ctx: Context):
+    """(numerator, denominator) of ``a / b`` or ``tf.divide(a, b)`` (tf.div, tf.math.divide)."""
     node = site.node
-    n = ctx.val(node.left, site)
-    d = ctx.val(node.right, site)
+    if isinstance(node, cst.BinaryOperation):
+        return node.left, node.right
+    return ctx.arg(node, 0, "x"), ctx.arg(node, 1, "y")
+
+
+def _exp_call(ctx: Context, node: cst.BaseExpression | None) -> cst.Call | None:
+    if isinstance(node, cst.Call) and ctx.op(node) == "exp":
+        return node
+    return None
+
+
+@rule("TNL301", binops=(cst.Divide,), ops={"divide"})
+def manual_softmax(site: Site, ctx: Context):
+    """exp(x) / reduce_sum(exp(x)): every exp that can overflow is its own finding (clipping
+    the numerator does not make the denominator's exp safe); the denominator's underflow to
+    0 is TNL201's."""
+    num, den = _quotient(site, ctx)
+    if num is None or den is None:
+        return
+    n, d = ctx.val(num, site), ctx.val(den, site)
     if not (n.has_exp and d.exp_sum):
         return
-    exp_call = node.left if isinstance(node.left, cst.Call) and ctx.op(node.left) == "exp" else node
-    if not ctx.once("TNL301", exp_call):
+    limit = EXP_OVERFLOW[ctx.dtype(site)]
+    dtype = ctx.dtype(site)
+    num_exp = _exp_call(ctx, num)
+    if n.hi == math.inf:
+        exp_call = num_exp or site.node
+        if ctx.once("TNL301", exp_call):
+            yield Hit(
+                exp_call,
+                f"softmax written with exp: exp(x) overflows past {limit} in {dtype} (inf / inf = "
+                "NaN); use tf.nn.softmax, which subtracts the max first",
+                site,
+            )
+    summed = first_arg(den, "input_tensor", "x") if isinstance(den, cst.Call) else None
+    den_exp = _exp_call(ctx, summed)
+    if den_exp is None or (num_exp is not None and ctx.code(num_exp) == ctx.code(den_exp)):
         return
-    yield Hit(
-        exp_call,
-        "softmax written with exp: exp(x) overflows past 88.7 in float32 (inf / inf = NaN) and "
-        "the sum underflows to 0 when every x < -103 (0 / 0 = NaN); use tf.nn.softmax",
-        site,
-    )
+    inner = first_arg(den_exp, "x")
+    if inner is not None and ctx.val(inner, site).hi > limit and ctx.once("TNL301", den_exp):
+        yield Hit(
+            den_exp,
+            f"softmax written with exp: the denominator's exp overflows past {limit} in {dtype} "
+            "(x / inf = 0, inf / inf = NaN), whatever guards the numerator; use tf.nn.softmax",
+            site,
+        )
 
 
 # Ops whose gradient is inf/NaN where a tf.where branch is not taken.  sqrt, rsqrt and
