@@ -16,7 +16,7 @@ _COMPUTED = frozenset({"matmul", "diff", "linear", "neg"})
 
 
 @rule("TNL301", ops={"exp"})
-def exp_overflow(site: Site, ctx: Context):
+def exp_overflow(site: Site[cst.Call], ctx: Context):
     x = first_arg(site.node, "x")
     if x is None:
         return
@@ -212,7 +212,7 @@ def _names(node: cst.CSTNode | None) -> set[str]:
 
 
 @rule("TNL302", ops={"where"})
-def where_nan_gradient(site: Site, ctx: Context):
+def where_nan_gradient(site: Site[cst.Call], ctx: Context):
     call = site.node
     found = unsafe_where_branch(ctx, call, site)
     if found is not None:

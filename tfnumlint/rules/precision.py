@@ -114,7 +114,7 @@ def optimizer_epsilon(
 
 
 @rule("TNL403", ops={f"optimizer:{f}" for f in ADAPTIVE}, host_values=True)
-def optimizer_epsilon_too_small(site: Site, ctx: Context):
+def optimizer_epsilon_too_small(site: Site[cst.Call], ctx: Context):
     call = site.node
     family = ctx.op(call).split(":")[1]
     eps, explicit = optimizer_epsilon(ctx, call, site, family)
