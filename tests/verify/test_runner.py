@@ -53,7 +53,11 @@ def verified(tmp_path_factory):
     """One verify_findings call (one worker) shared by the tests below."""
     cache_dir = tmp_path_factory.mktemp("cache")
     fs = findings()
-    notices = runner.verify_findings(fs, Settings(), cache_dir)
+    # a probe that runs out of its budget is (rightly) not cached; on a loaded machine the
+    # default budget can run out, and the warm-cache test below would then see a cold probe
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TFNUMLINT_PROBE_TIMEOUT", "300")
+        notices = runner.verify_findings(fs, Settings(), cache_dir)
     return by_name(fs), notices, cache_dir
 
 
