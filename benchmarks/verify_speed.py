@@ -16,10 +16,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tfnumlint.config import Settings  # noqa: E402
 from tfnumlint.engine import LintOptions, lint_source  # noqa: E402
 from tfnumlint.model import Finding  # noqa: E402
 from tfnumlint.ruledocs import all_docs  # noqa: E402
-from tfnumlint.rules import Settings  # noqa: E402
 from tfnumlint.source import Source, read_source  # noqa: E402
 from tfnumlint.verify import runner  # noqa: E402
 

@@ -928,3 +928,49 @@ def test_a_second_diff_is_served_from_the_cache(tmp_path):
     for e in crash_all:
         again = run_cli("--diff", ".", cwd=tmp_path, env=e)
         assert again.stdout == first.stdout, again.stderr
+
+
+# -- one placement and suppression path for lint and fix (issue #9) --------------------------
+NOQA_IN_STRING = """
+import tensorflow as tf
+
+
+def g(x):
+    return tf.print("# noqa: TNL101", tf.math.log(tf.sigmoid(x)))
+"""
+
+
+def test_a_noqa_inside_a_string_suppresses_neither_the_finding_nor_the_fix():
+    assert [f.rule for f in lint_text(textwrap.dedent(NOQA_IN_STRING)).findings] == ["TNL101"]
+    fixed = fx(NOQA_IN_STRING, {"TNL101"})
+    assert 'tf.print("# noqa: TNL101", tf.math.log_sigmoid(x))' in fixed
+
+
+def test_a_noqa_comment_suppresses_both_the_finding_and_the_fix():
+    code = NOQA_IN_STRING.replace("(x)))\n", "(x)))  # noqa: TNL101\n")
+    assert lint_text(textwrap.dedent(code)).findings == []
+    assert fx(code, {"TNL101"}) == textwrap.dedent(code)
+
+
+# -- TNL302: the rule and its rewrite share one unsafe-op predicate (issue #9) ----------------
+@pytest.mark.parametrize(
+    ("branch", "guarded"),
+    [
+        ("tf.math.log1p(x)", "tf.math.log1p(tf.where(x > -1.0, x, tf.ones_like(x)))"),
+        ("tf.exp(x)", "tf.exp(tf.where(x > -1.0, x, tf.ones_like(x)))"),
+    ],
+)
+def test_every_where_branch_the_rule_flags_gets_the_double_where_fix(branch, guarded):
+    code = f"""
+    import tensorflow as tf
+
+
+    def f(x):
+        return tf.where(x > -1.0, {branch}, tf.zeros_like(x))
+    """
+    assert [f.rule for f in lint_text(textwrap.dedent(code), codes={"TNL302"}).findings] == [
+        "TNL302"
+    ]
+    fixed = fx(code, {"TNL302"})
+    assert f"tf.where(x > -1.0, {guarded}, tf.zeros_like(x))" in fixed
+    assert lint_text(fixed, codes={"TNL302"}).findings == []  # the fixed form is not flagged

@@ -414,8 +414,9 @@ def test_upper_lower_and_max_min_pairs():
 def test_producer_domain_for_an_accumulator():
     import libcst as cst
 
+    from tfnumlint.analysis.context import Context
     from tfnumlint.analysis.module import build
-    from tfnumlint.rules import Context, Settings
+    from tfnumlint.config import Settings
 
     src = textwrap.dedent(
         """\

@@ -16,14 +16,25 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from .optimizers import OPTIMIZERS
 from .ruledocs import all_docs
-from .rules import Settings
 
 SEVERITIES = ("error", "warning", "info")
 
 
 class ConfigError(Exception):
     """A usage or configuration error: exit 2 with this one line."""
+
+
+@dataclass
+class Settings:
+    """Rule thresholds, configurable under ``[tool.tfnumlint]``."""
+
+    # learning rate above which an optimizer family counts as "high"
+    lr_thresholds: dict[str, float] = field(
+        default_factory=lambda: {f: o.high_lr for f, o in OPTIMIZERS.items()}
+    )
+    exploding_gradient: float = 1e6
 
 
 @dataclass

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .analysis.context import Context, Hit
 from .analysis.module import ModuleInfo, build
 from .analysis.project import (
     ModuleSummary,
@@ -20,10 +21,11 @@ from .analysis.project import (
     Summariser,
     imports_only,
 )
+from .config import Settings
 from .model import FileError, FileResult, Finding
 from .positions import Positions
 from .ruledocs import all_docs
-from .rules import CHECKS, Check, Context, Hit, Settings, load_all
+from .rules import CHECKS, Check, load_all
 from .source import Source, SourceError, might_use_tensorflow, syntax_error_message
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
@@ -317,35 +319,50 @@ def _origin_note(origin: tuple) -> tuple[str, dict]:
     return note, related
 
 
-def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx) -> list[Finding]:
-    """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
-    positions.resolve({hit.site.top for _, hit in hits})
-    lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
-    comments = _comments(source.text)
+def place_hits(text: str, hits, positions, *, per_site: bool = False) -> list[tuple]:
+    """The one placement and suppression path of lint and ``--fix``: ``(check, hit, range)``
+    for each hit that has a position, once per (rule, span), unless a ``# noqa`` /
+    ``# tfnumlint: ignore`` comment on its line or on its statement's first line names it (a
+    marker inside a string is not a comment).  ``per_site`` keeps hits of the same span from
+    different dispatch sites apart (a rewrite reads its site)."""
+    lines = _LINE_BREAK.split(text)
+    comments = _comments(text)
 
     def noqa_text(line: int) -> str:
         if comments is not None:
             return comments.get(line, "")
         return lines[line - 1] if line <= len(lines) else ""
 
-    docs = all_docs()
-    findings: list[Finding] = []
+    kept = []
     seen: set[tuple] = set()
     for check, hit in hits:
         pos = positions.get(hit.node)
-        stmt_pos = positions.get(hit.site.statement)
         if pos is None:
             continue
-        key = (check.code, pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+        key: tuple = (check.code, pos.start.line, pos.start.column, pos.end.line, pos.end.column)
+        if per_site:
+            key += (id(hit.site.node),)
         if key in seen:
             continue
         seen.add(key)
-        line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
+        stmt_pos = positions.get(hit.site.statement)
         first_stmt_line = stmt_pos.start.line if stmt_pos else pos.start.line
         if suppressed(noqa_text(pos.start.line), check.code) or suppressed(
             noqa_text(first_stmt_line), check.code
         ):
             continue
+        kept.append((check, hit, pos))
+    return kept
+
+
+def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx) -> list[Finding]:
+    """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
+    positions.resolve({hit.site.top for _, hit in hits})
+    lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
+    docs = all_docs()
+    findings: list[Finding] = []
+    for check, hit, pos in place_hits(source.text, hits, positions):
+        line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
         doc = docs[check.code]
         message, related = hit.message, None
         if hit.origin is not None and hit.origin[4]:
@@ -393,5 +410,6 @@ __all__ = [
     "lint_source",
     "lint_text",
     "lint_unit",
+    "place_hits",
     "suppressed",
 ]

@@ -79,3 +79,34 @@ def all_docs() -> dict[str, RuleDoc]:
         doc = parse_doc(path.read_text(encoding="utf-8"))
         docs[doc.code] = doc
     return docs
+
+
+README_TABLE_HEAD = "| code | name | severity | fix | what it finds |\n|---|---|---|---|---|\n"
+
+
+def readme_rule_table() -> str:
+    """The README's rule table, generated from the docs (``python -m tfnumlint.ruledocs``
+    rewrites it), so that adding a rule never means hand-editing the README."""
+    rows = []
+    for code, doc in sorted(all_docs().items()):
+        summary = doc.summary if doc.default else f"(off by default) {doc.summary}"
+        rows.append(
+            f"| [{code}](rules/{code}.md) | {doc.name} | {doc.severity} | {doc.fix} | {summary} |\n"
+        )
+    return README_TABLE_HEAD + "".join(rows)
+
+
+def with_rule_table(readme: str) -> str:
+    """``readme`` with its rule table replaced by :func:`readme_rule_table`."""
+    start = readme.index(README_TABLE_HEAD)
+    end = start + len(README_TABLE_HEAD)
+    while readme.startswith("| [TNL", end):
+        end = readme.index("\n", end) + 1
+    return readme[:start] + readme_rule_table() + readme[end:]
+
+
+if __name__ == "__main__":  # regenerate the README's rule table in place
+    readme_path = Path(__file__).resolve().parent.parent / "README.md"
+    readme_path.write_text(
+        with_rule_table(readme_path.read_text(encoding="utf-8")), encoding="utf-8"
+    )

@@ -80,11 +80,50 @@ def test_the_fix_package_has_no_evaluator_of_its_own():
         assert not any(d.startswith(TF_ROOTS) for d in deps), path.name
 
 
-def test_the_verifier_and_the_prover_hold_no_rule_codes():
-    """Rule knowledge travels in the probe as a recipe (rules/recipes.py); training.py (the
-    training-dynamics probes) is the one module still keyed by its rules."""
-    paths = [*(PACKAGE / "verify").glob("*.py"), PACKAGE / "fix" / "proof.py"]
+def test_the_verifier_and_the_fixer_hold_no_rule_codes():
+    """Rule knowledge travels with the rule (rules/recipes.py: the probe recipe, the training
+    control, the name of the rewrite): verify/ and fix/ are keyed by none of its codes."""
+    paths = [*(PACKAGE / "verify").rglob("*.py"), *(PACKAGE / "fix").rglob("*.py")]
+    assert len(paths) >= 10, paths
     for path in paths:
-        if path.name == "training.py":
-            continue
         assert '"TNL' not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_every_named_rewrite_exists_and_every_rewrite_has_a_rule():
+    from tfnumlint.fix.rewrites import FIXERS
+    from tfnumlint.rules.recipes import RECIPES
+
+    named = {r.fixer for r in RECIPES.values() if r.fixer}
+    assert named == set(FIXERS), named ^ set(FIXERS)
+
+
+def test_layers_point_one_way():
+    """analysis/ (and the shared tables) sit below the rules; verify/ and fix/ read the rules'
+    public names only (no ``_private`` internals)."""
+    graph = all_modules()
+    below_rules = [n for n in graph if n.startswith("tfnumlint.analysis")]
+    below_rules += ["tfnumlint.optimizers", "tfnumlint.config"]
+    for name in below_rules:
+        assert name in graph, name
+        reached = {d for d in graph[name] if d.startswith("tfnumlint.")}
+        assert not {d for d in reached if d.startswith("tfnumlint.rules")}, name
+    for name, deps in graph.items():
+        if name.startswith(("tfnumlint.verify", "tfnumlint.fix")):
+            private = [d for d in deps if d.startswith("tfnumlint.rules") and "._" in d]
+            assert not private, (name, private)
+
+
+def test_benchmarks_do_not_import_the_tests():
+    benchmarks = PACKAGE.parent / "benchmarks"
+    scripts = list(benchmarks.glob("*.py"))
+    assert scripts
+    for path in scripts:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            bad = [n for n in names if n.split(".")[0] in ("tests", "conftest", "probe_helpers")]
+            assert not bad, (path.name, bad)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from probe_helpers import binop, call, const, expr, free, inp, prob, seed_loss
 
+from tfnumlint.config import Settings
 from tfnumlint.model import Finding
-from tfnumlint.rules import Settings
 from tfnumlint.verify import runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def test_warm_rerun_uses_the_cache_and_never_imports_tensorflow(verified):
         import json, sys
         sys.path.insert(0, {str(ROOT / "tests" / "verify")!r})
         from test_runner import findings
-        from tfnumlint.rules import Settings
+        from tfnumlint.config import Settings
         from tfnumlint.verify.runner import verify_findings, Worker
         def no_worker(*a, **k):
             raise AssertionError("a worker was started on a warm cache")

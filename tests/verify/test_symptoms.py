@@ -199,4 +199,5 @@ def test_shape_mixing_reduction_is_inconclusive_not_wrong():
     target = call("log", call("reduce_sum", inp("x"), axis=const(0)))
     out = verify(expr("TNL104", target, [free("x")]))
     assert out["status"] in ("confirmed", "inconclusive")
-    assert out.get("seconds", 0) >= 0
+    if out["status"] == "confirmed":  # then at a real point of the full reduction
+        assert out["symptom"] in ("inf-value", "nan-value", "inf-gradient", "nan-gradient")

@@ -15,6 +15,7 @@ from conftest import run_cli
 tf = pytest.importorskip("tensorflow")
 
 from tfnumlint.engine import LintOptions, lint_source  # noqa: E402
+from tfnumlint.rules.recipes import recipe_for  # noqa: E402
 from tfnumlint.source import Source  # noqa: E402
 from tfnumlint.verify import probing, training  # noqa: E402
 
@@ -322,7 +323,8 @@ def test_rebuilt_features_match_the_literal_constructor():
 def train_probe(rule, **kw):
     base = {"kind": "train", "rule": rule, "dtype": "float32", "path": "m.py", "line": 1,
             "optimizer": "adam", "tf1": False, "learning_rate": 1e-3, "epsilon": None,
-            "clipnorm": None, "output": "sigmoid", "loss_eps": None}  # fmt: skip
+            "clipnorm": None, "output": "sigmoid", "loss_eps": None,
+            "control": recipe_for(rule).control}  # fmt: skip
     return {**base, **kw}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import libcst as cst
 
@@ -146,11 +147,16 @@ class Scope:
         return node.name.value if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else "<module>"
 
 
-@dataclass(eq=False)
-class Site:
-    """A node a rule inspects, with where it sits."""
+N = TypeVar("N", bound=cst.CSTNode)
 
-    node: cst.CSTNode
+
+@dataclass(eq=False)
+class Site(Generic[N]):
+    """A node a rule inspects, with where it sits.  A check names the node type its
+    subscription guarantees: ``Site[cst.Call]`` for ops and methods, ``Site[cst.BinaryOperation]``
+    for binary operators."""
+
+    node: N
     scope: Scope
     statement: cst.CSTNode
     order: int

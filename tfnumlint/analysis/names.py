@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..optimizers import OPTIMIZERS
+
 # Prefix rewrites, applied in order, that collapse every spelling onto ``tf.`` / ``keras.``.
 _PREFIXES: tuple[tuple[str, str], ...] = (
     ("tensorflow.compat.v1.", "tf."),
@@ -256,26 +258,7 @@ def _table() -> dict[str, str]:
     }
     table = {name: op for op, names in spec.items() for name in names}
     # optimizers: canonical op "optimizer:<family>"
-    optimizers = {
-        "adam": ("keras.optimizers.Adam", "tf.train.AdamOptimizer", "keras.optimizers.legacy.Adam"),
-        "adamw": ("keras.optimizers.AdamW", "keras.optimizers.experimental.AdamW"),
-        "adamax": ("keras.optimizers.Adamax",),
-        "nadam": ("keras.optimizers.Nadam",),
-        "rmsprop": (
-            "keras.optimizers.RMSprop",
-            "tf.train.RMSPropOptimizer",
-            "keras.optimizers.legacy.RMSprop",
-        ),
-        "adagrad": ("keras.optimizers.Adagrad", "tf.train.AdagradOptimizer"),
-        "adadelta": ("keras.optimizers.Adadelta", "tf.train.AdadeltaOptimizer"),
-        "ftrl": ("keras.optimizers.Ftrl", "tf.train.FtrlOptimizer"),
-        "sgd": (
-            "keras.optimizers.SGD",
-            "tf.train.GradientDescentOptimizer",
-            "tf.train.MomentumOptimizer",
-            "keras.optimizers.legacy.SGD",
-        ),
-    }
+    optimizers = {family: o.spellings for family, o in OPTIMIZERS.items()}
     for family, names in optimizers.items():
         for name in names:
             table[name] = "optimizer:" + family

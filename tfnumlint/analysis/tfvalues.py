@@ -19,7 +19,6 @@ import libcst as cst
 from .module import Binding, Scope
 
 TF, HOST, UNKNOWN = "tf", "host", "unknown"
-EXEMPT_RULES = frozenset({"TNL401", "TNL402", "TNL403", "TNL501", "TNL502", "TNL503", "TNL504"})
 # Modules whose values live on the host.
 _HOST_ROOTS = frozenset(
     {"numpy", "math", "time", "timeit", "datetime", "random", "torch", "jax", "scipy", "statistics"}
@@ -149,9 +148,9 @@ def hazard_operand(node: cst.CSTNode) -> cst.BaseExpression | None:
     return None
 
 
-def host_reason(ctx, code: str, node: cst.CSTNode, scope: Scope, order: int) -> str | None:
+def host_reason(ctx, node: cst.CSTNode, scope: Scope, order: int) -> str | None:
     """Why an arithmetic finding is not a TensorFlow hazard, or None when it may be one."""
-    if code in EXEMPT_RULES or not isinstance(node, cst.BinaryOperation):
+    if not isinstance(node, cst.BinaryOperation):
         return None
     denominator = hazard_operand(node)
     if denominator is not None and origin(ctx, denominator, scope, order) == HOST:

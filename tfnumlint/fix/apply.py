@@ -25,14 +25,13 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..analysis.module import contains, parent_map
-from ..engine import LintOptions, lint_source, run_checks, suppressed
+from ..engine import LintOptions, lint_source, place_hits, run_checks
 from ..model import Finding, Fix
 from ..source import Source, SourceError, read_source
 from . import proof as proofs
-from .rewrites import API, REWRITES, Keep, Plan, Renderer, Src, plan_for, pure
+from .rewrites import API, Keep, Plan, Renderer, Src, fixable, fixable_codes, plan_for, pure
 
 MAX_PASSES = 4
-_STRICTER = {"safe": 0, "unsafe": 1, "suggestion": 2}
 
 
 @dataclass
@@ -121,32 +120,8 @@ def _analyse(text: str, options: LintOptions):
     if ctx is None:
         return module, None, [], {}
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    lines = text.splitlines()
-    kept = []
-    seen = set()
-    for check, hit in hits:
-        pos = positions.get(hit.node)
-        if pos is None:
-            continue
-        key = (
-            check.code,
-            pos.start.line,
-            pos.start.column,
-            pos.end.line,
-            pos.end.column,
-            id(hit.site.node),
-        )
-        if key in seen:
-            continue
-        seen.add(key)
-        line_text = lines[pos.start.line - 1] if pos.start.line <= len(lines) else ""
-        stmt_pos = positions.get(hit.site.statement)
-        stmt_text = (
-            lines[stmt_pos.start.line - 1] if stmt_pos and stmt_pos.start.line <= len(lines) else ""
-        )
-        if suppressed(line_text, check.code) or suppressed(stmt_text, check.code):
-            continue
-        kept.append((check.code, hit, pos))
+    placed = place_hits(text, hits, positions, per_site=True)
+    kept = [(check.code, hit, pos) for check, hit, pos in placed]
     return module, ctx, kept, positions
 
 
@@ -340,7 +315,7 @@ def _plan_file(work: _Work, options: LintOptions, first: bool, prover_jobs: list
     by_key = {_finding_key(f): f for f in work.findings}
     plans = []
     for code, hit, pos in hits:
-        if code not in REWRITES:
+        if not fixable(code):
             continue
         finding = by_key.get((code, pos.start.line, pos.start.column + 1)) if first else None
         if first and finding is None:
@@ -434,7 +409,7 @@ def _proved(plan: Plan, result: dict) -> None:
 
 def _run_passes(works: list[_Work], options: LintOptions | None, unsafe: bool, prove) -> None:
     """Plan, prove (``prove(jobs) -> results``; None: nothing can be proven) and apply."""
-    codes = options.codes if options is not None else frozenset(REWRITES)
+    codes = options.codes if options is not None else fixable_codes()
     settings = options.settings if options is not None else None
     pending = works
     first = True
@@ -444,7 +419,7 @@ def _run_passes(works: list[_Work], options: LintOptions | None, unsafe: bool, p
         entries: list = []
         jobs: list = []
         for work in pending:
-            fix_codes = frozenset(c for c in codes if c in REWRITES)
+            fix_codes = frozenset(c for c in codes if fixable(c))
             if first and work.findings:
                 fix_codes = frozenset(f.rule for f in work.findings)
             opts = (
@@ -492,7 +467,7 @@ def apply_fixes(
     by_display = {c.display: c for c in candidates}
     files: dict[str, list[Finding]] = {}
     for f in findings:
-        if f.rule in REWRITES:
+        if fixable(f.rule):
             files.setdefault(f.path, []).append(f)
     notices: list[str] = []
     works: list[_Work] = []

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis.context import Context
 from ..analysis.module import Binding, Site, parent_map
-from ..rules import Context
 
 _COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "not_equal", "equal"})
 

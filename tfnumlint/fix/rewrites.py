@@ -14,14 +14,17 @@ advice that cannot be applied mechanically is a ``suggestion`` (no edits, never 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, Site, parent_map
-from ..rules import Context, Hit
+from ..optimizers import OPTIMIZERS
 from ..rules.common import additive_terms, first_arg, split_eps, underflows
+from ..rules.recipes import RECIPES, recipe_for
 from ..verify.signatures import bind
 from .guards import guarded, has_tf_provenance, result_tested
 
@@ -369,7 +372,7 @@ def _log_arg(call: cst.Call) -> cst.BaseExpression | None:
     return first_arg(call, "x", "input")
 
 
-# -- per-rule rewrites ----------------------------------------------------------------------
+# -- the rewrites, by the name a rule's recipe gives (the plan's rule is set by plan_for) ----------------------------------------------------------------------
 def _log_of_prob(ctx: Context, site: Site, prob: Prob) -> Any | None:
     """log(p) in logits form, or None."""
     if prob.logits is None or not movable(ctx, prob.logits, site):
@@ -380,7 +383,7 @@ def _log_of_prob(ctx: Context, site: Site, prob: Prob) -> Any | None:
     return Call("log_softmax", [prob.logits], kw)
 
 
-def fix_tnl101(ctx: Context, hit: Hit) -> Plan | None:
+def fix_log_of_probability(ctx: Context, hit: Hit) -> Plan | None:
     site, call = hit.site, hit.node
     x = _log_arg(call)
     if x is None:
@@ -392,10 +395,10 @@ def fix_tnl101(ctx: Context, hit: Hit) -> Plan | None:
     if new is None:
         return None
     fused = "tf.math.log_sigmoid" if prob.kind == "sigmoid" else "tf.nn.log_softmax"
-    return Plan("TNL101", "safe", f"use {fused} on the logits", [Edit(call, new)], prob.folds)
+    return Plan("", "safe", f"use {fused} on the logits", [Edit(call, new)], prob.folds)
 
 
-def fix_tnl102(ctx: Context, hit: Hit) -> Plan | None:
+def fix_log_epsilon(ctx: Context, hit: Hit) -> Plan | None:
     site, call = hit.site, hit.node
     x = _log_arg(call)
     if x is None:
@@ -409,7 +412,7 @@ def fix_tnl102(ctx: Context, hit: Hit) -> Plan | None:
         if new is not None:
             fused = "tf.math.log_sigmoid" if prob.kind == "sigmoid" else "tf.nn.log_softmax"
             return Plan(
-                "TNL102",
+                "",
                 "safe",
                 f"drop the epsilon and use {fused} on the logits",
                 [Edit(call, new)],
@@ -428,7 +431,7 @@ def fix_tnl102(ctx: Context, hit: Hit) -> Plan | None:
     else:
         new = Call("maximum", [_here(rest, site), e])
         what = f"clamp with maximum(x, {e.text})"
-    return Plan("TNL102", "unsafe", what, [Edit(x, new)])
+    return Plan("", "unsafe", what, [Edit(x, new)])
 
 
 def _eps_text(ctx: Context, x: cst.BaseExpression, site: Site, eps: float) -> str:
@@ -641,7 +644,7 @@ def _signed(ir, sign: int, scale):
     return Neg(ir) if sign < 0 else ir
 
 
-def fix_tnl103(ctx: Context, hit: Hit) -> Plan | None:
+def fix_cross_entropy(ctx: Context, hit: Hit) -> Plan | None:
     site = hit.site
     parents = parent_map(site.statement)
     node: cst.CSTNode | None = hit.node
@@ -655,7 +658,7 @@ def fix_tnl103(ctx: Context, hit: Hit) -> Plan | None:
     if best is not None:
         node, (ir, folds) = best
         return Plan(
-            "TNL103",
+            "",
             "safe",
             "use the fused *_cross_entropy_with_logits on the logits",
             [Edit(node, ir)],
@@ -690,11 +693,11 @@ def _clip_fallback(ctx: Context, hit: Hit) -> Plan | None:
                 edits.append(Edit(arg, _clip_prob_expr(ctx, rest, site, e)))
     if not edits:
         return None
-    return Plan("TNL103", "unsafe", f"clip the probabilities to [{e.text}, 1 - {e.text}]", edits)
+    return Plan("", "unsafe", f"clip the probabilities to [{e.text}, 1 - {e.text}]", edits)
 
 
 # --- TNL105 / TNL106 -------------------------------------------------------------------------
-def fix_tnl105(ctx: Context, hit: Hit) -> Plan | None:
+def fix_log1p_expm1(ctx: Context, hit: Hit) -> Plan | None:
     site, node = hit.site, hit.node
     if isinstance(node, cst.Call):  # log(1 + x)
         x = _log_arg(node)
@@ -710,13 +713,13 @@ def fix_tnl105(ctx: Context, hit: Hit) -> Plan | None:
         ):
             # log(1 + exp(z)) is softplus(z); log1p(exp(z)) would still overflow past z = 88.7
             return Plan(
-                "TNL105",
+                "",
                 "safe",
                 "use tf.math.softplus(z)",
                 [Edit(node, Call("softplus", [_here(first_arg(inner, "x"), site)]))],
             )
         return Plan(
-            "TNL105",
+            "",
             "safe",
             "use tf.math.log1p(x)",
             [Edit(node, Call("log1p", [_here(inner, site)]))],
@@ -726,7 +729,7 @@ def fix_tnl105(ctx: Context, hit: Hit) -> Plan | None:
         if x is None:
             return None
         return Plan(
-            "TNL105", "safe", "use tf.math.expm1(x)", [Edit(node, Call("expm1", [_here(x, site)]))]
+            "", "safe", "use tf.math.expm1(x)", [Edit(node, Call("expm1", [_here(x, site)]))]
         )
     return None
 
@@ -753,7 +756,7 @@ def _reduce_kw(ctx: Context, call: cst.Call, scope: Scope, order: int):
     return kw
 
 
-def fix_tnl106(ctx: Context, hit: Hit) -> Plan | None:
+def fix_logsumexp(ctx: Context, hit: Hit) -> Plan | None:
     site, call = hit.site, hit.node
     x = _log_arg(call)
     if x is None:
@@ -779,7 +782,7 @@ def fix_tnl106(ctx: Context, hit: Hit) -> Plan | None:
     if not movable(ctx, src, site) or not all(movable(ctx, v, site) for _, v in kw):
         return None
     return Plan(
-        "TNL106",
+        "",
         "safe",
         "use tf.reduce_logsumexp(x)",
         [Edit(call, Call("reduce_logsumexp", [src], kw))],
@@ -788,7 +791,7 @@ def fix_tnl106(ctx: Context, hit: Hit) -> Plan | None:
 
 
 # --- TNL301: manual softmax --------------------------------------------------------------------
-def fix_tnl301(ctx: Context, hit: Hit) -> Plan | None:
+def fix_fused_softmax(ctx: Context, hit: Hit) -> Plan | None:
     site = hit.site
     node = site.node
     if not isinstance(node, cst.BinaryOperation) or not isinstance(node.operator, cst.Divide):
@@ -816,11 +819,11 @@ def fix_tnl301(ctx: Context, hit: Hit) -> Plan | None:
     if not movable(ctx, src, site):
         return None
     new = Call("softmax", [src], [("axis", _here(axis, site))])
-    return Plan("TNL301", "safe", "use tf.nn.softmax", [Edit(node, new)], folds)
+    return Plan("", "safe", "use tf.nn.softmax", [Edit(node, new)], folds)
 
 
 # --- TNL20x ---------------------------------------------------------------------------------
-def fix_tnl201(ctx: Context, hit: Hit) -> Plan | None:
+def fix_divide_no_nan(ctx: Context, hit: Hit) -> Plan | None:
     site, node = hit.site, hit.node
     if isinstance(node, cst.BinaryOperation):
         num, den = node.left, node.right
@@ -832,14 +835,14 @@ def fix_tnl201(ctx: Context, hit: Hit) -> Plan | None:
         return None  # Python/numpy arithmetic, or a guard that already handles d == 0
     new = Call("divide_no_nan", [_here(num, site), _here(den, site)])
     return Plan(
-        "TNL201",
+        "",
         "unsafe",
         "use tf.math.divide_no_nan (0 where the denominator is 0)",
         [Edit(node, new)],
     )
 
 
-def fix_tnl202(ctx: Context, hit: Hit) -> Plan | None:
+def fix_clamped_sqrt(ctx: Context, hit: Hit) -> Plan | None:
     site, call = hit.site, hit.node
     x = first_arg(call, "x")
     e = eps_num(ctx.dtype(site))
@@ -850,14 +853,14 @@ def fix_tnl202(ctx: Context, hit: Hit) -> Plan | None:
     if result_tested(ctx, site):
         return None  # the code tests the result against 0 later: a clamp defeats that guard
     return Plan(
-        "TNL202",
+        "",
         "unsafe",
         f"clamp with maximum(s, {e.text})",
         [Edit(x, Call("maximum", [_here(inner, site), e]))],
     )
 
 
-def fix_tnl203(ctx: Context, hit: Hit) -> Plan | None:
+def fix_safe_norm(ctx: Context, hit: Hit) -> Plan | None:
     site, call = hit.site, hit.node
     e = eps_num(ctx.dtype(site))
     x = first_arg(call, "tensor", "input_tensor", "x")
@@ -889,17 +892,15 @@ def fix_tnl203(ctx: Context, hit: Hit) -> Plan | None:
         "sqrt", [Call("maximum", [Call("reduce_sum", [Call("square", [_here(x, site)])], kw), e])]
     )
     return Plan(
-        "TNL203",
+        "",
         "unsafe",
         "a safe norm: sqrt(maximum(reduce_sum(square(d)), eps))",
         [Edit(call, new)],
     )
 
 
+# the inner where's stand-in, inside the op's domain (1.0 for the others)
 _SUBSTITUTE = {"acos": "zeros", "asin": "zeros", "atanh": "zeros"}
-_WHERE_UNSAFE = frozenset(
-    {"log", "sqrt", "rsqrt", "reciprocal", "pow", "acos", "asin", "atanh", "divide"}
-)
 
 
 def pure(ctx: Context, node: cst.CSTNode) -> bool:
@@ -924,70 +925,44 @@ def pure(ctx: Context, node: cst.CSTNode) -> bool:
     return ok
 
 
-def _unsafe_input(ctx: Context, node: cst.CSTNode, depth: int = 0):
-    """(input node, op) of the first domain-restricted op inside a where branch."""
-    if depth > 12:
-        return None
-    if isinstance(node, cst.Call):
-        op = ctx.op(node)
-        if op == "where":
-            return None
-        if op in _WHERE_UNSAFE:
-            arg = ctx.arg(node, 1, "y") if op == "divide" else first_arg(node, "x")
-            if arg is not None:
-                return arg, op
-        for a in node.args:
-            found = _unsafe_input(ctx, a.value, depth + 1)
-            if found:
-                return found
-        return None
-    if isinstance(node, cst.BinaryOperation):
-        if isinstance(node.operator, cst.Divide):
-            return node.right, "divide"
-        return _unsafe_input(ctx, node.left, depth + 1) or _unsafe_input(ctx, node.right, depth + 1)
-    if isinstance(node, cst.UnaryOperation):
-        return _unsafe_input(ctx, node.expression, depth + 1)
-    return None
+def fix_double_where(ctx: Context, hit: Hit) -> Plan | None:
+    """Guard the input that TNL302's predicate found with an inner where on the same
+    condition (rules/overflow.py: unsafe_where_branch)."""
+    from ..rules.overflow import unsafe_where_branch
 
-
-def fix_tnl302(ctx: Context, hit: Hit) -> Plan | None:
     site, call = hit.site, hit.node
+    if not isinstance(call, cst.Call):
+        return None
     cond = ctx.arg(call, 0, "condition")
     if cond is None or not pure(ctx, cond) or any(a.star for a in call.args):
         return None
-    for index, key in ((1, "x"), (2, "y")):
-        branch = ctx.arg(call, index, key)
-        if branch is None:
-            continue
-        found = _unsafe_input(ctx, branch)
-        if not found:
-            continue
-        x, op = found
-        if not pure(ctx, x):
-            return None
-        sub = Call(_SUBSTITUTE.get(op, "ones"), [_here(x, site)])
-        pair = [_here(x, site), sub] if index == 1 else [sub, _here(x, site)]
-        new = Call("where", [_here(cond, site), *pair])
-        return Plan(
-            "TNL302",
-            "safe",
-            "the double-where form: make the input safe with an inner tf.where",
-            [Edit(x, new)],
-        )
-    return None
+    found = unsafe_where_branch(ctx, call, site)
+    if found is None:
+        return None
+    index, x, op = found
+    if not pure(ctx, x):
+        return None
+    sub = Call(_SUBSTITUTE.get(op, "ones"), [_here(x, site)])
+    pair = [_here(x, site), sub] if index == 1 else [sub, _here(x, site)]
+    new = Call("where", [_here(cond, site), *pair])
+    return Plan(
+        "",
+        "safe",
+        "the double-where form: make the input safe with an inner tf.where",
+        [Edit(x, new)],
+    )
 
 
 # --- TNL403: optimizer epsilon ------------------------------------------------------------------
-def fix_tnl403(ctx: Context, hit: Hit) -> Plan | None:
+def fix_optimizer_epsilon(ctx: Context, hit: Hit) -> Plan | None:
     from ..rules.precision import FLOAT16_SAFE_EPS
 
     site, call = hit.site, hit.node
     if not isinstance(call, cst.Call) or any(a.star for a in call.args):
         return None
     family = (ctx.op(call) or ":").split(":")[1]
-    from ..rules.precision import _OPT_EPS
-
-    index = _OPT_EPS.get(family, (None, None, -1))[2]
+    facts = OPTIMIZERS.get(family)
+    index = facts.epsilon_index if facts is not None and facts.adaptive else -1
     positional = [a for a in call.args if a.keyword is None]
     if index >= 0 and len(positional) > index:
         return None  # a positional epsilon: rewrite by hand
@@ -995,51 +970,74 @@ def fix_tnl403(ctx: Context, hit: Hit) -> Plan | None:
     if ctx.dtype(site) != "float16":
         eps = Num("1e-7", 1e-7)
     new = Keep(call, {"epsilon": eps}, site.scope, site.order)
-    return Plan("TNL403", "unsafe", f"pass epsilon={eps.text}", [Edit(call, new)])
+    return Plan("", "unsafe", f"pass epsilon={eps.text}", [Edit(call, new)])
 
 
 # --- suggestions ----------------------------------------------------------------------------
-def suggest_tnl501(ctx: Context, hit: Hit) -> Plan:
+def suggest_lower_learning_rate(ctx: Context, hit: Hit) -> Plan:
     return Plan(
-        "TNL501",
+        "",
         "suggestion",
         "lower the learning rate (e.g. 1e-3), or make the output layer linear and use "
         "from_logits=True / *_with_logits; never applied automatically",
     )
 
 
-def suggest_tnl503(ctx: Context, hit: Hit) -> Plan:
+def suggest_from_logits(ctx: Context, hit: Hit) -> Plan:
     return Plan(
-        "TNL503",
+        "",
         "suggestion",
         "make the last layer linear and pass from_logits=True (or pass the pre-activation "
         "logits to *_with_logits); it changes the model's outputs, so it is never applied",
     )
 
 
-REWRITES = {
-    "TNL101": fix_tnl101,
-    "TNL102": fix_tnl102,
-    "TNL103": fix_tnl103,
-    "TNL105": fix_tnl105,
-    "TNL106": fix_tnl106,
-    "TNL201": fix_tnl201,
-    "TNL202": fix_tnl202,
-    "TNL203": fix_tnl203,
-    "TNL301": fix_tnl301,
-    "TNL302": fix_tnl302,
-    "TNL403": fix_tnl403,
-    "TNL501": suggest_tnl501,
-    "TNL503": suggest_tnl503,
+FIXERS: dict[str, Callable[[Context, Hit], Plan | None]] = {
+    "log_of_probability": fix_log_of_probability,
+    "log_epsilon": fix_log_epsilon,
+    "cross_entropy": fix_cross_entropy,
+    "log1p_expm1": fix_log1p_expm1,
+    "logsumexp": fix_logsumexp,
+    "divide_no_nan": fix_divide_no_nan,
+    "clamped_sqrt": fix_clamped_sqrt,
+    "safe_norm": fix_safe_norm,
+    "fused_softmax": fix_fused_softmax,
+    "double_where": fix_double_where,
+    "optimizer_epsilon": fix_optimizer_epsilon,
+    "lower_learning_rate": suggest_lower_learning_rate,
+    "from_logits": suggest_from_logits,
 }
 
 
+def rewrite(name: str):
+    """Register a rewrite under the name a recipe gives (``Recipe(fixer=name)``): a rule's
+    family module can declare its rewrite beside its check."""
+
+    def register(fn):
+        if FIXERS.get(name, fn) is not fn:
+            raise ValueError(f"two rewrites named {name!r}")
+        FIXERS[name] = fn
+        return fn
+
+    return register
+
+
+def fixable(code: str) -> bool:
+    """The rule's recipe (rules/recipes.py) names a rewrite of this module."""
+    return recipe_for(code).fixer in FIXERS
+
+
+def fixable_codes() -> frozenset[str]:
+    return frozenset(code for code in RECIPES if fixable(code))
+
+
 def plan_for(ctx: Context, hit: Hit, code: str) -> Plan | None:
-    fn = REWRITES.get(code)
+    """The rewrite the rule's recipe names, applied to ``hit``; the plan carries ``code``."""
+    fn = FIXERS.get(recipe_for(code).fixer)
     if fn is None:
         return None
     try:
-        return fn(ctx, hit)
+        plan = fn(ctx, hit)
     except (
         RecursionError,
         cst.ParserSyntaxError,
@@ -1049,3 +1047,6 @@ def plan_for(ctx: Context, hit: Hit, code: str) -> Plan | None:
         IndexError,
     ):
         return None
+    if plan is not None:
+        plan.rule = code
+    return plan

@@ -6,9 +6,9 @@ import math
 
 import libcst as cst
 
+from ..analysis.context import Context
 from ..analysis.module import Site
 from ..floats import exp_overflow, spacing, underflows  # noqa: F401  (re-exported for the rules)
-from . import Context
 
 SMALL_EPS = 1e-3  # a positive constant at most this large, added to a value, is an "epsilon"
 

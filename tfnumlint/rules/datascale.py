@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from ..analysis.context import Context
 from ..analysis.module import Scope, Site
 from ..analysis.provenance import literal_number
-from . import Context
 
 MAX_LITERAL_VALUES = 4096
 PASS_THROUGH_METHODS = frozenset({"reshape", "astype", "copy", "flatten", "ravel", "squeeze"})

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.provenance import Val
-from . import Context, Hit, rule
+from . import rule
 from .common import first_arg, fmt, split_eps, underflows
 
 
@@ -75,7 +76,7 @@ def division_by_possible_zero(site: Site, ctx: Context):
 
 
 @rule("TNL202", ops={"sqrt"})
-def sqrt_at_zero(site: Site, ctx: Context):
+def sqrt_at_zero(site: Site[cst.Call], ctx: Context):
     x = first_arg(site.node, "x")
     if x is None:
         return
@@ -96,7 +97,7 @@ _EUCLIDEAN = {"2", "2.0", "'euclidean'", '"euclidean"', "'fro'", '"fro"', "None"
 
 
 @rule("TNL203", ops={"norm", "euclidean_norm"})
-def norm_at_zero(site: Site, ctx: Context):
+def norm_at_zero(site: Site[cst.Call], ctx: Context):
     call = site.node
     ord_node = ctx.arg(call, -1, "ord")
     if ord_node is not None and ctx.code(ord_node).strip() not in _EUCLIDEAN:
@@ -150,7 +151,7 @@ def fractional_power(site: Site, ctx: Context):
 
 
 @rule("TNL205", ops={"acos", "asin", "atanh"})
-def inverse_trig_domain(site: Site, ctx: Context):
+def inverse_trig_domain(site: Site[cst.Call], ctx: Context):
     x = first_arg(site.node, "x")
     if x is None:
         return

@@ -6,9 +6,10 @@ import math
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site, parent_map
 from ..analysis.provenance import Val
-from . import Context, Hit, rule
+from . import rule
 from .common import additive_terms, first_arg, fmt, split_eps
 
 LOG_ARG = ("x", "input")
@@ -24,7 +25,7 @@ def _strip_guard_free(v: Val) -> bool:
 
 
 @rule("TNL101", ops={"log"})
-def log_of_probability(site: Site, ctx: Context):
+def log_of_probability(site: Site[cst.Call], ctx: Context):
     x = _log_input(site.node)
     if x is None:
         return
@@ -47,7 +48,7 @@ def log_of_probability(site: Site, ctx: Context):
 
 
 @rule("TNL102", ops={"log"})
-def log_epsilon_unclipped(site: Site, ctx: Context):
+def log_epsilon_unclipped(site: Site[cst.Call], ctx: Context):
     x = _log_input(site.node)
     if x is None:
         return
@@ -142,7 +143,7 @@ _COMPUTED = frozenset({"matmul", "diff", "linear", "tanh", "placeholder", "input
 
 
 @rule("TNL104", ops={"log"})
-def log_of_unbounded(site: Site, ctx: Context):
+def log_of_unbounded(site: Site[cst.Call], ctx: Context):
     x = _log_input(site.node)
     if x is None:
         return
@@ -163,7 +164,7 @@ def log_of_unbounded(site: Site, ctx: Context):
 
 
 @rule("TNL105", ops={"log"})
-def log1p_by_hand(site: Site, ctx: Context):
+def log1p_by_hand(site: Site[cst.Call], ctx: Context):
     x = _log_input(site.node)
     if x is None:
         return
@@ -200,7 +201,7 @@ def expm1_by_hand(site: Site, ctx: Context):
 
 
 @rule("TNL106", ops={"log"})
-def logsumexp_by_hand(site: Site, ctx: Context):
+def logsumexp_by_hand(site: Site[cst.Call], ctx: Context):
     x = _log_input(site.node)
     if x is None:
         return
@@ -246,7 +247,7 @@ def _linear_log_loss(ctx: Context, site: Site) -> Val | None:
 
 
 @rule("TNL503", ops={"log"})
-def log_loss_on_linear_output(site: Site, ctx: Context):
+def log_loss_on_linear_output(site: Site[cst.Call], ctx: Context):
     v = _linear_log_loss(ctx, site)
     if v is None:
         return

@@ -6,8 +6,9 @@ import math
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site
-from . import Context, Hit, rule
+from . import rule
 from .common import EXP_OVERFLOW, first_arg, split_eps, underflows
 
 # Producers with no upper bound in practice: raw linear outputs, negations, differences.
@@ -15,7 +16,7 @@ _COMPUTED = frozenset({"matmul", "diff", "linear", "neg"})
 
 
 @rule("TNL301", ops={"exp"})
-def exp_overflow(site: Site, ctx: Context):
+def exp_overflow(site: Site[cst.Call], ctx: Context):
     x = first_arg(site.node, "x")
     if x is None:
         return
@@ -141,8 +142,10 @@ def manual_softmax(site: Site, ctx: Context):
 _UNSAFE = frozenset({"log", "log1p", "pow", "acos", "asin", "atanh", "divide", "exp"})
 
 
-def _unsafe_inside(ctx: Context, node: cst.CSTNode, site: Site, depth: int = 0):
-    """The first unsafe op in a where-branch whose input is not guarded."""
+def _unsafe_inside(
+    ctx: Context, node: cst.CSTNode, site: Site, depth: int = 0
+) -> tuple[cst.BaseExpression, str] | None:
+    """(input, op) of the first unsafe op in a where-branch whose input is not guarded."""
     if depth > 12:
         return None
     if isinstance(node, cst.Call):
@@ -152,10 +155,12 @@ def _unsafe_inside(ctx: Context, node: cst.CSTNode, site: Site, depth: int = 0):
         if op in _UNSAFE:
             arg = ctx.arg(node, 1, "y") if op == "divide" else first_arg(node, "x")
             if op == "exp":
-                if arg is not None and ctx.val(arg, site).hi > EXP_OVERFLOW[ctx.dtype(site)]:
-                    return op
+                v = ctx.val(arg, site) if arg is not None else None
+                # an inner where is the double-where guard here too
+                if v is not None and v.kind != "where" and v.hi > EXP_OVERFLOW[ctx.dtype(site)]:
+                    return arg, op
             elif arg is not None and not _guarded(ctx, arg, site):
-                return op
+                return arg, op
         for a in node.args:
             found = _unsafe_inside(ctx, a.value, site, depth + 1)
             if found:
@@ -167,7 +172,7 @@ def _unsafe_inside(ctx: Context, node: cst.CSTNode, site: Site, depth: int = 0):
             and not _guarded(ctx, node.right, site)
             and ctx.val(node.right, site).const is None
         ):
-            return "divide"
+            return node.right, "divide"
         return _unsafe_inside(ctx, node.left, site, depth + 1) or _unsafe_inside(
             ctx, node.right, site, depth + 1
         )
@@ -207,19 +212,34 @@ def _names(node: cst.CSTNode | None) -> set[str]:
 
 
 @rule("TNL302", ops={"where"})
-def where_nan_gradient(site: Site, ctx: Context):
+def where_nan_gradient(site: Site[cst.Call], ctx: Context):
     call = site.node
+    found = unsafe_where_branch(ctx, call, site)
+    if found is not None:
+        _index, _input, op = found
+        yield Hit(
+            call,
+            f"tf.where evaluates {op}(...) on every element and only then selects: where that "
+            "branch is not taken its inf/NaN still reaches the gradient (0 * inf = NaN); "
+            "make the input safe first with an inner tf.where (the double-where form)",
+            site,
+        )
+
+
+def unsafe_where_branch(
+    ctx: Context, call: cst.Call, site: Site
+) -> tuple[int, cst.BaseExpression, str] | None:
+    """(argument index, the unsafe op's input, the op) of the first where-branch that applies
+    an unsafe op to an unguarded input related to the condition, or None.
+
+    The one predicate of TNL302: the rule reports it and the double-where rewrite
+    (fix/rewrites.py) guards exactly that input."""
+    condition = ctx.arg(call, 0, "condition")
     for index, keyword in ((1, "x"), (2, "y")):
         branch = ctx.arg(call, index, keyword)
         if branch is None:
             continue
-        op = _unsafe_inside(ctx, branch, site)
-        if op and _names(branch) & _names(ctx.arg(call, 0, "condition")):
-            yield Hit(
-                call,
-                f"tf.where evaluates {op}(...) on every element and only then selects: where that "
-                "branch is not taken its inf/NaN still reaches the gradient (0 * inf = NaN); "
-                "make the input safe first with an inner tf.where (the double-where form)",
-                site,
-            )
-            return
+        found = _unsafe_inside(ctx, branch, site)
+        if found and _names(branch) & _names(condition):
+            return index, found[0], found[1]
+    return None

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site
-from . import Context, Hit, rule
+from ..optimizers import ADAPTIVE, OPTIMIZERS
+from . import rule
 from .common import MAX_VALUE, eps_value, first_arg, fmt, spacing, underflows
 
 
@@ -17,7 +19,7 @@ def _min_magnitude(lo: float, hi: float) -> float:
     return 0.0
 
 
-@rule("TNL401", binops=(cst.Add, cst.Subtract))
+@rule("TNL401", binops=(cst.Add, cst.Subtract), host_values=True)
 def epsilon_absorbed(site: Site, ctx: Context):
     node = site.node
     dtype = ctx.dtype(site)
@@ -73,7 +75,12 @@ def _eps_uses(ctx: Context, site: Site):
             yield bound, e
 
 
-@rule("TNL402", binops=(cst.Add, cst.Subtract), ops={"clip_by_value", "maximum", "add"})
+@rule(
+    "TNL402",
+    binops=(cst.Add, cst.Subtract),
+    ops={"clip_by_value", "maximum", "add"},
+    host_values=True,
+)
 def epsilon_underflow(site: Site, ctx: Context):
     dtype = ctx.dtype(site)
     if dtype != "float16":
@@ -90,17 +97,6 @@ def epsilon_underflow(site: Site, ctx: Context):
             return
 
 
-# (keras default, TF1 default, positional index of epsilon)
-_OPT_EPS = {
-    "adam": (1e-7, 1e-8, 3),
-    "adamw": (1e-7, 1e-8, 4),
-    "adamax": (1e-7, 1e-8, 3),
-    "nadam": (1e-7, 1e-8, 3),
-    "rmsprop": (1e-7, 1e-10, 3),
-    "adagrad": (1e-7, None, 2),
-    "adadelta": (1e-7, 1e-8, 2),
-    "ftrl": (None, None, -1),
-}
 FLOAT16_SAFE_EPS = 1e-4
 
 
@@ -108,17 +104,17 @@ def optimizer_epsilon(
     ctx: Context, call: cst.Call, site: Site, family: str
 ) -> tuple[float | None, bool]:
     """The epsilon an optimizer runs with, and whether it was given explicitly."""
-    keras_default, tf1_default, index = _OPT_EPS[family]
+    facts = OPTIMIZERS[family]
     name = ctx.info.imports.resolve(call.func) or ""
     tf1 = name.startswith("tf.train.")
-    node = ctx.arg(call, index, "epsilon")
+    node = ctx.arg(call, facts.epsilon_index, "epsilon")
     if node is not None:
         return ctx.val(node, site).const, True
-    return (tf1_default if tf1 else keras_default), False
+    return (facts.tf1_epsilon if tf1 else facts.keras_epsilon), False
 
 
-@rule("TNL403", ops={f"optimizer:{f}" for f in _OPT_EPS})
-def optimizer_epsilon_too_small(site: Site, ctx: Context):
+@rule("TNL403", ops={f"optimizer:{f}" for f in ADAPTIVE}, host_values=True)
+def optimizer_epsilon_too_small(site: Site[cst.Call], ctx: Context):
     call = site.node
     family = ctx.op(call).split(":")[1]
     eps, explicit = optimizer_epsilon(ctx, call, site, family)

@@ -14,14 +14,15 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.names import PROBABILITY_LOSSES
-from . import Context, Hit, rule
+from ..optimizers import ADAPTIVE, OPTIMIZERS
+from . import rule
 from .common import fmt, split_eps
 from .datascale import DataScale, curvature, data_scale, resolve
 
-ADAPTIVE = frozenset({"adam", "adamw", "adamax", "nadam", "rmsprop", "adagrad", "adadelta", "ftrl"})
-_ALL_OPTIMIZERS = frozenset({f"optimizer:{f}" for f in (*ADAPTIVE, "sgd")})
+_ALL_OPTIMIZERS = frozenset({f"optimizer:{f}" for f in OPTIMIZERS})
 _CLIP_KWARGS = frozenset({"clipnorm", "clipvalue", "global_clipnorm"})
 SATURATING = ("sigmoid", "softmax")
 # Below this, an SGD learning rate on features of unknown scale is not worth a finding: it
@@ -211,8 +212,8 @@ def _probability_range(v) -> bool:
     return v.prob or v.kind in SATURATING or (v.lo >= 0.0 and v.hi <= 1.0 and v.lo < v.hi)
 
 
-@rule("TNL501", ops=_ALL_OPTIMIZERS)
-def high_lr_saturating_output(site: Site, ctx: Context):
+@rule("TNL501", ops=_ALL_OPTIMIZERS, host_values=True)
+def high_lr_saturating_output(site: Site[cst.Call], ctx: Context):
     call = site.node
     family = _family(ctx, call)
     lr = learning_rate(ctx, call, site)
@@ -263,8 +264,8 @@ def _has_clipping(ctx: Context, call: cst.Call) -> bool:
     )
 
 
-@rule("TNL502", ops={f"optimizer:{f}" for f in ADAPTIVE})
-def no_gradient_clipping(site: Site, ctx: Context):
+@rule("TNL502", ops={f"optimizer:{f}" for f in ADAPTIVE}, host_values=True)
+def no_gradient_clipping(site: Site[cst.Call], ctx: Context):
     call = site.node
     family = _family(ctx, call)
     lr = learning_rate(ctx, call, site)
@@ -405,7 +406,7 @@ def _known_first(data: list[tuple[DataScale, Site]]) -> tuple[DataScale, Site] |
 
 
 @rule("TNL505", ops={"optimizer:sgd"})
-def sgd_diverges_on_raw_features(site: Site, ctx: Context):
+def sgd_diverges_on_raw_features(site: Site[cst.Call], ctx: Context):
     call = site.node
     opt = optimizer_spec(ctx, call, site)
     lr = opt["learning_rate"]
@@ -538,7 +539,7 @@ def _walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
 
 
 @rule("TNL506", methods={"minimize"})
-def loss_summed_over_batch(site: Site, ctx: Context):
+def loss_summed_over_batch(site: Site[cst.Call], ctx: Context):
     """TF1 ``sgd.minimize(loss)``."""
     call = site.node
     opt_call = _sgd_receiver(ctx, call.func.value, site)
@@ -548,7 +549,7 @@ def loss_summed_over_batch(site: Site, ctx: Context):
 
 
 @rule("TNL506", methods={"compile"})
-def compiled_loss_summed_over_batch(site: Site, ctx: Context):
+def compiled_loss_summed_over_batch(site: Site[cst.Call], ctx: Context):
     """Keras ``compile(optimizer=SGD(...), loss=fn)`` where ``fn`` returns a batch sum: Keras
     averages the per-sample losses, and a scalar sum has nothing left to average."""
     call = site.node
@@ -569,7 +570,7 @@ def compiled_loss_summed_over_batch(site: Site, ctx: Context):
 
 
 @rule("TNL506", methods={"gradient"})
-def taped_loss_summed_over_batch(site: Site, ctx: Context):
+def taped_loss_summed_over_batch(site: Site[cst.Call], ctx: Context):
     """TF2 ``tape.gradient(loss, ...)`` in a module whose only optimizer is SGD."""
     call = site.node
     loss = ctx.arg(call, 0, "target")
@@ -671,7 +672,7 @@ def _averaged(ctx: Context, node: cst.BaseExpression) -> bool:
 
 
 @rule("TNL506", methods={"assign_add", "assign_sub"})
-def update_summed_over_batch(site: Site, ctx: Context):
+def update_summed_over_batch(site: Site[cst.Call], ctx: Context):
     call = site.node
     tf_function = ctx.info.imports.resolve(call.func) is not None  # tf.assign_add(var, delta)
     delta = ctx.arg(call, 1 if tf_function else 0, "delta", "value")
@@ -711,8 +712,8 @@ def update_summed_over_batch(site: Site, ctx: Context):
 _XENT = frozenset({"sigmoid_xent", "softmax_xent", "weighted_xent"})
 
 
-@rule("TNL503", ops=_XENT)
-def probabilities_as_logits(site: Site, ctx: Context):
+@rule("TNL503", ops=_XENT, host_values=True)
+def probabilities_as_logits(site: Site[cst.Call], ctx: Context):
     call = site.node
     logits = ctx.arg(call, 1, "logits")
     if logits is None:
@@ -728,8 +729,8 @@ def probabilities_as_logits(site: Site, ctx: Context):
         )
 
 
-@rule("TNL503", methods={"compile"})
-def compile_mismatch(site: Site, ctx: Context):
+@rule("TNL503", methods={"compile"}, host_values=True)
+def compile_mismatch(site: Site[cst.Call], ctx: Context):
     call = site.node
     model = ctx.val(call.func.value, site)
     if model.kind != "model" or model.activation is None:
@@ -763,8 +764,8 @@ def compile_mismatch(site: Site, ctx: Context):
         )
 
 
-@rule("TNL504", ops={"dataset"}, methods={"fit"})
-def unchecked_input_data(site: Site, ctx: Context):
+@rule("TNL504", ops={"dataset"}, methods={"fit"}, host_values=True)
+def unchecked_input_data(site: Site[cst.Call], ctx: Context):
     checked = ctx.fact(
         "checks_numerics", lambda: any(ctx.op(s.node) == "check_numerics" for s in ctx.info.calls)
     )

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import Cache, key
+from ..config import Settings
 from ..model import Finding, Verification
 from ..progress import Progress
-from ..rules import Settings
 
 TF_DISTRIBUTIONS = (
     "tensorflow",

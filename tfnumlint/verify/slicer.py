@@ -16,9 +16,9 @@ from typing import Any
 
 import libcst as cst
 
+from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, call_arg, contains
 from ..analysis.provenance import Val, literal_number
-from ..rules import Context, Hit
 from ..rules.recipes import recipe_for
 from .contract import ALLOWED_OPS, STRUCTURAL
 from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
@@ -40,7 +40,6 @@ _CMPOPS = {
     cst.NotEqual: "!=",
 }
 _DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "int32", "int64", "bool"})
-_SOURCES = frozenset({"placeholder", "variable", "random", "keras_input"})
 MAX_NODES = 200
 NUMERIC_CONSTANTS = {
     (module, name): value
@@ -550,8 +549,9 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
 
 
 def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dict[str, Any] | None:
+    from ..optimizers import ADAPTIVE
     from ..rules.common import split_eps
-    from ..rules.precision import _OPT_EPS, optimizer_epsilon
+    from ..rules.precision import optimizer_epsilon
     from ..rules.training import learning_rate
 
     call = hit.node
@@ -564,7 +564,7 @@ def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dic
     site = hit.site
     resolved = ctx.info.imports.resolve(call.func) or ""
     eps = None
-    if family in _OPT_EPS:
+    if family in ADAPTIVE:
         eps, _explicit = optimizer_epsilon(ctx, call, site, family)
     clip = ctx.arg(call, -1, "clipnorm", "global_clipnorm")
     clipnorm = ctx.val(clip, site).const if clip is not None else None
@@ -594,4 +594,5 @@ def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dic
         "clipnorm": clipnorm,
         "output": output,
         "loss_eps": loss_eps,
+        "control": recipe_for(code).control,
     }

@@ -611,15 +611,6 @@ def evaluate(code: Any, inputs: dict[str, Any]) -> Any:
 # ---------------------------------------------------------------- tree inspection
 
 
-def tree_ops(tree: Any) -> set[str]:
-    """Canonical op names used anywhere in a tree."""
-    found: set[str] = set()
-    for node in walk(tree):
-        if node.get("k") == "call":
-            found.add(str(node.get("op")))
-    return found
-
-
 def walk(tree: Any):
     """Yield every dict node of a tree, depth first."""
     if isinstance(tree, dict):

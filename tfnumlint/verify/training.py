@@ -21,34 +21,16 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from ..optimizers import OPTIMIZERS
 from .trace import DTYPES, format_number
 
 STEPS = 25
 FEATURES = 784
 EXAMPLES = 32
-KERAS = {
-    "adam": "Adam",
-    "adamw": "AdamW",
-    "adamax": "Adamax",
-    "nadam": "Nadam",
-    "rmsprop": "RMSprop",
-    "adagrad": "Adagrad",
-    "adadelta": "Adadelta",
-    "ftrl": "Ftrl",
-    "sgd": "SGD",
-}
-TF1 = {
-    "adam": "AdamOptimizer",
-    "rmsprop": "RMSPropOptimizer",
-    "adagrad": "AdagradOptimizer",
-    "adadelta": "AdadeltaOptimizer",
-    "ftrl": "FtrlOptimizer",
-    "sgd": "GradientDescentOptimizer",
-}
-TF1_EPSILON = {"adam": 1e-8, "rmsprop": 1e-10, "adadelta": 1e-8}
-EPSILON_OPTIMIZERS = frozenset(
-    {"adam", "adamw", "adamax", "nadam", "rmsprop", "adagrad", "adadelta"}
-)
+KERAS = {family: o.keras for family, o in OPTIMIZERS.items()}
+TF1 = {family: o.tf1 for family, o in OPTIMIZERS.items() if o.tf1}
+TF1_EPSILON = {family: o.tf1_epsilon for family, o in OPTIMIZERS.items() if o.tf1 and o.tf1_epsilon}
+EPSILON_OPTIMIZERS = frozenset(f for f, o in OPTIMIZERS.items() if o.keras_epsilon is not None)
 
 
 @dataclass
@@ -178,7 +160,7 @@ def record_dead(out: Outcome, losses: np.ndarray, dlogits: np.ndarray, logits: n
 
 def control(probe: dict[str, Any], cfg: Config) -> Config:
     """The safe configuration the rule recommends: the control run."""
-    if probe.get("rule") == "TNL403":
+    if probe.get("control") == "epsilon":
         return Config(cfg.optimizer, cfg.tf1, cfg.lr, 1e-4, cfg.clipnorm)
     if probe.get("recipe") == "clipping":
         return Config(cfg.optimizer, False, cfg.lr, cfg.epsilon, 1.0)
@@ -189,7 +171,7 @@ TINY_STEPS = 200
 
 
 def tiny_gradient_step(cfg: Config, dtype: tf.DType) -> tuple[bool, float]:
-    """TNL403: updates with small (and zero) gradients, as late in training.
+    """The optimizer-epsilon check: updates with small (and zero) gradients, as late in training.
 
     Returns (a weight became NaN/Inf, the largest single-step move).  An adaptive optimizer
     moves a weight by about lr per step; with an epsilon lost in the dtype, sqrt(v) + eps
@@ -227,7 +209,7 @@ def verify_training(probe: dict[str, Any]) -> dict[str, Any]:
         return recipe(probe, dtype_name)
     cfg = spec_config(probe)
     safe = control(probe, cfg)
-    if probe.get("rule") == "TNL403":
+    if probe.get("control") == "epsilon":
         return verify_epsilon(cfg, safe, dtype_name)
     output = probe.get("output") or "sigmoid"
     loss_eps = (
@@ -520,7 +502,7 @@ def dead_zone(probe: dict[str, Any]) -> str:
 
 
 def verify_saturation(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
-    """TNL501: confirmed when the logits reach the loss's dead zone within HORIZON steps."""
+    """Saturation (high learning rate): confirmed when the logits reach the loss's dead zone within HORIZON steps."""
     dtype = DTYPES[dtype_name]
     cfg = spec_config(probe)
     slow = spec_config(probe, cfg.lr / 10)
@@ -599,7 +581,7 @@ def descent_run(x: np.ndarray, cfg: Config, dtype: tf.DType, steps: int) -> Desc
 
 
 def verify_divergence(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
-    """TNL505: the user's SGD on the literal features; lr / 10 is the control."""
+    """Divergence of plain SGD: the user's SGD on the literal features; lr / 10 is the control."""
     cfg = spec_config(probe)
     data = probe.get("data") or "the features"
     features = probe.get("features")
@@ -686,7 +668,7 @@ def summed_run(x: np.ndarray, y: np.ndarray, form: str, cfg: Config, summed: boo
 
 
 def verify_summed(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
-    """TNL506: the same layer, loss and optimizer, summed over the batch against its mean."""
+    """A summed loss: the same layer, loss and optimizer, summed over the batch against its mean."""
     cfg = spec_config(probe)
     batch = int(probe.get("batch") or 0)
     lr_text = f"{format_number(cfg.lr)} x {batch} = {format_number(cfg.lr * batch)}"

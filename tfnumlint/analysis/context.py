@@ -1,0 +1,71 @@
+"""What a rule check is given (``Context``) and what it returns (``Hit``).
+
+Defined here, below the rules, so that the verifier and the fixer can read a check's inputs
+and results without depending on the rule registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from .module import ModuleInfo, Scope, Site, call_arg
+from .provenance import Evaluator, Val
+
+if TYPE_CHECKING:
+    from ..config import Settings
+
+
+@dataclass
+class Hit:
+    """A rule's raw result: the node to report, and why."""
+
+    node: cst.CSTNode
+    message: str
+    site: Site
+    probe_hint: dict = field(default_factory=dict)
+    origin: tuple | None = None  # the call site that passed the value (set by the engine)
+
+
+class Context:
+    """What a check can ask about the module it runs on."""
+
+    def __init__(self, info: ModuleInfo, settings: Settings, project=None) -> None:
+        self.info = info
+        self.ev = Evaluator(info, project)
+        self.settings = settings
+        self._facts: dict[str, object] = {}
+        self.seen: set[tuple[str, int]] = set()
+        self.path = ""
+
+    def val(self, node: cst.BaseExpression, site: Site) -> Val:
+        return self.ev.value(node, site.scope, site.order)
+
+    def dtype(self, site: Site | Scope) -> str:
+        scope = site.scope if isinstance(site, Site) else site
+        return self.info.dtype(scope)
+
+    def op(self, node: cst.CSTNode) -> str | None:
+        return self.info.imports.op(node.func) if isinstance(node, cst.Call) else None
+
+    def arg(self, call: cst.Call, index: int, *keywords: str) -> cst.BaseExpression | None:
+        return call_arg(call, index, *keywords)
+
+    def fact(self, name: str, compute: Callable[[], object]) -> object:
+        if name not in self._facts:
+            self._facts[name] = compute()
+        return self._facts[name]
+
+    def once(self, code: str, node: cst.CSTNode) -> bool:
+        """True the first time (code, node) is seen: keeps a rule from reporting twice."""
+        key = (code, id(node))
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.info.module.code_for_node(node)
