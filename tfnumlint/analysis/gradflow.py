@@ -20,6 +20,7 @@ from typing import Any
 import libcst as cst
 
 from .module import Scope
+from .names import dotted_name
 
 GRADIENT_ONLY = frozenset({"nan-gradient", "inf-gradient", "exploding-gradient", "dead-gradient"})
 VALUE_ONLY = frozenset({"nan-value", "inf-value"})
@@ -83,16 +84,6 @@ _COUNTER_NAME = re.compile(
 )
 
 
-def _dotted(node: cst.BaseExpression) -> str:
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-    return ".".join(reversed(parts))
-
-
 def _function_scopes(scope: Scope) -> list[Scope]:
     out = []
     s: Scope | None = scope
@@ -104,8 +95,9 @@ def _function_scopes(scope: Scope) -> list[Scope]:
 
 
 def _decorated_custom_gradient(fn: cst.FunctionDef) -> bool:
-    return any(_dotted(d.decorator).endswith("custom_gradient") for d in fn.decorators) or any(
-        isinstance(d.decorator, cst.Call) and _dotted(d.decorator.func).endswith("custom_gradient")
+    return any(dotted_name(d.decorator).endswith("custom_gradient") for d in fn.decorators) or any(
+        isinstance(d.decorator, cst.Call)
+        and dotted_name(d.decorator.func).endswith("custom_gradient")
         for d in fn.decorators
     )
 
@@ -140,7 +132,7 @@ def context_of_scope(scope: Scope, path: str = "") -> str | None:
                     if base and pattern.search(base):
                         return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
             for base_node in fs.cls.node.bases:
-                text = _dotted(base_node.value)
+                text = dotted_name(base_node.value)
                 for pattern, what in _BASE_CONTEXT:
                     if text and pattern.search(text):
                         return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
@@ -155,7 +147,7 @@ def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | No
         if current is node:
             return reason
         if isinstance(current, cst.Call):
-            name = _dotted(current.func)
+            name = dotted_name(current.func)
             last = name.rsplit(".", 1)[-1]
             if _NO_GRAD_CALL.search(name) and (last != "scalar" or "summary" in name):
                 if last.startswith("assert"):
@@ -223,7 +215,7 @@ def _names(node: cst.CSTNode) -> set[str]:
         if isinstance(n, cst.Name):
             out.add(n.value)
         elif isinstance(n, cst.Attribute):
-            out.add(_dotted(n))
+            out.add(dotted_name(n))
         stack.extend(n.children)
     return out
 
@@ -252,7 +244,7 @@ def where_guard_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
         current, reason = stack.pop()
         if current is node:
             return reason
-        if isinstance(current, cst.Call) and _dotted(current.func).endswith("where"):
+        if isinstance(current, cst.Call) and dotted_name(current.func).endswith("where"):
             parts = _where_parts(current)
             if parts is not None:
                 cond, branches = parts
@@ -277,7 +269,7 @@ def _hazard_names(node: cst.CSTNode) -> set[str]:
 
 def _cond_parts(call: cst.Call) -> tuple[cst.BaseExpression, list[cst.BaseExpression]] | None:
     """``tf.cond(pred, true_fn, false_fn)`` (any module, keywords too) -> (pred, branches)."""
-    if not _dotted(call.func).endswith("cond"):
+    if not dotted_name(call.func).endswith("cond"):
         return None
     args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     positional = [a.value for a in call.args if a.keyword is None and not a.star]

@@ -323,13 +323,8 @@ class ImportMap:
         base = dotted_name(node.module)
         if not base:
             return
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            if name and local:
-                self.aliases[local] = f"{base}.{name}"
+        for name, local in imported_names(node.names):
+            self.aliases[local] = f"{base}.{name}"
 
     @property
     def uses_tensorflow(self) -> bool:
@@ -353,6 +348,19 @@ class ImportMap:
         """Canonical op for a callee expression, or None when it is not a known TF/Keras op."""
         name = self.resolve(func)
         return OPS.get(name) if name else None
+
+
+def imported_names(aliases) -> list[tuple[str, str]]:
+    """(imported name, local name) of each alias of a `from m import a, b as c`."""
+    out = []
+    for alias in aliases:
+        name = dotted_name(alias.name)
+        local = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
+        if name and local:
+            out.append((name, local))
+    return out
 
 
 def dotted_name(node: cst.BaseExpression | None) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 import libcst as cst
 
 from .module import Binding, ModuleInfo, Scope, qualname
-from .names import dotted_name
+from .names import dotted_name, imported_names
 from .provenance import UNKNOWN, Val, join_vals, looks_like_probability
 
 # path, line, column, the call's text, the parameter, what the argument is
@@ -162,13 +162,8 @@ def import_table(
         if isinstance(node.names, cst.ImportStar):
             stars.append(target)
             continue
-        for alias in node.names:
-            name = dotted_name(alias.name)
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            if name and local:
-                table[local] = (target, name)
+        for name, local in imported_names(node.names):
+            table[local] = (target, name)
     return table, stars
 
 
