@@ -464,12 +464,10 @@ def _load_baseline(args: argparse.Namespace, config: Config):
 
 def _verify(findings: list[Finding], config: Config, cache_dir: Path | None) -> list[str]:
     """Verdicts on ``findings`` (in place); the notices to show."""
+    from .verify.runner import NO_TF_NOTICE, verify_findings  # no TensorFlow import
+
     if importlib.util.find_spec("tensorflow") is None:
-        return [
-            "TensorFlow is not installed, so findings are not verified "
-            "(install tensorflow-cpu or tensorflow, or pass --no-verify)"
-        ]
-    from .verify.runner import verify_findings
+        return [NO_TF_NOTICE]
 
     return verify_findings(findings, config.settings, cache_dir)
 

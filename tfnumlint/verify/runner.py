@@ -33,8 +33,8 @@ TF_DISTRIBUTIONS = (
     "tensorflow-intel",
 )
 NO_TF_NOTICE = (
-    "TensorFlow is not installed: findings are unverified; install the tf extra: "
-    "pip install 'tfnumlint[tf]'"
+    "TensorFlow is not installed, so findings are not verified "
+    "(install tensorflow-cpu or tensorflow, or pass --no-verify)"
 )
 DEFAULT_TIMEOUT = 10.0
 READY_TIMEOUT = 180.0
