@@ -83,3 +83,23 @@ def write(tmp_path):
         return path
 
     return _write
+
+
+# GD on unnormalised features (TNL505): `{lr}` is the SGD learning rate.
+GD_LINSPACE = """\
+    import numpy as np
+    import tensorflow as tf
+
+    x_data = np.linspace(-8, 8, 100)
+    y_data = 3 * x_data + 2
+
+    w = tf.Variable(0.0)
+    b = tf.Variable(0.0)
+    opt = tf.keras.optimizers.SGD(learning_rate={lr})
+
+    for step in range(100):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(w * x_data + b - y_data))
+        grads = tape.gradient(loss, [w, b])
+        opt.apply_gradients(zip(grads, [w, b]))
+    """

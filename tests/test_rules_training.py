@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import hits, lint, rules_of
+from conftest import GD_LINSPACE, hits, lint, rules_of
 
 
 def sequential(last: str, optimizer: str, loss: str) -> str:
@@ -223,24 +223,6 @@ def test_tnl502_silent_with_clip_by_global_norm_in_the_file():
 
 
 # -- TNL505 sgd-diverges-on-raw-features --------------------------------------------------
-
-GD_LINSPACE = """\
-    import numpy as np
-    import tensorflow as tf
-
-    x_data = np.linspace(-8, 8, 100)
-    y_data = 3 * x_data + 2
-
-    w = tf.Variable(0.0)
-    b = tf.Variable(0.0)
-    opt = tf.keras.optimizers.SGD(learning_rate={lr})
-
-    for step in range(100):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(w * x_data + b - y_data))
-        grads = tape.gradient(loss, [w, b])
-        opt.apply_gradients(zip(grads, [w, b]))
-    """
 
 
 def test_tnl505_gd_on_linspace_features():

@@ -10,7 +10,7 @@ import json
 import textwrap
 
 import pytest
-from conftest import run_cli
+from conftest import GD_LINSPACE, run_cli
 
 tf = pytest.importorskip("tensorflow")
 
@@ -20,21 +20,7 @@ from tfnumlint.source import Source  # noqa: E402
 from tfnumlint.verify import probing, training  # noqa: E402
 
 PROGRAMS = {
-    "gd_lr01.py": """\
-        import numpy as np
-        import tensorflow as tf
-
-        x_data = np.linspace(-8, 8, 100)
-        y_data = 3 * x_data + 2
-        w = tf.Variable(0.0)
-        b = tf.Variable(0.0)
-        opt = tf.keras.optimizers.SGD(learning_rate={lr})
-        for step in range(100):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(w * x_data + b - y_data))
-            grads = tape.gradient(loss, [w, b])
-            opt.apply_gradients(zip(grads, [w, b]))
-        """,
+    "gd_lr01.py": GD_LINSPACE,
     "summed_xent.py": """\
         import numpy as np
         import tensorflow.compat.v1 as tf
