@@ -611,7 +611,8 @@ def test_json_fix_field_carries_the_proof(fixed_tree):
 def test_proof_shows_symptom_gone_and_values_equal():
     from tfnumlint.engine import LintOptions
     from tfnumlint.fix import proof
-    from tfnumlint.fix.apply import _analyse, _render, namer_for
+    from tfnumlint.fix.apply import _analyse
+    from tfnumlint.fix.render import namer_for, render_plan
     from tfnumlint.fix.rewrites import plan_for
 
     cases = {
@@ -626,7 +627,7 @@ def test_proof_shows_symptom_gone_and_values_equal():
         )
         _code, hit, _pos = hits[0]
         plan = plan_for(ctx, hit, code)
-        assert _render(plan, module, namer_for(ctx))
+        assert render_plan(plan, module, namer_for(ctx))
         jobs.append(proof.build_job(ctx, positions, hit, plan))
     # a broken "rewrite" (the original itself) must fail: the symptom is still there
     broken = dict(jobs[0], new=jobs[0]["orig"])
