@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from . import __version__, progress
 from .cache import default_dir
@@ -43,7 +44,7 @@ _CODE_LIST = re.compile(r"^(ALL|[A-Za-z]+[0-9]*)(,(ALL|[A-Za-z]+[0-9]*))*$")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line, exit 2
+    def error(self, message: str) -> NoReturn:  # one clear line, exit 2
         raise ConfigError(message)
 
 
@@ -183,8 +184,8 @@ def _codes(arg: str | None) -> list[str] | None:
     return None if arg is None else [c for c in arg.split(",") if c.strip()]
 
 
-def _patterns(arg: str | None) -> list[str] | None:
-    return None if arg is None else [c.strip() for c in arg.split(",") if c.strip()]
+def _patterns(arg: str) -> list[str]:
+    return [c.strip() for c in arg.split(",") if c.strip()]
 
 
 def list_rules() -> str:

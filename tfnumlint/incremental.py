@@ -166,11 +166,11 @@ def _run_round(
     tick = tick or (lambda _done: None)
     if jobs <= 1 or len(items) < 4:
         _set_index(index)
-        out = []
+        outcomes: list[UnitOutcome] = []
         for item in items:
-            out.extend(_lint_chunk(([item], job)))
-            tick(len(out))
-        return out
+            outcomes.extend(_lint_chunk(([item], job)))
+            tick(len(outcomes))
+        return outcomes
     n = min(jobs * 8, len(items))  # interleaved chunks balance big and small files
     chunks = [items[i::n] for i in range(n)]
     from concurrent.futures import ProcessPoolExecutor  # ~30 ms of imports a one-file run skips

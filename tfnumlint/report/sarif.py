@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import PurePath
+from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
@@ -46,7 +47,7 @@ def as_dict(report: Report) -> dict:
         text = f.message
         if f.verification.status != "skipped":
             text += f" [{f.verification.status}: {f.verification.detail}]"
-        result = {
+        result: dict[str, Any] = {
             "ruleId": f.rule,
             "ruleIndex": index.get(f.rule, 0),
             "level": _LEVEL.get(f.severity, "warning"),
