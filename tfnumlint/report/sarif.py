@@ -27,6 +27,16 @@ def _artifact(path: str) -> dict:
     return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
 
 
+def _related_location(ident: int, related: dict[str, Any]) -> dict[str, Any]:
+    """A place that explains the finding (the call site that passes the value)."""
+    physical: dict[str, Any] = {"artifactLocation": _artifact(related["path"])}
+    if related.get("line"):
+        physical["region"] = {"startLine": related["line"]}
+        if related.get("column"):
+            physical["region"]["startColumn"] = related["column"]
+    return {"id": ident, "physicalLocation": physical, "message": {"text": related["message"]}}
+
+
 def as_dict(report: Report) -> dict:
     docs = all_docs()
     codes = sorted(docs)
@@ -71,6 +81,12 @@ def as_dict(report: Report) -> dict:
             result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
         if f.cell is not None:
             result["properties"]["cell"] = f.cell
+        if f.related_rules:  # merged findings of other rules on the same hazard
+            result["properties"]["relatedRules"] = list(f.related_rules)
+        if f.related:
+            result["relatedLocations"] = [
+                _related_location(i, r) for i, r in enumerate(f.related, start=1)
+            ]
         results.append(result)
     notifications = [
         {
