@@ -29,7 +29,7 @@ from ..analysis.context import Context, Hit
 from ..analysis.module import parent_map
 from ..config import Settings
 from ..discovery import Candidate
-from ..engine import LintOptions, lint_source, place_hits, run_checks
+from ..engine import LintOptions, ProjectUnit, lint_unit, place_hits, run_checks
 from ..model import Finding, Fix
 from ..source import Source, SourceError, read_source
 from . import proof as proofs
@@ -53,6 +53,7 @@ class _Work:
     source: Source
     text: str
     findings: list[Finding]
+    unit: ProjectUnit | None = None  # its place in the linted project: cross-module facts
     applied: int = 0
     plans_first: list[tuple[Finding, Plan]] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)
@@ -80,14 +81,15 @@ class _FilePass:
 
 
 def _analyse(
-    text: str, options: LintOptions
+    text: str, options: LintOptions, unit: ProjectUnit | None = None
 ) -> tuple[cst.Module, Context | None, list[Placed], Mapping[cst.CSTNode, CodeRange]]:
-    """Parse and run the checks, placed and suppressed exactly as lint places them."""
+    """Parse and run the checks, with the project facts lint had (``unit``), placed and
+    suppressed exactly as lint places them."""
     module = cst.parse_module(text)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20000))
     try:
-        hits, _errors, ctx = run_checks(module, options)
+        hits, _errors, ctx = run_checks(module, options, unit)
     finally:
         sys.setrecursionlimit(old)
     if ctx is None:
@@ -126,7 +128,7 @@ def _finding_key(f: Finding) -> tuple[str, int, int]:
 def _plan_file(work: _Work, options: LintOptions, first: bool) -> _FilePass | None:
     """Plans (and proof jobs) for one pass over one file; None when it does not analyse."""
     try:
-        module, ctx, hits, positions = _analyse(work.text, options)
+        module, ctx, hits, positions = _analyse(work.text, options, work.unit)
     except Exception:
         return None
     if ctx is None:
@@ -288,7 +290,10 @@ def fix_text(
 
 
 def _works(
-    findings: list[Finding], candidates: Iterable[Candidate], notices: list[str]
+    findings: list[Finding],
+    candidates: Iterable[Candidate],
+    units: Mapping[str, ProjectUnit],
+    notices: list[str],
 ) -> list[_Work]:
     """The files behind fixable findings, read again (notebooks are left alone)."""
     by_display = {c.display: c for c in candidates}
@@ -308,7 +313,7 @@ def _works(
         if source.is_notebook:
             notices.append(f"{display}: notebooks are not rewritten by --fix")
             continue
-        works.append(_Work(display, cand.path, source, source.text, fs))
+        works.append(_Work(display, cand.path, source, source.text, fs, units.get(display)))
     return works
 
 
@@ -326,10 +331,13 @@ def apply_fixes(
     show_diff: bool,
     options: LintOptions | None = None,
     cache_dir: Path | None = None,
+    units: Mapping[str, ProjectUnit] | None = None,
 ) -> tuple[int, str]:
-    """Fix the files behind ``findings``.  Returns (exit code, diff text or a notice)."""
+    """Fix the files behind ``findings``.  Returns (exit code, diff text or a notice).
+    ``units``: each file's place in the linted project, so that a finding that needs another
+    module's facts is found again, and fixed."""
     notices: list[str] = []
-    works = _works(findings, candidates, notices)
+    works = _works(findings, candidates, units or {}, notices)
     have_tf = proofs.tensorflow_available()
     _run_passes(works, options, unsafe, proofs.Prover(cache_dir).run if have_tf else None)
 
@@ -409,7 +417,8 @@ def _refresh(findings: list[Finding], changed: list[_Work], options: LintOptions
         opts = LintOptions(codes=frozenset(all_docs()))
     for work in changed:
         old = [f for f in findings if f.path == work.display]
-        result = lint_source(Source(work.display, work.text, work.text.encode()), opts)
+        source = Source(work.display, work.text, work.text.encode())
+        result = lint_unit(source, opts, work.unit).result
         carried = {(f.rule, f.source_line.strip(), f.message): f.verification for f in old}
         fresh = []
         for f in result.findings:
