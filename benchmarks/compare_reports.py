@@ -5,7 +5,7 @@ Used to show that a refactoring changes no behaviour: run the same command befor
 after.json``.  A finding's identity is its path, rule and start position (with an occurrence
 index for exact repeats); every other field is compared recursively.  Timings
 (``verification.seconds``, ``summary.seconds``) are ignored because they never repeat.  Exit
-status 0 when the reports match, 1 when they differ.
+status 0 when the reports match, 1 when they differ, 2 when one cannot be read.
 """
 
 from __future__ import annotations
@@ -82,7 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
     args = parser.parse_args(argv)
-    before, after = load(args.before), load(args.after)
+    try:
+        before, after = load(args.before), load(args.after)
+    except (OSError, ValueError) as exc:
+        print(f"cannot read a report: {exc}", file=sys.stderr)
+        return 2
     differences = compare(before, after)
     for line in differences:
         print(line)
