@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, run_cli, run_json
 
 from tfnumlint.engine import lint_text
 from tfnumlint.fix.apply import fix_text
@@ -611,7 +611,8 @@ def test_json_fix_field_carries_the_proof(fixed_tree):
 def test_proof_shows_symptom_gone_and_values_equal():
     from tfnumlint.engine import LintOptions
     from tfnumlint.fix import proof
-    from tfnumlint.fix.apply import _analyse, _render, namer_for
+    from tfnumlint.fix.apply import _analyse
+    from tfnumlint.fix.render import namer_for, render_plan
     from tfnumlint.fix.rewrites import plan_for
 
     cases = {
@@ -626,7 +627,7 @@ def test_proof_shows_symptom_gone_and_values_equal():
         )
         _code, hit, _pos = hits[0]
         plan = plan_for(ctx, hit, code)
-        assert _render(plan, module, namer_for(ctx))
+        assert render_plan(plan, module, namer_for(ctx))
         jobs.append(proof.build_job(ctx, positions, hit, plan))
     # a broken "rewrite" (the original itself) must fail: the symptom is still there
     broken = dict(jobs[0], new=jobs[0]["orig"])
@@ -974,3 +975,59 @@ def test_every_where_branch_the_rule_flags_gets_the_double_where_fix(branch, gua
     fixed = fx(code, {"TNL302"})
     assert f"tf.where(x > -1.0, {guarded}, tf.zeros_like(x))" in fixed
     assert lint_text(fixed, codes={"TNL302"}).findings == []  # the fixed form is not flagged
+
+
+# -- findings that need another module's facts (the project index) -----------------------------
+METRICS = """
+import tensorflow as tf
+
+
+def normalise(v, scale):
+    return v / scale
+
+
+def spread(d):
+    return tf.sqrt(d)
+
+
+def soft_count(x):
+    return tf.math.log(1.0 + x)
+"""
+TRAIN = """
+import tensorflow as tf
+
+from metrics import normalise, spread
+
+
+def step(x, w):
+    h = tf.nn.relu(tf.matmul(x, w))
+    n = normalise(h, tf.reduce_sum(h, axis=-1, keepdims=True))
+    return n + spread(tf.reduce_sum(tf.square(h), axis=-1))
+"""
+
+
+def _project(tmp_path) -> Path:
+    (tmp_path / "metrics.py").write_text(textwrap.dedent(METRICS))
+    (tmp_path / "train.py").write_text(textwrap.dedent(TRAIN))
+    return tmp_path
+
+
+def test_a_finding_found_through_a_call_site_in_another_module_gets_its_fix(tmp_path):
+    """`scale` and `d` can be 0 only because of what train.py passes: the fixer re-lints
+    metrics.py with the project's facts, so it finds and rewrites them as lint reported them."""
+    _project(tmp_path)
+    report = run_json("--no-verify", ".", cwd=tmp_path)
+    assert {(f["rule"], f["line"]) for f in report["findings"]} >= {("TNL201", 6), ("TNL202", 10)}
+    proc = run_cli("--diff", "--unsafe-fixes", "--no-verify", ".", cwd=tmp_path)
+    assert "+    return tf.math.divide_no_nan(v, scale)" in proc.stdout, proc.stderr
+    assert "+    return tf.sqrt(tf.maximum(d, 1e-7))" in proc.stdout, proc.stderr
+
+
+def test_fix_keeps_the_cross_module_findings_it_did_not_fix(tmp_path):
+    """--fix (safe only) rewrites log(1 + x) and re-lints the file: the unsafe-only
+    cross-module findings must stay in the report, not vanish with the project's facts."""
+    _project(tmp_path)
+    report = run_json("--fix", "--no-verify", ".", cwd=tmp_path)
+    assert "tf.math.log1p(x)" in (tmp_path / "metrics.py").read_text()
+    rules = {(f["path"], f["rule"]) for f in report["findings"]}
+    assert {("metrics.py", "TNL201"), ("metrics.py", "TNL202")} <= rules

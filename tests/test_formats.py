@@ -345,6 +345,58 @@ def test_sarif_with_verdicts_and_cells_validates(sarif_validator):
     assert "confirmed" in res["message"]["text"]
 
 
+LOSSES = """\
+import tensorflow as tf
+
+
+def cross_entropy(labels, y_hat):
+    return -tf.reduce_mean(tf.reduce_sum(labels * tf.math.log(y_hat), axis=-1))
+"""
+TRAIN = """\
+import tensorflow as tf
+
+from losses import cross_entropy
+
+
+def step(x, y, w):
+    out = tf.nn.softmax(tf.matmul(x, w))
+    return cross_entropy(y, out)
+"""
+
+
+def test_sarif_carries_the_merged_rules_and_the_call_site(tmp_path, write, sarif_validator):
+    """A merged finding (TNL103 with TNL101) whose probability is passed from another module:
+    SARIF lists the other rule and points at the call site, as JSON does."""
+    write("losses.py", LOSSES)
+    write("train.py", TRAIN)
+    [found] = run_json("--no-verify", ".", cwd=tmp_path)["findings"]
+    assert found["rule"] == "TNL103" and found["related_rules"] == ["TNL101"]
+    proc = run_cli("--no-verify", "--format", "sarif", ".", cwd=tmp_path)
+    log = json.loads(proc.stdout)
+    assert _schema_errors(sarif_validator, log) == []
+    (res,) = _check_github_rules(log)
+    assert res["properties"]["relatedRules"] == ["TNL101"]
+    (where,) = res["relatedLocations"]
+    assert where["physicalLocation"]["artifactLocation"]["uri"] == "train.py"
+    assert where["physicalLocation"]["region"] == {"startLine": 8, "startColumn": 12}
+    assert where["message"]["text"] == found["related"][0]["message"]
+
+
+def test_text_names_the_merged_rules_on_the_finding_line(tmp_path, write):
+    write("losses.py", LOSSES)
+    write("train.py", TRAIN)
+    proc = run_cli("--no-verify", ".", cwd=tmp_path)
+    [header] = [line for line in proc.stdout.splitlines() if " TNL103 " in line]
+    assert header.startswith("losses.py:5:")
+    assert header.endswith("(train.py:8) (same hazard: TNL101)")
+
+
+def test_sarif_without_merged_rules_or_call_sites_adds_neither():
+    log = sarif.as_dict(Report([finding()], [], 1, 0.0))
+    (res,) = log["runs"][0]["results"]
+    assert "relatedRules" not in res["properties"] and "relatedLocations" not in res
+
+
 # --- github ----------------------------------------------------------------------------------
 
 _ANNOTATION = re.compile(

@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from . import __version__, progress
 from .cache import default_dir
@@ -34,7 +35,7 @@ from .report import FORMATS, render
 from .report.style import Style, use_colour
 from .report.text import location
 from .ruledocs import all_docs
-from .runner import Job, analyse, apply_per_file_ignores, default_jobs
+from .runner import Job, analyse_run, apply_per_file_ignores, default_jobs
 from .source import Source, SourceError, read_source
 
 FAIL_ON = ("any", "error", "confirmed")
@@ -43,7 +44,7 @@ _CODE_LIST = re.compile(r"^(ALL|[A-Za-z]+[0-9]*)(,(ALL|[A-Za-z]+[0-9]*))*$")
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one clear line, exit 2
+    def error(self, message: str) -> NoReturn:  # one clear line, exit 2
         raise ConfigError(message)
 
 
@@ -183,8 +184,8 @@ def _codes(arg: str | None) -> list[str] | None:
     return None if arg is None else [c for c in arg.split(",") if c.strip()]
 
 
-def _patterns(arg: str | None) -> list[str] | None:
-    return None if arg is None else [c.strip() for c in arg.split(",") if c.strip()]
+def _patterns(arg: str) -> list[str]:
+    return [c.strip() for c in arg.split(",") if c.strip()]
 
 
 def list_rules() -> str:
@@ -380,7 +381,8 @@ def run(argv: list[str] | None) -> int:
     cache_dir = None if args.no_cache else default_dir()
     job = Job(options, config.fingerprint(codes), cache_dir)
     with progress.Progress(len(inputs.candidates), "analysing", "files", minimum=20) as bar:
-        results = analyse(inputs.candidates, job, args.jobs or default_jobs(), bar)
+        run = analyse_run(inputs.candidates, job, args.jobs or default_jobs(), bar)
+    results = run.results
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]
     errors = sorted((e for r in results for e in r.errors), key=lambda e: (e.path, e.message))
@@ -407,6 +409,7 @@ def run(argv: list[str] | None) -> int:
                 show_diff=args.diff,
                 options=options,
                 cache_dir=cache_dir,
+                units=run.units,
             )
         if args.diff:
             _emit(args, text)

@@ -112,7 +112,7 @@ def run_checks(
     options: LintOptions,
     unit: ProjectUnit | None = None,
     info: ModuleInfo | None = None,
-) -> tuple[list[tuple[Check, Hit]], list[FileError], object]:
+) -> tuple[list[tuple[Check, Hit]], list[FileError], Context | None]:
     """Run every selected check on a parsed module; a crashing check becomes an error entry.
     With a ``unit``, provenance also asks the project index (and records what it asked)."""
     load_all()

@@ -98,10 +98,10 @@ def merge_same_hazard(findings: list[Finding]) -> list[Finding]:
     for i, f in enumerate(findings):
         groups.setdefault(find(i), []).append(f)
     out = []
-    for members in groups.values():
-        members.sort(key=_priority)
-        primary = members[0]
-        related = sorted({m.rule for m in members[1:]} | set(primary.related_rules))
+    for group in groups.values():
+        group.sort(key=_priority)
+        primary = group[0]
+        related = sorted({m.rule for m in group[1:]} | set(primary.related_rules))
         related = [r for r in related if r != primary.rule]
         if related and related != primary.related_rules:
             primary.related_rules = related

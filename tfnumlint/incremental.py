@@ -166,11 +166,11 @@ def _run_round(
     tick = tick or (lambda _done: None)
     if jobs <= 1 or len(items) < 4:
         _set_index(index)
-        out = []
+        outcomes: list[UnitOutcome] = []
         for item in items:
-            out.extend(_lint_chunk(([item], job)))
-            tick(len(out))
-        return out
+            outcomes.extend(_lint_chunk(([item], job)))
+            tick(len(outcomes))
+        return outcomes
     n = min(jobs * 8, len(items))  # interleaved chunks balance big and small files
     chunks = [items[i::n] for i in range(n)]
     from concurrent.futures import ProcessPoolExecutor  # ~30 ms of imports a one-file run skips
@@ -208,6 +208,15 @@ def _index(states: list[_State]) -> ProjectIndex:
     )
 
 
+@dataclass
+class ProjectRun:
+    """What linting a tree produced: each file's result, and where each file sits in the
+    project with the final index (``--fix`` re-lints a file with the facts lint had)."""
+
+    results: list[FileResult]
+    units: dict[str, ProjectUnit]  # by display path
+
+
 def analyse_project(
     candidates: list[Candidate],
     job: Job,
@@ -217,6 +226,17 @@ def analyse_project(
 ) -> list[FileResult]:
     """Every file's result, in the order of ``candidates``; ``tick(done)`` counts the first
     round (every file once), ``on_round(n, files)`` announces each later one."""
+    return run_project(candidates, job, jobs, on_round, tick).results
+
+
+def run_project(
+    candidates: list[Candidate],
+    job: Job,
+    jobs: int,
+    on_round: Callable[[int, int], None] | None = None,
+    tick: Callable[[int], None] | None = None,
+) -> ProjectRun:
+    """:func:`analyse_project`, with each file's place in the project."""
     names = _module_names(candidates)
     items = [(c, m, p) for c, (m, p) in zip(candidates, names, strict=True)]
     first = _run_round(items, job, None, jobs, tick)
@@ -236,4 +256,6 @@ def analyse_project(
         for i, o in zip(stale, outcomes, strict=True):
             states[i].outcome = o
             states[i].deps = o.deps
-    return [s.outcome.result for s in states]
+    final = _index(states)
+    units = {c.display: ProjectUnit(m, p, final) for c, m, p in items}
+    return ProjectRun([s.outcome.result for s in states], units)

@@ -36,10 +36,15 @@ class Positions:
         if not wanted:
             return
         starts = self._first_lines()
-        if starts is None or any(t is None or id(t) not in starts for t in wanted):
+        present = [t for t in wanted if t is not None]
+        if (
+            starts is None
+            or len(present) < len(wanted)
+            or any(id(t) not in starts for t in present)
+        ):
             self._resolve_everything()
             return
-        for top in wanted:
+        for top in present:
             self._resolve_one(top, starts[id(top)])
 
     # -- internals ----------------------------------------------------------------------------

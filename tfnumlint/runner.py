@@ -8,7 +8,7 @@ import os
 from .config import Config, per_file_ignored
 from .discovery import Candidate
 from .engine import ProjectUnit
-from .incremental import Job, analyse_project, lint_file
+from .incremental import Job, ProjectRun, lint_file, run_project
 from .model import FileResult
 
 
@@ -21,8 +21,13 @@ def analyse(candidates: list[Candidate], job: Job, jobs: int, progress=None) -> 
     """Results in the order of ``candidates``, whatever ``jobs`` is: the tree is linted as one
     project, with provenance across its modules.  ``progress.update(done)`` is called as files
     finish their first round."""
+    return analyse_run(candidates, job, jobs, progress).results
+
+
+def analyse_run(candidates: list[Candidate], job: Job, jobs: int, progress=None) -> ProjectRun:
+    """:func:`analyse`, with each file's place in the project (for ``--fix``)."""
     tick = progress.update if progress is not None else None
-    return analyse_project(candidates, job, jobs, tick=tick)
+    return run_project(candidates, job, jobs, tick=tick)
 
 
 def apply_per_file_ignores(results: list[FileResult], config: Config) -> None:
@@ -36,4 +41,12 @@ def default_jobs() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-__all__ = ["Job", "analyse", "analyse_file", "apply_per_file_ignores", "default_jobs"]
+__all__ = [
+    "Job",
+    "ProjectRun",
+    "analyse",
+    "analyse_file",
+    "analyse_run",
+    "apply_per_file_ignores",
+    "default_jobs",
+]

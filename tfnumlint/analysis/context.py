@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import libcst as cst
 
@@ -17,6 +17,8 @@ from .provenance import Evaluator, Val
 
 if TYPE_CHECKING:
     from ..config import Settings
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -54,10 +56,12 @@ class Context:
     def arg(self, call: cst.Call, index: int, *keywords: str) -> cst.BaseExpression | None:
         return call_arg(call, index, *keywords)
 
-    def fact(self, name: str, compute: Callable[[], object]) -> object:
+    def fact(self, name: str, compute: Callable[[], T]) -> T:
+        """``compute()``, once per module: a name always stands for one computation, so the
+        cached value has the type ``compute`` returns."""
         if name not in self._facts:
             self._facts[name] = compute()
-        return self._facts[name]
+        return cast(T, self._facts[name])
 
     def once(self, code: str, node: cst.CSTNode) -> bool:
         """True the first time (code, node) is seen: keeps a rule from reporting twice."""

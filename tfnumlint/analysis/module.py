@@ -9,6 +9,7 @@ the binding that precedes it (``x = f(x)`` sees the earlier ``x``).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -206,7 +207,7 @@ def _target_names(target: cst.BaseExpression) -> list[tuple[str, int | None]]:
     if isinstance(target, cst.Name):
         return [(target.value, None)]
     if isinstance(target, (cst.Tuple, cst.List)):
-        out = []
+        out: list[tuple[str, int | None]] = []
         for i, el in enumerate(target.elements):
             if isinstance(el.value, cst.Name):
                 out.append((el.value.value, i))
@@ -300,10 +301,12 @@ def _push_children(stack: list, node: cst.CSTNode, scope: Scope, stmt: cst.CSTNo
     children: list[cst.CSTNode] = []
     for name in _fields(type(node)):
         value = getattr(node, name, None)
+        if value is None:
+            continue
         tp = type(value)
         if tp is tuple or tp is list:
             children.extend(v for v in value if _is_node(type(v)))
-        elif value is not None and _is_node(tp):
+        elif _is_node(tp):
             children.append(value)
     for child in reversed(children):
         stack.append((child, scope, stmt))
@@ -319,6 +322,7 @@ def _note_call_dtypes(node: cst.Call, scope: Scope) -> None:
 def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:
     """Record the binding when the walk leaves the statement, so its own value sees the
     previous binding of the same name."""
+    value: cst.BaseExpression | None
     if isinstance(node, cst.Assign):
         targets = [t.target for t in node.targets]
         value = node.value
@@ -352,7 +356,8 @@ def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:
     stack.append((_LEAVE, record))
 
 
-_AUG_TO_BIN = {
+# the binary operator of an augmented assignment (x += v is x = x + v); a class is its factory
+_AUG_TO_BIN: dict[type[cst.BaseAugOp], Callable[[], cst.BaseBinaryOp]] = {
     cst.AddAssign: cst.Add,
     cst.SubtractAssign: cst.Subtract,
     cst.MultiplyAssign: cst.Multiply,

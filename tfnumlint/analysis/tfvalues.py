@@ -163,7 +163,7 @@ def host_reason(ctx, node: cst.CSTNode, scope: Scope, order: int) -> str | None:
     return None
 
 
-def _has_host_leaf(ctx, node: cst.CSTNode, scope: Scope, order: int) -> bool:
+def _has_host_leaf(ctx, node: cst.BaseExpression, scope: Scope, order: int) -> bool:
     """Some operand is known to be a Python/numpy value (a `len()`, a `time.time()`)."""
     if isinstance(node, cst.BinaryOperation):
         return _has_host_leaf(ctx, node.left, scope, order) or _has_host_leaf(
@@ -178,7 +178,7 @@ def _has_host_leaf(ctx, node: cst.CSTNode, scope: Scope, order: int) -> bool:
 
 def _calls_tf(ctx, scope: Scope) -> bool:
     """The function around ``scope`` calls TensorFlow/Keras somewhere (or sits at module level)."""
-    fn = scope
+    fn: Scope | None = scope
     while fn is not None and fn.kind != "function":
         fn = fn.parent
     if fn is None:

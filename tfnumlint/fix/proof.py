@@ -1,38 +1,47 @@
 """Prove a rewrite: the original and the rewritten expression, compared in TensorFlow.
 
-This is the static half (no TensorFlow): :func:`build_job` slices the original expression and
+:func:`build_job` is the static half (no TensorFlow): it slices the original expression and
 the rewritten one into probe trees (the verifier's format and slicer, see
 ``verify/slicer.py``) over one shared set of free inputs.  The verification worker evaluates
-them with the verifier's own evaluator (``verify/proving.py``) and returns the verdict; the
-parent caches it like a verdict (``verify/runner.py``).
+them with the verifier's own evaluator (``verify/proving.py``); :class:`Prover` sends the jobs
+and caches the verdicts like a finding's (``verify/runner.py``).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import libcst as cst
+from libcst.metadata import CodeRange
 
-from ..analysis.module import contains
+from ..analysis.context import Context, Hit
+from ..analysis.module import Scope, contains, parent_map
+from ..model import Verification
 from ..rules.recipes import recipe_for
 from ..verify.slicer import Slicer, jfloat
-from .rewrites import Bin, Call, Keep, Neg, Num, Plan, Reuse, Src
+from .ir import IR, Bin, Call, Keep, Neg, Num, Plan, Reuse, Src, walk
+
+Positions = Mapping[cst.CSTNode, CodeRange]  # libcst's PositionProvider, resolved
+Job = dict[str, Any]  # a proof request for the verification worker
+Result = dict[str, Any]  # its verdict
 
 
-# -- static half ---------------------------------------------------------------------------
 class _SubSlicer(Slicer):
     """The verifier's slicer, with original nodes substituted by rewrite IR."""
 
-    subs: dict[int, Any]
     cut_logits = False  # the rewrite's operands must be reached through the original tree
 
-    def __init__(self, ctx, positions) -> None:
+    def __init__(self, ctx: Context, positions: Positions) -> None:
         super().__init__(ctx, positions)
         self.memo = None  # substitutions change what a name slices to: never share subtrees
-        self.subs = {}
+        self.subs: dict[int, IR] = {}
         self.mark: set[int] = set()  # original operands of the rewrite, marked in the original tree
 
-    def tree(self, node, scope, order, depth: int = 0) -> dict:
+    def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
         ir = self.subs.get(id(node))
         if ir is not None:
             return self.ir(ir, depth)
@@ -44,7 +53,7 @@ class _SubSlicer(Slicer):
                 self.mark.add(id(node))
         return super().tree(node, scope, order, depth)
 
-    def ir(self, ir, depth: int = 0) -> dict:
+    def ir(self, ir: IR, depth: int = 0) -> dict:
         if isinstance(ir, Src):
             own = self.subs.pop(id(ir.node), None)  # the replaced node itself, inside its rewrite
             try:
@@ -71,16 +80,20 @@ class _SubSlicer(Slicer):
                 "kw": {k: self.ir(v, depth + 1) for k, v in ir.kw},
             }
         if isinstance(ir, Reuse):
-            own = self.subs.pop(id(ir.node), None)
-            arg0 = ir.node.args[0].value
-            self.subs[id(arg0)] = ir.arg
-            try:
-                return self.tree(ir.node, ir.scope, ir.order, depth + 1)
-            finally:
-                self.subs.pop(id(arg0), None)
-                if own is not None:
-                    self.subs[id(ir.node)] = own
+            return self._reuse(ir, depth)
         raise TypeError(f"no probe for {ir!r}")
+
+    def _reuse(self, ir: Reuse, depth: int) -> dict:
+        """The original call's own tree, with its first argument substituted."""
+        own = self.subs.pop(id(ir.node), None)
+        arg0 = ir.node.args[0].value
+        self.subs[id(arg0)] = ir.arg
+        try:
+            return self.tree(ir.node, ir.scope, ir.order, depth + 1)
+        finally:
+            self.subs.pop(id(arg0), None)
+            if own is not None:
+                self.subs[id(ir.node)] = own
 
 
 def _small_consts(tree: Any, out: list[float]) -> None:
@@ -96,42 +109,29 @@ def _small_consts(tree: Any, out: list[float]) -> None:
             _small_consts(v, out)
 
 
-def _src_nodes(ir) -> list:
-    if isinstance(ir, Src):
-        return [ir.node]
-    if isinstance(ir, Call):
-        return [n for a in [*ir.args, *(v for _, v in ir.kw)] for n in _src_nodes(a)]
-    if isinstance(ir, Bin):
-        return _src_nodes(ir.left) + _src_nodes(ir.right)
-    if isinstance(ir, Neg):
-        return _src_nodes(ir.x)
-    if isinstance(ir, Reuse):
-        return _src_nodes(ir.arg)
-    return []
-
-
-def build_job(ctx, positions, hit, plan: Plan, verification=None) -> dict[str, Any] | None:
+def build_job(
+    ctx: Context,
+    positions: Positions,
+    hit: Hit,
+    plan: Plan,
+    verification: Verification | None = None,
+) -> Job | None:
     """The proof job for ``plan``: original and rewritten trees over the same inputs."""
     if not plan.edits:
         return None
     dtype = ctx.dtype(hit.site)
-    if any(isinstance(e.new, Keep) for e in plan.edits):
-        return _optimizer_job(plan, dtype, hit.probe_hint.get("epsilon"))
+    keeps = [e.new for e in plan.edits if isinstance(e.new, Keep)]
+    if keeps:
+        return _optimizer_job(plan, keeps[0], dtype, hit.probe_hint.get("epsilon"))
     site = hit.site
-    parents: dict[int, cst.CSTNode] = {}
-    stack = [site.statement]
-    while stack:
-        n = stack.pop()
-        for c in n.children:
-            parents[id(c)] = n
-            stack.append(c)
+    parents = parent_map(site.statement)
     top: cst.CSTNode | None = hit.node
     while top is not None and not all(contains(top, e.node) for e in plan.edits):
         top = parents.get(id(top))
     if top is None or not isinstance(top, cst.BaseExpression):
         return None
     slicer = _SubSlicer(ctx, positions)
-    slicer.mark = {id(n) for e in plan.edits for n in _src_nodes(e.new)}
+    slicer.mark = {id(n.node) for e in plan.edits for n in walk(e.new) if isinstance(n, Src)}
     orig = slicer.tree(top, site.scope, site.order)
     slicer.mark = set()
     # The enclosing statement is not probed: its other terms have hazards of their own (the
@@ -143,7 +143,7 @@ def build_job(ctx, positions, hit, plan: Plan, verification=None) -> dict[str, A
     eps: list[float] = []
     _small_consts(orig, eps)
     witness = None
-    if verification is not None and isinstance(getattr(verification, "inputs", None), dict):
+    if verification is not None and isinstance(verification.inputs, dict):
         witness = verification.inputs
     return {
         "rule": plan.rule,
@@ -153,18 +153,18 @@ def build_job(ctx, positions, hit, plan: Plan, verification=None) -> dict[str, A
         "new": new,
         "eps": max(eps) if eps else None,
         "witness": witness,
-        "symptom": getattr(verification, "symptom", None),
+        "symptom": verification.symptom if verification is not None else None,
         # what the rule's recipe says the rewrite must achieve
         "strict": recipe_for(plan.rule).singular,
         "explosion": recipe_for(plan.rule).local_gradient,
     }
 
 
-def _optimizer_job(plan: Plan, dtype: str, old_eps: float | None) -> dict[str, Any]:
+def _optimizer_job(plan: Plan, keep: Keep, dtype: str, old_eps: float | None) -> Job:
     """An optimizer epsilon: the Adam-style update g / (sqrt(v) + eps), old eps vs new."""
-    keep = plan.edits[0].new
-    new_eps = keep.set_kw["epsilon"].value
-    old_eps = 0.0 if old_eps is None else old_eps
+    new_eps = keep.set_kw["epsilon"]
+    assert isinstance(new_eps, Num)  # the optimizer-epsilon rewrite sets a literal
+    old = 0.0 if old_eps is None else old_eps
 
     def update(eps: float) -> dict:
         return {
@@ -200,8 +200,8 @@ def _optimizer_job(plan: Plan, dtype: str, old_eps: float | None) -> dict[str, A
                 "role": "value",
             },
         ],
-        "orig": update(old_eps),
-        "new": update(new_eps),
+        "orig": update(old),
+        "new": update(new_eps.value),
         "eps": None,
         "witness": None,
         "no_grad": True,
@@ -210,9 +210,42 @@ def _optimizer_job(plan: Plan, dtype: str, old_eps: float | None) -> dict[str, A
 
 
 def tensorflow_available() -> bool:
-    import importlib.util
-
     try:
         return importlib.util.find_spec("tensorflow") is not None
     except (ImportError, ValueError):
         return False
+
+
+Prove = Callable[[list[Job | None]], list[Result]]  # jobs -> verdicts, in order
+NOTHING_TO_PROBE: Result = {"verdict": "failed", "detail": "nothing to probe"}
+
+
+class Prover:
+    """Proofs go to the verification worker; results are cached on disk like verdicts (and
+    in memory across the passes of one run)."""
+
+    def __init__(self, cache_dir: Path | None = None) -> None:
+        self.cache: dict[str, Result] = {}
+        self.cache_dir = cache_dir
+
+    def run(self, jobs: list[Job | None]) -> list[Result]:
+        from ..verify.runner import run_proofs
+
+        keys = [json.dumps(j, sort_keys=True) if j is not None else None for j in jobs]
+        todo = {
+            k: j
+            for k, j in zip(keys, jobs, strict=True)
+            if k is not None and j is not None and k not in self.cache
+        }
+        if todo:
+            results = run_proofs(list(todo.values()), self.cache_dir)
+            for k, r in zip(todo, results, strict=True):
+                self.cache[k] = r
+        return [self.cache[k] if k is not None else dict(NOTHING_TO_PROBE) for k in keys]
+
+
+def proved(plan: Plan, result: Result) -> None:
+    """Record the proof on the plan; a safe rewrite whose values move becomes unsafe."""
+    plan.proof = result
+    if result.get("verdict") == "unsafe" and plan.applicability == "safe":
+        plan.applicability = "unsafe"

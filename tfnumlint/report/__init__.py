@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..model import Report
 from . import concise, github, jsonfmt, sarif, text
 
-FORMATS = {
+# every renderer takes the report and the keyword options it knows (style, quiet), ignoring others
+FORMATS: dict[str, Callable[..., str]] = {
     "text": text.render,
     "concise": concise.render,
     "json": jsonfmt.render,
@@ -14,5 +18,5 @@ FORMATS = {
 }
 
 
-def render(fmt: str, report: Report, **kwargs) -> str:
+def render(fmt: str, report: Report, **kwargs: Any) -> str:
     return FORMATS[fmt](report, **kwargs)

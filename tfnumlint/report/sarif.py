@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import PurePath
+from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
@@ -26,6 +27,16 @@ def _artifact(path: str) -> dict:
     return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
 
 
+def _related_location(ident: int, related: dict[str, Any]) -> dict[str, Any]:
+    """A place that explains the finding (the call site that passes the value)."""
+    physical: dict[str, Any] = {"artifactLocation": _artifact(related["path"])}
+    if related.get("line"):
+        physical["region"] = {"startLine": related["line"]}
+        if related.get("column"):
+            physical["region"]["startColumn"] = related["column"]
+    return {"id": ident, "physicalLocation": physical, "message": {"text": related["message"]}}
+
+
 def as_dict(report: Report) -> dict:
     docs = all_docs()
     codes = sorted(docs)
@@ -46,7 +57,7 @@ def as_dict(report: Report) -> dict:
         text = f.message
         if f.verification.status != "skipped":
             text += f" [{f.verification.status}: {f.verification.detail}]"
-        result = {
+        result: dict[str, Any] = {
             "ruleId": f.rule,
             "ruleIndex": index.get(f.rule, 0),
             "level": _LEVEL.get(f.severity, "warning"),
@@ -70,6 +81,12 @@ def as_dict(report: Report) -> dict:
             result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
         if f.cell is not None:
             result["properties"]["cell"] = f.cell
+        if f.related_rules:  # merged findings of other rules on the same hazard
+            result["properties"]["relatedRules"] = list(f.related_rules)
+        if f.related:
+            result["relatedLocations"] = [
+                _related_location(i, r) for i, r in enumerate(f.related, start=1)
+            ]
         results.append(result)
     notifications = [
         {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 _CODES = {
@@ -19,9 +20,10 @@ SEVERITY = {"error": "bold_red", "warning": "yellow", "info": "blue"}
 STATUS = {"confirmed": "red", "inconclusive": "yellow", "refuted": "green"}
 
 
-def use_colour(choice: str, stream_is_tty: bool, env: dict[str, str] | None = None) -> bool:
+def use_colour(choice: str, stream_is_tty: bool, env: Mapping[str, str] | None = None) -> bool:
     """``--color always|never|auto``; auto follows the terminal, NO_COLOR and FORCE_COLOR."""
-    env = os.environ if env is None else env
+    if env is None:
+        env = os.environ
     if choice == "always":
         return True
     if choice == "never" or env.get("NO_COLOR"):

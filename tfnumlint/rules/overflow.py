@@ -233,7 +233,7 @@ def unsafe_where_branch(
     an unsafe op to an unguarded input related to the condition, or None.
 
     The one predicate of TNL302: the rule reports it and the double-where rewrite
-    (fix/rewrites.py) guards exactly that input."""
+    (fix/domain.py) guards exactly that input."""
     condition = ctx.arg(call, 0, "condition")
     for index, keyword in ((1, "x"), (2, "y")):
         branch = ctx.arg(call, index, keyword)

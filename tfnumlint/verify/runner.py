@@ -15,10 +15,10 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..cache import Cache, key
 from ..config import Settings
@@ -78,9 +78,10 @@ class WorkerFailed(Exception):
 class Worker:
     """One ``python -m tfnumlint.verify.worker`` process and a line reader over its stdout."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
+    stdin: IO[bytes]
+    stdout: IO[bytes]
     buffer: bytes = b""
-    lines: list[bytes] = field(default_factory=list)
 
     @classmethod
     def start(cls) -> Worker:
@@ -98,7 +99,8 @@ class Worker:
             stderr=stderr,
             env=env,
         )
-        worker = cls(proc)
+        assert proc.stdin is not None and proc.stdout is not None  # both are pipes
+        worker = cls(proc, proc.stdin, proc.stdout)
         try:
             ready = worker.read(READY_TIMEOUT, "starting the TensorFlow worker")
         except WorkerFailed:
@@ -112,7 +114,7 @@ class Worker:
     def read(self, timeout: float, doing: str) -> dict[str, Any]:
         """Next JSON line, or WorkerFailed on death / timeout."""
         deadline = time.monotonic() + timeout
-        fd = self.proc.stdout.fileno()
+        fd = self.stdout.fileno()
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -154,8 +156,8 @@ class Worker:
         ident = payload["id"]
         request = json.dumps(payload) + "\n"
         try:
-            self.proc.stdin.write(request.encode())
-            self.proc.stdin.flush()
+            self.stdin.write(request.encode())
+            self.stdin.flush()
         except (BrokenPipeError, OSError):
             raise WorkerFailed(self.death_reason()) from None
         reply = self.read(timeout, "probe")
@@ -169,13 +171,13 @@ class Worker:
             self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)
-        for stream in (self.proc.stdin, self.proc.stdout):
+        for stream in (self.stdin, self.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
 
     def close(self) -> None:
         try:
-            self.proc.stdin.close()
+            self.stdin.close()
             self.proc.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             self.kill()
@@ -264,7 +266,7 @@ def verify_findings(
     findings: list[Finding], settings: Settings, cache_dir: Path | None
 ) -> list[str]:
     """Set ``finding.verification`` for every finding with a probe; return notices."""
-    probed = [f for f in findings if f.probe is not None]
+    probed = [(f, f.probe) for f in findings if f.probe is not None]
     if not probed:
         return []
     version = tf_version()
@@ -273,13 +275,13 @@ def verify_findings(
     cache = Cache(cache_dir, "verify")
     todo: list[tuple[Finding, dict[str, Any]]] = []
     keys: list[str] = []
-    for finding in probed:
-        k = cache_key(finding.probe, version, settings)
+    for finding, probe in probed:
+        k = cache_key(probe, version, settings)
         hit = cache.get(k)
         if isinstance(hit, dict) and hit.get("status"):
             finding.verification = to_verification(hit)
         else:
-            todo.append((finding, finding.probe))
+            todo.append((finding, probe))
             keys.append(k)
     if not todo:
         return []

@@ -1,0 +1,195 @@
+"""Splice rendered replacements into a module: parentheses where precedence needs them,
+assignments a rewrite made dead removed, and the TensorFlow import added when it is missing.
+
+Edits are addressed by the identity of the original node (``id(node)``), which is why one
+parse of the file is planned, rendered and spliced together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from ..analysis.context import Context
+from ..analysis.module import contains
+from .ir import Edit, Plan
+from .match import pure
+
+Span = tuple[int, int, int, int]  # start line, start column, end line, end column
+
+
+def overlaps(a: Span, b: Span) -> bool:
+    a0, a1 = (a[0], a[1]), (a[2], a[3])
+    b0, b1 = (b[0], b[1]), (b[2], b[3])
+    return a0 < b1 and b0 < a1
+
+
+def covers(outer: Span, inner: Span) -> bool:
+    return (outer[0], outer[1]) <= (inner[0], inner[1]) and (inner[2], inner[3]) <= (
+        outer[2],
+        outer[3],
+    )
+
+
+class Replace(cst.CSTTransformer):
+    """Replace the nodes of ``mapping`` and remove the statements of ``remove`` (by id)."""
+
+    def __init__(
+        self, mapping: dict[int, cst.CSTNode], remove: set[int], parents: dict[int, cst.CSTNode]
+    ) -> None:
+        self.mapping = mapping
+        self.remove = remove
+        self.parents = parents
+
+    # libcst types on_leave as returning the visited node's own type, but a replacement of
+    # another type (a call for a division) is what its transformers are for
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> cst.CSTNode | cst.RemovalSentinel:
+        new = self.mapping.get(id(original_node))
+        if new is not None:
+            return _fit(original_node, new, self.parents.get(id(original_node)))
+        if id(original_node) in self.remove:
+            return cst.RemoveFromParent()
+        return updated_node
+
+
+# an expression in these parents is an operand: a compound replacement needs parentheses
+_OPERAND_OF = (
+    cst.BinaryOperation,
+    cst.UnaryOperation,
+    cst.Attribute,
+    cst.Subscript,
+    cst.Comparison,
+)
+
+
+def _fit(original: cst.CSTNode, new: cst.CSTNode, parent: cst.CSTNode | None) -> cst.CSTNode:
+    """Keep the original's own parentheses; add some where precedence needs them."""
+    lpar = getattr(original, "lpar", ())
+    if lpar:
+        return new.with_changes(lpar=lpar, rpar=getattr(original, "rpar", ()))
+    needs = isinstance(parent, _OPERAND_OF) or (
+        isinstance(parent, cst.Call) and parent.func is original
+    )
+    if isinstance(new, (cst.BinaryOperation, cst.UnaryOperation)) and needs:
+        return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return new
+
+
+def dead_statements(
+    ctx: Context,
+    parents: dict[int, cst.CSTNode],
+    plans: list[Plan],
+    rendered: dict[int, cst.CSTNode],
+) -> set[int]:
+    """Statement lines of the plans' fold assignments that no longer have a reader."""
+    out: set[int] = set()
+    edits = [e for p in plans for e in p.edits]
+    folds = {(name, id(scope)): (name, scope) for p in plans for name, scope in p.folds}
+    for name, scope in folds.values():
+        if scope.kind != "function":
+            continue
+        bindings = scope.bindings.get(name, [])
+        if len(bindings) != 1 or bindings[0].value is None or bindings[0].index is not None:
+            continue
+        value = bindings[0].value
+        line = _sole_assignment(parents, value)
+        if line is None:
+            continue
+        if not pure(ctx, value) or any(contains(e.node, line) for e in edits):
+            continue
+        total = _count_names(scope.node, name)
+        inside = sum(_count_names(e.node, name) for e in edits if not _nested(e, edits))
+        added = sum(_count_names(n, name) for k, n in rendered.items() if not _nested_id(k, edits))
+        if total - 1 - inside + added == 0:
+            body = parents.get(id(line))
+            if isinstance(body, cst.IndentedBlock) and len(body.body) > 1:
+                out.add(id(line))
+    return out
+
+
+def _sole_assignment(
+    parents: dict[int, cst.CSTNode], value: cst.BaseExpression
+) -> cst.SimpleStatementLine | None:
+    """The line ``name = value`` when it is a plain assignment alone on its line, with no
+    comment to lose; else None."""
+    assign = parents.get(id(value))
+    line = parents.get(id(assign))
+    if (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+        and isinstance(line, cst.SimpleStatementLine)
+        and len(line.body) == 1
+        and not line.trailing_whitespace.comment
+        and not any(e.comment for e in line.leading_lines)
+    ):
+        return line
+    return None
+
+
+def _nested(edit: Edit, edits: Sequence[Edit]) -> bool:
+    return any(o is not edit and contains(o.node, edit.node) for o in edits)
+
+
+def _nested_id(key: int, edits: Sequence[Edit]) -> bool:
+    own = [e for e in edits if id(e.node) == key]
+    return bool(own) and _nested(own[0], edits)
+
+
+def _count_names(node: cst.CSTNode, name: str) -> int:
+    count = 0
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name) and n.value == name:
+            count += 1
+        if isinstance(n, cst.Attribute):
+            stack.append(n.value)  # x.name is not a use of name
+            continue
+        stack.extend(n.children)
+    return count
+
+
+def add_import(module: cst.Module, line: str) -> cst.Module:
+    """``line`` after the module's leading imports, or after its docstring and
+    ``__future__`` imports when it has none."""
+    stmt = cst.parse_statement(line + "\n")
+    body = list(module.body)
+    last = -1
+    for i, s in enumerate(body):
+        if isinstance(s, cst.SimpleStatementLine) and all(
+            isinstance(b, (cst.Import, cst.ImportFrom)) for b in s.body
+        ):
+            last = i
+        elif i == 0 and isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr):
+            continue  # the docstring
+        elif last >= 0:
+            break
+    if last >= 0:
+        body.insert(last + 1, stmt)
+        return module.with_changes(body=body)
+    first = 1 if body and _is_docstring(body[0]) else 0
+    while first < len(body) and _is_future_import(body[first]):
+        first += 1
+    body.insert(first, stmt)
+    return module.with_changes(body=body)
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _is_future_import(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(b, cst.ImportFrom)
+        and b.module is not None
+        and getattr(b.module, "value", "") == "__future__"
+        for b in stmt.body
+    )
