@@ -127,6 +127,8 @@ def _fractional(value: float | None) -> bool:
 @rule("TNL204", ops={"pow"}, binops=(cst.Power,))
 def fractional_power(site: Site, ctx: Context):
     node = site.node
+    base: cst.BaseExpression | None
+    exponent: cst.BaseExpression | None
     if isinstance(node, cst.BinaryOperation):
         base, exponent = node.left, node.right
     else:
@@ -134,7 +136,7 @@ def fractional_power(site: Site, ctx: Context):
     if base is None or exponent is None:
         return
     p = ctx.val(exponent, site).const
-    if not _fractional(p):
+    if p is None or not _fractional(p):
         return
     b = ctx.val(base, site)
     if isinstance(node, cst.BinaryOperation) and not b.tensor:
@@ -172,6 +174,8 @@ def inverse_trig_domain(site: Site[cst.Call], ctx: Context):
 @rule("TNL206", ops={"rsqrt", "reciprocal"}, binops=(cst.Divide,))
 def reciprocal_of_possible_zero(site: Site, ctx: Context):
     node = site.node
+    den: cst.BaseExpression | None
+    what: str | None
     if isinstance(node, cst.BinaryOperation):
         if ctx.val(node.left, site).const is None:
             return

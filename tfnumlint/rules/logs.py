@@ -95,12 +95,14 @@ def cross_entropy_from_probabilities(site: Site, ctx: Context):
     else:
         left, right = node.left, node.right
     for factor, other in ((left, right), (right, left)):
-        if not _is_log_call(ctx, factor):
+        if not isinstance(factor, cst.Call) or not _is_log_call(ctx, factor):
             continue
         p = _probability_under_log(ctx, factor, site)
         if p is None:
             continue
         log_arg = _log_input(factor)
+        if log_arg is None:  # never: _probability_under_log found it
+            continue
         rest, _ = split_eps(ctx, log_arg, site)
         if _same_code(ctx, rest, other) or _same_code(ctx, log_arg, other):
             return  # p * log(p): an entropy, not a cross-entropy

@@ -157,7 +157,12 @@ def _unsafe_inside(
             if op == "exp":
                 v = ctx.val(arg, site) if arg is not None else None
                 # an inner where is the double-where guard here too
-                if v is not None and v.kind != "where" and v.hi > EXP_OVERFLOW[ctx.dtype(site)]:
+                if (
+                    arg is not None
+                    and v is not None
+                    and v.kind != "where"
+                    and v.hi > EXP_OVERFLOW[ctx.dtype(site)]
+                ):
                     return arg, op
             elif arg is not None and not _guarded(ctx, arg, site):
                 return arg, op
