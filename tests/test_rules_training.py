@@ -121,6 +121,8 @@ def test_tnl501_spec_reads_the_output_layer_of_a_functional_model():
     assert probe["recipe"] == "saturation"
     assert (probe["optimizer"], probe["learning_rate"]) == ("adam", 0.01)
     assert (probe["output"], probe["units"], probe["fan_in"]) == ("sigmoid", 512, 64)
+    assert probe["below"] == {"fan_in": 512, "activation": "relu"}  # Input(512) -> Dense(64, relu)
+    assert probe["bias"] is True
     assert probe["loss"] == {"form": "log_eps", "eps": 1e-10}
 
 
@@ -137,7 +139,49 @@ def test_tnl501_spec_reads_a_tf1_weight_shape_and_a_clipped_loss():
         """
     probe = probe_of("TNL501", src)
     assert (probe["units"], probe["fan_in"], probe["tf1"]) == (512, 64, True)
+    assert probe["below"] == {"fan_in": None, "activation": "relu"}  # relu(P): no weight shape
+    assert probe["bias"] is False  # matmul(hidden, W2), nothing added
     assert probe["loss"] == {"form": "clip", "eps": 1e-7}
+
+
+def test_tnl501_spec_reads_the_hidden_layer_of_a_tf1_autoencoder():
+    src = """\
+        import tensorflow.compat.v1 as tf
+
+        P = tf.placeholder(tf.float32, shape=[None, 512])
+        W1 = tf.Variable(tf.random_normal([512, 64], stddev=0.1))
+        W2 = tf.Variable(tf.random_normal([64, 512], stddev=0.1))
+        b2 = tf.Variable(tf.zeros([512]))
+        hidden = tf.nn.relu(tf.matmul(P, W1))
+        P_pred = tf.sigmoid(tf.matmul(hidden, W2) + b2)
+        loss = -tf.reduce_sum(P * tf.log(P_pred + 1e-10) + (1 - P) * tf.log(1 - P_pred + 1e-10))
+        train_op = tf.train.AdamOptimizer(0.01).minimize(loss)
+        """
+    probe = probe_of("TNL501", src)
+    assert (probe["units"], probe["fan_in"], probe["bias"]) == (512, 64, True)
+    assert probe["below"] == {"fan_in": 512, "activation": "relu"}
+
+
+def test_tnl501_spec_reads_the_layer_below_in_a_sequential_list():
+    src = """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([
+            tf.keras.Input(shape=(784,)),
+            tf.keras.layers.Dense(32, activation="tanh"),
+            tf.keras.layers.Dense(784, activation="sigmoid", use_bias=False),
+        ])
+
+
+        def recon(y, p):
+            return -tf.reduce_mean(y * tf.math.log(p + 1e-10) + (1 - y) * tf.math.log(1 - p + 1e-10))
+
+
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss=recon)
+        """
+    probe = probe_of("TNL501", src)
+    assert (probe["units"], probe["fan_in"], probe["bias"]) == (784, 32, False)
+    assert probe["below"] == {"fan_in": 784, "activation": "tanh"}
 
 
 @pytest.mark.parametrize(
