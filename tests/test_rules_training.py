@@ -220,14 +220,49 @@ def test_tnl502_adam_high_lr():
     assert "clipnorm" in f.message
 
 
-def test_tnl502_is_opt_in():
-    """A configuration smell alone never fails CI: TNL502 runs only when selected."""
-    from tfnumlint.config import Config, resolve_codes
+def test_tnl502_runs_by_default_but_needs_evidence_unless_named():
+    """A configuration smell alone never fails CI: TNL502 runs by default, and its findings are
+    shown only when a simulation confirms them, unless TNL502 is selected by its code."""
+    from tfnumlint.config import Config, named_codes, resolve_codes
+    from tfnumlint.ruledocs import all_docs
 
-    assert "TNL502" not in resolve_codes(Config(), None, None)
-    assert "TNL502" in resolve_codes(Config(), ["TNL502"], None)
-    src = sequential(LINEAR, "tf.keras.optimizers.Adam(0.01)", '"mse"')  # Adam(0.01), MSE
-    assert lint(src, select=sorted(resolve_codes(Config(), None, None))) == []
+    assert "TNL502" in resolve_codes(Config(), None, None)
+    assert all_docs()["TNL502"].evidence
+    assert [c for c, d in all_docs().items() if d.evidence] == ["TNL502"]
+    assert named_codes(Config(), None) == frozenset()
+    assert named_codes(Config(), ["TNL502", "TNL1"]) == {"TNL502"}  # a prefix names nothing
+    assert named_codes(Config(extend_select=["tnl502"]), None) == {"TNL502"}
+
+
+def test_tnl502_spec_reads_the_dense_stack():
+    src = """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([
+            tf.keras.Input(shape=(16,)),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(1),
+        ])
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
+        """
+    probe = probe_of("TNL502", src)
+    assert probe["recipe"] == "clipping"
+    assert probe["stack"] == {"inputs": 16, "layers": [[64, "relu"], [64, "relu"], [1, "linear"]]}
+
+
+def test_tnl502_spec_has_no_stack_when_a_layer_is_not_a_dense_one():
+    src = """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([
+            tf.keras.Input(shape=(100, 8)),
+            tf.keras.layers.LSTM(64),
+            tf.keras.layers.Dense(1),
+        ])
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
+        """
+    assert probe_of("TNL502", src)["stack"] is None
 
 
 def test_tnl502_tf1_optimizer():

@@ -14,7 +14,7 @@ from conftest import run_cli
 
 from tfnumlint.ruledocs import all_docs
 
-NOT_DISTINGUISHED = {"TNL501", "TNL502"}  # the probe reports what it saw: inconclusive
+NOT_DISTINGUISHED = {"TNL502"}  # the probe reports what it saw: inconclusive
 NOT_PROBED = {"TNL503", "TNL504"}  # no numeric symptom to probe: skipped
 
 

@@ -137,6 +137,35 @@ PROGRAMS = {
         model = keras.Model(inputs, outputs)
         model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.01), loss="binary_crossentropy")
         """,
+    "deep_adam.py": """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential(
+            [tf.keras.Input(shape=(16,))]
+            + [tf.keras.layers.Dense(64, activation="relu") for _ in range(10)]
+            + [tf.keras.layers.Dense(1)]
+        )
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.1), loss="mse")
+        """,
+    "deep_adam_listed.py": """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([
+            tf.keras.Input(shape=(16,)),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(1),
+        ])
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.1), loss="mse")
+        """,
     "adam_mse.py": """\
         import numpy as np
         import tensorflow as tf
@@ -251,6 +280,45 @@ def test_autoencoder_with_log_p_eps_and_adam_001_is_confirmed_with_step_counts(s
 @pytest.mark.parametrize("path", ["ae_from_logits.py", "ae_builtin_bce.py", "adam_mse.py"])
 def test_fused_or_builtin_losses_and_adam_on_mse_show_nothing(shown, path):
     assert [f["rule"] for f in shown.get(path, []) if f["rule"].startswith("TNL5")] == []
+
+
+def test_deep_stack_whose_gradient_norm_explodes_under_adam_01_shows_tnl502(shown):
+    [f] = only(shown, "deep_adam_listed.py", "TNL502")
+    v = f["verification"]
+    assert (v["status"], v["symptom"]) == ("confirmed", "exploding-gradient")
+    assert v["observed"]["growth"] >= training.EXPLODES
+    assert v["observed"]["control_growth"] < training.CALM
+    assert "10 Dense(64, relu) layers" in v["detail"]
+    assert "with adam at lr 0.1 the global gradient norm goes from" in v["detail"]
+    assert "at lr 0.01 its largest is" in v["detail"]
+
+
+def test_tnl502_without_a_confirmed_simulation_is_hidden_by_default(shown):
+    # a list built by a comprehension is no literal stack: nothing is simulated, nothing shown;
+    # Adam(0.01) on an MSE regression trains calmly: nothing shown either
+    assert only(shown, "deep_adam.py", "TNL502") == []
+    assert only(shown, "adam_mse.py", "TNL502") == []
+
+
+def test_tnl502_selected_by_its_code_shows_the_unconfirmed_simulation(tmp_path):
+    (tmp_path / "adam_mse.py").write_text(textwrap.dedent(PROGRAMS["adam_mse.py"]))
+    proc = run_cli("--format", "json", "--no-cache", "--exit-zero", "--select", "TNL502", ".",
+                   cwd=tmp_path, timeout=600, env={"TFNUMLINT_PROBE_TIMEOUT": "180"})  # fmt: skip
+    [f] = json.loads(proc.stdout)["findings"]
+    v = f["verification"]
+    assert v["status"] == "inconclusive"
+    assert "Dense(32, relu)" in v["detail"] and "cannot tell" in v["detail"]
+    assert v["observed"]["growth"] < training.EXPLODES
+
+
+def test_tnl502_with_no_verification_is_hidden_unless_selected_by_code(tmp_path):
+    (tmp_path / "m.py").write_text(
+        "import tensorflow as tf\n\nopt = tf.keras.optimizers.Adam(1e-2)\n"
+    )
+    default = run_cli("--no-verify", "--format", "json", ".", cwd=tmp_path)
+    assert json.loads(default.stdout)["findings"] == [] and default.returncode == 0
+    named = run_cli("--no-verify", "--format", "json", "--select", "TNL502", ".", cwd=tmp_path)
+    assert [f["rule"] for f in json.loads(named.stdout)["findings"]] == ["TNL502"]
 
 
 # -- recipes called directly -----------------------------------------------------------------
@@ -381,12 +449,21 @@ def test_float16_adam_with_safe_epsilon_is_refuted():
     assert out["status"] == "refuted"
 
 
-def test_clipping_probe_never_confirms_without_a_difference():
+def test_clipping_probe_without_a_stack_simulates_nothing():
     probe = spec("clipping", optimizer="adam", learning_rate=0.01, output="sigmoid",
-                 loss={"form": "log_eps", "eps": 1e-10})  # fmt: skip
+                 loss={"form": "log_eps", "eps": 1e-10}, stack=None)  # fmt: skip
     out = probing.verify(probe, 1e6)
     assert out["status"] == "inconclusive"
-    assert "cannot tell" in out["detail"] or "control" in out["detail"]
+    assert "not simulated" in out["detail"] and "cannot tell" in out["detail"]
+
+
+def test_clipping_probe_confirms_only_when_lr_over_10_stays_calm():
+    # four relu layers: Adam at lr 0.1 grows the gradient norm about 1,000-fold at step 2;
+    # at lr 0.01 it stays calm.  At lr 1 the lr 0.1 control explodes too: no verdict.
+    stack = {"inputs": 16, "layers": [[64, "relu"]] * 4 + [[1, "linear"]]}
+    hot = probing.verify(spec("clipping", optimizer="adam", learning_rate=1.0, stack=stack), 1e6)
+    assert hot["status"] == "inconclusive"
+    assert hot["observed"]["control_growth"] >= training.CALM
 
 
 def test_compare_confirms_only_when_the_control_is_healthy():

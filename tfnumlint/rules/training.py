@@ -320,6 +320,7 @@ def no_gradient_clipping(site: Site[cst.Call], ctx: Context):
         return
     out = output_layer(ctx)
     loss = probability_loss(ctx)
+    stack = dense_stack(ctx)
     yield Hit(
         call,
         f"{family} at learning rate {fmt(lr)} with no gradient clipping: one exploding gradient "
@@ -332,8 +333,41 @@ def no_gradient_clipping(site: Site[cst.Call], ctx: Context):
             **optimizer_spec(ctx, call, site),
             "output": out.activation if out else None,
             "loss": {"form": loss.form, "eps": loss.eps} if loss else None,
+            "stack": stack,
         },
     )
+
+
+def dense_stack(ctx: Context) -> dict | None:
+    """The first ``Sequential([...])`` of Dense layers with literal widths: its input width and
+    its layers as [units, activation], for the gradient-norm simulation."""
+
+    def compute() -> dict | None:
+        for s in ctx.info.calls:
+            if ctx.op(s.node) != "sequential" or not s.node.args:
+                continue
+            items = s.node.args[0].value
+            if not isinstance(items, cst.List):
+                continue
+            width, layers = None, []
+            for el in items.elements:
+                node = el.value
+                if not isinstance(node, cst.Call):
+                    return None
+                op = ctx.op(node)
+                if op == "keras_input":
+                    width, _ = _width(ctx, node, s, depth=1)
+                elif op == "dense":
+                    units = _int_literal(ctx, ctx.arg(node, 0, "units"), s)
+                    if units is None:
+                        return None
+                    layers.append([units, _dense_activation(ctx, node) or "linear"])
+                else:
+                    return None  # a layer the simulation would not rebuild
+            return {"inputs": width, "layers": layers} if layers else None
+        return None
+
+    return ctx.fact("dense_stack", compute)  # type: ignore[return-value]
 
 
 # -- TNL505: plain / momentum SGD on features of a known scale ------------------------------

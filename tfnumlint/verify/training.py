@@ -335,6 +335,7 @@ SUMMED_STEPS = 100
 DEAD_LOSS = 1.0  # an element this far from its minimum with an exactly-zero gradient is dead
 DEFAULT_FAN_IN = 64
 MAX_UNITS = 512  # the widest layer simulated at full width
+EXAMPLES_502 = 64
 CONTROL_FACTOR = 3  # the lr / 10 run must need at least this many times as many steps
 MAX_ROWS = 1024
 MAX_FEATURES = 1024
@@ -478,13 +479,17 @@ class Model501:
     bias: bool
     form: str
     eps: float
+    declared: int | None = None  # the source's width when wider than MAX_UNITS
 
     @property
     def autoencoder(self) -> bool:
         return self.below is not None and self.below[0] == self.units
 
     def describe(self) -> str:
-        head = f"the {self.output} output layer ({self.units} units, {self.fan_in} inputs"
+        units = f"{self.units} units"
+        if self.declared and self.declared > self.units:
+            units = f"{self.declared} units, {self.units} simulated"
+        head = f"the {self.output} output layer ({units}, {self.fan_in} inputs"
         if self.below is None:
             return f"{head}, fixed relu features)"
         width, act = self.below
@@ -507,6 +512,7 @@ def model_501(probe: dict[str, Any]) -> Model501:
         probe.get("bias") is not False,
         str(loss.get("form") or "log"),
         float(loss.get("eps") or 0.0),
+        int(probe["units"]) if probe.get("units") else None,
     )
 
 
@@ -893,9 +899,118 @@ def verify_summed(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
             "observed": observed, "detail": text + " (the mean run does not converge either)"}  # fmt: skip
 
 
+# -- gradient-norm explosion (no clipping) ---------------------------------------------------
+
+NORM_STEPS = 300  # the horizon of the gradient-norm simulation, at lr and at lr / 10
+EXPLODES = 1e3  # the global gradient norm grows past this multiple of its first value
+CALM = 1e2  # ... and at lr / 10 stays below this multiple
+NORM_INPUTS = 16  # input width when the stack's Input is not visible
+
+
+@dataclass
+class NormTrace:
+    first: float
+    peak: float  # the largest global gradient norm (inf when it overflowed)
+    peak_step: int
+    steps: int
+
+    @property
+    def growth(self) -> float:
+        return self.peak / self.first if self.first > 0 else math.inf
+
+
+def norm_run(stack: dict[str, Any], cfg: Config, dtype: tf.DType) -> NormTrace:
+    """The user's Dense stack (glorot weights, zero biases) on a regression of standardised
+    features (MSE), trained with the user's optimizer; the global gradient norm per step,
+    tracked inside the compiled loop."""
+    rng = np.random.default_rng(0)
+    d = int(stack.get("inputs") or NORM_INPUTS)
+    layers = [(min(int(u), MAX_FEATURES), str(a)) for u, a in stack["layers"]]
+    x = rng.normal(size=(EXAMPLES_502, d))
+    y = np.sin(x @ rng.normal(size=(d, layers[-1][0])) / math.sqrt(d))
+    xt, yt = tf.constant(x, dtype), tf.constant(y, dtype)
+    weights, n = [], d
+    for units, _ in layers:
+        weights += [_glorot(rng, (n, units), dtype), tf.Variable(tf.zeros([units], dtype))]
+        n = units
+    acts = [_activation(a) for _, a in layers]
+    opt = make_optimizer(cfg)
+    if hasattr(opt, "build"):
+        opt.build(weights)  # slots before tracing: one trace
+    first, peak = tf.Variable(-1.0, dtype=tf.float64), tf.Variable(0.0, dtype=tf.float64)
+    count, peak_step = tf.Variable(0), tf.Variable(0)
+
+    def step():
+        with tf.GradientTape() as tape:
+            h = xt
+            for i, act in enumerate(acts):
+                h = act(h @ weights[2 * i] + weights[2 * i + 1])
+            loss = tf.reduce_mean(tf.square(h - yt))
+        grads = tape.gradient(loss, weights)
+        opt.apply_gradients(zip(grads, weights, strict=True))
+        norm = tf.cast(tf.linalg.global_norm(grads), tf.float64)
+        norm = tf.where(tf.math.is_nan(norm), tf.constant(math.inf, tf.float64), norm)
+        count.assign_add(1)
+        if first < 0:
+            first.assign(norm)
+        if norm > peak:
+            peak.assign(norm)
+            peak_step.assign(count)
+        return (tf.logical_not(tf.math.is_finite(norm)),)
+
+    chunk = compile_chunk(step, (tf.constant(False),))
+    run_compiled(chunk, NORM_STEPS, lambda _i, out: True if bool(out[0]) else None)
+    return NormTrace(float(first.numpy()), float(peak.numpy()), int(peak_step.numpy()),
+                     int(count.numpy()))  # fmt: skip
+
+
+def _stack_text(stack: dict[str, Any]) -> str:
+    layers = stack["layers"]
+    hidden = {tuple(layer) for layer in layers[:-1]}
+    inputs = stack.get("inputs") or f"{NORM_INPUTS} (assumed)"
+    if len(hidden) == 1:
+        units, act = next(iter(hidden))
+        count = len(layers) - 1
+        body = f"{count} Dense({units}, {act}) layer{'s' if count != 1 else ''}"
+    else:
+        body = " -> ".join(f"Dense({u}, {a})" for u, a in layers[:-1]) or "no hidden layer"
+    return f"the Dense stack ({inputs} inputs, {body}, a {layers[-1][0]}-unit output)"
+
+
+def verify_clipping(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
+    """No gradient clipping: confirmed when the user's stack, optimizer and lr grow the global
+    gradient norm by EXPLODES within NORM_STEPS steps while lr / 10 keeps it within CALM."""
+    cfg = spec_config(probe)
+    stack = probe.get("stack")
+    if not stack or not stack.get("layers"):
+        return {"status": "inconclusive", "dtype": dtype_name,
+                "detail": f"{cfg.optimizer} at lr {format_number(cfg.lr)} without clipping: no "
+                "Sequential Dense stack is visible, so the gradient norm was not simulated and "
+                "the probe cannot tell this configuration from a safe one"}  # fmt: skip
+    dtype = DTYPES[dtype_name]
+    slow = spec_config(probe, cfg.lr / 10)
+    got, ref = norm_run(stack, cfg, dtype), norm_run(stack, slow, dtype)
+    model = f"{_stack_text(stack)} on a regression of standardised features (MSE)"
+    inputs = {"optimizer": cfg.optimizer, "learning_rate": cfg.lr, "stack": stack,
+              "examples": EXAMPLES_502}  # fmt: skip
+    observed = {"first_norm": got.first, "peak_norm": got.peak, "peak_step": got.peak_step,
+                "growth": got.growth, "control_lr": slow.lr, "control_growth": ref.growth}  # fmt: skip
+    seen = (f"with {cfg.optimizer} at lr {format_number(cfg.lr)} the global gradient norm goes "
+            f"from {got.first:.3g} to {got.peak:.3g} at step {got.peak_step} (x{got.growth:.3g}); "
+            f"at lr {format_number(slow.lr)} its largest is {ref.peak:.3g} (x{ref.growth:.3g}) "
+            f"over {ref.steps} steps")  # fmt: skip
+    if got.growth >= EXPLODES and ref.growth < CALM:
+        return {"status": "confirmed", "symptom": "exploding-gradient", "dtype": dtype_name,
+                "inputs": inputs, "observed": observed, "detail": f"{model}: {seen}"}  # fmt: skip
+    return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs,
+            "observed": observed, "detail": f"{model}: {seen}; the probe cannot tell this "
+            "configuration from a safe one"}  # fmt: skip
+
+
 RECIPES = {
     "saturation": verify_saturation,
     "divergence": verify_divergence,
     "summed": verify_summed,
     "summed_update": verify_summed,
+    "clipping": verify_clipping,
 }
