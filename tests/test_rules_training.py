@@ -232,6 +232,7 @@ def test_tnl502_runs_by_default_but_needs_evidence_unless_named():
     assert named_codes(Config(), None) == frozenset()
     assert named_codes(Config(), ["TNL502", "TNL1"]) == {"TNL502"}  # a prefix names nothing
     assert named_codes(Config(extend_select=["tnl502"]), None) == {"TNL502"}
+    assert "TNL502" in named_codes(Config(), ["ALL"])  # everything, audits included
 
 
 def test_tnl502_spec_reads_the_dense_stack():

@@ -238,11 +238,12 @@ def resolve_codes(
 
 
 def named_codes(cfg: Config, cli_select: list[str] | None) -> frozenset[str]:
-    """Codes selected by their full name (not by a prefix or ALL): an evidence rule selected
-    this way shows its unconfirmed findings too."""
+    """Codes selected by their full name or by ALL (not by a prefix): an evidence rule
+    selected this way shows its unconfirmed findings too."""
     names = cli_select if cli_select is not None else [*(cfg.select or []), *cfg.extend_select]
     docs = all_docs()
-    return frozenset(c.strip().upper() for c in names if c.strip().upper() in docs)
+    wanted = {c.strip().upper() for c in names}
+    return frozenset(docs) if "ALL" in wanted else frozenset(wanted & set(docs))
 
 
 def per_file_ignored(cfg: Config, display_path: str, code: str) -> bool:
