@@ -38,8 +38,9 @@ def test_rule_names_are_unique():
     assert len(names) == len(set(names))
 
 
-def test_only_tnl502_and_tnl504_are_off_by_default():
-    assert {code for code, d in DOCS.items() if not d.default} == {"TNL502", "TNL504"}
+def test_only_tnl504_is_off_by_default():
+    # TNL502 is on, but shown only when a simulation confirms it (``default: confirmed``)
+    assert {code for code, d in DOCS.items() if not d.default} == {"TNL504"}
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -90,8 +91,8 @@ def test_use_instead_is_silent_for_its_rule(code):
     assert lint(block, select=[code]) == []
 
 
-def test_default_selection_leaves_out_tnl502_and_tnl504_only():
-    assert resolve_codes(Config(), None, None) == EXPECTED_CODES - {"TNL502", "TNL504"}
+def test_default_selection_leaves_out_tnl504_only():
+    assert resolve_codes(Config(), None, None) == EXPECTED_CODES - {"TNL504"}
 
 
 # -- the CLI prints the same docs ------------------------------------------------------

@@ -121,6 +121,8 @@ def test_tnl501_spec_reads_the_output_layer_of_a_functional_model():
     assert probe["recipe"] == "saturation"
     assert (probe["optimizer"], probe["learning_rate"]) == ("adam", 0.01)
     assert (probe["output"], probe["units"], probe["fan_in"]) == ("sigmoid", 512, 64)
+    assert probe["below"] == {"fan_in": 512, "activation": "relu"}  # Input(512) -> Dense(64, relu)
+    assert probe["bias"] is True
     assert probe["loss"] == {"form": "log_eps", "eps": 1e-10}
 
 
@@ -137,7 +139,49 @@ def test_tnl501_spec_reads_a_tf1_weight_shape_and_a_clipped_loss():
         """
     probe = probe_of("TNL501", src)
     assert (probe["units"], probe["fan_in"], probe["tf1"]) == (512, 64, True)
+    assert probe["below"] == {"fan_in": None, "activation": "relu"}  # relu(P): no weight shape
+    assert probe["bias"] is False  # matmul(hidden, W2), nothing added
     assert probe["loss"] == {"form": "clip", "eps": 1e-7}
+
+
+def test_tnl501_spec_reads_the_hidden_layer_of_a_tf1_autoencoder():
+    src = """\
+        import tensorflow.compat.v1 as tf
+
+        P = tf.placeholder(tf.float32, shape=[None, 512])
+        W1 = tf.Variable(tf.random_normal([512, 64], stddev=0.1))
+        W2 = tf.Variable(tf.random_normal([64, 512], stddev=0.1))
+        b2 = tf.Variable(tf.zeros([512]))
+        hidden = tf.nn.relu(tf.matmul(P, W1))
+        P_pred = tf.sigmoid(tf.matmul(hidden, W2) + b2)
+        loss = -tf.reduce_sum(P * tf.log(P_pred + 1e-10) + (1 - P) * tf.log(1 - P_pred + 1e-10))
+        train_op = tf.train.AdamOptimizer(0.01).minimize(loss)
+        """
+    probe = probe_of("TNL501", src)
+    assert (probe["units"], probe["fan_in"], probe["bias"]) == (512, 64, True)
+    assert probe["below"] == {"fan_in": 512, "activation": "relu"}
+
+
+def test_tnl501_spec_reads_the_layer_below_in_a_sequential_list():
+    src = """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([
+            tf.keras.Input(shape=(784,)),
+            tf.keras.layers.Dense(32, activation="tanh"),
+            tf.keras.layers.Dense(784, activation="sigmoid", use_bias=False),
+        ])
+
+
+        def recon(y, p):
+            return -tf.reduce_mean(y * tf.math.log(p + 1e-10) + (1 - y) * tf.math.log(1 - p + 1e-10))
+
+
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss=recon)
+        """
+    probe = probe_of("TNL501", src)
+    assert (probe["units"], probe["fan_in"], probe["bias"]) == (784, 32, False)
+    assert probe["below"] == {"fan_in": 784, "activation": "tanh"}
 
 
 @pytest.mark.parametrize(
@@ -176,14 +220,50 @@ def test_tnl502_adam_high_lr():
     assert "clipnorm" in f.message
 
 
-def test_tnl502_is_opt_in():
-    """A configuration smell alone never fails CI: TNL502 runs only when selected."""
-    from tfnumlint.config import Config, resolve_codes
+def test_tnl502_runs_by_default_but_needs_evidence_unless_named():
+    """A configuration smell alone never fails CI: TNL502 runs by default, and its findings are
+    shown only when a simulation confirms them, unless TNL502 is selected by its code."""
+    from tfnumlint.config import Config, named_codes, resolve_codes
+    from tfnumlint.ruledocs import all_docs
 
-    assert "TNL502" not in resolve_codes(Config(), None, None)
-    assert "TNL502" in resolve_codes(Config(), ["TNL502"], None)
-    src = sequential(LINEAR, "tf.keras.optimizers.Adam(0.01)", '"mse"')  # Adam(0.01), MSE
-    assert lint(src, select=sorted(resolve_codes(Config(), None, None))) == []
+    assert "TNL502" in resolve_codes(Config(), None, None)
+    assert all_docs()["TNL502"].evidence
+    assert [c for c, d in all_docs().items() if d.evidence] == ["TNL502"]
+    assert named_codes(Config(), None) == frozenset()
+    assert named_codes(Config(), ["TNL502", "TNL1"]) == {"TNL502"}  # a prefix names nothing
+    assert named_codes(Config(extend_select=["tnl502"]), None) == {"TNL502"}
+    assert "TNL502" in named_codes(Config(), ["ALL"])  # everything, audits included
+
+
+def test_tnl502_spec_reads_the_dense_stack():
+    src = """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([
+            tf.keras.Input(shape=(16,)),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(64, activation="relu"),
+            tf.keras.layers.Dense(1),
+        ])
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
+        """
+    probe = probe_of("TNL502", src)
+    assert probe["recipe"] == "clipping"
+    assert probe["stack"] == {"inputs": 16, "layers": [[64, "relu"], [64, "relu"], [1, "linear"]]}
+
+
+def test_tnl502_spec_has_no_stack_when_a_layer_is_not_a_dense_one():
+    src = """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([
+            tf.keras.Input(shape=(100, 8)),
+            tf.keras.layers.LSTM(64),
+            tf.keras.layers.Dense(1),
+        ])
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
+        """
+    assert probe_of("TNL502", src)["stack"] is None
 
 
 def test_tnl502_tf1_optimizer():

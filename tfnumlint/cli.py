@@ -19,7 +19,7 @@ from typing import NoReturn
 
 from . import __version__, progress
 from .cache import default_dir
-from .config import Config, ConfigError, load_config, resolve_codes
+from .config import Config, ConfigError, load_config, named_codes, resolve_codes
 from .discovery import (
     DEFAULT_EXCLUDES,
     Candidate,
@@ -422,8 +422,14 @@ def run(argv: list[str] | None) -> int:
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)
     findings = merge_same_hazard(findings)  # one hazard, one finding (rules stay in related_rules)
+    findings, unconfirmed = _evidence_gate(findings, named_codes(config, _codes(args.select)))
     shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
     refuted = len(findings) - len(shown)
+    if unconfirmed and args.format in ("text", "concise"):
+        notices.append(
+            f"{unconfirmed} finding{'s' if unconfirmed != 1 else ''} of rules shown only when a "
+            "simulation confirms them hidden (select the rule by its code to see them)"
+        )
     if refuted and args.format in ("text", "concise"):
         notices.append(
             f"{refuted} finding{'s' if refuted != 1 else ''} refuted by verification and hidden (--show-refuted shows them)"
@@ -440,6 +446,19 @@ def run(argv: list[str] | None) -> int:
     if errors:
         return 2
     return 1 if _fails(shown, args.fail_on) else 0
+
+
+def _evidence_gate(findings: list[Finding], named: frozenset[str]) -> tuple[list[Finding], int]:
+    """Hide unconfirmed findings of ``default: confirmed`` rules not selected by name."""
+    docs = all_docs()
+    kept = [
+        f
+        for f in findings
+        if f.verification.status == "confirmed"
+        or f.rule in named
+        or not (f.rule in docs and docs[f.rule].evidence)
+    ]
+    return kept, len(findings) - len(kept)
 
 
 def _noqa_codes(args: argparse.Namespace) -> set[str] | None:

@@ -237,6 +237,15 @@ def resolve_codes(
     return frozenset(selected)
 
 
+def named_codes(cfg: Config, cli_select: list[str] | None) -> frozenset[str]:
+    """Codes selected by their full name or by ALL (not by a prefix): an evidence rule
+    selected this way shows its unconfirmed findings too."""
+    names = cli_select if cli_select is not None else [*(cfg.select or []), *cfg.extend_select]
+    docs = all_docs()
+    wanted = {c.strip().upper() for c in names}
+    return frozenset(docs) if "ALL" in wanted else frozenset(wanted & set(docs))
+
+
 def per_file_ignored(cfg: Config, display_path: str, code: str) -> bool:
     # Patterns are relative to the project root (the config's directory), as in ruff,
     # whichever directory the run starts from; the path as shown and the bare name match too.

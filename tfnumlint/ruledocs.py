@@ -31,6 +31,9 @@ class RuleDoc:
     summary: str
     text: str
     sections: dict[str, str]
+    # ``default: confirmed``: on by default, but a finding is shown only when the verifier
+    # confirms it, unless the rule is selected by its code (a smell alone never fails CI)
+    evidence: bool = False
 
     def code_block(self, section: str) -> str | None:
         """The first ```python block of a section."""
@@ -65,6 +68,7 @@ def parse_doc(text: str) -> RuleDoc:
         name=meta["name"],
         severity=meta["severity"],
         default=meta.get("default", "true").lower() != "false",
+        evidence=meta.get("default", "").lower() == "confirmed",
         fix=meta.get("fix", "none"),
         summary=meta.get("summary", ""),
         text=text,
@@ -90,6 +94,8 @@ def readme_rule_table() -> str:
     rows = []
     for code, doc in sorted(all_docs().items()):
         summary = doc.summary if doc.default else f"(off by default) {doc.summary}"
+        if doc.evidence:
+            summary = f"(shown when a simulation confirms it) {doc.summary}"
         rows.append(
             f"| [{code}](rules/{code}.md) | {doc.name} | {doc.severity} | {doc.fix} | {summary} |\n"
         )

@@ -1,8 +1,8 @@
 """Every rule doc's Example, verified end to end through the CLI: the verdict users see.
 
 One run over all 22 Examples (one TensorFlow worker).  Hazards that a probe can show must be
-confirmed with a witness; the training-configuration rules whose 25-step probe cannot tell
-the configurations apart stay inconclusive; semantic rules stay skipped.  Nothing is refuted.
+confirmed with a witness; TNL502's Example (one hidden layer under Adam at lr 0.01) keeps a calm
+gradient norm and stays inconclusive; semantic rules stay skipped.  Nothing is refuted.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from conftest import run_cli
 
 from tfnumlint.ruledocs import all_docs
 
-NOT_DISTINGUISHED = {"TNL501", "TNL502"}  # the probe reports what it saw: inconclusive
+NOT_DISTINGUISHED = {"TNL502"}  # the probe reports what it saw: inconclusive
 NOT_PROBED = {"TNL503", "TNL504"}  # no numeric symptom to probe: skipped
 
 
@@ -32,7 +32,10 @@ def verdicts(tmp_path_factory):
         "ALL",
         ".",
         cwd=root,
-        timeout=900,
+        timeout=1500,
+        # TNL501's Example trains a 512-wide autoencoder at lr and lr / 10: a budget a loaded
+        # test machine cannot exhaust (benchmarks/training_probes.py measures the cost)
+        env={"TFNUMLINT_PROBE_TIMEOUT": "180"},
     )
     assert proc.stdout, proc.stderr
     report = json.loads(proc.stdout)

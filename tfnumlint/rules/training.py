@@ -85,6 +85,18 @@ class OutputLayer:
     activation: str
     units: int | None
     fan_in: int | None
+    below: Below | None = None  # the layer that computes this layer's input, when visible
+    bias: bool = True
+
+
+@dataclass(frozen=True)
+class Below:
+    """The hidden layer under the output layer: its input width and activation.  A model whose
+    hidden layer reads as many inputs as the output has units is simulated as the autoencoder it
+    usually is (the targets are its inputs)."""
+
+    fan_in: int | None
+    activation: str | None
 
 
 @dataclass(frozen=True)
@@ -106,10 +118,13 @@ def output_layer(ctx: Context) -> OutputLayer | None:
                 act = _dense_activation(ctx, s.node)
                 if act in SATURATING:
                     units = _int_literal(ctx, ctx.arg(s.node, 0, "units"), s)
-                    return OutputLayer(act, units, _dense_fan_in(ctx, s))
+                    fan_in, below = _dense_input(ctx, s)
+                    bias = ctx.arg(s.node, -1, "use_bias")
+                    no_bias = isinstance(bias, cst.Name) and bias.value == "False"
+                    return OutputLayer(act, units, fan_in, below, not no_bias)
             elif op in SATURATING:
-                units, fan_in = _matmul_shape(ctx, s)
-                return OutputLayer(op, units, fan_in)
+                units, fan_in, below, bias = _matmul_shape(ctx, s)
+                return OutputLayer(op, units, fan_in, below, bias)
         return None
 
     return ctx.fact("output_layer", compute)  # type: ignore[return-value]
@@ -124,61 +139,88 @@ def _dense_activation(ctx: Context, call: cst.Call) -> str | None:
     return None
 
 
-def _dense_fan_in(ctx: Context, site: Site) -> int | None:
-    """The width feeding a Dense layer: the previous layer of a Sequential list, the layer
-    or Input it is called on in the functional API."""
+def _dense_input(ctx: Context, site: Site, depth: int = 0) -> tuple[int | None, Below | None]:
+    """(width, layer below) feeding a Dense layer: the previous layer of a Sequential list,
+    the layer or Input it is called on in the functional API."""
     dense = site.node
     for s in ctx.info.calls:
         if s.node.func is dense and s.node.args:  # Dense(...)(h)
-            return _width(ctx, s.node.args[0].value, s)
+            return _width(ctx, s.node.args[0].value, s, depth)
         if ctx.op(s.node) == "sequential" and s.node.args:
             layers = s.node.args[0].value
             if isinstance(layers, cst.List):
                 items = [e.value for e in layers.elements]
                 for i, item in enumerate(items):
                     if item is dense and i > 0:
-                        return _width(ctx, items[i - 1], s)
-    return None
+                        return _width(ctx, items[i - 1], s, depth, items[: i - 1])
+    return None, None
 
 
-def _width(ctx: Context, node: cst.BaseExpression, site: Site) -> int | None:
+def _width(ctx: Context, node: cst.BaseExpression, site: Site, depth: int = 0,
+           earlier: list[cst.BaseExpression] | None = None) -> tuple[int | None, Below | None]:  # fmt: skip
+    """The width a layer outputs and, one level down, what feeds it."""
     node, _, _ = resolve(ctx, node, site.scope, site.order)
     if not isinstance(node, cst.Call):
-        return None
+        return None, None
     layer = node.func if isinstance(node.func, cst.Call) else node
     op = ctx.op(layer)
     if op == "dense":
-        return _int_literal(ctx, ctx.arg(layer, 0, "units"), site)
+        width = _int_literal(ctx, ctx.arg(layer, 0, "units"), site)
+        if depth > 0:
+            return width, None
+        if earlier:  # Sequential: the layer before, or the Input that starts the list
+            fan_in, _ = _width(ctx, earlier[-1], site, depth + 1)
+        elif isinstance(node.func, cst.Call) and node.args:
+            fan_in, _ = _width(ctx, node.args[0].value, site, depth + 1)
+        else:
+            fan_in = None
+        return width, Below(fan_in, _dense_activation(ctx, layer))
     if op == "keras_input":
         shape = ctx.arg(layer, 0, "shape")
         if isinstance(shape, (cst.Tuple, cst.List)) and shape.elements:
-            return _int_literal(ctx, shape.elements[-1].value, site)
-    return None
+            return _int_literal(ctx, shape.elements[-1].value, site), None
+    return None, None
 
 
-def _matmul_shape(ctx: Context, site: Site) -> tuple[int | None, int | None]:
-    """(units, fan-in) of ``sigmoid(h @ W + b)`` when ``W`` is created with a literal shape."""
+def _matmul_shape(ctx: Context, site: Site) -> tuple[int | None, int | None, Below | None, bool]:
+    """(units, fan-in, layer below, bias) of ``act(h @ W + b)`` when ``W`` is created with a
+    literal shape; the layer below when ``h = act(x @ W1)`` is written the same way."""
     if not site.node.args:
-        return None, None
-    node, scope, order = resolve(ctx, site.node.args[0].value, site.scope, site.order)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return None, None, None, False
+    units, fan_in, below_node, bias, at = _affine(ctx, site.node.args[0].value, site)
+    below = None
+    if below_node is not None and at is not None:
+        node, _, _ = resolve(ctx, below_node, at.scope, at.order)
+        if isinstance(node, cst.Call) and node.args:
+            act = ctx.op(node)
+            _, width, _, _, _ = _affine(ctx, node.args[0].value, at)
+            below = Below(width, act)
+    return units, fan_in, below, bias
+
+
+def _affine(ctx: Context, expr: cst.BaseExpression, site: Site):
+    """(units, fan-in, input expression, bias, site) of ``h @ W (+ b)`` / ``matmul(h, W)``."""
+    none = (None, None, None, False, None)
+    node, scope, order = resolve(ctx, expr, site.scope, site.order)
+    bias = isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)
+    if bias:
         node, scope, order = resolve(ctx, node.left, scope, order)
-    weight = None
+    weight = source = None
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
-        weight = node.right
+        source, weight = node.left, node.right
     elif isinstance(node, cst.Call) and ctx.op(node) == "matmul" and len(node.args) >= 2:
-        weight = node.args[1].value
+        source, weight = node.args[0].value, node.args[1].value
     if weight is None:
-        return None, None
+        return none
     w, _, _ = resolve(ctx, weight, scope, order)
     if not (isinstance(w, cst.Call) and ctx.op(w) == "variable" and w.args):
-        return None, None
+        return none
     init = w.args[0].value
     shape = ctx.arg(init, 0, "shape") if isinstance(init, cst.Call) else None
     if isinstance(shape, (cst.List, cst.Tuple)) and len(shape.elements) == 2:
         fan_in, units = (_int_literal(ctx, e.value, site) for e in shape.elements)
-        return units, fan_in
-    return None, None
+        return units, fan_in, source, bias, Site(node, scope, site.statement, order, site.top)
+    return none
 
 
 def probability_loss(ctx: Context) -> LossForm | None:
@@ -243,6 +285,10 @@ def high_lr_saturating_output(site: Site[cst.Call], ctx: Context):
             "output": out.activation,
             "units": out.units,
             "fan_in": out.fan_in,
+            "bias": out.bias,
+            "below": {"fan_in": out.below.fan_in, "activation": out.below.activation}
+            if out.below
+            else None,
             "loss": {"form": loss.form, "eps": loss.eps},
         },
     )
@@ -274,6 +320,7 @@ def no_gradient_clipping(site: Site[cst.Call], ctx: Context):
         return
     out = output_layer(ctx)
     loss = probability_loss(ctx)
+    stack = dense_stack(ctx)
     yield Hit(
         call,
         f"{family} at learning rate {fmt(lr)} with no gradient clipping: one exploding gradient "
@@ -286,8 +333,41 @@ def no_gradient_clipping(site: Site[cst.Call], ctx: Context):
             **optimizer_spec(ctx, call, site),
             "output": out.activation if out else None,
             "loss": {"form": loss.form, "eps": loss.eps} if loss else None,
+            "stack": stack,
         },
     )
+
+
+def dense_stack(ctx: Context) -> dict | None:
+    """The first ``Sequential([...])`` of Dense layers with literal widths: its input width and
+    its layers as [units, activation], for the gradient-norm simulation."""
+
+    def compute() -> dict | None:
+        for s in ctx.info.calls:
+            if ctx.op(s.node) != "sequential" or not s.node.args:
+                continue
+            items = s.node.args[0].value
+            if not isinstance(items, cst.List):
+                continue
+            width, layers = None, []
+            for el in items.elements:
+                node = el.value
+                if not isinstance(node, cst.Call):
+                    return None
+                op = ctx.op(node)
+                if op == "keras_input":
+                    width, _ = _width(ctx, node, s, depth=1)
+                elif op == "dense":
+                    units = _int_literal(ctx, ctx.arg(node, 0, "units"), s)
+                    if units is None:
+                        return None
+                    layers.append([units, _dense_activation(ctx, node) or "linear"])
+                else:
+                    return None  # a layer the simulation would not rebuild
+            return {"inputs": width, "layers": layers} if layers else None
+        return None
+
+    return ctx.fact("dense_stack", compute)  # type: ignore[return-value]
 
 
 # -- TNL505: plain / momentum SGD on features of a known scale ------------------------------

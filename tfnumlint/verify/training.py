@@ -15,7 +15,10 @@ next to a control (lr / 10, the batch mean, clipping):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -325,14 +328,15 @@ def outcome_text(o: Outcome) -> str:
 
 # -- recipes declared by the rules: each replays the static training spec --------------------
 
-HORIZON = 200  # steps within which a saturation has to show up to count
+HORIZON = 300  # steps within which a saturation has to show up to count (19,200 rows of 64)
 SLOW_HORIZON = 10 * HORIZON  # the lr / 10 run gets ten times as many steps
 DIVERGENCE_STEPS = 100
 SUMMED_STEPS = 100
 DEAD_LOSS = 1.0  # an element this far from its minimum with an exactly-zero gradient is dead
 DEFAULT_FAN_IN = 64
-MAX_UNITS = 32
-EXAMPLES_501 = 64
+MAX_UNITS = 512  # the widest layer simulated at full width
+EXAMPLES_502 = 64
+CONTROL_FACTOR = 3  # the lr / 10 run must need at least this many times as many steps
 MAX_ROWS = 1024
 MAX_FEATURES = 1024
 
@@ -364,22 +368,27 @@ def run_training(step: Any, steps: int, watch: Any) -> tuple[int | None, Any]:
 CHUNK = 25  # optimizer steps per tf.function call: the Python round trip is most of a step
 
 
-def run_chunked(step: Any, steps: int, watch: Any) -> tuple[int | None, Any]:
-    """Like :func:`run_training` for a ``step`` whose first output flags the stop, but
-    ``CHUNK`` steps per compiled call: the loop runs inside TensorFlow and breaks at the
-    first flagged step, so the step number stays exact."""
+def compile_chunk(step: Any, zeros: tuple[tf.Tensor, ...]) -> Any:
+    """Up to ``n`` calls of ``step`` inside one tf.function, breaking at the first whose first
+    output flags a stop, so the step number stays exact.  ``zeros`` are outputs of the right
+    shapes: the step is traced once, inside the loop."""
 
     @tf.function
     def chunk(n):
-        out = step()
-        done = tf.constant(1)
-        for _ in tf.range(n - 1):
-            if out[0]:
-                break
+        out = zeros
+        done = tf.constant(0)
+        for _ in tf.range(n):
             out = step()
             done += 1
+            if out[0]:
+                break
         return (done, *out)
 
+    return chunk
+
+
+def run_compiled(chunk: Any, steps: int, watch: Any) -> tuple[int | None, Any]:
+    """Call ``chunk`` until ``watch(step_number, outputs)`` returns a value or ``steps`` pass."""
     total = 0
     last = None
     while total < steps:
@@ -417,6 +426,14 @@ def rebuild_features(spec: dict[str, Any] | None, rows: int | None, cols: int | 
 
 # -- saturation (TNL501) -------------------------------------------------------------------
 
+# The targets of the simulation: binary, as pixels or implicit preferences are, with a long tail
+# of rarely-positive outputs (each output's positive rate log-uniform in [RARE, COMMON]).  They
+# are a threshold of a rank-LATENT score, so a model can learn them (separable targets).
+RARE, COMMON, LATENT = 1e-4, 1 / 8, 8
+BATCH_501 = 64
+TARGETS = (f"binary targets, each output positive in 1 of 8 to 1 of {round(1 / RARE):,} rows "
+           "(as sparse pixels or preferences)")  # fmt: skip
+
 
 def element_loss(z: tf.Tensor, y: tf.Tensor, output: str, form: str, eps: float) -> tf.Tensor:
     """The hand-written probability-space loss, element by element, as the source writes it."""
@@ -429,63 +446,201 @@ def element_loss(z: tf.Tensor, y: tf.Tensor, output: str, form: str, eps: float)
     return -(y * tf.math.log(p + add) + (1 - y) * tf.math.log(1 - p + add))
 
 
+@contextmanager
+def graph_optimizer() -> Iterator[None]:
+    """Compile as the user's program is compiled: a TF1 Session and a tf.function (Keras's
+    fit included) run TensorFlow's graph optimizer, whose constant folding can move a loss's
+    epsilon (``1 - p + 1e-10`` becomes ``(1 + 1e-10) - p``, and 1 + 1e-10 == 1 in float32).
+    The worker turns it off for exact op semantics; the training simulation turns it back on."""
+    before = tf.config.optimizer.get_experimental_options()
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": False})
+    try:
+        yield
+    finally:
+        tf.config.optimizer.set_experimental_options(before)
+
+
 @dataclass
 class Saturation:
     step: int | None  # first step with a dead (or NaN) element, None within the horizon
-    logit: float = 0.0  # the dead element's logit, or the largest |logit| seen
+    logit: float = 0.0  # the dead element's logit, the largest |logit| at a NaN, or seen
     loss: float = 0.0  # the dead element's loss
     nonfinite: bool = False
 
 
-def saturation_run(probe: dict[str, Any], cfg: Config, steps: int, dtype: tf.DType) -> Saturation:
-    """Train the sliced output layer on separable targets; stop at the first dead element."""
-    rng = np.random.default_rng(0)
-    output = "softmax" if probe.get("output") == "softmax" else "sigmoid"
-    d = int(probe.get("fan_in") or DEFAULT_FAN_IN)
-    k = max(2, min(int(probe.get("units") or 16), MAX_UNITS))
-    loss_spec = probe.get("loss") or {}
-    form = str(loss_spec.get("form") or "log")
-    eps = float(loss_spec.get("eps") or 0.0)
-    h = np.maximum(rng.normal(size=(EXAMPLES_501, d)), 0.0)  # relu features of the layer below
-    score = (h - h.mean(0)) @ rng.normal(size=(d, k))
-    if output == "softmax":
-        y = np.eye(k)[score.argmax(1)]
-    else:  # separable, one positive in five, as pixels or preferences
-        y = (score > np.quantile(score, 0.8, axis=0)).astype(np.float64)
-    limit = math.sqrt(6.0 / (d + k))  # glorot uniform, Keras's default
-    w = tf.Variable(tf.constant(rng.uniform(-limit, limit, (d, k)), dtype))
-    b = tf.Variable(tf.zeros([k], dtype))
-    x, yt = tf.constant(h, dtype), tf.constant(y, dtype)
-    opt = make_optimizer(cfg)
+@dataclass(frozen=True)
+class Model501:
+    """The sliced model the simulation trains, as the source shows it."""
 
-    def step():
+    output: str
+    units: int
+    fan_in: int
+    below: tuple[int, str] | None  # (input width, activation) of the hidden layer
+    bias: bool
+    form: str
+    eps: float
+    declared: int | None = None  # the source's width when wider than MAX_UNITS
+
+    @property
+    def autoencoder(self) -> bool:
+        return self.below is not None and self.below[0] == self.units
+
+    def describe(self) -> str:
+        units = f"{self.units} units"
+        if self.declared and self.declared > self.units:
+            units = f"{self.declared} units, {self.units} simulated"
+        head = f"the {self.output} output layer ({units}, {self.fan_in} inputs"
+        if self.below is None:
+            return f"{head}, fixed relu features)"
+        width, act = self.below
+        what = "the model's inputs are its targets" if self.autoencoder else "dense features"
+        return (f"{head}) on its {act} hidden layer ({width} inputs; {what}), Keras's glorot "
+                "initialisation")  # fmt: skip
+
+
+def model_501(probe: dict[str, Any]) -> Model501:
+    loss = probe.get("loss") or {}
+    below = probe.get("below") or {}
+    units = max(2, min(int(probe.get("units") or 16), MAX_UNITS))
+    fan_in = min(int(probe.get("fan_in") or DEFAULT_FAN_IN), MAX_UNITS)
+    width = below.get("fan_in")
+    return Model501(
+        "softmax" if probe.get("output") == "softmax" else "sigmoid",
+        units,
+        fan_in,
+        (min(int(width), MAX_UNITS), str(below.get("activation") or "linear")) if width else None,
+        probe.get("bias") is not False,
+        str(loss.get("form") or "log"),
+        float(loss.get("eps") or 0.0),
+        int(probe["units"]) if probe.get("units") else None,
+    )
+
+
+def _glorot(rng: np.random.Generator, shape: tuple[int, int], dtype: tf.DType) -> tf.Variable:
+    limit = math.sqrt(6.0 / sum(shape))
+    return tf.Variable(tf.constant(rng.uniform(-limit, limit, shape), dtype))
+
+
+def _activation(name: str) -> Any:
+    try:
+        return tf.keras.activations.get(name)
+    except ValueError:
+        return tf.keras.activations.get("relu")
+
+
+class SaturationTrainer:
+    """The sliced model, its streamed targets and the user's optimizer, compiled once.
+
+    ``run(lr, steps)`` trains from the same start at another learning rate: the run at lr / 10
+    reuses the compiled graph (tracing the optimizer costs more than a thousand steps).
+    """
+
+    def __init__(self, m: Model501, cfg: Config, dtype: tf.DType) -> None:
+        self.m, self.cfg, self.dtype = m, cfg, dtype
+        rng = np.random.default_rng(0)
+        rate = np.exp(rng.uniform(math.log(RARE), math.log(COMMON), m.units))
+        v = rng.normal(size=(LATENT, m.units))
+        # the score of output j is N(0, |v_j|^2): cut at its (1 - rate_j) quantile
+        cut = np.array([NormalDist().inv_cdf(1 - r) for r in rate]) * np.linalg.norm(v, axis=0)
+        self.prior = tf.constant(np.log(rate), dtype)
+        self.v, self.cut = tf.constant(v, dtype), tf.constant(cut, dtype)
+        n_in = m.below[0] if m.below else m.fan_in
+        self.project = tf.constant(rng.normal(size=(LATENT, n_in)) / math.sqrt(LATENT), dtype)
+        self.hidden_w = _glorot(rng, (n_in, m.fan_in), dtype)
+        self.hidden_b = tf.Variable(tf.zeros([m.fan_in], dtype))
+        self.w = _glorot(rng, (m.fan_in, m.units), dtype)
+        self.b = tf.Variable(tf.zeros([m.units], dtype))
+        self.act = _activation(m.below[1]) if m.below else tf.nn.relu
+        self.trained = [self.w, self.b] if m.bias else [self.w]
+        if m.below:
+            self.trained += [self.hidden_w, self.hidden_b]
+        self.start = [t.numpy() for t in self.trained]
+        self.counter = tf.Variable(0, dtype=tf.int32)
+        self.opt = make_optimizer(cfg)
+        self.keras = hasattr(self.opt, "build")
+        if self.keras:  # slots exist before tracing: one trace, and a start to reset to
+            self.opt.build(self.trained)
+            self.opt_start = [t.numpy() for t in self.opt.variables]
+        self.chunk: Any = None
+
+    def batch(self) -> tuple[tf.Tensor, tf.Tensor]:
+        """The next deterministic batch of targets (and inputs: the targets for an autoencoder)."""
+        m = self.m
+        self.counter.assign_add(1)
+        seed = tf.stack([0, self.counter])
+        u = tf.cast(tf.random.stateless_normal([BATCH_501, LATENT], seed=seed), self.dtype)
+        score = u @ self.v
+        if m.output == "softmax":
+            y = tf.one_hot(tf.argmax(score + self.prior, -1), m.units, dtype=self.dtype)
+        else:
+            y = tf.cast(score > self.cut, self.dtype)
+        return (y if m.autoencoder else u @ self.project), y
+
+    def step(self) -> tuple[tf.Tensor, ...]:
+        m = self.m
+        x, y = self.batch()
         with tf.GradientTape(persistent=True) as tape:
-            z = x @ w + b
+            h = self.act(x @ self.hidden_w + self.hidden_b) if m.below else tf.nn.relu(x)
+            z = h @ self.w + self.b
             tape.watch(z)
-            per = element_loss(z, yt, output, form, eps)
+            per = element_loss(z, y, m.output, m.form, m.eps)
             loss = tf.reduce_mean(tf.reduce_sum(per, axis=-1))
         dz = tape.gradient(loss, z)
-        grads = tape.gradient(loss, [w, b])
-        opt.apply_gradients([(grads[0], w), (grads[1], b)])
+        grads = tape.gradient(loss, self.trained)
+        self.opt.apply_gradients(zip(grads, self.trained, strict=True))
         dead = tf.logical_and(per > DEAD_LOSS, tf.equal(dz, 0))
-        flagged = tf.logical_or(tf.reduce_any(dead), tf.logical_not(tf.math.is_finite(loss)))
-        return flagged, z, per, dead, loss
+        broken = tf.logical_not(tf.reduce_all(tf.math.is_finite(per)))
+        return tf.logical_or(tf.reduce_any(dead), broken), z, per, dead
 
+    def reset(self, lr: float) -> None:
+        for t, value in zip(self.trained, self.start, strict=True):
+            t.assign(value)
+        self.counter.assign(0)
+        for t, value in zip(self.opt.variables, self.opt_start, strict=True):
+            t.assign(value)
+        self.opt.learning_rate = lr
+
+    def run(self, lr: float, steps: int) -> Saturation:
+        """Train from the start at ``lr``; stop at the first dead or NaN element."""
+        if self.chunk is not None and not self.keras:  # TF1 slots: a fresh optimizer and trace
+            fresh = SaturationTrainer(self.m, Config(**{**self.cfg.__dict__, "lr": lr}), self.dtype)
+            return fresh.run(lr, steps)
+        if self.chunk is not None:
+            self.reset(lr)
+        else:
+            shape = [BATCH_501, self.m.units]
+            zeros = (tf.constant(False), tf.zeros(shape, self.dtype), tf.zeros(shape, self.dtype),
+                     tf.zeros(shape, tf.bool))  # fmt: skip
+            self.chunk = compile_chunk(self.step, zeros)
+        with graph_optimizer():
+            at, seen = run_compiled(self.chunk, steps, self.watch)
+        if at is None:
+            return Saturation(None, float(np.nanmax(np.abs(seen[1].numpy()))))
+        seen.step = at
+        return seen
+
+    @staticmethod
     def watch(_i: int, out: Any) -> Saturation | None:
         if not bool(out[0]):  # one scalar per step; the arrays only when something happened
             return None
-        z, per, dead, loss = (t.numpy() for t in out[1:])
-        z = z.astype(np.float64)
-        if not np.isfinite(loss):
-            return Saturation(None, float(np.nanmax(np.abs(z))), float(loss), True)
-        i = tuple(np.argwhere(dead)[0])
+        z, per, dead = (t.numpy().astype(np.float64) for t in out[1:])
+        if not np.isfinite(per).all():
+            i = tuple(np.argwhere(~np.isfinite(per))[0])
+            return Saturation(None, float(z[i]), float(per[i]), True)
+        i = tuple(np.argwhere(dead > 0)[0])
         return Saturation(None, float(z[i]), float(per[i]))
 
-    at, seen = run_chunked(step, steps, watch)
-    if at is None:
-        return Saturation(None, float(np.abs(seen[1].numpy()).max()))
-    seen.step = at
-    return seen
+
+def compiled_floor(m: Model501, dtype: tf.DType) -> float:
+    """The compiled loss of a negative target at logit 30 (p == 1): finite when the epsilon
+    survived compilation, inf when the graph optimizer folded it away."""
+
+    @tf.function
+    def at(z):
+        return element_loss(z, tf.zeros_like(z), m.output, m.form, m.eps)
+
+    with graph_optimizer():
+        return float(at(tf.constant([[30.0]], dtype)).numpy().ravel()[0])
 
 
 def dead_zone(probe: dict[str, Any]) -> str:
@@ -501,38 +656,59 @@ def dead_zone(probe: dict[str, Any]) -> str:
     return "log(p) is -inf past |logit| 88 (float32)"
 
 
+def _seen(m: Model501, got: Saturation, dtype: tf.DType) -> str:
+    """What the simulation saw at the step it stopped, in the loss's own terms."""
+    if not got.nonfinite:
+        return (f"a logit reaches {got.logit:.3g} against its target; the loss is then "
+                f"{got.loss:.4g} with zero gradient")  # fmt: skip
+    text = f"a logit reaches {got.logit:.3g} and the loss is NaN/Inf"
+    if (
+        m.output == "sigmoid"
+        and m.form == "log_eps"
+        and not math.isfinite(compiled_floor(m, dtype))
+    ):
+        eps = format_number(m.eps)
+        text += (f": sigmoid rounds to 1 past 16.6 in float32, and the compiled log(1 - p + {eps}) "
+                 f"is then log(0), because 1 + {eps} == 1 in float32 (TensorFlow's graph "
+                 "optimizer adds the constants first)")  # fmt: skip
+    return text
+
+
 def verify_saturation(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
-    """Saturation (high learning rate): confirmed when the logits reach the loss's dead zone within HORIZON steps."""
+    """Saturation at a high learning rate: confirmed when the logits reach the loss's dead or
+    NaN zone within HORIZON steps, with the step count at lr / 10 beside it."""
     dtype = DTYPES[dtype_name]
     cfg = spec_config(probe)
     slow = spec_config(probe, cfg.lr / 10)
-    got = saturation_run(probe, cfg, HORIZON, dtype)
-    layer = (f"the {probe.get('output') or 'sigmoid'} output layer ({probe.get('fan_in') or DEFAULT_FAN_IN} "
-             f"inputs{'' if probe.get('fan_in') else ', assumed'}, separable targets)")  # fmt: skip
-    what = f"{cfg.optimizer} at lr {format_number(cfg.lr)}"
-    inputs = {"optimizer": cfg.optimizer, "learning_rate": cfg.lr, "fan_in": probe.get("fan_in"),
-              "units": probe.get("units"), "loss": probe.get("loss")}  # fmt: skip
+    m = model_501(probe)
+    trainer = SaturationTrainer(m, cfg, dtype)
+    got = trainer.run(cfg.lr, HORIZON)
+    layer = f"{m.describe()}, trained on {TARGETS} in batches of {BATCH_501}"
+    inputs = {"optimizer": cfg.optimizer, "learning_rate": cfg.lr, "fan_in": m.fan_in,
+              "units": m.units, "below": m.below, "loss": probe.get("loss"),
+              "targets": TARGETS}  # fmt: skip
     if got.step is None:
         return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs,
                 "observed": {"steps": HORIZON, "largest_logit": got.logit},
-                "detail": f"{layer} trained with {what} for {HORIZON} steps: the largest |logit| "
-                f"is {got.logit:.3g}, but no output saturates against its target, where "
-                f"{dead_zone(probe)}; the simulation cannot tell this learning rate from a safe "
+                "detail": f"{layer}: after {HORIZON} {cfg.optimizer} steps at lr "
+                f"{format_number(cfg.lr)} the loss is finite and no logit is in the zone where "
+                f"{dead_zone(probe)} against its target (the largest |logit| is "
+                f"{got.logit:.3g}); the simulation cannot tell this learning rate from a safe "
                 "one"}  # fmt: skip
-    ref = saturation_run(probe, slow, SLOW_HORIZON, dtype)
+    ref = trainer.run(slow.lr, SLOW_HORIZON)
     ref_text = (f"lr {format_number(slow.lr)}: {ref.step} steps" if ref.step is not None
                 else f"lr {format_number(slow.lr)}: not within {SLOW_HORIZON} steps")  # fmt: skip
+    observed = {"step": got.step, "logit": got.logit, "loss": got.loss,
+                "control_lr": slow.lr, "control_step": ref.step}  # fmt: skip
+    detail = (f"{layer}: after {got.step} {cfg.optimizer} steps at lr {format_number(cfg.lr)} "
+              f"{_seen(m, got, dtype)} ({ref_text})")  # fmt: skip
+    if ref.step is not None and ref.step < CONTROL_FACTOR * got.step:
+        return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs,
+                "observed": observed, "detail": detail + "; the control is not much later, so "
+                "the learning rate is not what decides it"}  # fmt: skip
     symptom = "nan-value" if got.nonfinite else "dead-gradient"
-    if got.nonfinite:
-        seen = f"the loss is NaN/Inf (logits at {got.logit:.3g})"
-    else:
-        seen = (f"the logits reach {got.logit:.3g}; the loss is then {got.loss:.4g} with zero "
-                "gradient")  # fmt: skip
     return {"status": "confirmed", "symptom": symptom, "dtype": dtype_name, "inputs": inputs,
-            "observed": {"step": got.step, "logit": got.logit, "loss": got.loss,
-                         "control_lr": slow.lr, "control_step": ref.step},
-            "detail": f"{layer}: after {got.step} {cfg.optimizer} steps at lr "
-            f"{format_number(cfg.lr)} {seen} ({ref_text})"}  # fmt: skip
+            "observed": observed, "detail": detail}  # fmt: skip
 
 
 # -- divergence (TNL505) -------------------------------------------------------------------
@@ -723,9 +899,118 @@ def verify_summed(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
             "observed": observed, "detail": text + " (the mean run does not converge either)"}  # fmt: skip
 
 
+# -- gradient-norm explosion (no clipping) ---------------------------------------------------
+
+NORM_STEPS = 300  # the horizon of the gradient-norm simulation, at lr and at lr / 10
+EXPLODES = 1e3  # the global gradient norm grows past this multiple of its first value
+CALM = 1e2  # ... and at lr / 10 stays below this multiple
+NORM_INPUTS = 16  # input width when the stack's Input is not visible
+
+
+@dataclass
+class NormTrace:
+    first: float
+    peak: float  # the largest global gradient norm (inf when it overflowed)
+    peak_step: int
+    steps: int
+
+    @property
+    def growth(self) -> float:
+        return self.peak / self.first if self.first > 0 else math.inf
+
+
+def norm_run(stack: dict[str, Any], cfg: Config, dtype: tf.DType) -> NormTrace:
+    """The user's Dense stack (glorot weights, zero biases) on a regression of standardised
+    features (MSE), trained with the user's optimizer; the global gradient norm per step,
+    tracked inside the compiled loop."""
+    rng = np.random.default_rng(0)
+    d = int(stack.get("inputs") or NORM_INPUTS)
+    layers = [(min(int(u), MAX_FEATURES), str(a)) for u, a in stack["layers"]]
+    x = rng.normal(size=(EXAMPLES_502, d))
+    y = np.sin(x @ rng.normal(size=(d, layers[-1][0])) / math.sqrt(d))
+    xt, yt = tf.constant(x, dtype), tf.constant(y, dtype)
+    weights, n = [], d
+    for units, _ in layers:
+        weights += [_glorot(rng, (n, units), dtype), tf.Variable(tf.zeros([units], dtype))]
+        n = units
+    acts = [_activation(a) for _, a in layers]
+    opt = make_optimizer(cfg)
+    if hasattr(opt, "build"):
+        opt.build(weights)  # slots before tracing: one trace
+    first, peak = tf.Variable(-1.0, dtype=tf.float64), tf.Variable(0.0, dtype=tf.float64)
+    count, peak_step = tf.Variable(0), tf.Variable(0)
+
+    def step():
+        with tf.GradientTape() as tape:
+            h = xt
+            for i, act in enumerate(acts):
+                h = act(h @ weights[2 * i] + weights[2 * i + 1])
+            loss = tf.reduce_mean(tf.square(h - yt))
+        grads = tape.gradient(loss, weights)
+        opt.apply_gradients(zip(grads, weights, strict=True))
+        norm = tf.cast(tf.linalg.global_norm(grads), tf.float64)
+        norm = tf.where(tf.math.is_nan(norm), tf.constant(math.inf, tf.float64), norm)
+        count.assign_add(1)
+        if first < 0:
+            first.assign(norm)
+        if norm > peak:
+            peak.assign(norm)
+            peak_step.assign(count)
+        return (tf.logical_not(tf.math.is_finite(norm)),)
+
+    chunk = compile_chunk(step, (tf.constant(False),))
+    run_compiled(chunk, NORM_STEPS, lambda _i, out: True if bool(out[0]) else None)
+    return NormTrace(float(first.numpy()), float(peak.numpy()), int(peak_step.numpy()),
+                     int(count.numpy()))  # fmt: skip
+
+
+def _stack_text(stack: dict[str, Any]) -> str:
+    layers = stack["layers"]
+    hidden = {tuple(layer) for layer in layers[:-1]}
+    inputs = stack.get("inputs") or f"{NORM_INPUTS} (assumed)"
+    if len(hidden) == 1:
+        units, act = next(iter(hidden))
+        count = len(layers) - 1
+        body = f"{count} Dense({units}, {act}) layer{'s' if count != 1 else ''}"
+    else:
+        body = " -> ".join(f"Dense({u}, {a})" for u, a in layers[:-1]) or "no hidden layer"
+    return f"the Dense stack ({inputs} inputs, {body}, a {layers[-1][0]}-unit output)"
+
+
+def verify_clipping(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
+    """No gradient clipping: confirmed when the user's stack, optimizer and lr grow the global
+    gradient norm by EXPLODES within NORM_STEPS steps while lr / 10 keeps it within CALM."""
+    cfg = spec_config(probe)
+    stack = probe.get("stack")
+    if not stack or not stack.get("layers"):
+        return {"status": "inconclusive", "dtype": dtype_name,
+                "detail": f"{cfg.optimizer} at lr {format_number(cfg.lr)} without clipping: no "
+                "Sequential Dense stack is visible, so the gradient norm was not simulated and "
+                "the probe cannot tell this configuration from a safe one"}  # fmt: skip
+    dtype = DTYPES[dtype_name]
+    slow = spec_config(probe, cfg.lr / 10)
+    got, ref = norm_run(stack, cfg, dtype), norm_run(stack, slow, dtype)
+    model = f"{_stack_text(stack)} on a regression of standardised features (MSE)"
+    inputs = {"optimizer": cfg.optimizer, "learning_rate": cfg.lr, "stack": stack,
+              "examples": EXAMPLES_502}  # fmt: skip
+    observed = {"first_norm": got.first, "peak_norm": got.peak, "peak_step": got.peak_step,
+                "growth": got.growth, "control_lr": slow.lr, "control_growth": ref.growth}  # fmt: skip
+    seen = (f"with {cfg.optimizer} at lr {format_number(cfg.lr)} the global gradient norm goes "
+            f"from {got.first:.3g} to {got.peak:.3g} at step {got.peak_step} (x{got.growth:.3g}); "
+            f"at lr {format_number(slow.lr)} its largest is {ref.peak:.3g} (x{ref.growth:.3g}) "
+            f"over {ref.steps} steps")  # fmt: skip
+    if got.growth >= EXPLODES and ref.growth < CALM:
+        return {"status": "confirmed", "symptom": "exploding-gradient", "dtype": dtype_name,
+                "inputs": inputs, "observed": observed, "detail": f"{model}: {seen}"}  # fmt: skip
+    return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs,
+            "observed": observed, "detail": f"{model}: {seen}; the probe cannot tell this "
+            "configuration from a safe one"}  # fmt: skip
+
+
 RECIPES = {
     "saturation": verify_saturation,
     "divergence": verify_divergence,
     "summed": verify_summed,
     "summed_update": verify_summed,
+    "clipping": verify_clipping,
 }
