@@ -17,6 +17,13 @@ The static side (:func:`annotate`) stores them in the probe as plain data; the p
 keeps only points inside them (:func:`split_rows`); the verdict side (:func:`judge`) checks the
 witness.  A symptom found only outside a domain is not confirmed: ``refuted`` when the domain
 comes from the code, ``inconclusive`` with the reason when it comes from a name.  No TensorFlow.
+
+The verdict side also asks whether the witness is *reachable* (:func:`reachable`): an input the
+symptom needs (the worker relaxes the others) that is computed by an untraced call and sits at a
+singular or extreme value its producer is not known to reach, or a parameter at a subnormal, or
+a count at a fraction, makes the finding inconclusive.  Log-space names (the lexicon
+:data:`LOG_SPACE_WORDS` and ``log`` + :data:`LOG_SPACE_AFTER_LOG`: ``logits``, ``new_log_prob``)
+take any value, extreme ones included.
 """
 
 from __future__ import annotations
