@@ -160,6 +160,35 @@ def test_a_log_probability_by_name_may_be_extreme():
     assert out["status"] == "confirmed", out
 
 
+def test_a_log_variance_by_name_may_be_extreme():
+    # a reward network's predicted log-variance: exp(-log_variance) overflows for a confident net
+    src = """\
+        import tensorflow as tf
+
+
+        def weights(predicted_log_variance, actions):
+            action_log_variance = index_with_actions(predicted_log_variance, actions)
+            return tf.exp(-action_log_variance)
+        """
+    out = one_verdict(src, "TNL301")
+    assert out["status"] == "confirmed", out
+
+
+def test_an_untraced_product_of_data_may_be_zero():
+    # v = L x (a graph Laplacian times features) is 0 for constant features: its norm's gradient
+    target = call("norm", inp("v"), axis=const(-1), keepdims={"k": "bool", "v": True})
+    v = spec("v", "call", source="ops.modal_dot(lap, x)")
+    assert verify(expr("TNL203", target, [v]))["status"] == "confirmed"
+    v["source"] = "ops.bessel_kve(lap, x)"
+    assert verify(expr("TNL203", target, [v]))["status"] == "inconclusive"
+
+
+def test_a_probability_by_name_may_be_zero():
+    probs = spec("probs", "call", source="self.compute_probabilities(logits)")
+    out = verify(expr("TNL101", call("log", inp("probs")), [probs]))
+    assert out["status"] == "confirmed", out
+
+
 def test_a_computed_value_inside_its_known_range_confirms():
     # an untraced helper whose value provenance knows is in [0, 1] reaches 0 by underflow
     target = call("log", inp("p"))
@@ -368,3 +397,11 @@ def test_tf1_tutorial_loss_stays_confirmed():
         """
     for rule in ("TNL101", "TNL103"):
         assert all(v["status"] == "confirmed" for v in verdicts(src, rule)), rule
+
+
+def test_a_constant_the_slicer_kept_as_an_input_is_never_held_against_the_witness():
+    # `K.epsilon()` is sliced as an opaque call, but provenance knows it is 1e-7 (lo == hi)
+    eps = spec("K.epsilon()", "call", source="K.epsilon()", producer="constant", lo=1e-7, hi=1e-7)
+    target = call("log", binop("+", inp("s"), inp("K.epsilon()")))
+    out = verify(expr("TNL101", target, [spec("s", "param"), eps]))
+    assert out["status"] == "confirmed", out

@@ -22,8 +22,9 @@ The verdict side also asks whether the witness is *reachable* (:func:`reachable`
 symptom needs (the worker relaxes the others) that is computed by an untraced call and sits at a
 singular or extreme value its producer is not known to reach, or a parameter at a subnormal, or
 a count at a fraction, makes the finding inconclusive.  Log-space names (the lexicon
-:data:`LOG_SPACE_WORDS` and ``log`` + :data:`LOG_SPACE_AFTER_LOG`: ``logits``, ``new_log_prob``)
-take any value, extreme ones included.
+:data:`LOG_SPACE_WORDS` and ``log`` + :data:`LOG_SPACE_AFTER_LOG`: ``logits``, ``new_log_prob``,
+``log_variance``) take any value, extreme ones included; probabilities by name, and the results
+of :data:`NATURAL_ZERO_CALLS` (products and counts of data, signs, roundings), may be 0.
 """
 
 from __future__ import annotations
@@ -609,7 +610,16 @@ UNDERFLOWING = frozenset(
 LOG_SPACE_WORDS = frozenset({"logits", "logit", "logp", "logprob", "logprobs", "loglik", "lp"})
 LOG_SPACE_AFTER_LOG = frozenset(
     {"prob", "probs", "probability", "probabilities", "likelihood", "lik", "density", "pdf",
-     "pmf", "odds", "ratio", "weights", "p"}
+     "pmf", "odds", "ratio", "weights", "p", "variance", "var", "std", "stddev", "scale",
+     "sigma", "det"}
+)  # fmt: skip
+PROBABILITY_WORDS = frozenset({"prob", "probs", "probability", "probabilities"})  # reach 0
+# Called functions whose value is 0 for ordinary inputs (a product or count of data, a sign, a
+# rounding): an untraced call to one of them may be 0 in a witness.
+NATURAL_ZERO_CALLS = frozenset(
+    {"matmul", "modal_dot", "dot", "batch_dot", "tensordot", "einsum", "matvec", "sign",
+     "floor", "ceil", "round", "rint", "count_nonzero", "segment_sum", "unsorted_segment_sum",
+     "bincount"}
 )  # fmt: skip
 COUNT_WORDS = frozenset({"count", "counts", "counter"})  # a name ending so is a whole count
 COUNT_PREFIXES = frozenset({"num", "n"})  # num_samples, n_items
@@ -677,13 +687,20 @@ def _count_like(name: str) -> bool:
 
 def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
     """What the static pass knows of the producer allows ``v``: its value range (a sigmoid,
-    ReLU or exp output, a probability), a domain from the code, or a log-space name."""
+    ReLU or exp output, a probability), a domain from the code, a producer that is 0 for
+    ordinary inputs (:data:`NATURAL_ZERO_CALLS`), a probability or a log-space name."""
     lo, hi = _pf(spec.get("lo", "-inf")), _pf(spec.get("hi", "inf"))
-    if (math.isfinite(lo) or math.isfinite(hi)) and lo <= v <= hi:
+    slack = 1e-6 * max(abs(v), 1e-300)  # the witness holds the bound rounded to the dtype
+    if (math.isfinite(lo) or math.isfinite(hi)) and lo - slack <= v <= hi + slack:
         return True
     if dom is not None and (dom.strong or "producer" in dom.why) and dom.holds(v):
         return dom.lo != -math.inf or dom.hi != math.inf
-    return log_space(str(spec.get("name", "")), str(spec.get("source", "")))
+    name, source = str(spec.get("name", "")), str(spec.get("source", ""))
+    if v == 0 and _callee(source) in NATURAL_ZERO_CALLS:
+        return True
+    if 0 <= v <= 1 and PROBABILITY_WORDS & {t.lower() for t in tokens(name)}:
+        return True  # a probability by its name: 0 is reached by underflow
+    return log_space(name, source)
 
 
 def unreachable(
