@@ -17,10 +17,19 @@ The static side (:func:`annotate`) stores them in the probe as plain data; the p
 keeps only points inside them (:func:`split_rows`); the verdict side (:func:`judge`) checks the
 witness.  A symptom found only outside a domain is not confirmed: ``refuted`` when the domain
 comes from the code, ``inconclusive`` with the reason when it comes from a name.  No TensorFlow.
+
+The verdict side also asks whether the witness is *reachable* (:func:`reachable`): an input the
+symptom needs (the worker relaxes the others) that is computed by an untraced call and sits at a
+singular or extreme value its producer is not known to reach, or a parameter at a subnormal, or
+a count at a fraction, makes the finding inconclusive.  Log-space names (the lexicon
+:data:`LOG_SPACE_WORDS` and ``log`` + :data:`LOG_SPACE_AFTER_LOG`: ``logits``, ``new_log_prob``,
+``log_variance``) take any value, extreme ones included; probabilities by name, and the results
+of :data:`NATURAL_ZERO_CALLS` (products and counts of data, signs, roundings), may be 0.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -566,7 +575,205 @@ def _judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             verdict = outside_verdict(probe, point, out.get("dtype"))
             verdict["detail"] = f"{out.get('detail', '')}: {verdict['detail']}"
             return verdict
-    return apply(probe, out)
+    out = apply(probe, out)
+    return reachable(probe, out)
+
+
+# ---------------------------------------------------------------- reachability of a witness
+#
+# A witness sets every free input of the slice freely.  That is evidence for an input the code
+# receives (a parameter, data), not for a value computed by code the slice did not follow: a
+# witness `kve = 0` says nothing when `kve = bessel_kve(v, x)` is never 0.  The worker reports
+# which inputs the symptom needs (``observed["needed"]``: the others were relaxed to ordinary
+# values); a needed input at a value its producer is not known to reach makes the finding
+# inconclusive, with the reason.
+
+# Smallest normal magnitude of each float dtype: below it, subnormals.
+SMALLEST_NORMAL: dict[str, float] = {
+    "float16": 6.103515625e-05,
+    "bfloat16": 1.1754943508222875e-38,
+    "float32": 1.1754943508222875e-38,
+    "float64": 2.2250738585072014e-308,
+}
+ORDINARY_LO, ORDINARY_HI = 0.1, 10.0  # |v| in this range (and not 1 ± an ulp) is ordinary
+# Origins whose values the code receives as they are: a witness may set them freely.
+RECEIVED = frozenset({"data", "random", "model", "logits"})
+COMPUTED = frozenset({"call", "cut"})  # computed by code the slice did not follow
+# Producers that reach subnormal magnitudes in ordinary use (they underflow).
+UNDERFLOWING = frozenset(
+    {"sigmoid", "softmax", "exp", "square", "squared_difference", "softplus", "multiply"}
+)
+# Log-space lexicon: a computed value whose name (or producer's name) says it is a log-density,
+# log-probability or logit takes any real value, extreme ones included (a PPO ratio
+# exp(new_log_prob - old_log_prob) overflows when the policies diverge).  `log1mexp`, `logsumexp`
+# and other log *functions* are not in it: their name says nothing about the value's range.
+LOG_SPACE_WORDS = frozenset({"logits", "logit", "logp", "logprob", "logprobs", "loglik", "lp"})
+LOG_SPACE_AFTER_LOG = frozenset(
+    {"prob", "probs", "probability", "probabilities", "likelihood", "lik", "density", "pdf",
+     "pmf", "odds", "ratio", "weights", "p", "variance", "var", "std", "stddev", "scale",
+     "sigma", "det"}
+)  # fmt: skip
+PROBABILITY_WORDS = frozenset({"prob", "probs", "probability", "probabilities"})  # reach 0
+# Called functions whose value is 0 for ordinary inputs (a product or count of data, a sign, a
+# rounding): an untraced call to one of them may be 0 in a witness.
+NATURAL_ZERO_CALLS = frozenset(
+    {"matmul", "modal_dot", "dot", "batch_dot", "tensordot", "einsum", "matvec", "sign",
+     "floor", "ceil", "round", "rint", "count_nonzero", "segment_sum", "unsorted_segment_sum",
+     "bincount"}
+)  # fmt: skip
+COUNT_WORDS = frozenset({"count", "counts", "counter"})  # a name ending so is a whole count
+COUNT_PREFIXES = frozenset({"num", "n"})  # num_samples, n_items
+
+
+# Values a computed input is not set to without evidence: exact zeros, subnormals, 1 ± an ulp
+# and magnitudes beyond 10; small ones (1e-8 .. 0.1) too, except for a precision loss, which
+# needs them by nature and where they are common results of computation.
+SINGULAR = frozenset({"zero", "subnormal", "smallest-normal", "near-one", "large"})
+
+
+def value_class(v: float, dtype: str | None) -> str:
+    """What kind of number a witness value is: ``ordinary`` (0.1 <= |v| <= 10, not 1 ± an
+    ulp), or why not: zero, subnormal, smallest-normal, small, near-one, large, nan."""
+    if math.isnan(v):
+        return "nan"
+    a = abs(v)
+    normal = SMALLEST_NORMAL.get(dtype or "float32", SMALLEST_NORMAL["float32"])
+    if a == 0:
+        return "zero"
+    if a < normal:
+        return "subnormal"
+    if a <= normal * (1 + 1e-6):
+        return "smallest-normal"
+    if a < ORDINARY_LO:
+        return "small"
+    if a > ORDINARY_HI:
+        return "large"
+    if a != 1 and abs(a - 1) < 1e-5:
+        return "near-one"
+    return "ordinary"
+
+
+def log_space(*texts: str) -> bool:
+    """A log-probability, log-density or logit by its name (:data:`LOG_SPACE_WORDS`)."""
+    for text in texts:
+        words = [t.lower() for t in tokens(_callee(text))]
+        if any(w in LOG_SPACE_WORDS for w in words):
+            return True
+        if any(a == "log" and b in LOG_SPACE_AFTER_LOG for a, b in itertools.pairwise(words)):
+            return True
+    return False
+
+
+def _callee(source: str) -> str:
+    """`policy.distribution(t).log_prob(a)` -> `log_prob`: the name a call's value is known by."""
+    text = source.strip()
+    if not text.endswith(")"):
+        return text
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(text[i], 0)
+        if depth == 0:
+            head = text[:i]
+            return re.split(r"[^\w]", head)[-1] if head else text
+    return text
+
+
+def _count_like(name: str) -> bool:
+    words = [t.lower() for t in tokens(name) if not t.isdigit()]
+    if not words or "log" in words:
+        return False
+    return words[-1] in COUNT_WORDS or (len(words) > 1 and words[0] in COUNT_PREFIXES)
+
+
+def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
+    """What the static pass knows of the producer allows ``v``: its value range (a sigmoid,
+    ReLU or exp output, a probability), a domain from the code, a producer that is 0 for
+    ordinary inputs (:data:`NATURAL_ZERO_CALLS`), a probability or a log-space name."""
+    lo, hi = _pf(spec.get("lo", "-inf")), _pf(spec.get("hi", "inf"))
+    slack = 1e-6 * max(abs(v), 1e-300)  # the witness holds the bound rounded to the dtype
+    if (math.isfinite(lo) or math.isfinite(hi)) and lo - slack <= v <= hi + slack:
+        return True
+    if dom is not None and (dom.strong or "producer" in dom.why) and dom.holds(v):
+        return dom.lo != -math.inf or dom.hi != math.inf
+    name, source = str(spec.get("name", "")), str(spec.get("source", ""))
+    if v == 0 and _callee(source) in NATURAL_ZERO_CALLS:
+        return True
+    if 0 <= v <= 1 and PROBABILITY_WORDS & {t.lower() for t in tokens(name)}:
+        return True  # a probability by its name: 0 is reached by underflow
+    return log_space(name, source)
+
+
+def unreachable(
+    spec: dict[str, Any], v: float, dom: Domain | None, dtype: str | None, small_ok: bool = False
+) -> str | None:
+    """Why the witness value ``v`` of a needed input is not one the code gives it, or None.
+    ``small_ok``: a small computed value is evidence (a precision loss needs one)."""
+    name, origin = spec.get("name", "x"), spec.get("origin")
+    if origin is None or origin in RECEIVED or spec.get("prob"):
+        return None
+    kind = value_class(v, dtype)
+    computed = origin in COMPUTED or (origin == "subscript" and spec.get("of") in COMPUTED)
+    underflows = spec.get("producer") in UNDERFLOWING
+    if kind in ("subnormal", "smallest-normal") and not underflows and dtype != "float16":
+        what = "a subnormal" if kind == "subnormal" else f"the smallest normal {dtype}"
+        return f"needs `{name}` = {_fmt(v)}, {what}" + (_producer(spec) if computed else "")
+    if _count_like(name) and (v < 0 or v != math.floor(v)):
+        return f"needs `{name}` = {_fmt(v)}, which is not a count"
+    singular = kind in SINGULAR or (kind == "small" and not small_ok)
+    if not computed or not singular or _covered(spec, v, dom):
+        return None
+    return f"breaks only if `{name}` = {_fmt(v)}" + _producer(spec)
+
+
+def _producer(spec: dict[str, Any]) -> str:
+    """`; `kve` is computed by `bessel_kve(v, x)`, which was not traced`: why nothing is known."""
+    name, source = spec.get("name", "x"), spec.get("source") or spec.get("name", "x")
+    if spec.get("origin") == "cut":
+        return ", a value the slice did not follow"
+    if source == name:
+        return ", a value computed by a call that was not traced"
+    element = "an element of a value " if spec.get("origin") == "subscript" else ""
+    return f"; `{name}` is {element}computed by `{source}`, which was not traced"
+
+
+def unreachable_inputs(
+    probe: dict[str, Any],
+    point: dict[str, Any],
+    names: list[str],
+    dtype: str | None,
+    small_ok: bool = False,
+) -> list[str]:
+    """For each of ``names`` whose value in ``point`` the code is not known to give it, why."""
+    specs = {s.get("name"): s for s in probe.get("inputs") or []}
+    doms = {d.name: d for d in _load(probe)[0]}
+    reasons = []
+    for name in names:
+        spec, v = specs.get(name), point.get(name)
+        if spec is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        reason = unreachable(spec, float(v), doms.get(name), dtype, small_ok)
+        if reason:
+            reasons.append(reason)
+    return reasons
+
+
+def reachable(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """A confirmed witness whose needed inputs the code cannot give those values is not a
+    confirmation: inconclusive, saying which value it needs and why that is not known to occur.
+    What was seen stays in the verdict (inputs, observed values)."""
+    observed = out.get("observed")
+    if out.get("status") != "confirmed" or not isinstance(observed, dict):
+        return out
+    needed, point = observed.get("needed"), out.get("inputs")
+    if not isinstance(needed, list) or not isinstance(point, dict):
+        return out
+    dtype = out.get("dtype") or probe.get("dtype")
+    small_ok = out.get("symptom") == "diverges"
+    reasons = unreachable_inputs(probe, point, needed, dtype, small_ok)
+    if not reasons:
+        return out
+    detail = f"{'; '.join(reasons)} (seen: {out.get('detail', '')})"
+    return {**out, "status": "inconclusive", "detail": detail}
 
 
 def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:

@@ -494,6 +494,146 @@ def absorbed(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> 
     return Witness("epsilon-absorbed", int(hits[0]), rows, res) if hits.size else None
 
 
+# ---------------------------------------------------------------- minimal witnesses
+
+# Ordinary values an input may take instead of its witness value, nicest first; probability
+# inputs are probed through their logit, where 0 (p = 0.5) is the ordinary value.
+PLAIN_REPLACEMENTS = (1.0, 0.5, 2.0, -1.0, -0.5)
+LOGIT_REPLACEMENTS = (0.0, 1.0, -1.0)
+RELAXABLE = frozenset(GENERIC) | {"exploding-gradient"}  # symptoms a single row decides
+
+
+def ordinary(spec: Input, v: float, dtype: str) -> bool:
+    if spec.prob:
+        return abs(v) <= 2.0  # a logit: p in [0.12, 0.88]
+    return domains.value_class(v, dtype) == "ordinary"
+
+
+MILDER = (17.0, 30.0)  # a large value may need only a milder one (a sigmoid saturates at 17)
+
+
+def replacements(program: Program, j: int, v: float) -> list[float]:
+    """Values to try instead of ``v``: ordinary ones in the input's range, then milder ones of
+    the same sign for a large value (the witness then shows where the symptom starts)."""
+    spec = program.inputs[j]
+    milder = [math.copysign(m, v) for m in MILDER if abs(v) > m]
+    if spec.prob:
+        return [r for r in (*LOGIT_REPLACEMENTS, *milder) if r != v]
+    return [r for r in (*PLAIN_REPLACEMENTS, *milder) if spec.lo <= r <= spec.hi and r != v]
+
+
+def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[str] | None]:
+    """The witness with every input the symptom does not need moved to an ordinary value, and
+    the names of the inputs it needs (None when the symptom is not one a single row decides).
+
+    An input is tried when its value is not ordinary, or is one the code is not known to give it
+    (a count of -1).  One batched run tries each replacement of each such input alone (and all at
+    a shared value, for `a - b` at a == b); a second run combines the replacements that kept
+    the same symptom; the chosen point is then evaluated alone, where nothing can mix."""
+    if w.symptom not in RELAXABLE:
+        return w, None
+    row = w.rows[w.row]
+    dtype = program.dtype
+    loose = [
+        j
+        for j, spec in enumerate(program.inputs)
+        if not ordinary(spec, row[j], dtype) or _unreachable(program, row, [spec.name])
+    ]
+    if not loose:
+        return w, []
+    trials: list[dict[int, float]] = []
+    for j in loose:
+        trials += [{j: r} for r in replacements(program, j, row[j])]
+    shared = set.intersection(*(set(replacements(program, j, row[j])) for j in loose))
+    trials += [dict.fromkeys(loose, r) for r in PLAIN_REPLACEMENTS if r in shared]
+    kept = _keeping(program, row, trials, w.symptom, thr)
+    best: dict[int, float] = {}
+    for trial in kept:
+        if len(trial) == 1:
+            best.setdefault(*next(iter(trial.items())))
+    if len(best) > 1:
+        combined = [best] + [{k: v for k, v in best.items() if k != j} for j in best]
+        kept = _keeping(program, row, combined, w.symptom, thr) + kept
+    if not kept:
+        return w, [program.inputs[j].name for j in loose]
+    choice = max(kept, key=len)  # the most inputs relaxed (stable: the first such trial)
+    point = _with(row, choice)[None, :]
+    res = run(program, point)
+    if not masks(program, point, res, thr)[w.symptom][0]:
+        return w, [program.inputs[j].name for j in loose]
+    needed = [program.inputs[j].name for j in loose if j not in choice]
+    return Witness(w.symptom, 0, point, res, w.note), needed
+
+
+MAX_MINIMISED = 3  # witnesses minimised while looking for one the code can reach
+
+
+def choose(
+    program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float
+) -> tuple[Witness, list[str] | None] | None:
+    """The witness to report, with the inputs it needs.  In the recipe's symptom order, the
+    first point whose every input is at a value the code can give it (see
+    :func:`domains.unreachable`); else the first point whose needed inputs are, once the others
+    are relaxed; else the first witness found, which the verdict will not count as confirmed."""
+    if recipe(program.probe)["check"] == "absorption":
+        found = absorbed(program, rows, res)
+        return (found, None) if found is not None else None
+    how = recipe(program.probe)
+    m = masks(program, rows, res, thr)
+    first: tuple[Witness, list[str] | None] | None = None
+    budget = MAX_MINIMISED
+    for symptom in tuple(how["symptoms"]) + (() if how["only_listed"] else GENERIC):
+        hits = [int(i) for i in np.flatnonzero(m[symptom])]
+        clean = next((i for i in hits if not _unreachable(program, rows[i], None)), None)
+        if clean is not None:
+            return minimise(program, Witness(symptom, clean, rows, res), thr)
+        for i in hits[:2]:
+            if budget == 0:
+                break
+            budget -= 1
+            w, needed = minimise(program, Witness(symptom, i, rows, res), thr)
+            first = first or (w, needed)
+            if needed is not None and not _unreachable(program, w.rows[w.row], needed):
+                return w, needed
+    return first
+
+
+def _unreachable(
+    program: Program, row: np.ndarray, needed: list[str] | None, small_ok: bool = False
+) -> list[str]:
+    """Why inputs of a point (the ``needed`` ones, or all) are not at values the code gives."""
+    point = {i.name: float(v) for i, v in zip(program.inputs, row, strict=True) if not i.prob}
+    names = list(point) if needed is None else needed
+    return domains.unreachable_inputs(program.probe, point, names, program.dtype, small_ok)
+
+
+def _with(row: np.ndarray, trial: dict[int, float]) -> np.ndarray:
+    out = row.copy()
+    for j, v in trial.items():
+        out[j] = v
+    return out
+
+
+def _keeping(
+    program: Program, row: np.ndarray, trials: list[dict[int, float]], symptom: str, thr: float
+) -> list[dict[int, float]]:
+    """The trials (input index -> value) whose point, inside the inputs' domains, still shows
+    ``symptom``: one batched run."""
+    names = [i.name if not i.prob else "" for i in program.inputs]
+    inside = [
+        t
+        for t in trials
+        if not domains.broken(
+            program.probe, dict(zip(names, map(float, _with(row, t)), strict=True))
+        )
+    ]
+    if not inside:
+        return []
+    rows = np.array([_with(row, t) for t in inside])
+    hit = masks(program, rows, run(program, rows), thr)[symptom]
+    return [t for t, h in zip(inside, hit, strict=True) if h]
+
+
 # ---------------------------------------------------------------- verdict
 
 
@@ -526,21 +666,21 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         if not points_independent(program, rows, res):
             alone = witness_alone(program, rows, res, threshold)
             if alone is not None:
-                return confirmed(program, alone)
+                return confirmed(program, *minimise(program, alone, threshold))
             return inconclusive(
                 "no verdict: the probe points evaluated in one batch and one by one disagree "
                 "(points mixed, or TensorFlow's vectorised and scalar kernels differ there), "
                 "and no symptom reproduces on a point evaluated alone",
                 dtype,
             )
-        found = find_symptom(program, rows, res, threshold)
-        if found is not None:
-            return confirmed(program, found)
+        chosen = choose(program, rows, res, threshold)
+        if chosen is not None:
+            return confirmed(program, *chosen)
         climbed = climb(program, rows, res, threshold)
         if climbed is not None:
             note = f"after a gradient climb toward the danger zone, {climbed.note}"
             climbed.note = note.rstrip(", ")
-            return confirmed(program, climbed)
+            return confirmed(program, *minimise(program, climbed, threshold))
     if len(outside):
         beyond = find_symptom(program, outside, run(program, outside), threshold)
         if beyond is not None:
@@ -773,11 +913,23 @@ def verify_diverges(program: Program, probe: dict[str, Any]) -> dict[str, Any]:
         return refuted(
             f"matches the float64 result within 1% at {len(rows)} boundary points ({dtype})", dtype
         )
-    w = witness(program, Witness("diverges", int(hits[0]), rows, res))
-    exact_v = float(r[hits[0]][0])
-    err = float(rel[hits[0]].max())
+    # a point at values the code gives its inputs, if any; else the first, whose inputs at
+    # unusual values all count as needed (a divergence is not relaxed input by input)
+    row = next(
+        (int(i) for i in hits if not _unreachable(program, rows[i], None, small_ok=True)),
+        int(hits[0]),
+    )
+    w = witness(program, Witness("diverges", row, rows, res))
+    exact_v = float(r[row][0])
+    err = float(rel[row].max())
     w["observed"]["exact"] = exact_v
     w["observed"]["relative_error"] = err
+    w["observed"]["needed"] = [
+        spec.name
+        for j, spec in enumerate(program.inputs)
+        if not ordinary(spec, rows[row, j], dtype)
+        or _unreachable(program, rows[row], [spec.name], small_ok=True)
+    ]
     detail = (
         f"at {w['where']} ({dtype}), {w['expr']} = {w['value']} but the exact value is "
         f"{exact_v:.4g} (float64): relative error {err:.2g}"
@@ -916,8 +1068,12 @@ def _worst(grads: dict[str, Any], symptom: str) -> tuple[str, str]:
     return name, v if isinstance(v, str) else f"{v:.4g}"
 
 
-def confirmed(program: Program, w: Witness) -> dict[str, Any]:
+def confirmed(program: Program, w: Witness, needed: list[str] | None = None) -> dict[str, Any]:
+    """The verdict for a witness; ``needed`` (the inputs the symptom needs at their witness
+    values, see :func:`minimise`) goes with the observed values for the reachability gate."""
     parts = witness(program, w)
+    if needed is not None:
+        parts["observed"]["needed"] = needed
     detail = sentence(program, w, parts)
     if w.note:
         detail = f"{w.note}: {detail}" if not w.note.endswith(":") else f"{w.note} {detail}"

@@ -6,6 +6,19 @@ canonical op is on the allow-list plus arithmetic, and turns everything else (a
 non-allow-listed call, a placeholder, a variable, a parameter, ``model(x)``) into a free
 input that keeps what provenance knows about it.  Nothing here executes user code: the
 output is plain data.
+
+Each free input also records its ``origin``: where its value comes from, so the verdict can
+tell a value the code receives (a parameter, data) from one computed by code the slice did not
+follow (an untraced call), which a witness must not set freely:
+
+- ``param``: a function parameter; ``attr``: an attribute chain (``self.scale``);
+- ``data``: a placeholder, ``keras.Input``, ``tf.Variable`` or dataset element; ``random``: a
+  draw; ``model``: a layer or model output (its activation range is in ``lo``/``hi``);
+- ``call``: the result of a call the slice does not enter (``source`` is its code);
+- ``subscript``: an element of another value (``of`` is that value's origin, ``source`` its
+  code when it is a call); ``cut``: the node budget ran out there; ``logits``: the free input
+  of a sigmoid/softmax (any real value reaches it); ``global``: a name bound outside the
+  module; ``other``: anything else (a loop variable, a conditional expression).
 """
 
 from __future__ import annotations
@@ -81,6 +94,9 @@ HOST_BINOPS: dict[type, Any] = {
     cst.Divide: lambda a, b: a / b,
     cst.Power: lambda a, b: a**b,
 }
+DATA_KINDS = frozenset({"placeholder", "variable", "input"})  # provenance kinds fed by data
+DATA_CALLS = frozenset({"get_next", "next"})  # iterator.get_next(), next(iterator)
+MAX_SOURCE = 120  # characters of a producer's code kept for messages
 MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
 MAX_DEPTH = 40
 SATURATING = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
@@ -136,7 +152,7 @@ class Slicer:
         self.unsupported = []
 
     # -- inputs ---------------------------------------------------------------------------
-    def _input(self, label: str, val: Val, key: str) -> dict:
+    def _input(self, label: str, val: Val, key: str, origin: dict[str, str]) -> dict:
         name = self._input_keys.get(key)
         if name is None:
             base = " ".join(label.split()) or "x"  # the user's own text, never cut or mangled
@@ -152,8 +168,67 @@ class Slicer:
                 "hi": jfloat(val.hi),
                 "prob": bool(val.prob),
                 "role": "value",
+                **origin,
             }
         return {"k": "input", "name": name}
+
+    def _source(self, node: cst.CSTNode) -> str:
+        code = " ".join(self.ctx.code(node).split())
+        return code if len(code) <= MAX_SOURCE else code[: MAX_SOURCE - 3] + "..."
+
+    def origin(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
+        """Where the value of an expression the slice does not enter comes from (see the
+        module docstring): ``{"origin": ..., "source": ..., "of": ...}``, plain data."""
+        val = self.ctx.ev.value(node, scope, order)
+        if val.kind in DATA_KINDS:
+            return {"origin": "data"}
+        if val.kind == "random":
+            return {"origin": "random"}
+        if isinstance(node, cst.Call):
+            return self._call_origin(node, scope, order)
+        if isinstance(node, cst.Attribute):
+            if _attribute_chain(node):
+                return {"origin": "attr"}
+            return {"origin": "call", "source": self._source(node)}
+        if isinstance(node, cst.Subscript):
+            base = self._base_origin(node.value, scope, order, depth)
+            out = {"origin": "subscript", "of": base["origin"]}
+            if "source" in base:
+                out["source"] = base["source"]
+            return out
+        if isinstance(node, (cst.Await, cst.Yield)):
+            return {"origin": "call", "source": self._source(node)}
+        if isinstance(node, cst.Name):
+            return self._base_origin(node, scope, order, depth)
+        return {"origin": "other"}
+
+    def _call_origin(self, node: cst.Call, scope: Scope, order: int) -> dict:
+        func = node.func
+        callee = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        if callee in DATA_CALLS:
+            return {"origin": "data"}
+        if self.ctx.ev.value(func, scope, order).kind in ("layer", "model"):
+            return {"origin": "model"}
+        return {"origin": "call", "source": self._source(node)}
+
+    def _base_origin(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int) -> dict:
+        """The origin of a name (or of what a subscript indexes): its parameter, its binding."""
+        if not isinstance(node, cst.Name):
+            if isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)) and depth < 8:
+                return self.origin(node, scope, order, depth + 1)
+            return {"origin": "other"}
+        found = self.ctx.ev.lookup(node.value, scope, order)
+        if isinstance(found, cst.Param):
+            return {"origin": "param"}
+        if isinstance(found, Binding):
+            if found.value is None:
+                return {"origin": "other"}  # a loop variable, an import, a `with ... as`
+            if found.index is None and not self._is_opaque(found.value):
+                return {"origin": "other"}  # computed by code the slice can follow
+            if depth < 8:
+                return self.origin(found.value, found.scope, found.at, depth + 1)
+            return {"origin": "other"}
+        return {"origin": "global"}
 
     def _where(self, node: cst.CSTNode, out: dict) -> dict:
         pos = self.positions.get(node)
@@ -167,7 +242,10 @@ class Slicer:
         if self.count > MAX_NODES or depth > MAX_DEPTH:
             self.truncated = True
             return self._input(
-                self.ctx.code(node), self.ctx.ev.value(node, scope, order), f"cut:{id(node)}"
+                self.ctx.code(node),
+                self.ctx.ev.value(node, scope, order),
+                f"cut:{id(node)}",
+                {"origin": "cut", "source": self._source(node)},
             )
         ev = self.ctx.ev
         folded = self._host_constant(node)
@@ -232,7 +310,12 @@ class Slicer:
         code = self.ctx.code(node)
         # the same attribute read twice in one scope (`d.d_k`) is one value, one input
         key = f"attr:{' '.join(code.split())}:{id(scope)}" if _attribute_chain(node) else None
-        return self._input(code, self.ctx.ev.value(node, scope, order), key or f"node:{id(node)}")
+        return self._input(
+            code,
+            self.ctx.ev.value(node, scope, order),
+            key or f"node:{id(node)}",
+            self.origin(node, scope, order),
+        )
 
     def _name(self, node: cst.Name, scope: Scope, order: int, depth: int) -> dict:
         ev = self.ctx.ev
@@ -242,14 +325,22 @@ class Slicer:
             if value.const is not None:
                 return {"k": "const", "v": jfloat(value.const)}
             if self._is_opaque(found.value):  # P = tf.placeholder(...): the input is `P`
-                return self._input(node.value, value, f"name:{node.value}:{id(found)}")
+                return self._input(
+                    node.value,
+                    value,
+                    f"name:{node.value}:{id(found)}",
+                    self.origin(found.value, found.scope, found.at),
+                )
             return self._expand_once(found, node.value, depth)
         if isinstance(found, cst.Param) and found.default is not None:
             default = ev.value(found.default, scope, order)
             if default.const is not None:
                 return {"k": "const", "v": jfloat(default.const)}
         return self._input(
-            node.value, ev.value(node, scope, order), f"name:{node.value}:{id(found)}"
+            node.value,
+            ev.value(node, scope, order),
+            f"name:{node.value}:{id(found)}",
+            self._base_origin(node, scope, order, 0),
         )
 
     def _expand_once(self, found: Binding, name: str, depth: int) -> dict:
@@ -433,7 +524,7 @@ class Slicer:
         val = replace(
             ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False
         )
-        return self._input(label, val, f"logits:{id(node)}")
+        return self._input(label, val, f"logits:{id(node)}", {"origin": "logits"})
 
 
 def _attribute_chain(node: cst.BaseExpression) -> bool:

@@ -1,0 +1,407 @@
+"""Issue #11, "confirmed means reachable": a witness that sets a computed value freely, or needs
+a parameter at a value the code never gives it, is not a confirmation.
+
+Snippets are sliced by the real static pass (their probes carry each input's origin) and
+verified in-process; hand-written probes pin the minimisation.  Real hazards stay confirmed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from probe_helpers import binop, call, const, expr, free, inp  # noqa: E402
+from test_reachability import probed  # noqa: E402
+
+from tfnumlint.verify import domains, probing  # noqa: E402
+
+
+def verify(probe: dict, threshold: float = 1e6) -> dict:
+    return probing.verify(probe, threshold)
+
+
+def verdicts(src: str, rule: str) -> list[dict]:
+    """The verdicts of every finding of ``rule`` in the snippet (each must carry a probe)."""
+    found = [f for f in probed(src, select=[rule]) if f.rule == rule]
+    assert found and all(f.probe is not None for f in found), found
+    return [verify(f.probe) for f in found]
+
+
+def one_verdict(src: str, rule: str) -> dict:
+    [out] = verdicts(src, rule)
+    return out
+
+
+def spec(name: str, origin: str, **fields) -> dict:
+    return {**free(name), "origin": origin, **fields}
+
+
+# ---------------------------------------------------------------- origins recorded by the slicer
+
+
+def test_the_slicer_records_where_each_input_comes_from():
+    src = """\
+        import tensorflow as tf
+
+
+        class Layer:
+            def call(self, v, x, scale):
+                kve = bessel_kve(v, x)
+                a, b = helper(x)
+                n = tf.shape(x)[0]
+                h = tf.compat.v1.placeholder(tf.float32)
+                return (tf.math.log(kve) + tf.math.log(a) + tf.math.log(n)
+                        + tf.math.log(scale) + tf.math.log(self.w) + tf.math.log(h))
+        """
+    [finding] = [f for f in probed(src, select=["TNL104"]) if f.probe]
+    got = {i["name"]: (i["origin"], i.get("source"), i.get("of")) for i in finding.probe["inputs"]}
+    assert got == {
+        "kve": ("call", "bessel_kve(v, x)", None),
+        "a": ("call", "helper(x)", None),
+        "n": ("subscript", "tf.shape(x)", "call"),
+        "scale": ("param", None, None),
+        "self.w": ("attr", None, None),
+        "h": ("data", None, None),
+    }
+
+
+def test_a_layer_output_is_a_model_origin_with_its_activation_range():
+    src = """\
+        import tensorflow as tf
+
+        dense = tf.keras.layers.Dense(1, activation="sigmoid")
+
+
+        def loss(x, y):
+            p = dense(x)
+            return -tf.reduce_mean(y * tf.math.log(p))
+        """
+    [finding] = [f for f in probed(src, select=["TNL101"]) if f.probe]
+    [p] = [i for i in finding.probe["inputs"] if i["name"] == "p"]
+    assert (p["origin"], p["producer"], p["lo"], p["hi"]) == ("model", "sigmoid", 0.0, 1.0)
+    assert verify(finding.probe)["status"] == "confirmed"
+
+
+# ---------------------------------------------------------------- (a) a computed value set freely
+
+
+def test_an_untraced_computed_value_at_zero_is_inconclusive_naming_its_producer():
+    # MinCut's orthogonality term: i_s = tf.eye(k) has norm sqrt(k), never 0
+    src = """\
+        import tensorflow as tf
+
+
+        def orthogonality(s, k):
+            ss = tf.matmul(s, s, transpose_a=True)
+            i_s = tf.eye(k, dtype=ss.dtype)
+            return tf.norm(ss / tf.norm(ss) - i_s / tf.norm(i_s))
+        """
+    [out] = [v for v in verdicts(src, "TNL201") if "`i_s`" in v["detail"]]
+    assert out["status"] == "inconclusive", out
+    assert "`i_s` is computed by `tf.eye(k, dtype=ss.dtype)`, which was not traced" in out["detail"]
+    assert out["detail"].startswith(("breaks only if `i_s` = 0;", "needs `i_s` = ")), out["detail"]
+    assert "(seen: at " in out["detail"]  # what was seen stays in the message
+    # the same file's real hazard, a Gram matrix of all-zero assignments, is still confirmed
+    others = [v for v in verdicts(src, "TNL201") if "`i_s`" not in v["detail"]]
+    assert others and all(v["status"] == "confirmed" for v in others), others
+
+
+def test_an_untraced_value_needed_at_an_extreme_is_inconclusive():
+    src = """\
+        import tensorflow as tf
+
+
+        def cdf(x):
+            log1mexpx = log1mexp(x)
+            return tf.exp(log1mexpx - tf.ones_like(x))
+        """
+    out = one_verdict(src, "TNL301")
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith(
+        "breaks only if `log1mexpx` = 100; `log1mexpx` is computed by `log1mexp(x)`, which was "
+        "not traced"
+    ), out["detail"]
+
+
+def test_an_element_of_an_untraced_call_is_inconclusive():
+    n = spec("n", "subscript", of="call", source="tf.shape(x)")
+    out = verify(expr("TNL201", binop("/", inp("y"), inp("n")), [spec("y", "param"), n]))
+    assert out["status"] == "inconclusive", out
+    assert "`n` is an element of a value computed by `tf.shape(x)`" in out["detail"]
+
+
+def test_an_element_of_a_parameter_confirms():
+    n = spec("n", "subscript", of="param")
+    out = verify(expr("TNL201", binop("/", inp("y"), inp("n")), [spec("y", "param"), n]))
+    assert out["status"] == "confirmed", out
+
+
+def test_a_computed_value_needed_at_an_ordinary_value_still_confirms():
+    # log(h - 1) is -inf at h = 1: an ordinary value, nothing to hold against the witness
+    target = call("log", binop("-", inp("h"), const(1.0)))
+    out = verify(expr("TNL101", target, [spec("h", "call", source="helper(x)")]))
+    assert out["status"] == "confirmed", out
+
+
+def test_a_log_probability_by_name_may_be_extreme():
+    # PPO's importance ratio: exp(new - old log-probability) overflows when policies diverge
+    src = """\
+        import tensorflow as tf
+
+
+        def ratio(policy, old_log_prob, time_steps, actions):
+            new_log_prob = policy.distribution(time_steps).log_prob(actions)
+            return tf.exp(new_log_prob - old_log_prob)
+        """
+    out = one_verdict(src, "TNL301")
+    assert out["status"] == "confirmed", out
+
+
+def test_a_log_variance_by_name_may_be_extreme():
+    # a reward network's predicted log-variance: exp(-log_variance) overflows for a confident net
+    src = """\
+        import tensorflow as tf
+
+
+        def weights(predicted_log_variance, actions):
+            action_log_variance = index_with_actions(predicted_log_variance, actions)
+            return tf.exp(-action_log_variance)
+        """
+    out = one_verdict(src, "TNL301")
+    assert out["status"] == "confirmed", out
+
+
+def test_an_untraced_product_of_data_may_be_zero():
+    # v = L x (a graph Laplacian times features) is 0 for constant features: its norm's gradient
+    target = call("norm", inp("v"), axis=const(-1), keepdims={"k": "bool", "v": True})
+    v = spec("v", "call", source="ops.modal_dot(lap, x)")
+    assert verify(expr("TNL203", target, [v]))["status"] == "confirmed"
+    v["source"] = "ops.bessel_kve(lap, x)"
+    assert verify(expr("TNL203", target, [v]))["status"] == "inconclusive"
+
+
+def test_a_probability_by_name_may_be_zero():
+    probs = spec("probs", "call", source="self.compute_probabilities(logits)")
+    out = verify(expr("TNL101", call("log", inp("probs")), [probs]))
+    assert out["status"] == "confirmed", out
+
+
+def test_a_computed_value_inside_its_known_range_confirms():
+    # an untraced helper whose value provenance knows is in [0, 1] reaches 0 by underflow
+    target = call("log", inp("p"))
+    p = spec("p", "call", source="helper(x)", lo=0.0, hi=1.0, producer="sigmoid")
+    out = verify(expr("TNL101", target, [p]))
+    assert out["status"] == "confirmed", out
+
+
+# ---------------------------------------------------------------- (b) subnormal parameters
+
+
+def _positive(name: str) -> dict:
+    """A strong domain (0, inf): as from an in-scope `assert_positive`, so 0 is never probed."""
+    why = "asserted by `assert_positive`"
+    return {"name": name, "lo": 0.0, "hi": "inf", "lo_open": True, "why": why, "strong": True}
+
+
+def test_a_parameter_needed_at_a_subnormal_is_inconclusive():
+    probe = expr(
+        "TNL201", binop("/", inp("x"), inp("scale")), [spec("x", "param"), spec("scale", "attr")]
+    )
+    probe["domains"] = [_positive("scale")]
+    out = verify(probe, threshold=math.inf)  # no exploding gradient: x / 1e-8 is one too
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith("needs `scale` = 1.4013e-45, a subnormal"), out["detail"]
+    assert out["inputs"]["x"] == 1.0  # x is not needed at 100: the witness shows it relaxed
+
+
+def test_a_subnormal_from_an_underflowing_producer_confirms():
+    p = spec("p", "call", source="tf.exp(-t)", producer="exp", lo=0.0, hi="inf")
+    probe = expr("TNL201", binop("/", inp("x"), inp("p")), [spec("x", "param"), p])
+    probe["domains"] = [_positive("p")]
+    out = verify(probe)
+    assert out["status"] == "confirmed", out
+    assert domains.value_class(out["inputs"]["p"], "float32") == "subnormal"
+
+
+def test_a_count_needed_at_a_fraction_is_inconclusive():
+    src = """\
+        import tensorflow as tf
+
+
+        def log_normalizer(counts, total_count):
+            return tf.math.log(counts) / tf.math.log(total_count + 1.0)
+        """
+    out = one_verdict(src, "TNL105")
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith("needs `total_count` = 1e-08, which is not a count"), out
+
+
+def test_a_count_needed_at_minus_one_is_inconclusive():
+    n = spec("total_count", "attr")
+    out = verify(
+        expr("TNL201", binop("/", const(1.0), binop("+", inp("total_count"), const(1.0))), [n])
+    )
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith("needs `total_count` = -1, which is not a count"), out
+
+
+# ---------------------------------------------------------------- minimal witnesses
+
+
+def test_an_irrelevant_input_is_no_longer_shown_at_an_extreme():
+    # a - b is 0 at any a == b; c only scales the result and is not needed at 100
+    target = binop("/", inp("c"), binop("-", inp("a"), inp("b")))
+    probe = expr("TNL201", target, [free("c"), free("a"), free("b")])
+    rows = probing.point_grid(probing.build(probe).inputs, "float32")
+    assert 100.0 in rows[:, 0]  # the grid does put c at 100
+    out = verify(probe)
+    assert out["status"] == "confirmed"
+    assert out["inputs"]["c"] == 1.0, out
+    assert out["observed"]["needed"] == [n for n in ("a", "b") if out["inputs"][n] == 0.0]
+
+
+def test_minimise_relaxes_an_extreme_constant_and_keeps_the_needed_zero():
+    probe = expr("TNL201", binop("/", inp("k"), inp("x")), [free("k"), free("x")])
+    program = probing.build(probe)
+    rows = probing.np.array([[100.0, 0.0]])
+    res = probing.run(program, rows)
+    w, needed = probing.minimise(program, probing.Witness("inf-value", 0, rows, res), 1e6)
+    assert list(w.rows[w.row]) == [1.0, 0.0]
+    assert needed == ["x"]
+
+
+def test_minimise_keeps_inputs_that_must_stay_equal():
+    # log(a - b + 1) - log(1) with a == b == 100: no single replacement keeps a == b, the shared
+    # one does, so neither is needed at 100
+    target = binop("/", const(1.0), binop("-", inp("a"), inp("b")))
+    probe = expr("TNL201", target, [free("a"), free("b")])
+    program = probing.build(probe)
+    rows = probing.np.array([[100.0, 100.0]])
+    res = probing.run(program, rows)
+    w, needed = probing.minimise(program, probing.Witness("inf-value", 0, rows, res), 1e6)
+    assert list(w.rows[w.row]) == [1.0, 1.0]
+    assert needed == []
+
+
+def test_a_dead_gradient_witness_is_not_minimised():
+    program = probing.build(expr("TNL102", call("log", inp("z")), [free("z")]))
+    rows = probing.np.array([[0.0]])
+    w = probing.Witness("dead-gradient", 0, rows, probing.run(program, rows))
+    assert probing.minimise(program, w, 1e6) == (w, None)
+
+
+# ---------------------------------------------------------------- real hazards stay confirmed
+
+
+def test_log_of_softmax_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def loss(labels, logits):
+            return -tf.reduce_sum(labels * tf.math.log(tf.nn.softmax(logits)), axis=-1)
+        """
+    assert all(v["status"] == "confirmed" for v in verdicts(src, "TNL103"))
+
+
+def test_log_of_sigmoid_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def loss(z):
+            return -tf.reduce_mean(tf.math.log(tf.sigmoid(z)))
+        """
+    out = one_verdict(src, "TNL101")
+    assert out["status"] == "confirmed", out
+
+
+def test_one_minus_sigmoid_saturating_at_17_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def loss(z):
+            return -tf.reduce_mean(tf.math.log(1.0 - tf.sigmoid(z)))
+        """
+    out = one_verdict(src, "TNL101")
+    assert out["status"] == "confirmed", out
+    assert 0 < out["inputs"]["z"] <= 17, out  # 1 - sigmoid(17) is already 0 in float32
+
+
+def test_cosine_similarity_of_a_relu_feature_vector_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def similarity(x, w):
+            h = tf.nn.relu(tf.matmul(x, w))
+            return h / tf.norm(h, axis=-1, keepdims=True)
+        """
+    out = one_verdict(src, "TNL201")
+    assert out["status"] == "confirmed", out
+
+
+def test_sqrt_of_squared_error_at_an_exact_fit_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def rmse(y_true, y_pred):
+            return tf.sqrt(tf.reduce_sum(tf.square(y_pred - y_true), axis=-1))
+        """
+    out = one_verdict(src, "TNL202")
+    assert (out["status"], out["symptom"]) == ("confirmed", "nan-gradient"), out
+
+
+def test_log_of_a_relu_prediction_stays_confirmed():
+    # a depth loss: y_pred is a ReLU output, exactly 0 on some pixel
+    src = """\
+        import tensorflow as tf
+
+
+        def silog(y_true, y_pred):
+            d = tf.math.log(y_true) - tf.math.log(y_pred)
+            return tf.sqrt(tf.reduce_mean(tf.square(d)) - 0.5 * tf.square(tf.reduce_mean(d)))
+        """
+    [out] = [v for v in verdicts(src, "TNL101") if "y_pred" in v.get("inputs", {})]
+    assert (out["status"], out["inputs"]["y_pred"]) == ("confirmed", 0.0), out
+
+
+def test_user_loss_with_an_epsilon_on_a_sigmoid_output_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def loss(y, logits):
+            p = tf.sigmoid(logits)
+            return -tf.reduce_mean(y * tf.math.log(p + 1e-10))
+        """
+    out = one_verdict(src, "TNL102")
+    assert (out["status"], out["symptom"]) == ("confirmed", "dead-gradient"), out
+
+
+def test_tf1_tutorial_loss_stays_confirmed():
+    src = """\
+        import tensorflow.compat.v1 as tf
+
+        x = tf.placeholder(tf.float32, [None, 784])
+        W = tf.Variable(tf.zeros([784, 10]))
+        b = tf.Variable(tf.zeros([10]))
+        y = tf.nn.softmax(tf.matmul(x, W) + b)
+        y_ = tf.placeholder(tf.float32, [None, 10])
+        cross_entropy = tf.reduce_mean(-tf.reduce_sum(y_ * tf.log(y), reduction_indices=[1]))
+        """
+    for rule in ("TNL101", "TNL103"):
+        assert all(v["status"] == "confirmed" for v in verdicts(src, rule)), rule
+
+
+def test_a_constant_the_slicer_kept_as_an_input_is_never_held_against_the_witness():
+    # `K.epsilon()` is sliced as an opaque call, but provenance knows it is 1e-7 (lo == hi)
+    eps = spec("K.epsilon()", "call", source="K.epsilon()", producer="constant", lo=1e-7, hi=1e-7)
+    target = call("log", binop("+", inp("s"), inp("K.epsilon()")))
+    out = verify(expr("TNL101", target, [spec("s", "param"), eps]))
+    assert out["status"] == "confirmed", out
