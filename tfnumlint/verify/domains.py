@@ -28,6 +28,8 @@ from typing import Any
 
 import libcst as cst
 
+from ..analysis.invariants import class_invariants, input_key
+
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
 NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
 for _words, _dom in (
@@ -81,6 +83,58 @@ _NONNEG_OPS = frozenset(
      "reduce_euclidean_norm", "sigmoid", "softmax", "reduce_variance", "reduce_std"}
 )  # fmt: skip
 _SORTED_OPS = frozenset({"sort", "linspace", "range", "cumsum"})
+
+# The range a known math function's value lies in: (lo, lo_open, hi), keyed by the last word
+# of the callee (`tf.math.softplus`, `tfp.math.log1mexp`, `special_math.ndtr`, `inv_probit`).
+# A probe input that is such a call (or a name only ever bound to one) is probed inside it.
+# Code-derived when the callee resolves to an import from a numerics library, weak (a name
+# convention) when it is a local function or only its name matches.  float32 caveats: exp and
+# softplus underflow to exactly 0, so they are >= 0 here, not > 0.
+_POS = (0.0, True, math.inf)
+_NONNEG = (0.0, False, math.inf)
+_UNIT = (0.0, False, 1.0)
+_NONPOS = (-math.inf, False, 0.0)
+PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
+    **dict.fromkeys(
+        ("exp", "softplus", "square", "abs", "sqrt", "norm", "euclidean_norm", "l2_norm",
+         "reduce_euclidean_norm", "global_norm", "relu", "relu6", "elu_plus_one", "reduce_variance",
+         "reduce_std", "variance", "stddev", "reduce_logsumexp_exp", "i0e", "i1e", "ive",
+         "bessel_i0e", "bessel_i1e", "bessel_ive", "gamma", "exp2", "cosh", "softmax"),
+        _NONNEG,
+    ),
+    **dict.fromkeys(
+        ("kve", "k0e", "k1e", "bessel_kve", "bessel_k0e", "bessel_k1e", "eps", "epsilon"), _POS
+    ),
+    **dict.fromkeys(
+        ("sigmoid", "inv_probit", "ndtr", "cdf", "survival_function", "hard_sigmoid", "betainc",
+         "igamma", "igammac", "erfc_half"),
+        _UNIT,
+    ),
+    **dict.fromkeys(
+        ("log1mexp", "log_sigmoid", "log_ndtr", "log_cdf", "log_survival_function",
+         "log_softmax", "log_sum_of_probabilities"),
+        _NONPOS,
+    ),
+    "erfc": (0.0, False, 2.0),
+    "lgamma": (-0.1216, False, math.inf),  # min of log Γ on x > 0 (Γ(1.4616) = 0.8856)
+    "eye": (1.0, False, 1.0),  # an identity matrix, probed at its diagonal: its norm is > 0
+    "ones": (1.0, False, 1.0),
+    "ones_like": (1.0, False, 1.0),
+}  # fmt: skip
+# Name patterns of the same families (weak: a naming convention, not a known function).
+_PRODUCER_PATTERNS = (
+    (re.compile(r"^log_(?:\w+_)?(?:cdf|ndtr|survival|sigmoid)(?:_\w+)?$"), _NONPOS),
+    (re.compile(r"^\w*_cdf$|^\w*ndtr$"), _UNIT),
+    (re.compile(r"^\w*square$|^\w*_norm$"), _NONNEG),
+)
+# Table words that, as a variable's name, say nothing about its value.
+_NOT_A_VALUE_NAME = frozenset({"eye", "ones", "ones_like", "gamma"})
+# Roots of imports whose functions are what their name says (a resolved call is strong evidence).
+_NUMERIC_LIBRARIES = frozenset(
+    {"tensorflow", "keras", "tf_keras", "tensorflow_probability", "gpflow", "scipy", "numpy"}
+)
+# Ranges that hold only for the arguments the library documents (lgamma: x > 0), so weak.
+_WEAK_RANGES = frozenset({"lgamma"})
 _ASSERT_ONE = {
     "assert_positive": (0.0, True, math.inf),
     "assert_non_negative": (0.0, False, math.inf),
@@ -180,6 +234,10 @@ def name_domain(name: str) -> Domain | None:
         word = words[-1] if words[-1] in NAME_LEXICON else ""
         if not word and len(words) > 1 and words[0] in ("num", "n"):
             word = words[0]  # num_steps, n_items
+    whole = key.lower().lstrip("_")
+    if not word and whole in PRODUCER_RANGES and whole not in _NOT_A_VALUE_NAME:
+        lo, lo_open, hi = PRODUCER_RANGES[whole]  # `kve`, `cdf`: named after its producer
+        return Domain(name, lo, hi, lo_open, f"its producer's name (`{whole}`)", False)
     if not word and any(_NONNEG_WORDS.match(w) for w in words):
         nonneg = next(w for w in words if _NONNEG_WORDS.match(w))
         return Domain(name, 0.0, math.inf, False, f"its producer's name (`{nonneg}`)", False)
@@ -271,6 +329,33 @@ def assertion_domains(ctx, scope, names: set[str]) -> tuple[list[Domain], list[R
     return doms, rels
 
 
+def class_domains(ctx, fn_scope, names: list[str]) -> tuple[list[Domain], list[Relation]]:
+    """The class's own invariants (analysis/invariants.py) on inputs that read its attributes:
+    ``self.scale``, ``self._scale``, the ``scale`` property, the ``__init__`` parameter."""
+    cls = fn_scope.cls
+    if cls is None:
+        return [], []
+    inv = ctx.fact(f"invariants:{id(cls)}", lambda: class_invariants(cls))
+    if not inv.bounds and not inv.relations:
+        return [], []
+    keys = {name: input_key(name, fn_scope) for name in names}
+    doms: list[Domain] = []
+    for name, key in keys.items():
+        bounds = inv.bounds.get(key) if key else None
+        if bounds:
+            lo = max(b[0] for b in bounds)
+            lo_open = any(b[1] for b in bounds if b[0] == lo)
+            hi = min(b[2] for b in bounds)
+            why = next(b[3] for b in bounds if b[0] == lo or b[2] == hi)
+            doms.append(Domain(name, lo, hi, lo_open, why, strong=True))
+    rels = []
+    for a_key, op, b_key, why in inv.relations:
+        for a in (n for n, k in keys.items() if k == a_key):
+            for b in (n for n, k in keys.items() if k == b_key):
+                rels.append(Relation(a, op, b, why, True))
+    return doms, rels
+
+
 def _inside(scope, fn) -> bool:
     s = scope
     while s is not None:
@@ -294,10 +379,83 @@ def _nonneg(ctx, node: cst.BaseExpression, site_scope, order: int, self_name: st
         op = ctx.info.imports.op(node.func)
         if op in _NONNEG_OPS:
             return True
+        found = call_range(ctx, node)
+        if found is not None and found[0] >= 0 and found[4]:
+            return True
         if op in ("add", "multiply") and len(node.args) == 2:
             return all(_nonneg(ctx, a.value, site_scope, order, self_name) for a in node.args)
     v = ctx.ev.value(node, site_scope, order)
     return v.lo >= 0
+
+
+def _callee_word(func: cst.BaseExpression) -> str:
+    node = func.attr if isinstance(func, cst.Attribute) else func
+    return node.value.lstrip("_").lower() if isinstance(node, cst.Name) else ""
+
+
+def _library_call(ctx, func: cst.BaseExpression) -> bool:
+    """The callee is imported from a numerics library (TF, TFP, GPflow, SciPy, numpy)."""
+    if ctx.info.imports.resolve(func) is not None:
+        return True
+    while isinstance(func, cst.Attribute):
+        func = func.value
+    if not isinstance(func, cst.Name):
+        return False
+    dotted = ctx.info.imports.aliases.get(func.value) or ""
+    return dotted.split(".")[0] in _NUMERIC_LIBRARIES
+
+
+def call_range(ctx, node: cst.BaseExpression) -> tuple[float, bool, float, str, bool] | None:
+    """(lo, lo_open, hi, producer word, strong) of a known math function's call (or a subscript
+    of one, `tf.norm(x)[..., None]`); None when the callee is not in :data:`PRODUCER_RANGES`."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if not isinstance(node, cst.Call):
+        return None
+    word = _callee_word(node.func)
+    op = ctx.info.imports.op(node.func)
+    for key in (op, word):
+        if key and key in PRODUCER_RANGES:
+            lo, lo_open, hi = PRODUCER_RANGES[key]
+            strong = key not in _WEAK_RANGES and _library_call(ctx, node.func)
+            return lo, lo_open, hi, key, strong
+    for pattern, (lo, lo_open, hi) in _PRODUCER_PATTERNS:
+        if pattern.match(word):
+            return lo, lo_open, hi, word, False
+    return None
+
+
+def _range_domain(name: str, found: tuple[float, bool, float, str, bool], shown: str) -> Domain:
+    lo, lo_open, hi, word, strong = found
+    why = f"its producer `{shown}` ({word}) lies there" if strong else f"`{word}` by its name"
+    return Domain(name, lo, hi, lo_open, why, strong)
+
+
+def call_domain(ctx, name: str) -> Domain | None:
+    """An input the slicer named by the text of an opaque call (``inv_probit(f)``,
+    ``tfp.math.log1mexp(x)``): the range of that function."""
+    text = re.sub(r" \(\d+\)$", "", name)
+    if "(" not in text:
+        return None
+    try:
+        node = cst.parse_expression(text)
+    except cst.ParserSyntaxError:
+        return None
+    found = call_range(ctx, node)
+    return _range_domain(name, found, text) if found else None
+
+
+def _bindings_domain(ctx, name: str, bindings) -> Domain | None:
+    """A name only ever bound to calls of known math functions: the union of their ranges."""
+    ranges = [call_range(ctx, b.value) for b in bindings]
+    if not ranges or any(r is None for r in ranges):
+        return None
+    lo = min(r[0] for r in ranges)
+    hi = max(r[2] for r in ranges)
+    lo_open = all(r[1] for r in ranges if r[0] == lo)
+    strong = all(r[4] for r in ranges)
+    word = "/".join(sorted({r[3] for r in ranges}))
+    return _range_domain(name, (lo, lo_open, hi, word, strong), ctx.code(bindings[0].value))
 
 
 def producer_domain(ctx, name: str, scope) -> Domain | None:
@@ -310,6 +468,9 @@ def producer_domain(ctx, name: str, scope) -> Domain | None:
         s = s.parent
     if not bindings or any(b.value is None or b.index is not None for b in bindings):
         return None
+    ranged = _bindings_domain(ctx, name, bindings)
+    if ranged is not None:
+        return ranged
     shown = None
     for b in bindings:
         if not _nonneg(ctx, b.value, b.scope, b.at, name):
@@ -458,6 +619,10 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         for d in doms:
             domains.setdefault(d.name, d)
         relations += rels
+        doms, rels = class_domains(ctx, fn_scope, names)
+        for d in doms:
+            domains.setdefault(d.name, d)
+        relations += rels
     for spec in probe.get("inputs") or []:
         name = spec["name"]
         if name in domains or spec.get("prob") or spec.get("producer") in ("logits", "sigmoid"):
@@ -465,7 +630,10 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         lo = _pf(spec.get("lo", "-inf"))
         if lo >= 0:
             continue  # provenance already knows it
-        d = producer_domain(ctx, name, scope) if re.fullmatch(r"\w+", name) else None
+        if re.fullmatch(r"\w+", name):
+            d = producer_domain(ctx, name, scope)
+        else:
+            d = call_domain(ctx, name)
         d = d or name_domain(name)
         if d is not None:
             domains[name] = d
