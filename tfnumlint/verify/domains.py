@@ -99,7 +99,7 @@ PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
         ("exp", "softplus", "square", "abs", "sqrt", "norm", "euclidean_norm", "l2_norm",
          "reduce_euclidean_norm", "global_norm", "relu", "relu6", "elu_plus_one", "reduce_variance",
          "reduce_std", "variance", "stddev", "reduce_logsumexp_exp", "i0e", "i1e", "ive",
-         "bessel_i0e", "bessel_i1e", "bessel_ive", "gamma", "exp2", "cosh", "softmax"),
+         "bessel_i0e", "bessel_i1e", "bessel_ive", "exp2", "cosh", "softmax"),
         _NONNEG,
     ),
     **dict.fromkeys(
