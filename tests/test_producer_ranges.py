@@ -128,3 +128,20 @@ def test_a_variable_named_after_a_producer_gets_its_range_as_weak_evidence():
     d = domains.name_domain("kve")
     assert (d.lo, d.lo_open, d.strong) == (0.0, True, False)
     assert domains.name_domain("gamma") is None  # a rate or a discount, not Γ(x)
+
+
+def test_probs_and_logits_of_one_parameter_are_related():
+    inputs = [
+        {"name": "logits", "producer": "constant"},
+        {"name": "probs", "producer": "sigmoid"},
+        {"name": "other_probs", "producer": "sigmoid"},
+    ]
+    [rel] = domains.logit_relations(inputs)
+    assert (rel.a, rel.op, rel.b, rel.strong) == ("probs", "sigmoid", "logits", False)
+    assert rel.holds(0.5, 0.0) and rel.holds(0.0, -200.0)
+    assert not rel.holds(0.0, 0.0)  # the geometric-variance witness: logits 0, probs 0
+    probe = {"relations": [domains.asdict(rel)]}
+    out = {"status": "confirmed", "symptom": "inf-value", "inputs": {"probs": 0.0, "logits": 0.0}}
+    verdict = domains.judge(probe, out)
+    assert verdict["status"] == "inconclusive"
+    assert "`probs` != sigmoid(`logits`)" in verdict["detail"]

@@ -181,6 +181,9 @@ class Relation:
             return True
         if self.op == "==":
             return a == b
+        if self.op == "sigmoid":  # a = sigmoid(b), to float32 rounding
+            s = 0.5 * (1.0 + math.tanh(0.5 * b)) if math.isfinite(b) else float(b > 0)
+            return abs(a - s) <= 1e-6 + 1e-3 * s
         if self.op in (">", "<"):  # strict: a real interval, not one of zero or subnormal width
             big, small = (a, b) if self.op == ">" else (b, a)
             return big - small >= MIN_WIDTH * max(1.0, abs(big), abs(small))
@@ -261,6 +264,29 @@ def pair_relations(names: list[str]) -> list[Relation]:
             for b in names:
                 if b != a and lowered[b] == partner:
                     out.append(Relation(a, ">", b, f"`{big}`/`{small}` by their names", False))
+    return out
+
+
+_PROB_WORDS = frozenset({"prob", "probs", "probability", "probabilities"})
+_LOGIT_WORDS = ("logits", "logit")
+
+
+def logit_relations(inputs: list[dict[str, Any]]) -> list[Relation]:
+    """`probs` and `logits` (same other words) are one parameter, probs = sigmoid(logits), when
+    the probs input comes from a sigmoid: a witness may not set them independently."""
+    names = [spec["name"] for spec in inputs]
+    words = {n: [t.lower() for t in tokens(n)] for n in names}
+    out = []
+    for spec in inputs:
+        a = spec["name"]
+        if spec.get("producer") != "sigmoid" or not _PROB_WORDS & set(words[a]):
+            continue
+        for logit in _LOGIT_WORDS:
+            partner = [logit if w in _PROB_WORDS else w for w in words[a]]
+            for b in names:
+                if b != a and words[b] == partner:
+                    why = f"`{a}` and `{b}` are one parameter (a sigmoid of the logits)"
+                    out.append(Relation(a, "sigmoid", b, why, False))
     return out
 
 
@@ -642,6 +668,7 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
     relations += stop_gradient_copies(ctx, site, names)
     if len(names) > 1:
         relations += pair_relations(names) + box_relations(names)
+        relations += logit_relations(probe.get("inputs") or [])
     for spec in probe.get("inputs") or []:
         d = domains.get(spec["name"])
         if d is not None and d.lo == d.hi:  # a constant: probe it at its value only
@@ -698,6 +725,8 @@ def _reason(items: list[Domain | Relation]) -> tuple[str, bool]:
 
 def _negate(it: Domain | Relation) -> str:
     if isinstance(it, Relation):
+        if it.op == "sigmoid":
+            return f"breaks only if `{it.a}` != sigmoid(`{it.b}`)"
         flip = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!="}[it.op]
         return f"breaks only if `{it.a}` {flip} `{it.b}`"
     if it.lo != -math.inf and it.hi != math.inf:
