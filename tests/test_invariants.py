@@ -201,3 +201,22 @@ def test_a_witness_outside_the_class_invariant_is_refuted():
     assert "assert_positive" in verdict["detail"]
     inside = {**out, "inputs": {"self.gain": 1e-3, "x": math.inf}}
     assert domains.judge(probe, inside)["status"] == "confirmed"
+
+
+def test_an_assertion_in_a_helper_bounds_the_argument_passed_to_it():
+    probe = probe_of(
+        cls(
+            """\
+            def _forward(self, x):
+                with tf.control_dependencies(self._maybe_assert_valid_x(x)):
+                    return tf.exp(-(x - self.offset))
+
+            def _maybe_assert_valid_x(self, x):
+                return [assert_util.assert_non_negative(x)]
+            """
+        ),
+        rule="TNL301",
+    )
+    d = domain_of(probe, "x")
+    assert (d["lo"], d["strong"]) == (0.0, True)
+    assert "`_maybe_assert_valid_x` asserts `assert_non_negative`" in d["why"]

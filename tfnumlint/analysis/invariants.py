@@ -307,3 +307,55 @@ def input_key(text: str, scope: Scope) -> str | None:
                 return node.value.lstrip("_") or None
         return None
     return None
+
+
+def parameter_assertions(fn: Scope) -> dict[str, list[tuple[float, bool, float, str]]]:
+    """What a helper asserts about its own parameters (``_maybe_assert_valid_x(self, x)``
+    asserting ``assert_non_negative(x)``): it holds for the arguments of every call to it made
+    under its control dependencies."""
+    out: dict[str, list[tuple[float, bool, float, str]]] = {}
+    for node in _walk(fn.node):
+        if not isinstance(node, cst.Call):
+            continue
+        what = _callee(node.func)
+        args = [a.value for a in node.args if a.keyword is None and not a.star]
+        if not args or not isinstance(args[0], cst.Name) or args[0].value not in fn.params:
+            continue
+        why = f"`{fn.name}` asserts `{what}` on it"
+        if what in ASSERT_ONE:
+            lo, lo_open, hi = ASSERT_ONE[what]
+            out.setdefault(args[0].value, []).append((lo, lo_open, hi, why))
+        elif what in ASSERT_TWO and len(args) >= 2:
+            c = _const(args[1])
+            op = ASSERT_TWO[what]
+            if c is not None and op in (">", ">="):
+                out.setdefault(args[0].value, []).append((c, op == ">", math.inf, why))
+            elif c is not None:
+                out.setdefault(args[0].value, []).append((-math.inf, False, c, why))
+    return out
+
+
+def callee_scope(call: cst.Call, scope: Scope) -> Scope | None:
+    """The method ``self.m(...)`` of the class around ``scope`` that ``call`` calls."""
+    fn = scope
+    while fn is not None and fn.kind != "function":
+        fn = fn.parent
+    if fn is None or fn.cls is None or not isinstance(call.func, cst.Attribute):
+        return None
+    obj = call.func.value
+    if not (isinstance(obj, cst.Name) and obj.value == fn.self_name):
+        return None
+    return fn.cls.method_scopes.get(call.func.attr.value)
+
+
+def bound_arguments(call: cst.Call, callee: Scope) -> dict[str, cst.BaseExpression]:
+    """Parameter name -> the argument ``call`` passes for it (``self`` skipped)."""
+    params = [p for p in callee.params if p != callee.self_name]
+    out: dict[str, cst.BaseExpression] = {}
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for name, arg in zip(params, positional, strict=False):
+        out[name] = arg.value
+    for arg in call.args:
+        if arg.keyword is not None:
+            out[arg.keyword.value] = arg.value
+    return out

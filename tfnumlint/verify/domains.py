@@ -28,7 +28,13 @@ from typing import Any
 
 import libcst as cst
 
-from ..analysis.invariants import class_invariants, input_key
+from ..analysis.invariants import (
+    bound_arguments,
+    callee_scope,
+    class_invariants,
+    input_key,
+    parameter_assertions,
+)
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
 NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
@@ -334,6 +340,7 @@ def assertion_domains(ctx, scope, names: set[str]) -> tuple[list[Domain], list[R
         if site.scope is not scope and not _inside(site.scope, fn):
             continue
         call = site.node
+        doms += _helper_assertions(ctx, call, site.scope, names)
         what = _call_name(call)
         args = [a.value for a in call.args if a.keyword is None]
         if what in _ASSERT_ONE and args:
@@ -353,6 +360,21 @@ def assertion_domains(ctx, scope, names: set[str]) -> tuple[list[Domain], list[R
                         Domain(a, bound.const, math.inf, strict, f"asserted by `{what}`", True)
                     )
     return doms, rels
+
+
+def _helper_assertions(ctx, call: cst.Call, scope, names: set[str]) -> list[Domain]:
+    """``self._maybe_assert_valid_x(x)``: what the helper asserts on its parameter holds for
+    the argument passed here."""
+    callee = callee_scope(call, scope)
+    if callee is None:
+        return []
+    asserted = ctx.fact(f"param-asserts:{id(callee)}", lambda: parameter_assertions(callee))
+    out = []
+    for param, arg in bound_arguments(call, callee).items():
+        label = sanitize(ctx.code(arg))
+        for lo, lo_open, hi, why in asserted.get(param, ()) if label in names else ():
+            out.append(Domain(label, lo, hi, lo_open, why, True))
+    return out
 
 
 def class_domains(ctx, fn_scope, names: list[str]) -> tuple[list[Domain], list[Relation]]:
