@@ -138,8 +138,10 @@ def _assertions(inv: Invariants, scope: Scope, init_params: frozenset[str]) -> N
             op = ASSERT_TWO[what]
             if a and b:
                 inv.relations.append((a, op, b, f"the class asserts `{what}`"))
-            elif a or b:
-                _const_bound(inv, a or b, op if a else _FLIP[op], args[1] if a else args[0], what)
+            elif a:
+                _const_bound(inv, a, op, args[1], what)
+            elif b:
+                _const_bound(inv, b, _FLIP[op], args[0], what)
 
 
 def _const_bound(inv: Invariants, key: str, op: str, bound: cst.BaseExpression, why: str) -> None:
@@ -284,7 +286,7 @@ def input_key(text: str, scope: Scope) -> str | None:
         node = cst.parse_expression(text)
     except cst.ParserSyntaxError:
         return None
-    fn = scope
+    fn: Scope | None = scope
     while fn is not None and fn.kind != "function":
         fn = fn.parent
     self_name = fn.self_name if fn is not None else None
@@ -337,7 +339,7 @@ def parameter_assertions(fn: Scope) -> dict[str, list[tuple[float, bool, float, 
 
 def callee_scope(call: cst.Call, scope: Scope) -> Scope | None:
     """The method ``self.m(...)`` of the class around ``scope`` that ``call`` calls."""
-    fn = scope
+    fn: Scope | None = scope
     while fn is not None and fn.kind != "function":
         fn = fn.parent
     if fn is None or fn.cls is None or not isinstance(call.func, cst.Attribute):

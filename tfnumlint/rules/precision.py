@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..analysis.context import Context, Hit
 from ..analysis.dtypectx import dtype_word
-from ..analysis.module import Site, parent_map
+from ..analysis.module import Scope, Site, parent_map
 from ..analysis.tfvalues import TF, UNKNOWN, origin
 from ..optimizers import ADAPTIVE, OPTIMIZERS
 from . import rule
@@ -62,15 +62,15 @@ def _operand_context(ctx: Context, other: cst.BaseExpression, site: Site) -> boo
     return None
 
 
-def _function_calls_tf(ctx: Context, scope) -> bool:
+def _function_calls_tf(ctx: Context, scope: Scope) -> bool:
     """The function around ``scope`` calls TensorFlow/Keras (module level: never assumed)."""
-    fn = scope
+    fn: Scope | None = scope
     while fn is not None and fn.kind != "function":
         fn = fn.parent
     if fn is None:
         return False
     for call in ctx.info.calls:
-        s = call.scope
+        s: Scope | None = call.scope
         while s is not None and s is not fn:
             s = s.parent
         if s is fn and ctx.info.imports.resolve(call.node.func) is not None:

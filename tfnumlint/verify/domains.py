@@ -495,8 +495,9 @@ def call_domain(ctx, name: str) -> Domain | None:
 
 def _bindings_domain(ctx, name: str, bindings) -> Domain | None:
     """A name only ever bound to calls of known math functions: the union of their ranges."""
-    ranges = [call_range(ctx, b.value) for b in bindings]
-    if not ranges or any(r is None for r in ranges):
+    found = [call_range(ctx, b.value) for b in bindings]
+    ranges = [r for r in found if r is not None]
+    if not ranges or len(ranges) < len(found):
         return None
     lo = min(r[0] for r in ranges)
     hi = max(r[2] for r in ranges)
@@ -679,12 +680,12 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         if lo >= 0:
             continue  # provenance already knows it
         if re.fullmatch(r"\w+", name):
-            d = producer_domain(ctx, name, scope)
+            found = producer_domain(ctx, name, scope)
         else:
-            d = call_domain(ctx, name)
-        d = d or name_domain(name)
-        if d is not None:
-            domains[name] = d
+            found = call_domain(ctx, name)
+        found = found or name_domain(name)
+        if found is not None:
+            domains[name] = found
     relations += shifted_slice_relations(ctx, site.statement, site, set(names))
     relations += repeated_reads(ctx, site.statement, names)
     relations += stop_gradient_copies(ctx, site, names)
