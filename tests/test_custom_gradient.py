@@ -15,6 +15,7 @@ from tfnumlint.analysis.module import build
 
 TFP_STYLE = """\
     import tensorflow as tf
+    import tensorflow_probability as tfp
     from tensorflow_probability.python.internal import custom_gradient as tfp_custom_gradient
 
 
@@ -77,6 +78,22 @@ TFP_STYLE = """\
 
     def _lambda_only(x):
         return tf.math.log(x)
+
+
+    def _expansion(x):
+        return tf.sqrt(tf.math.log1p(tf.square(x)))
+
+
+    def _partials_by_autodiff(x, g):
+        return g * tfp.math.gradient.value_and_gradient(lambda z: _expansion(z), x)[1]
+
+
+    def _plain_bwd_helper(x):
+        return _expansion(x)
+
+
+    late = tfp_custom_gradient.custom_gradient(
+        vjp_fwd=_fwd, vjp_bwd=_partials_by_autodiff)(_plain_bwd_helper)
     """
 
 
@@ -134,3 +151,8 @@ def test_a_gradient_symptom_there_is_refuted_and_a_value_symptom_is_not():
     value = gradflow.apply(probe, {"status": "confirmed", "symptom": "inf-value"})
     assert grad["status"] == "refuted" and "gradient rule" in grad["detail"]
     assert value["status"] == "confirmed"
+
+
+def test_a_helper_a_gradient_rule_differentiates_explicitly_keeps_its_gradient(scopes):
+    assert "second derivative" in reason(scopes, "_partials_by_autodiff")
+    assert reason(scopes, "_expansion") is None  # value_and_gradient takes its derivative

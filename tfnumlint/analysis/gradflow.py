@@ -113,6 +113,13 @@ def _decorated_custom_gradient(fn: cst.FunctionDef) -> bool:
 _GRADIENT_RULE_KEYWORDS = frozenset({"vjp_bwd", "jvp_fn", "bwd", "grad_fn"})
 
 
+# Explicit differentiation: `tfp.math.value_and_gradient`, `tf.gradients`, `tape.gradient`...
+_DIFFERENTIATE = re.compile(
+    r"(?:^|\.)(?:value_and_gradient|gradients?|jacobian|batch_jacobian|hessians|grad|"
+    r"value_and_grad|jvp|vjp)$"
+)
+
+
 class _Walk:
     """One walk of a module: every function node with the function nodes around it, the
     ``custom_gradient`` calls, and where each module function is referenced."""
@@ -123,9 +130,12 @@ class _Walk:
         self.cg_calls: list[cst.Call] = []
         # name -> enclosing function nodes of each reference that is not its own `def`
         self.refs: dict[str, list[tuple[cst.CSTNode, ...]]] = {}
-        stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(module, ())]
+        # names referenced inside an explicit differentiation (`value_and_gradient(lambda z:
+        # f(z), x)`): their first derivative is taken even inside a gradient rule
+        self.differentiated: set[str] = set()
+        stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], bool]] = [(module, (), False)]
         while stack:
-            node, outer = stack.pop()
+            node, outer, diff = stack.pop()
             inner = outer
             if isinstance(node, (cst.FunctionDef, cst.Lambda)):
                 self.enclosing[id(node)] = outer
@@ -133,15 +143,19 @@ class _Walk:
                 if isinstance(node, cst.FunctionDef):
                     self.defs.setdefault(node.name.value, []).append(node)
                     for d in node.decorators:  # decorators are evaluated outside the function
-                        stack.append((d, outer))
+                        stack.append((d, outer, diff))
                     for child in (node.params, node.body):
-                        stack.append((child, inner))
+                        stack.append((child, inner, diff))
                     continue
             elif isinstance(node, cst.Call) and _is_custom_gradient(node.func):
                 self.cg_calls.append(node)
+            elif isinstance(node, cst.Call) and _DIFFERENTIATE.search(dotted_name(node.func)):
+                diff = True
             elif isinstance(node, cst.Name):
                 self.refs.setdefault(node.value, []).append(outer)
-            stack.extend((child, inner) for child in node.children)
+                if diff:
+                    self.differentiated.add(node.value)
+            stack.extend((child, inner, diff) for child in node.children)
 
 
 def _custom_gradient_regions(module: cst.Module) -> dict[int, str]:
@@ -183,6 +197,8 @@ def _custom_gradient_regions(module: cst.Module) -> dict[int, str]:
         for name, defs in walk.defs.items():
             if not name.startswith("_") or any(id(fn) in regions for fn in defs):
                 continue
+            if name in walk.differentiated:
+                continue  # a gradient rule differentiates it explicitly
             uses = walk.refs.get(name, [])
             if not uses or not all(any(id(f) in regions for f in outer) for outer in uses):
                 continue
