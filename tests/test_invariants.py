@@ -124,6 +124,8 @@ def test_assert_greater_between_two_attributes_is_a_relation():
         ("softplus_bijector.Softplus", 0.0, True, "inf"),
         ("lambda: softplus_bijector.Softplus(low=dtype_util.eps(dtype))", 2.0**-23, True, "inf"),
         ("sigmoid_bijector.Sigmoid", 0.0, True, 1.0),
+        ("lambda: sigmoid_bijector.Sigmoid(low=-2., high=3.)", -2.0, True, 3.0),
+        ("lambda: softplus_bijector.Softplus(low=-1.)", -1.0, True, "inf"),
     ],
 )
 def test_a_constraining_bijector_bounds_the_parameter(bijector, lo, lo_open, hi):
@@ -145,16 +147,22 @@ def test_a_constraining_bijector_bounds_the_parameter(bijector, lo, lo_open, hi)
     assert (d["lo"], d["lo_open"], d["hi"], d["strong"]) == (lo, lo_open, hi, True)
 
 
-def test_a_shifted_bijector_is_not_trusted():
+@pytest.mark.parametrize(
+    "bijector",
+    [
+        "lambda: shift_bijector.Shift(-5.)(softplus_bijector.Softplus())",
+        "lambda: sigmoid_bijector.Sigmoid(low=low, high=high)",
+    ],
+)
+def test_a_moved_or_parameterised_bijector_is_not_trusted(bijector):
     probe = probe_of(
         cls(
-            """\
+            f"""\
             @classmethod
             def _parameter_properties(cls, dtype):
                 return dict(
                     alpha=parameter_properties.ParameterProperties(
-                        default_constraining_bijector_fn=lambda: shift_bijector.Shift(-5.)(
-                            softplus_bijector.Softplus())))
+                        default_constraining_bijector_fn={bijector}))
 
             def _mean(self, x):
                 return x / (self.alpha - x)

@@ -231,15 +231,19 @@ def _bijector_range(node: cst.BaseExpression) -> tuple[float, bool, float, str] 
         return None
     kind = kinds.pop()
     lo, lo_open, hi = _BIJECTOR_RANGES[kind]
-    for n in _walk(node):  # Softplus(low=1.), Sigmoid(low=0., high=2.), low=dtype_util.eps(dt)
+    for n in _walk(node):  # Softplus(low=1.), Sigmoid(low=-1., high=2.), low=dtype_util.eps(dt)
         if isinstance(n, cst.Arg) and n.keyword is not None:
+            if n.keyword.value not in ("low", "high"):
+                continue
             c = _const(n.value)
             if c is None and n.keyword.value == "low" and _names_eps(n.value):
                 c = FLOAT32_EPS  # the machine epsilon of the (at least float32) dtype
-            if c is not None and n.keyword.value == "low":
-                lo, lo_open = max(lo, c), True
-            elif c is not None and n.keyword.value == "high":
-                hi = min(hi, c)
+            if c is None:
+                return None  # Sigmoid(low=self.low, high=self.high): bounds not known here
+            if n.keyword.value == "low":
+                lo, lo_open = c, True
+            else:
+                hi = c
     return lo, lo_open, hi, kind.capitalize()
 
 
