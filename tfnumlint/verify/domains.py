@@ -5,11 +5,16 @@ float.  A witness is only evidence when it lies where the code's inputs can be, 
 gets a domain, and pairs of inputs get relations, from four sources (strongest first):
 
 - **assertions in scope**: ``tf.debugging.assert_positive(x)``, ``assert_non_negative``,
-  ``assert_greater(a, b)``, ``assert_less``... in the same function;
+  ``assert_greater(a, b)``, ``assert_less``... in the same function, or in a class helper it
+  passes the value to (``self._maybe_assert_valid_x(x)``);
+- **class invariants** (analysis/invariants.py): assertions on ``self.scale`` anywhere in the
+  class, ``__init__`` guards that raise, constraining bijectors in ``_parameter_properties``;
 - **producers**: a value only ever assigned ``x + square(g)``, ``abs``, ``exp``, norms, ``relu``,
-  ``softplus`` (an accumulator of non-negative terms) is non-negative;
+  ``softplus`` (an accumulator of non-negative terms) is non-negative; an input that is a call
+  of a known math function the slice does not enter lies in its range (:data:`PRODUCER_RANGES`);
 - **relations**: the shifted slices ``x[1:] - x[:-1]`` of a sorted array (``sort``, ``cumsum`` of a
-  non-negative value, ``linspace``, ``range``) are non-negative;
+  non-negative value, ``linspace``, ``range``) are non-negative; ``probs`` from a sigmoid and its
+  ``logits`` are one parameter;
 - **names** (weak evidence): the lexicon in :data:`NAME_LEXICON`, and ``high``/``low``-style
   pairs in :data:`PAIR_WORDS`.
 
