@@ -116,6 +116,10 @@ def test_epsilon_rules_are_exempt_from_tensorflow_provenance():
         import tensorflow as tf
 
         CLIP = 1.0 - 1e-10
+
+
+        def clipped(p):
+            return tf.clip_by_value(p, 0.0, CLIP)
         """
     assert [f.rule for f in hits("TNL401", src)] == ["TNL401"]
 

@@ -15,6 +15,7 @@ that says why.  Plain data only: no TensorFlow import.
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Any
 
 import libcst as cst
@@ -94,12 +95,147 @@ def _function_scopes(scope: Scope) -> list[Scope]:
     return out
 
 
+def _is_custom_gradient(node: cst.BaseExpression) -> bool:
+    """``tf.custom_gradient``, ``tfp_custom_gradient.custom_gradient``, ``custom_gradient``."""
+    return dotted_name(node).rsplit(".", 1)[-1] == "custom_gradient"
+
+
 def _decorated_custom_gradient(fn: cst.FunctionDef) -> bool:
-    return any(dotted_name(d.decorator).endswith("custom_gradient") for d in fn.decorators) or any(
-        isinstance(d.decorator, cst.Call)
-        and dotted_name(d.decorator.func).endswith("custom_gradient")
+    return any(
+        _is_custom_gradient(d.decorator)
+        or (isinstance(d.decorator, cst.Call) and _is_custom_gradient(d.decorator.func))
         for d in fn.decorators
     )
+
+
+# Keywords of `custom_gradient(vjp_fwd=, vjp_bwd=, jvp_fn=)` (TFP) that name the gradient rule;
+# any other function argument (TFP's `vjp_fwd`, tf.custom_gradient's `f`) is the forward.
+_GRADIENT_RULE_KEYWORDS = frozenset({"vjp_bwd", "jvp_fn", "bwd", "grad_fn"})
+
+
+# Explicit differentiation: `tfp.math.value_and_gradient`, `tf.gradients`, `tape.gradient`...
+_DIFFERENTIATE = re.compile(
+    r"(?:^|\.)(?:value_and_gradient|gradients?|jacobian|batch_jacobian|hessians|grad|"
+    r"value_and_grad|jvp|vjp)$"
+)
+
+
+class _Walk:
+    """One walk of a module: every function node with the function nodes around it, the
+    ``custom_gradient`` calls, and where each module function is referenced."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.defs: dict[str, list[cst.FunctionDef]] = {}
+        self.enclosing: dict[int, tuple[cst.CSTNode, ...]] = {}  # id(def/lambda) -> outer fns
+        self.cg_calls: list[cst.Call] = []
+        # name -> enclosing function nodes of each reference that is not its own `def`
+        self.refs: dict[str, list[tuple[cst.CSTNode, ...]]] = {}
+        # names referenced inside an explicit differentiation (`value_and_gradient(lambda z:
+        # f(z), x)`): their first derivative is taken even inside a gradient rule
+        self.differentiated: set[str] = set()
+        stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], bool]] = [(module, (), False)]
+        while stack:
+            node, outer, diff = stack.pop()
+            inner = outer
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                self.enclosing[id(node)] = outer
+                inner = (*outer, node)
+                if isinstance(node, cst.FunctionDef):
+                    self.defs.setdefault(node.name.value, []).append(node)
+                    for d in node.decorators:  # decorators are evaluated outside the function
+                        stack.append((d, outer, diff))
+                    for child in (node.params, node.body):
+                        stack.append((child, inner, diff))
+                    continue
+            elif isinstance(node, cst.Call) and _is_custom_gradient(node.func):
+                self.cg_calls.append(node)
+            elif isinstance(node, cst.Call) and _DIFFERENTIATE.search(dotted_name(node.func)):
+                diff = True
+            elif isinstance(node, cst.Name):
+                self.refs.setdefault(node.value, []).append(outer)
+                if diff:
+                    self.differentiated.add(node.value)
+            stack.extend((child, inner, diff) for child in node.children)
+
+
+def _custom_gradient_regions(module: cst.Module) -> dict[int, str]:
+    """id(function or lambda node) -> why its autodiff gradient is never taken.
+
+    The decorated function and the forward passed to ``custom_gradient`` have their gradient
+    replaced; the gradient rules (``vjp_bwd``, ``jvp_fn``) are themselves derivatives, whose own
+    gradient is a second derivative nobody takes; a private module function referenced only
+    from such code inherits it (to a fixed point)."""
+    walk = _Walk(module)
+    regions: dict[int, str] = {}
+    for defs in walk.defs.values():
+        for fn in defs:
+            if _decorated_custom_gradient(fn):
+                regions[id(fn)] = f"`{fn.name.value}` defines its own gradient (custom_gradient)"
+    for call in walk.cg_calls:
+        for arg in call.args:
+            rule = arg.keyword is not None and arg.keyword.value in _GRADIENT_RULE_KEYWORDS
+            value = arg.value
+            if isinstance(value, cst.Lambda):
+                targets: list[cst.CSTNode] = [value]
+                label = "a lambda"
+            elif isinstance(value, cst.Name):
+                targets = list(walk.defs.get(value.value, ()))
+                label = f"`{value.value}`"
+            else:
+                continue
+            why = (
+                f"{label} is the gradient rule of a custom_gradient (its own gradient is a "
+                "second derivative nobody takes)"
+                if rule
+                else f"{label} is the forward of a custom_gradient (its gradient is replaced)"
+            )
+            for target in targets:
+                regions.setdefault(id(target), why)
+    changed = True
+    while changed:
+        changed = False
+        for name, defs in walk.defs.items():
+            if not name.startswith("_") or any(id(fn) in regions for fn in defs):
+                continue
+            if name in walk.differentiated:
+                continue  # a gradient rule differentiates it explicitly
+            uses = walk.refs.get(name, [])
+            if not uses or not all(any(id(f) in regions for f in outer) for outer in uses):
+                continue
+            caller = next(f for f in uses[0] if id(f) in regions)
+            caller_name = caller.name.value if isinstance(caller, cst.FunctionDef) else "a lambda"
+            for fn in defs:
+                regions[id(fn)] = (
+                    f"`{name}` is only called from custom-gradient code (`{caller_name}`), "
+                    "whose autodiff gradient is never taken"
+                )
+            changed = True
+    return regions
+
+
+# root scope of a module -> its custom-gradient regions (computed once, for modules with findings)
+_REGIONS: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDictionary()
+
+
+def custom_gradient_reason(scope: Scope) -> str | None:
+    """Why ``scope`` (or a function around it) is custom-gradient code, or None."""
+    root: Scope = scope
+    while root.parent is not None:
+        root = root.parent
+    module = root.node
+    if not isinstance(module, cst.Module):
+        return None
+    regions = _REGIONS.get(root)
+    if regions is None:
+        regions = _REGIONS[root] = _custom_gradient_regions(module)
+    if not regions:
+        return None
+    s: Scope | None = scope
+    while s is not None:
+        if s.kind == "function" and id(s.node) in regions:
+            return regions[id(s.node)]
+        s = s.parent
+    return None
 
 
 def context_of_scope(scope: Scope, path: str = "") -> str | None:
@@ -124,8 +260,6 @@ def context_of_scope(scope: Scope, path: str = "") -> str | None:
             return f"it is in the sampler `{name}`"
         if _TARGET_FUNCTION.search(name.lower()):
             return f"it computes targets or assignments (`{name}`)"
-        if _decorated_custom_gradient(fs.node):
-            return f"`{name}` defines its own gradient (tf.custom_gradient)"
         if fs.cls is not None:
             for base in fs.cls.bases:
                 for pattern, what in _BASE_CONTEXT:
@@ -136,7 +270,7 @@ def context_of_scope(scope: Scope, path: str = "") -> str | None:
                 for pattern, what in _BASE_CONTEXT:
                     if text and pattern.search(text):
                         return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
-    return None
+    return custom_gradient_reason(scope)
 
 
 def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:

@@ -537,6 +537,16 @@ class Evaluator:
             if a.lo >= 0 and b.lo >= 0:
                 lo = max(lo, 0.0)
             softmax = a.has_exp and b.exp_sum
+            if not softmax and _normalised_by_own_sum(self.imports, node.left, node.right):
+                return Val(
+                    "normalised",
+                    0.0,
+                    1.0,
+                    tensor=tensor,
+                    prob=True,
+                    zero=f"an entry of {a.desc or 'the numerator'} is 0 (an empty bin or count)",
+                    desc=f"{_p(a.desc)} / {_p(b.desc)}",
+                )
             return Val(
                 "softmax" if softmax else "arith",
                 0.0 if softmax else lo,
@@ -789,6 +799,27 @@ def _scaled_linear(x: Val, factor: Val) -> bool:
         and (factor.const is not None or not factor.tensor)
         and (factor.kind not in ("instance", "tuple"))
     )
+
+
+def _normalised_by_own_sum(imports, num: cst.BaseExpression, den: cst.BaseExpression) -> bool:
+    """``x / reduce_sum(x)`` or ``x / (eps + reduce_sum(x, ...))``: an empirical distribution
+    (a normalised count or weight), a probability that is exactly 0 wherever ``x`` is 0.  The
+    fact comes from the code's shape, so it survives a name that says nothing (issue 12
+    replaced the name guess that used to find it)."""
+    if isinstance(den, cst.BinaryOperation) and isinstance(den.operator, cst.Add):
+        sides = [den.left, den.right]
+    else:
+        sides = [den]
+    for side in sides:
+        if (
+            isinstance(side, cst.Call)
+            and imports.op(side.func) == "reduce_sum"
+            and side.args
+            and side.args[0].keyword is None
+            and side.args[0].value.deep_equals(num)
+        ):
+            return True
+    return False
 
 
 def _dotted(node: cst.BaseExpression) -> str:

@@ -37,6 +37,8 @@ def log_of_probability(site: Site[cst.Call], ctx: Context):
         return
     if v.prob_by_name:
         why = f"{v.desc} looks like a probability (by its name) and nothing clips it away from 0"
+    elif v.kind == "normalised":
+        why = f"{v.desc} is a normalised value (x / sum(x)), exactly 0 where {v.zero}"
     else:
         why = f"{v.desc} is a probability that reaches exactly 0 in float32 (a sigmoid saturates below -88, a softmax underflows)"
     yield Hit(

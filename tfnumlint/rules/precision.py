@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.context import Context, Hit
-from ..analysis.module import Site
+from ..analysis.dtypectx import dtype_word
+from ..analysis.module import Scope, Site, parent_map
+from ..analysis.tfvalues import TF, UNKNOWN, origin
 from ..optimizers import ADAPTIVE, OPTIMIZERS
 from . import rule
 from .common import MAX_VALUE, eps_value, first_arg, fmt, spacing, underflows
@@ -19,10 +21,120 @@ def _min_magnitude(lo: float, hi: float) -> float:
     return 0.0
 
 
+_LOW_PRECISION = frozenset({"float32", "float16", "half", "bfloat16"})
+_HOST_PRECISION = frozenset({"float64", "double", "longdouble", "float128"})
+
+
+def _dtype_named(ctx: Context, call: cst.Call, site: Site) -> str | None:
+    """The dtype a call converts to: ``np.float32(...)``, ``dtype=tf.float16``, ``astype``."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _LOW_PRECISION | _HOST_PRECISION:
+        return func.attr.value
+    for i, arg in enumerate(call.args):
+        at_dtype = (arg.keyword is not None and arg.keyword.value == "dtype") or (
+            arg.keyword is None and i == 0 and isinstance(func, cst.Attribute)
+            and func.attr.value == "astype"
+        )  # fmt: skip
+        if at_dtype:
+            word = dtype_word(arg.value, site.scope)
+            if word in _LOW_PRECISION | _HOST_PRECISION:
+                return word
+    return None
+
+
+def _call_context(ctx: Context, call: cst.Call, site: Site) -> bool | None:
+    """A call the constant is an argument of: True when it computes in float32/float16 (a
+    TensorFlow op, a float32 cast), False on the host (numpy, math, builtins, float64)."""
+    word = _dtype_named(ctx, call, site)
+    if word is not None:
+        return word in _LOW_PRECISION
+    kind = origin(ctx, call, site.scope, site.order)
+    return kind == TF
+
+
+def _operand_context(ctx: Context, other: cst.BaseExpression, site: Site) -> bool | None:
+    """The other operand of an enclosing +, -, *, /: a tensor rounds the sum to its dtype."""
+    kind = origin(ctx, other, site.scope, site.order)
+    if kind == TF:
+        return True
+    if kind == UNKNOWN and not isinstance(other, (cst.Integer, cst.Float)):
+        return _function_calls_tf(ctx, site.scope)  # unknown origin in TensorFlow code
+    return None
+
+
+def _function_calls_tf(ctx: Context, scope: Scope) -> bool:
+    """The function around ``scope`` calls TensorFlow/Keras (module level: never assumed)."""
+    fn: Scope | None = scope
+    while fn is not None and fn.kind != "function":
+        fn = fn.parent
+    if fn is None:
+        return False
+    for call in ctx.info.calls:
+        s: Scope | None = call.scope
+        while s is not None and s is not fn:
+            s = s.parent
+        if s is fn and ctx.info.imports.resolve(call.node.func) is not None:
+            return True
+    return False
+
+
+def _uses_context(ctx: Context, name: str) -> bool:
+    """``CLIP = 1 - 1e-10`` used later as an operand or argument of TensorFlow code."""
+    for use in ctx.info.calls:
+        passed = any(isinstance(a.value, cst.Name) and a.value.value == name for a in use.node.args)
+        if passed and _call_context(ctx, use.node, use):
+            return True
+    for use in ctx.info.binops:
+        node = use.node
+        for mine, other in ((node.left, node.right), (node.right, node.left)):
+            mine_named = isinstance(mine, cst.Name) and mine.value == name
+            if mine_named and _operand_context(ctx, other, use):
+                return True
+    return False
+
+
+def rounding_context(ctx: Context, site: Site) -> bool:
+    """The constant expression at ``site`` is computed in float32/float16, not float64.
+
+    Python and numpy compute ``1 - 1e-10`` in float64, where it is exact enough; the epsilon is
+    lost only when the value meets a float32/float16 tensor.  Evidence, innermost first: an
+    enclosing TensorFlow op or a cast to float32/float16 (host calls such as ``min``,
+    ``np.log`` or a float64 cast say no), a tensor operand of an enclosing ``+ - * /``, a name
+    the value is assigned to and later used with TensorFlow, and lastly a float16 context of
+    the function (analysis/dtypectx.py)."""
+    node = site.node
+    if isinstance(node, cst.Call) and _call_context(ctx, node, site):
+        return True  # tf.maximum(x, 1e-8)
+    if isinstance(node, cst.BinaryOperation) and any(
+        _operand_context(ctx, side, site) for side in (node.left, node.right)
+    ):
+        return True  # var + 1e-10 with a tensor `var`
+    parents = parent_map(site.statement)
+    child: cst.CSTNode = node
+    parent = parents.get(id(child))
+    while parent is not None:
+        if isinstance(parent, cst.Call) and child is not parent.func:
+            return bool(_call_context(ctx, parent, site))
+        if isinstance(parent, cst.BinaryOperation):
+            other = parent.right if child is parent.left else parent.left
+            if _operand_context(ctx, other, site):
+                return True
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+            targets = parent.targets if isinstance(parent, cst.Assign) else [parent]
+            for t in targets:
+                if isinstance(t.target, cst.Name) and _uses_context(ctx, t.target.value):
+                    return True
+            break
+        child, parent = parent, parents.get(id(parent))
+    return ctx.dtype(site) in ("float16", "bfloat16")
+
+
 @rule("TNL401", binops=(cst.Add, cst.Subtract), host_values=True)
 def epsilon_absorbed(site: Site, ctx: Context):
     node = site.node
     dtype = ctx.dtype(site)
+    if not rounding_context(ctx, site):
+        return  # float64 host arithmetic: 1 - 1e-10 is exact enough there
     pairs = [(node.right, node.left)]
     if isinstance(node.operator, cst.Add):
         pairs.append((node.left, node.right))
@@ -83,7 +195,7 @@ def _eps_uses(ctx: Context, site: Site):
 )
 def epsilon_underflow(site: Site, ctx: Context):
     dtype = ctx.dtype(site)
-    if dtype != "float16":
+    if dtype != "float16" or not rounding_context(ctx, site):
         return
     for _node, eps in _eps_uses(ctx, site):
         if underflows(eps, dtype):

@@ -5,11 +5,16 @@ float.  A witness is only evidence when it lies where the code's inputs can be, 
 gets a domain, and pairs of inputs get relations, from four sources (strongest first):
 
 - **assertions in scope**: ``tf.debugging.assert_positive(x)``, ``assert_non_negative``,
-  ``assert_greater(a, b)``, ``assert_less``... in the same function;
+  ``assert_greater(a, b)``, ``assert_less``... in the same function, or in a class helper it
+  passes the value to (``self._maybe_assert_valid_x(x)``);
+- **class invariants** (analysis/invariants.py): assertions on ``self.scale`` anywhere in the
+  class, ``__init__`` guards that raise, constraining bijectors in ``_parameter_properties``;
 - **producers**: a value only ever assigned ``x + square(g)``, ``abs``, ``exp``, norms, ``relu``,
-  ``softplus`` (an accumulator of non-negative terms) is non-negative;
+  ``softplus`` (an accumulator of non-negative terms) is non-negative; an input that is a call
+  of a known math function the slice does not enter lies in its range (:data:`PRODUCER_RANGES`);
 - **relations**: the shifted slices ``x[1:] - x[:-1]`` of a sorted array (``sort``, ``cumsum`` of a
-  non-negative value, ``linspace``, ``range``) are non-negative;
+  non-negative value, ``linspace``, ``range``) are non-negative; ``probs`` from a sigmoid and its
+  ``logits`` are one parameter;
 - **names** (weak evidence): the lexicon in :data:`NAME_LEXICON`, and ``high``/``low``-style
   pairs in :data:`PAIR_WORDS`.
 
@@ -36,6 +41,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import libcst as cst
+
+from ..analysis.invariants import (
+    bound_arguments,
+    callee_scope,
+    class_invariants,
+    input_key,
+    parameter_assertions,
+)
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
 NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
@@ -90,6 +103,58 @@ _NONNEG_OPS = frozenset(
      "reduce_euclidean_norm", "sigmoid", "softmax", "reduce_variance", "reduce_std"}
 )  # fmt: skip
 _SORTED_OPS = frozenset({"sort", "linspace", "range", "cumsum"})
+
+# The range a known math function's value lies in: (lo, lo_open, hi), keyed by the last word
+# of the callee (`tf.math.softplus`, `tfp.math.log1mexp`, `special_math.ndtr`, `inv_probit`).
+# A probe input that is such a call (or a name only ever bound to one) is probed inside it.
+# Code-derived when the callee resolves to an import from a numerics library, weak (a name
+# convention) when it is a local function or only its name matches.  float32 caveats: exp and
+# softplus underflow to exactly 0, so they are >= 0 here, not > 0.
+_POS = (0.0, True, math.inf)
+_NONNEG = (0.0, False, math.inf)
+_UNIT = (0.0, False, 1.0)
+_NONPOS = (-math.inf, False, 0.0)
+PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
+    **dict.fromkeys(
+        ("exp", "softplus", "square", "abs", "sqrt", "norm", "euclidean_norm", "l2_norm",
+         "reduce_euclidean_norm", "global_norm", "relu", "relu6", "elu_plus_one", "reduce_variance",
+         "reduce_std", "variance", "stddev", "reduce_logsumexp_exp", "i0e", "i1e", "ive",
+         "bessel_i0e", "bessel_i1e", "bessel_ive", "exp2", "cosh", "softmax"),
+        _NONNEG,
+    ),
+    **dict.fromkeys(
+        ("kve", "k0e", "k1e", "bessel_kve", "bessel_k0e", "bessel_k1e", "eps", "epsilon"), _POS
+    ),
+    **dict.fromkeys(
+        ("sigmoid", "inv_probit", "ndtr", "cdf", "survival_function", "hard_sigmoid", "betainc",
+         "igamma", "igammac", "erfc_half"),
+        _UNIT,
+    ),
+    **dict.fromkeys(
+        ("log1mexp", "log_sigmoid", "log_ndtr", "log_cdf", "log_survival_function",
+         "log_softmax", "log_sum_of_probabilities"),
+        _NONPOS,
+    ),
+    "erfc": (0.0, False, 2.0),
+    "lgamma": (-0.1216, False, math.inf),  # min of log Γ on x > 0 (Γ(1.4616) = 0.8856)
+    "eye": (1.0, False, 1.0),  # an identity matrix, probed at its diagonal: its norm is > 0
+    "ones": (1.0, False, 1.0),
+    "ones_like": (1.0, False, 1.0),
+}  # fmt: skip
+# Name patterns of the same families (weak: a naming convention, not a known function).
+_PRODUCER_PATTERNS = (
+    (re.compile(r"^log_(?:\w+_)?(?:cdf|ndtr|survival|sigmoid)(?:_\w+)?$"), _NONPOS),
+    (re.compile(r"^\w*_cdf$|^\w*ndtr$"), _UNIT),
+    (re.compile(r"^\w*square$|^\w*_norm$"), _NONNEG),
+)
+# Table words that, as a variable's name, say nothing about its value.
+_NOT_A_VALUE_NAME = frozenset({"eye", "ones", "ones_like", "gamma"})
+# Roots of imports whose functions are what their name says (a resolved call is strong evidence).
+_NUMERIC_LIBRARIES = frozenset(
+    {"tensorflow", "keras", "tf_keras", "tensorflow_probability", "gpflow", "scipy", "numpy"}
+)
+# Ranges that hold only for the arguments the library documents (lgamma: x > 0), so weak.
+_WEAK_RANGES = frozenset({"lgamma"})
 _ASSERT_ONE = {
     "assert_positive": (0.0, True, math.inf),
     "assert_non_negative": (0.0, False, math.inf),
@@ -136,6 +201,9 @@ class Relation:
             return True
         if self.op == "==":
             return a == b
+        if self.op == "sigmoid":  # a = sigmoid(b), to float32 rounding
+            s = 0.5 * (1.0 + math.tanh(0.5 * b)) if math.isfinite(b) else float(b > 0)
+            return abs(a - s) <= 1e-6 + 1e-3 * s
         if self.op in (">", "<"):  # strict: a real interval, not one of zero or subnormal width
             big, small = (a, b) if self.op == ">" else (b, a)
             return big - small >= MIN_WIDTH * max(1.0, abs(big), abs(small))
@@ -189,6 +257,10 @@ def name_domain(name: str) -> Domain | None:
         word = words[-1] if words[-1] in NAME_LEXICON else ""
         if not word and len(words) > 1 and words[0] in ("num", "n"):
             word = words[0]  # num_steps, n_items
+    whole = key.lower().lstrip("_")
+    if not word and whole in PRODUCER_RANGES and whole not in _NOT_A_VALUE_NAME:
+        lo, lo_open, hi = PRODUCER_RANGES[whole]  # `kve`, `cdf`: named after its producer
+        return Domain(name, lo, hi, lo_open, f"its producer's name (`{whole}`)", False)
     if not word and any(_NONNEG_WORDS.match(w) for w in words):
         nonneg = next(w for w in words if _NONNEG_WORDS.match(w))
         return Domain(name, 0.0, math.inf, False, f"its producer's name (`{nonneg}`)", False)
@@ -212,6 +284,29 @@ def pair_relations(names: list[str]) -> list[Relation]:
             for b in names:
                 if b != a and lowered[b] == partner:
                     out.append(Relation(a, ">", b, f"`{big}`/`{small}` by their names", False))
+    return out
+
+
+_PROB_WORDS = frozenset({"prob", "probs", "probability", "probabilities"})
+_LOGIT_WORDS = ("logits", "logit")
+
+
+def logit_relations(inputs: list[dict[str, Any]]) -> list[Relation]:
+    """`probs` and `logits` (same other words) are one parameter, probs = sigmoid(logits), when
+    the probs input comes from a sigmoid: a witness may not set them independently."""
+    names = [spec["name"] for spec in inputs]
+    words = {n: [t.lower() for t in tokens(n)] for n in names}
+    out = []
+    for spec in inputs:
+        a = spec["name"]
+        if spec.get("producer") != "sigmoid" or not _PROB_WORDS & set(words[a]):
+            continue
+        for logit in _LOGIT_WORDS:
+            partner = [logit if w in _PROB_WORDS else w for w in words[a]]
+            for b in names:
+                if b != a and words[b] == partner:
+                    why = f"`{a}` and `{b}` are one parameter (a sigmoid of the logits)"
+                    out.append(Relation(a, "sigmoid", b, why, False))
     return out
 
 
@@ -259,6 +354,7 @@ def assertion_domains(ctx, scope, names: set[str]) -> tuple[list[Domain], list[R
         if site.scope is not scope and not _inside(site.scope, fn):
             continue
         call = site.node
+        doms += _helper_assertions(ctx, call, site.scope, names)
         what = _call_name(call)
         args = [a.value for a in call.args if a.keyword is None]
         if what in _ASSERT_ONE and args:
@@ -277,6 +373,48 @@ def assertion_domains(ctx, scope, names: set[str]) -> tuple[list[Domain], list[R
                     doms.append(
                         Domain(a, bound.const, math.inf, strict, f"asserted by `{what}`", True)
                     )
+    return doms, rels
+
+
+def _helper_assertions(ctx, call: cst.Call, scope, names: set[str]) -> list[Domain]:
+    """``self._maybe_assert_valid_x(x)``: what the helper asserts on its parameter holds for
+    the argument passed here."""
+    callee = callee_scope(call, scope)
+    if callee is None:
+        return []
+    asserted = ctx.fact(f"param-asserts:{id(callee)}", lambda: parameter_assertions(callee))
+    out = []
+    for param, arg in bound_arguments(call, callee).items():
+        label = sanitize(ctx.code(arg))
+        for lo, lo_open, hi, why in asserted.get(param, ()) if label in names else ():
+            out.append(Domain(label, lo, hi, lo_open, why, True))
+    return out
+
+
+def class_domains(ctx, fn_scope, names: list[str]) -> tuple[list[Domain], list[Relation]]:
+    """The class's own invariants (analysis/invariants.py) on inputs that read its attributes:
+    ``self.scale``, ``self._scale``, the ``scale`` property, the ``__init__`` parameter."""
+    cls = fn_scope.cls
+    if cls is None:
+        return [], []
+    inv = ctx.fact(f"invariants:{id(cls)}", lambda: class_invariants(cls))
+    if not inv.bounds and not inv.relations:
+        return [], []
+    keys = {name: input_key(name, fn_scope) for name in names}
+    doms: list[Domain] = []
+    for name, key in keys.items():
+        bounds = inv.bounds.get(key) if key else None
+        if bounds:
+            lo = max(b[0] for b in bounds)
+            lo_open = any(b[1] for b in bounds if b[0] == lo)
+            hi = min(b[2] for b in bounds)
+            why = next(b[3] for b in bounds if b[0] == lo or b[2] == hi)
+            doms.append(Domain(name, lo, hi, lo_open, why, strong=True))
+    rels = []
+    for a_key, op, b_key, why in inv.relations:
+        for a in (n for n, k in keys.items() if k == a_key):
+            for b in (n for n, k in keys.items() if k == b_key):
+                rels.append(Relation(a, op, b, why, True))
     return doms, rels
 
 
@@ -303,10 +441,84 @@ def _nonneg(ctx, node: cst.BaseExpression, site_scope, order: int, self_name: st
         op = ctx.info.imports.op(node.func)
         if op in _NONNEG_OPS:
             return True
+        found = call_range(ctx, node)
+        if found is not None and found[0] >= 0 and found[4]:
+            return True
         if op in ("add", "multiply") and len(node.args) == 2:
             return all(_nonneg(ctx, a.value, site_scope, order, self_name) for a in node.args)
     v = ctx.ev.value(node, site_scope, order)
     return v.lo >= 0
+
+
+def _callee_word(func: cst.BaseExpression) -> str:
+    node = func.attr if isinstance(func, cst.Attribute) else func
+    return node.value.lstrip("_").lower() if isinstance(node, cst.Name) else ""
+
+
+def _library_call(ctx, func: cst.BaseExpression) -> bool:
+    """The callee is imported from a numerics library (TF, TFP, GPflow, SciPy, numpy)."""
+    if ctx.info.imports.resolve(func) is not None:
+        return True
+    while isinstance(func, cst.Attribute):
+        func = func.value
+    if not isinstance(func, cst.Name):
+        return False
+    dotted = ctx.info.imports.aliases.get(func.value) or ""
+    return dotted.split(".")[0] in _NUMERIC_LIBRARIES
+
+
+def call_range(ctx, node: cst.BaseExpression) -> tuple[float, bool, float, str, bool] | None:
+    """(lo, lo_open, hi, producer word, strong) of a known math function's call (or a subscript
+    of one, `tf.norm(x)[..., None]`); None when the callee is not in :data:`PRODUCER_RANGES`."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if not isinstance(node, cst.Call):
+        return None
+    word = _callee_word(node.func)
+    op = ctx.info.imports.op(node.func)
+    for key in (op, word):
+        if key and key in PRODUCER_RANGES:
+            lo, lo_open, hi = PRODUCER_RANGES[key]
+            strong = key not in _WEAK_RANGES and _library_call(ctx, node.func)
+            return lo, lo_open, hi, key, strong
+    for pattern, (lo, lo_open, hi) in _PRODUCER_PATTERNS:
+        if pattern.match(word):
+            return lo, lo_open, hi, word, False
+    return None
+
+
+def _range_domain(name: str, found: tuple[float, bool, float, str, bool], shown: str) -> Domain:
+    lo, lo_open, hi, word, strong = found
+    why = f"its producer `{shown}` ({word}) lies there" if strong else f"`{word}` by its name"
+    return Domain(name, lo, hi, lo_open, why, strong)
+
+
+def call_domain(ctx, name: str) -> Domain | None:
+    """An input the slicer named by the text of an opaque call (``inv_probit(f)``,
+    ``tfp.math.log1mexp(x)``): the range of that function."""
+    text = re.sub(r" \(\d+\)$", "", name)
+    if "(" not in text:
+        return None
+    try:
+        node = cst.parse_expression(text)
+    except cst.ParserSyntaxError:
+        return None
+    found = call_range(ctx, node)
+    return _range_domain(name, found, text) if found else None
+
+
+def _bindings_domain(ctx, name: str, bindings) -> Domain | None:
+    """A name only ever bound to calls of known math functions: the union of their ranges."""
+    found = [call_range(ctx, b.value) for b in bindings]
+    ranges = [r for r in found if r is not None]
+    if not ranges or len(ranges) < len(found):
+        return None
+    lo = min(r[0] for r in ranges)
+    hi = max(r[2] for r in ranges)
+    lo_open = all(r[1] for r in ranges if r[0] == lo)
+    strong = all(r[4] for r in ranges)
+    word = "/".join(sorted({r[3] for r in ranges}))
+    return _range_domain(name, (lo, lo_open, hi, word, strong), ctx.code(bindings[0].value))
 
 
 def producer_domain(ctx, name: str, scope) -> Domain | None:
@@ -319,6 +531,9 @@ def producer_domain(ctx, name: str, scope) -> Domain | None:
         s = s.parent
     if not bindings or any(b.value is None or b.index is not None for b in bindings):
         return None
+    ranged = _bindings_domain(ctx, name, bindings)
+    if ranged is not None:
+        return ranged
     shown = None
     for b in bindings:
         if not _nonneg(ctx, b.value, b.scope, b.at, name):
@@ -467,6 +682,10 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         for d in doms:
             domains.setdefault(d.name, d)
         relations += rels
+        doms, rels = class_domains(ctx, fn_scope, names)
+        for d in doms:
+            domains.setdefault(d.name, d)
+        relations += rels
     for spec in probe.get("inputs") or []:
         name = spec["name"]
         if name in domains or spec.get("prob") or spec.get("producer") in ("logits", "sigmoid"):
@@ -474,15 +693,19 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         lo = _pf(spec.get("lo", "-inf"))
         if lo >= 0:
             continue  # provenance already knows it
-        d = producer_domain(ctx, name, scope) if re.fullmatch(r"\w+", name) else None
-        d = d or name_domain(name)
-        if d is not None:
-            domains[name] = d
+        if re.fullmatch(r"\w+", name):
+            found = producer_domain(ctx, name, scope)
+        else:
+            found = call_domain(ctx, name)
+        found = found or name_domain(name)
+        if found is not None:
+            domains[name] = found
     relations += shifted_slice_relations(ctx, site.statement, site, set(names))
     relations += repeated_reads(ctx, site.statement, names)
     relations += stop_gradient_copies(ctx, site, names)
     if len(names) > 1:
         relations += pair_relations(names) + box_relations(names)
+        relations += logit_relations(probe.get("inputs") or [])
     for spec in probe.get("inputs") or []:
         d = domains.get(spec["name"])
         if d is not None and d.lo == d.hi:  # a constant: probe it at its value only
@@ -539,6 +762,8 @@ def _reason(items: list[Domain | Relation]) -> tuple[str, bool]:
 
 def _negate(it: Domain | Relation) -> str:
     if isinstance(it, Relation):
+        if it.op == "sigmoid":
+            return f"breaks only if `{it.a}` != sigmoid(`{it.b}`)"
         flip = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!="}[it.op]
         return f"breaks only if `{it.a}` {flip} `{it.b}`"
     if it.lo != -math.inf and it.hi != math.inf:

@@ -1,0 +1,147 @@
+"""Ranges of opaque producers (verify/domains.py PRODUCER_RANGES): a probe input that is the
+result of a known math function the slice does not enter lies in that function's range."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from tfnumlint.analysis.context import Context
+from tfnumlint.analysis.module import build
+from tfnumlint.config import Settings
+from tfnumlint.engine import LintOptions, lint_source
+from tfnumlint.ruledocs import all_docs
+from tfnumlint.source import Source
+from tfnumlint.verify import domains
+
+
+def ctx_of(src: str) -> Context:
+    return Context(build(cst.parse_module(textwrap.dedent(src))), Settings())
+
+
+IMPORTS = """\
+    import tensorflow as tf
+    import tensorflow_probability as tfp
+    from gpflow.likelihoods.utils import inv_probit
+    from tensorflow_probability.python.internal import special_math
+    """
+
+
+@pytest.mark.parametrize(
+    "text, lo, lo_open, hi",
+    [
+        ("tfp.math.log1mexp(x)", "-inf", False, 0.0),
+        ("tf.math.log_sigmoid(z)", "-inf", False, 0.0),
+        ("special_math.ndtr(x)", 0.0, False, 1.0),
+        ("inv_probit(f - b)", 0.0, False, 1.0),
+        ("tfp.math.bessel_kve(v, z)", 0.0, True, "inf"),
+        ("tf.math.softplus(x)", 0.0, False, "inf"),
+        ("tf.norm(v, axis=-1)[..., tf.newaxis]", 0.0, False, "inf"),
+        ("tf.eye(k)", 1.0, False, 1.0),
+    ],
+)
+def test_a_resolved_math_function_gives_a_code_derived_range(text, lo, lo_open, hi):
+    d = domains.call_domain(ctx_of(IMPORTS), text)
+    assert d is not None and d.strong
+    as_json = (domains._jf(d.lo), d.lo_open, domains._jf(d.hi))
+    assert as_json == (lo, lo_open, hi)
+
+
+@pytest.mark.parametrize(
+    "text, lo, hi",
+    [
+        ("_ndtr(x)", 0.0, 1.0),  # a module-local helper: only its name says it
+        ("my_normal_cdf(x)", 0.0, 1.0),
+        ("log_ndtr_lower(x)", "-inf", 0.0),
+        ("tf.math.lgamma(a)", -0.1216, "inf"),  # log Γ >= -0.1216 only for a > 0
+    ],
+)
+def test_a_name_or_a_conditional_range_is_weak(text, lo, hi):
+    d = domains.call_domain(ctx_of(IMPORTS), text)
+    assert d is not None and not d.strong
+    assert (domains._jf(d.lo), domains._jf(d.hi)) == (lo, hi)
+
+
+@pytest.mark.parametrize("text", ["tfp.math.log_add_exp(a, b)", "special.lbeta(a, b)", "x"])
+def test_functions_outside_the_table_have_no_range(text):
+    assert domains.call_domain(ctx_of(IMPORTS), text) is None
+
+
+def probe_of(code: str, rule: str, needs: str = "") -> dict:
+    text = textwrap.dedent(code)
+    options = LintOptions(codes=frozenset(all_docs()), slice_probes=True)
+    result = lint_source(Source("m.py", text, text.encode()), options)
+    assert not result.errors, result.errors
+    [finding] = [f for f in result.findings if f.rule == rule and needs in f.source_line]
+    return finding.probe
+
+
+def test_a_name_bound_to_a_bessel_function_is_positive_in_the_probe():
+    probe = probe_of(
+        """\
+        import tensorflow as tf
+        import tensorflow_probability as tfp
+
+
+        def ive(v, x):
+            kve = tfp.math.bessel_kve(v, x)
+            kvep1 = tfp.math.bessel_kve(v + 1., x)
+            return tf.math.reciprocal(x * (kve - kvep1))
+        """,
+        "TNL206",
+    )
+    [d] = [d for d in probe["domains"] if d["name"] == "kve"]
+    assert (d["lo"], d["lo_open"], d["strong"]) == (0.0, True, True)
+    assert "bessel_kve" in d["why"]
+
+
+def test_an_identity_matrix_is_probed_at_its_diagonal():
+    probe = probe_of(
+        """\
+        import tensorflow as tf
+
+
+        def ortho(ss, k):
+            i_s = tf.eye(k)
+            unit = i_s / tf.norm(i_s)
+            return ss / tf.norm(ss) - unit
+        """,
+        "TNL201",
+        "i_s /",
+    )
+    [spec] = [i for i in probe["inputs"] if i["name"] == "i_s"]
+    assert spec["lo"] == spec["hi"] == 1.0
+
+
+def test_a_witness_outside_a_log1mexp_range_is_refuted():
+    ctx = ctx_of(IMPORTS)
+    d = domains.call_domain(ctx, "tfp.math.log1mexp(x)")
+    probe = {"domains": [{**domains.asdict(d), "lo": "-inf", "hi": 0.0}]}
+    out = {"status": "confirmed", "symptom": "inf-value", "inputs": {d.name: 100.0}}
+    verdict = domains.judge(probe, out)
+    assert verdict["status"] == "refuted" and "log1mexp" in verdict["detail"]
+
+
+def test_a_variable_named_after_a_producer_gets_its_range_as_weak_evidence():
+    d = domains.name_domain("kve")
+    assert (d.lo, d.lo_open, d.strong) == (0.0, True, False)
+    assert domains.name_domain("gamma") is None  # a rate or a discount, not Γ(x)
+
+
+def test_probs_and_logits_of_one_parameter_are_related():
+    inputs = [
+        {"name": "logits", "producer": "constant"},
+        {"name": "probs", "producer": "sigmoid"},
+        {"name": "other_probs", "producer": "sigmoid"},
+    ]
+    [rel] = domains.logit_relations(inputs)
+    assert (rel.a, rel.op, rel.b, rel.strong) == ("probs", "sigmoid", "logits", False)
+    assert rel.holds(0.5, 0.0) and rel.holds(0.0, -200.0)
+    assert not rel.holds(0.0, 0.0)  # the geometric-variance witness: logits 0, probs 0
+    probe = {"relations": [domains.asdict(rel)]}
+    out = {"status": "confirmed", "symptom": "inf-value", "inputs": {"probs": 0.0, "logits": 0.0}}
+    verdict = domains.judge(probe, out)
+    assert verdict["status"] == "inconclusive"
+    assert "`probs` != sigmoid(`logits`)" in verdict["detail"]
