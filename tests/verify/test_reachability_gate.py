@@ -88,20 +88,29 @@ def test_a_layer_output_is_a_model_origin_with_its_activation_range():
 # ---------------------------------------------------------------- (a) a computed value set freely
 
 
-def test_an_untraced_computed_value_at_zero_is_inconclusive_naming_its_producer():
+MINCUT = """\
+    import tensorflow as tf
+
+
+    def orthogonality(s, k):
+        ss = tf.matmul(s, s, transpose_a=True)
+        i_s = tf.eye(k, dtype=ss.dtype)
+        return tf.norm(ss / tf.norm(ss) - i_s / tf.norm(i_s))
+    """
+
+
+def test_the_norm_of_an_identity_matrix_is_never_zero():
     # MinCut's orthogonality term: i_s = tf.eye(k) has norm sqrt(k), never 0
-    src = """\
-        import tensorflow as tf
+    statuses = sorted(v["status"] for v in verdicts(MINCUT, "TNL201"))
+    assert statuses == ["confirmed", "refuted"], statuses  # ss / norm(ss) at s = 0 stays
 
 
-        def orthogonality(s, k):
-            ss = tf.matmul(s, s, transpose_a=True)
-            i_s = tf.eye(k, dtype=ss.dtype)
-            return tf.norm(ss / tf.norm(ss) - i_s / tf.norm(i_s))
-        """
+def test_an_untraced_computed_value_at_zero_is_inconclusive_naming_its_producer():
+    # the same term with a producer the verifier knows nothing about
+    src = MINCUT.replace("tf.eye(k, dtype=ss.dtype)", "orthonormal_basis(k)")
     [out] = [v for v in verdicts(src, "TNL201") if "`i_s`" in v["detail"]]
     assert out["status"] == "inconclusive", out
-    assert "`i_s` is computed by `tf.eye(k, dtype=ss.dtype)`, which was not traced" in out["detail"]
+    assert "`i_s` is computed by `orthonormal_basis(k)`, which was not traced" in out["detail"]
     assert out["detail"].startswith(("breaks only if `i_s` = 0;", "needs `i_s` = ")), out["detail"]
     assert "(seen: at " in out["detail"]  # what was seen stays in the message
     # the same file's real hazard, a Gram matrix of all-zero assignments, is still confirmed
@@ -110,6 +119,24 @@ def test_an_untraced_computed_value_at_zero_is_inconclusive_naming_its_producer(
 
 
 def test_an_untraced_value_needed_at_an_extreme_is_inconclusive():
+    # a producer with no known range (log1mexp itself is <= 0 by the producer table)
+    src = """\
+        import tensorflow as tf
+
+
+        def cdf(x):
+            shifted = shifted_log_term(x)
+            return tf.exp(shifted - tf.ones_like(x))
+        """
+    out = one_verdict(src, "TNL301")
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith(
+        "breaks only if `shifted` = 100; `shifted` is computed by `shifted_log_term(x)`, which "
+        "was not traced"
+    ), out["detail"]
+
+
+def test_a_log1mexp_value_is_never_positive():
     src = """\
         import tensorflow as tf
 
@@ -119,11 +146,8 @@ def test_an_untraced_value_needed_at_an_extreme_is_inconclusive():
             return tf.exp(log1mexpx - tf.ones_like(x))
         """
     out = one_verdict(src, "TNL301")
-    assert out["status"] == "inconclusive", out
-    assert out["detail"].startswith(
-        "breaks only if `log1mexpx` = 100; `log1mexpx` is computed by `log1mexp(x)`, which was "
-        "not traced"
-    ), out["detail"]
+    assert out["status"] != "confirmed", out
+    assert "`log1mexpx` > 0" in out["detail"], out["detail"]
 
 
 def test_an_element_of_an_untraced_call_is_inconclusive():

@@ -328,7 +328,7 @@ def _cast_inputs(tree: Any) -> set[str]:
     def walk(node: Any, under_cast: bool) -> None:
         if isinstance(node, dict):
             if node.get("k") == "input":
-                (inside if under_cast else outside).add(node.get("name"))
+                (inside if under_cast else outside).add(str(node.get("name")))
                 return
             cast = node.get("k") == "call" and node.get("op") == "cast"
             for value in node.values():
@@ -427,7 +427,8 @@ def cond_guard_reason(scope: Scope, statement: cst.CSTNode, node: cst.CSTNode) -
     if isinstance(fn, cst.FunctionDef) and outer is not None:
         roots.append((outer.node, fn))  # a nested helper: where is it called?
     for root, target in roots:
-        reason = _guarded_in(root, target, wanted, fn if target is fn else None)
+        helper = fn if target is fn and isinstance(fn, cst.FunctionDef) else None
+        reason = _guarded_in(root, target, wanted, helper)
         if reason:
             return reason
     return None

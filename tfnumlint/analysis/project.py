@@ -433,13 +433,13 @@ class Summariser:
             classes.append(
                 (cname, ClassSummary(cname, bases, tuple(attrs), tuple(cls.method_scopes)))
             )
-        bindings = []
+        values: list[tuple[str, Val]] = []
         for name, bs in info.root.bindings.items():
             b = _last_value(bs)
             if b is not None:
                 v = ev.value(b.value, b.scope, b.at)
                 if informative(v):
-                    bindings.append((name, portable(v, module)))
+                    values.append((name, portable(v, module)))
         return ModuleSummary(
             module,
             self.path,
@@ -447,7 +447,7 @@ class Summariser:
             tuple(self.stars),
             tuple(functions),
             tuple(classes),
-            tuple(bindings),
+            tuple(values),
             tuple(self._calls()),
         )
 
@@ -483,10 +483,10 @@ class Summariser:
             return []
         where = _call_places(self.text, self.info, [s for s, *_ in pending])
         out = []
-        for site, callee, positional, keywords in pending:
+        for site, callee, args, kwargs in pending:
             line, col = where.get(id(site.node), (0, 0))
             text = _short(dotted_name(site.node.func) or "...")
-            out.append(CallSite(callee, positional, keywords, (self.path, line, col, text, "", "")))
+            out.append(CallSite(callee, args, kwargs, (self.path, line, col, text, "", "")))
         return out
 
     def _callee(self, node: cst.Call, scope: Scope, order: int) -> tuple[str, ...] | None:
@@ -618,7 +618,7 @@ class ProjectIndex:
     summaries: dict[str, ModuleSummary]
     _facts: dict[str, object] = field(default_factory=dict)
     _digests: dict[str, str] = field(default_factory=dict)
-    _by_target: dict[tuple[str, str], list[CallSite]] | None = None
+    _by_target: dict[tuple[str, str], list[tuple[CallSite, FunctionSummary]]] | None = None
     _packages: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -799,7 +799,7 @@ class ProjectIndex:
 
     def _sites(self, module: str, qual: str) -> list[tuple[CallSite, FunctionSummary]]:
         if self._by_target is None:
-            by: dict[tuple[str, str], list] = {}
+            by: dict[tuple[str, str], list[tuple[CallSite, FunctionSummary]]] = {}
             for m in sorted(self.summaries):
                 for site in self.summaries[m].calls:
                     target = self._target(site)
@@ -957,7 +957,7 @@ def to_jsonable(obj: object) -> object:
     if isinstance(obj, (list, str, int, float, bool)) or obj is None:
         return obj
     tp = type(obj)
-    if tp.__name__ in _codec_types():
+    if tp.__name__ in _codec_types() and dataclasses.is_dataclass(obj):
         fields = {}
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)

@@ -371,9 +371,9 @@ class Evaluator:
             return replace(val, desc=_named(name, val))
         if self.imports.resolve(cst.Name(name)) is not None:
             return Val("module")
-        val = self.project.value(name) if self.project is not None else None
-        if val is not None:
-            return replace(val, desc=_named(name, val))
+        imported = self.project.value(name) if self.project is not None else None
+        if imported is not None:
+            return replace(imported, desc=_named(name, imported))
         return Val("name", desc=f"`{name}`")
 
     def _passed(self, name: str, param: cst.Param, scope: Scope) -> Val | None:
@@ -1074,7 +1074,12 @@ def _cast(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
 
 
 def _arith_op(kind: str):
-    ops = {"add": cst.Add, "subtract": cst.Subtract, "multiply": cst.Multiply, "divide": cst.Divide}
+    ops: dict[str, type[cst.BaseBinaryOp]] = {
+        "add": cst.Add,
+        "subtract": cst.Subtract,
+        "multiply": cst.Multiply,
+        "divide": cst.Divide,
+    }
 
     def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
         if len(args) < 2:
@@ -1125,7 +1130,8 @@ def _layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     if isinstance(act_node, cst.Name) and act_node.value == "None":
         act = "linear"
     elif isinstance(act_node, cst.SimpleString):
-        act = act_node.evaluated_value
+        text = act_node.evaluated_value
+        act = text if isinstance(text, str) else None
     elif act_node is not None:
         op = ev.imports.op(act_node)
         act = op if op else None

@@ -228,7 +228,7 @@ def optimizer_epsilon(
 @rule("TNL403", ops={f"optimizer:{f}" for f in ADAPTIVE}, host_values=True)
 def optimizer_epsilon_too_small(site: Site[cst.Call], ctx: Context):
     call = site.node
-    family = ctx.op(call).split(":")[1]
+    family = (ctx.op(call) or "").partition(":")[2]
     eps, explicit = optimizer_epsilon(ctx, call, site, family)
     if eps is None:
         return

@@ -693,6 +693,7 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         lo = _pf(spec.get("lo", "-inf"))
         if lo >= 0:
             continue  # provenance already knows it
+        found: Domain | None
         if re.fullmatch(r"\w+", name):
             found = producer_domain(ctx, name, scope)
         else:
@@ -707,9 +708,9 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         relations += pair_relations(names) + box_relations(names)
         relations += logit_relations(probe.get("inputs") or [])
     for spec in probe.get("inputs") or []:
-        d = domains.get(spec["name"])
-        if d is not None and d.lo == d.hi:  # a constant: probe it at its value only
-            spec["lo"] = spec["hi"] = _jf(d.lo)
+        held = domains.get(spec["name"])
+        if held is not None and held.lo == held.hi:  # a constant: probe it at its value only
+            spec["lo"] = spec["hi"] = _jf(held.lo)
     if domains:
         probe["domains"] = [
             {**asdict(d), "lo": _jf(d.lo), "hi": _jf(d.hi)} for d in domains.values()

@@ -25,8 +25,8 @@ from .trace import UnsupportedProbe, format_number
 
 CLIMB_STEPS = 30
 MAX_POINTS = 4096
-LOGIT_POINTS = (0.0, -100.0, 100.0, -17.0, 17.0, -30.0, 30.0, -90.0, 90.0, -104.0, 104.0)
-LOGIT_POINTS += (-1e4, 1e4, -5.0, 5.0, -1.0, 1.0)
+LOGIT_POINTS: tuple[float, ...] = (0.0, -100.0, 100.0, -17.0, 17.0, -30.0, 30.0, -90.0, 90.0)
+LOGIT_POINTS += (-104.0, 104.0, -1e4, 1e4, -5.0, 5.0, -1.0, 1.0)
 SMALL_POINTS = (1e-8, -1e-8, 1e-6, 1e-4, 1e-3)
 GENERIC = ("nan-value", "inf-value", "nan-gradient", "inf-gradient")
 

@@ -269,10 +269,10 @@ class Slicer:
                 }
             return self._attribute(node, scope, order, depth)
         if isinstance(node, cst.SimpleString):
-            value = node.evaluated_value
-            if isinstance(value, str) and value in _DTYPES:
-                return {"k": "dtype", "v": value}
-            return {"k": "str", "v": value if isinstance(value, str) else ""}
+            text = node.evaluated_value
+            if isinstance(text, str) and text in _DTYPES:
+                return {"k": "dtype", "v": text}
+            return {"k": "str", "v": text if isinstance(text, str) else ""}
         if isinstance(node, cst.Call):
             return self._call(node, scope, order, depth)
         if isinstance(node, cst.BinaryOperation) and type(node.operator) in _BINOPS:
@@ -354,6 +354,7 @@ class Slicer:
                 self.truncated = True
             return tree
         before = self.count
+        assert found.value is not None  # the caller expands only bindings with a value
         tree = self.tree(found.value, found.scope, found.at, depth + 1)
         if tree.get("k") in ("call", "bin", "neg", "cmp"):
             tree = {**tree, "as": name}  # witnesses show the user's name for it
@@ -492,9 +493,9 @@ class Slicer:
             body = _lambda_body(pair.elements[1].value)
             if body is None:
                 return None
-            pred = self.tree(pair.elements[0].value, scope, order, depth + 1)
+            test = self.tree(pair.elements[0].value, scope, order, depth + 1)
             then = self.tree(body, scope, order, depth + 1)
-            out = {"k": "call", "op": "where", "args": [pred, then, out], "kw": {}}
+            out = {"k": "call", "op": "where", "args": [test, then, out], "kw": {}}
         return self._where(node, out)
 
     def _dtype(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
