@@ -228,3 +228,41 @@ def test_an_assertion_in_a_helper_bounds_the_argument_passed_to_it():
     d = domain_of(probe, "x")
     assert (d["lo"], d["strong"]) == (0.0, True)
     assert "`_maybe_assert_valid_x` asserts `assert_non_negative`" in d["why"]
+
+
+def test_an_asserted_pair_drops_the_name_guess_about_the_same_pair():
+    # `high`/`low` alone would give a weak (name) relation; the class asserts it, so the
+    # witness high == low breaks the code itself and is refuted, not merely unlikely
+    probe = probe_of(
+        cls(
+            """\
+            def _log_prob(self, x):
+                return x / (self.high - self.low)
+
+            def _parameter_control_dependencies(self, is_init):
+                return [assert_util.assert_less(self.low, self.high)]
+            """
+        )
+    )
+    pairs = [(r["a"], r["b"], r["strong"]) for r in probe["relations"]]
+    assert all(strong for *_, strong in pairs), pairs
+    assert {frozenset((a, b)) for a, b, _ in pairs} == {frozenset(("self.high", "self.low"))}
+    out = {"status": "confirmed", "symptom": "inf-value", "detail": "at self.high = self.low",
+           "inputs": {"self.high": 1.0, "self.low": 1.0, "x": 1.0}}  # fmt: skip
+    assert domains.judge(probe, out)["status"] == "refuted"
+
+
+def test_a_name_guess_alone_stays_a_weak_relation():
+    probe = probe_of(
+        cls(
+            """\
+            def _log_prob(self, x):
+                return x / (self.high - self.low)
+            """
+        )
+    )
+    [rel] = probe["relations"]
+    assert not rel["strong"]
+    out = {"status": "confirmed", "symptom": "inf-value", "detail": "at self.high = self.low",
+           "inputs": {"self.high": 1.0, "self.low": 1.0, "x": 1.0}}  # fmt: skip
+    assert domains.judge(probe, out)["status"] == "inconclusive"

@@ -715,8 +715,16 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         probe["domains"] = [
             {**asdict(d), "lo": _jf(d.lo), "hi": _jf(d.hi)} for d in domains.values()
         ]
+    relations = without_weaker_duplicates(relations)
     if relations:
         probe["relations"] = [asdict(r) for r in relations]
+
+
+def without_weaker_duplicates(relations: list[Relation]) -> list[Relation]:
+    """A name guess about two inputs that the code already relates is dropped: the code's
+    assertion decides, and a witness that breaks it is refuted, not merely unlikely."""
+    asserted = {frozenset((r.a, r.b)) for r in relations if r.strong}
+    return [r for r in relations if r.strong or frozenset((r.a, r.b)) not in asserted]
 
 
 # ---------------------------------------------------------------- probing & verdict side
