@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .module import ClassInfo, Scope
-from .names import dotted_name
+from .names import descendants, dotted_name
 
 # assertion (last name of the callee) -> (lo, lo_open, hi)
 ASSERT_ONE: dict[str, tuple[float, bool, float]] = {
@@ -112,17 +112,9 @@ def _const(node: cst.BaseExpression) -> float | None:
     return None
 
 
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
-
-
 def _assertions(inv: Invariants, scope: Scope, init_params: frozenset[str]) -> None:
     """``assert_positive(self.scale)``, ``assert_greater(self.high, self.low)`` in a method."""
-    for node in _walk(scope.node):
+    for node in descendants(scope.node):
         if not isinstance(node, cst.Call):
             continue
         what = _callee(node.func)
@@ -176,7 +168,7 @@ def _guard_conditions(test: cst.BaseExpression) -> list[cst.Comparison]:
 
 def _guards(inv: Invariants, scope: Scope, init_params: frozenset[str]) -> None:
     """``if df <= 0: raise ValueError(...)`` in ``__init__``: afterwards ``df > 0``."""
-    for node in _walk(scope.node):
+    for node in descendants(scope.node):
         if not isinstance(node, cst.If) or not _raises(node.body):
             continue
         for cmp in _guard_conditions(node.test):
@@ -202,7 +194,7 @@ def _guards(inv: Invariants, scope: Scope, init_params: frozenset[str]) -> None:
 
 def _properties(inv: Invariants, scope: Scope) -> None:
     """``scale=ParameterProperties(default_constraining_bijector_fn=...Softplus...)``."""
-    for node in _walk(scope.node):
+    for node in descendants(scope.node):
         if not (isinstance(node, cst.Call) and _callee(node.func) == "dict"):
             continue
         for arg in node.args:
@@ -223,7 +215,7 @@ def _properties(inv: Invariants, scope: Scope) -> None:
 
 
 def _bijector_range(node: cst.BaseExpression) -> tuple[float, bool, float, str] | None:
-    names = [_callee(n) for n in _walk(node) if isinstance(n, (cst.Name, cst.Attribute))]
+    names = [_callee(n) for n in descendants(node) if isinstance(n, (cst.Name, cst.Attribute))]
     if any(_MOVING.search(n) for n in names if n):
         return None
     kinds = {n.lower() for n in names if n and n.lower() in _BIJECTOR_RANGES}
@@ -231,7 +223,9 @@ def _bijector_range(node: cst.BaseExpression) -> tuple[float, bool, float, str] 
         return None
     kind = kinds.pop()
     lo, lo_open, hi = _BIJECTOR_RANGES[kind]
-    for n in _walk(node):  # Softplus(low=1.), Sigmoid(low=-1., high=2.), low=dtype_util.eps(dt)
+    for n in descendants(
+        node
+    ):  # Softplus(low=1.), Sigmoid(low=-1., high=2.), low=dtype_util.eps(dt)
         if isinstance(n, cst.Arg) and n.keyword is not None:
             if n.keyword.value not in ("low", "high"):
                 continue
@@ -253,7 +247,7 @@ FLOAT32_EPS = 2.0**-23
 def _names_eps(node: cst.BaseExpression) -> bool:
     """``dtype_util.eps(dtype)``, ``np.finfo(dt).eps``: the dtype's machine epsilon, which is
     2**-23 in float32, the dtype the verifier probes in."""
-    return any(isinstance(n, cst.Name) and n.value in ("eps", "epsilon") for n in _walk(node))
+    return any(isinstance(n, cst.Name) and n.value in ("eps", "epsilon") for n in descendants(node))
 
 
 def class_invariants(cls: ClassInfo) -> Invariants:
@@ -320,7 +314,7 @@ def parameter_assertions(fn: Scope) -> dict[str, list[tuple[float, bool, float, 
     asserting ``assert_non_negative(x)``): it holds for the arguments of every call to it made
     under its control dependencies."""
     out: dict[str, list[tuple[float, bool, float, str]]] = {}
-    for node in _walk(fn.node):
+    for node in descendants(fn.node):
         if not isinstance(node, cst.Call):
             continue
         what = _callee(node.func)

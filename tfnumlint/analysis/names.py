@@ -9,6 +9,8 @@ in :data:`OPS` to get a canonical operation name such as ``"log"`` or ``"sigmoid
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from ..optimizers import OPTIMIZERS
@@ -361,6 +363,15 @@ def imported_names(aliases) -> list[tuple[str, str]]:
         if name and local:
             out.append((name, local))
     return out
+
+
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The node and everything below it, without a libcst visitor (no metadata, no copies)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
 
 
 def dotted_name(node: cst.BaseExpression | None) -> str:

@@ -16,6 +16,7 @@ import libcst as cst
 
 from ..analysis.context import Context
 from ..analysis.module import Binding, Site, parent_map
+from ..analysis.names import descendants
 
 _COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "not_equal", "equal"})
 
@@ -25,7 +26,7 @@ def has_tf_provenance(ctx: Context, site: Site, *nodes: cst.BaseExpression) -> b
     for node in nodes:
         if ctx.val(node, site).tensor:
             return True
-        if any(isinstance(n, cst.Call) and ctx.op(n) is not None for n in _walk(node)):
+        if any(isinstance(n, cst.Call) and ctx.op(n) is not None for n in descendants(node)):
             return True
     return False
 
@@ -57,7 +58,7 @@ def guarded(ctx: Context, site: Site, node: cst.BaseExpression, num: cst.BaseExp
 def _tests(ctx: Context, site: Site, cond: cst.BaseExpression, text: str, names: set[str]) -> bool:
     """``cond`` (or what a name in it is bound to) compares the denominator."""
     for expr in _expand(ctx, site, cond):
-        for n in _walk(expr):
+        for n in descendants(expr):
             compared = None
             if isinstance(n, cst.Comparison):
                 compared = [n.left, *(c.comparator for c in n.comparisons)]
@@ -73,7 +74,7 @@ def _tests(ctx: Context, site: Site, cond: cst.BaseExpression, text: str, names:
 def _expand(ctx: Context, site: Site, cond: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The condition and, one level deep, the values of the names it reads (``mask``)."""
     out = [cond]
-    for n in _walk(cond):
+    for n in descendants(cond):
         if isinstance(n, cst.Name):
             found = ctx.ev.lookup(n.value, site.scope, site.order)
             if isinstance(found, Binding) and found.value is not None:
@@ -86,19 +87,11 @@ def _mentions(ctx: Context, expr: cst.BaseExpression, text: str, names: set[str]
 
 
 def _names(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in _walk(node) if isinstance(n, cst.Name)}
+    return {n.value for n in descendants(node) if isinstance(n, cst.Name)}
 
 
 def _text(ctx: Context, node: cst.CSTNode) -> str:
     return "".join(ctx.code(node).split()).strip("()")
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 def result_tested(ctx: Context, site: Site) -> bool:
@@ -111,7 +104,7 @@ def result_tested(ctx: Context, site: Site) -> bool:
     if not isinstance(target, cst.Name):
         return False
     scope_node = site.scope.node
-    for n in _walk(scope_node):
+    for n in descendants(scope_node):
         compared: list[cst.BaseExpression] = []
         if isinstance(n, cst.Comparison):
             compared = [n.left, *(c.comparator for c in n.comparisons)]
