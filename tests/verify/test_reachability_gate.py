@@ -163,10 +163,20 @@ def test_an_element_of_a_parameter_confirms():
     assert out["status"] == "confirmed", out
 
 
-def test_a_computed_value_needed_at_an_ordinary_value_still_confirms():
-    # log(h - 1) is -inf at h = 1: an ordinary value, nothing to hold against the witness
+def test_a_computed_value_needed_at_an_ordinary_value_is_inconclusive():
+    # log(h - 1) is -inf at h = 1, but nothing says helper(x) is ever 1: an assumption
     target = call("log", binop("-", inp("h"), const(1.0)))
     out = verify(expr("TNL101", target, [spec("h", "call", source="helper(x)")]))
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith(
+        "breaks only if `h` = 1; `h` is computed by `helper(x)`, which was not traced"
+    ), out["detail"]
+
+
+def test_a_parameter_needed_at_an_ordinary_value_confirms():
+    # the same with a parameter: the caller may pass 1
+    target = call("log", binop("-", inp("h"), const(1.0)))
+    out = verify(expr("TNL101", target, [spec("h", "param")]))
     assert out["status"] == "confirmed", out
 
 

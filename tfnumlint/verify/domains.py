@@ -24,9 +24,10 @@ witness.  A symptom found only outside a domain is not confirmed: ``refuted`` wh
 comes from the code, ``inconclusive`` with the reason when it comes from a name.  No TensorFlow.
 
 The verdict side also asks whether the witness is *reachable* (:func:`reachable`): an input the
-symptom needs (the worker relaxes the others) that is computed by an untraced call and sits at a
-singular or extreme value its producer is not known to reach, or a parameter at a subnormal, or
-a count at a fraction, makes the finding inconclusive.  Log-space names (the lexicon
+symptom needs (the worker relaxes the others) that is computed by an untraced call and sits at
+any value its producer is not known to reach (0, 1e38 or an ordinary -1 alike: nothing computed
+that value), or a parameter at a subnormal, or a count at a fraction, makes the finding
+inconclusive.  Log-space names (the lexicon
 :data:`LOG_SPACE_WORDS` and ``log`` + :data:`LOG_SPACE_AFTER_LOG`: ``logits``, ``new_log_prob``,
 ``log_variance``) take any value, extreme ones included; probabilities by name, and the results
 of :data:`NATURAL_ZERO_CALLS` (products and counts of data, signs, roundings), may be 0.
@@ -862,7 +863,6 @@ COUNT_PREFIXES = frozenset({"num", "n"})  # num_samples, n_items
 # Values a computed input is not set to without evidence: exact zeros, subnormals, 1 ± an ulp
 # and magnitudes beyond 10; small ones (1e-8 .. 0.1) too, except for a precision loss, which
 # needs them by nature and where they are common results of computation.
-SINGULAR = frozenset({"zero", "subnormal", "smallest-normal", "near-one", "large"})
 
 
 def value_class(v: float, dtype: str | None) -> str:
@@ -953,10 +953,21 @@ def unreachable(
         return f"needs `{name}` = {_fmt(v)}, {what}" + (_producer(spec) if computed else "")
     if _count_like(name) and (v < 0 or v != math.floor(v)):
         return f"needs `{name}` = {_fmt(v)}, which is not a count"
-    singular = kind in SINGULAR or (kind == "small" and not small_ok)
-    if not computed or not singular or _covered(spec, v, dom):
+    if not computed or (kind == "small" and small_ok) or _covered(spec, v, dom):
         return None
+    # Any value, ordinary ones too: the review found computed values set to what their code
+    # never gives (a softmax output of -1, floor(0.5) = 1, mel weights of -1).
     return f"breaks only if `{name}` = {_fmt(v)}" + _producer(spec)
+
+
+def assumed(probe: dict[str, Any], name: str) -> bool:
+    """The input's value comes from code the slice did not follow (an untraced call, a cut, an
+    element of either): whatever value a witness gives it is an assumption."""
+    for spec in probe.get("inputs") or []:
+        if spec.get("name") == name:
+            origin = spec.get("origin")
+            return origin in COMPUTED or (origin == "subscript" and spec.get("of") in COMPUTED)
+    return False
 
 
 def _producer(spec: dict[str, Any]) -> str:

@@ -547,6 +547,8 @@ def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[st
     shared = set.intersection(*(set(replacements(program, j, row[j])) for j in loose))
     trials += [dict.fromkeys(loose, r) for r in PLAIN_REPLACEMENTS if r in shared]
     kept = _keeping(program, row, trials, w.symptom, thr)
+    pinned = _mattering_assumptions(program, loose, trials, kept)
+    kept = [t for t in kept if not pinned & t.keys()]
     best: dict[int, float] = {}
     for trial in kept:
         if len(trial) == 1:
@@ -563,6 +565,22 @@ def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[st
         return w, [program.inputs[j].name for j in loose]
     needed = [program.inputs[j].name for j in loose if j not in choice]
     return Witness(w.symptom, 0, point, res, w.note), needed
+
+
+def _mattering_assumptions(
+    program: Program, loose: list[int], trials: list[dict[int, float]], kept: list[dict]
+) -> set[int]:
+    """Inputs computed by code the slice did not follow whose value the symptom depends on
+    (some replacement loses it).  Moving such an input to another value that also shows the
+    symptom proves nothing: any value of it is an assumption, so it stays needed as seen."""
+    out = set()
+    for j in loose:
+        if not domains.assumed(program.probe, program.inputs[j].name):
+            continue
+        alone = [t for t in trials if t.keys() == {j}]
+        if any(t not in kept for t in alone):
+            out.add(j)
+    return out
 
 
 MAX_MINIMISED = 3  # witnesses minimised while looking for one the code can reach
