@@ -393,6 +393,33 @@ def optimizer_variables(opt: Any) -> list[tf.Variable]:
     return list(found() if callable(found) else found)
 
 
+class Params:
+    """Named weight tensors trained together, in one flat variable by default.
+
+    Every optimizer family here updates each element on its own (a running mean, a running
+    square, a sign), so one update of the flat vector is the arithmetic of one update per
+    tensor, traced and run as a handful of ops instead of a handful per tensor.  Keras's
+    ``clipnorm`` clips each variable by its own norm: with it the tensors stay separate."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], dtype: tf.DType, packed: bool) -> None:
+        self.names = list(arrays)
+        self.shapes = [a.shape for a in arrays.values()]
+        self.sizes = [int(a.size) for a in arrays.values()]
+        self.packed = packed
+        if packed:
+            flat = np.concatenate([a.ravel() for a in arrays.values()])
+            self.variables = [tf.Variable(tf.constant(flat, dtype))]
+        else:
+            self.variables = [tf.Variable(tf.constant(a, dtype)) for a in arrays.values()]
+
+    def views(self) -> dict[str, tf.Tensor]:
+        """The tensors by name, read inside the traced step."""
+        if not self.packed:
+            return dict(zip(self.names, self.variables, strict=True))
+        parts = tf.split(self.variables[0], self.sizes)
+        return {n: tf.reshape(t, s) for n, t, s in zip(self.names, parts, self.shapes, strict=True)}
+
+
 class Rerun:
     """The user's optimizer over ``trained``, built so that one traced graph serves every run:
     its slots exist before the trace (a TF1 optimizer creating them inside it traces twice),
@@ -538,9 +565,9 @@ def model_501(probe: dict[str, Any]) -> Model501:
     )
 
 
-def _glorot(rng: np.random.Generator, shape: tuple[int, int], dtype: tf.DType) -> tf.Variable:
+def _glorot(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
     limit = math.sqrt(6.0 / sum(shape))
-    return tf.Variable(tf.constant(rng.uniform(-limit, limit, shape), dtype))
+    return rng.uniform(-limit, limit, shape)
 
 
 def _activation(name: str) -> Any:
@@ -568,16 +595,17 @@ class SaturationTrainer:
         self.v, self.cut = tf.constant(v, dtype), tf.constant(cut, dtype)
         n_in = m.below[0] if m.below else m.fan_in
         self.project = tf.constant(rng.normal(size=(LATENT, n_in)) / math.sqrt(LATENT), dtype)
-        self.hidden_w = _glorot(rng, (n_in, m.fan_in), dtype)
-        self.hidden_b = tf.Variable(tf.zeros([m.fan_in], dtype))
-        self.w = _glorot(rng, (m.fan_in, m.units), dtype)
-        self.b = tf.Variable(tf.zeros([m.units], dtype))
-        self.act = _activation(m.below[1]) if m.below else tf.nn.relu
-        self.trained = [self.w, self.b] if m.bias else [self.w]
+        hidden_w = _glorot(rng, (n_in, m.fan_in))
+        weights = {"w": _glorot(rng, (m.fan_in, m.units))}
+        self.b = tf.zeros([m.units], dtype)  # a layer without bias: a constant zero
+        if m.bias:
+            weights["b"] = np.zeros(m.units)
         if m.below:
-            self.trained += [self.hidden_w, self.hidden_b]
+            weights |= {"hidden_w": hidden_w, "hidden_b": np.zeros(m.fan_in)}
+        self.act = _activation(m.below[1]) if m.below else tf.nn.relu
+        self.params = Params(weights, dtype, packed=cfg.clipnorm is None)
         self.counter = tf.Variable(0, dtype=tf.int32)
-        self.rerun = Rerun(cfg, self.trained, [self.counter])
+        self.rerun = Rerun(cfg, self.params.variables, [self.counter])
         shape = [BATCH_501, m.units]
         zeros = (tf.constant(False), tf.zeros(shape, dtype), tf.zeros(shape, dtype),
                  tf.zeros(shape, tf.bool))  # fmt: skip
@@ -600,16 +628,21 @@ class SaturationTrainer:
         """One optimizer step: (stop, logits, element losses, dead elements) of its batch."""
         m = self.m
         x, y = self.batch()
+        trained = self.params.variables
         with tf.GradientTape() as tape:
-            h = self.act(x @ self.hidden_w + self.hidden_b) if m.below else tf.nn.relu(x)
-            z = h @ self.w + self.b
+            p = self.params.views()
+            h = self.act(x @ p["hidden_w"] + p["hidden_b"]) if m.below else tf.nn.relu(x)
+            z = h @ p["w"] + p.get("b", self.b)
             tape.watch(z)
             per = element_loss(z, y, m.output, m.form, m.eps)
-            loss = tf.reduce_mean(tf.reduce_sum(per, axis=-1))
-        dz, *grads = tape.gradient(loss, [z, *self.trained])
-        self.rerun.opt.apply_gradients(zip(grads, self.trained, strict=True))
+            rows = tf.reduce_sum(per, axis=-1)
+            loss = tf.reduce_mean(rows)
+        dz, *grads = tape.gradient(loss, [z, *trained])
+        self.rerun.opt.apply_gradients(zip(grads, trained, strict=True))
         dead = tf.logical_and(per > DEAD_LOSS, tf.equal(dz, 0))
-        broken = tf.logical_not(tf.reduce_all(tf.math.is_finite(per)))
+        # a row's sum is finite exactly when its elements are (each is below -log of the
+        # smallest float, so a row cannot overflow): 64 checks instead of one per element
+        broken = tf.logical_not(tf.reduce_all(tf.math.is_finite(rows)))
         return tf.logical_or(tf.reduce_any(dead), broken), z, per, dead
 
     def run(self, lr: float, steps: int) -> Saturation:
@@ -775,7 +808,7 @@ def verify_divergence(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
     got = descent_run(x, cfg, dtype, DIVERGENCE_STEPS)
     slow = spec_config(probe, cfg.lr / 10)
     ref = descent_run(x, slow, dtype, DIVERGENCE_STEPS)
-    source = features.get("text") or data
+    source = (features or {}).get("text") or data
     inputs = {"features": source, "shape": list(x.shape), "learning_rate": cfg.lr,
               "momentum": cfg.momentum}  # fmt: skip
     observed = {"first_loss": got.first, "nonfinite_step": got.nonfinite_step,
@@ -935,27 +968,30 @@ class NormTrainer:
         x = rng.normal(size=(EXAMPLES_502, d))
         y = np.sin(x @ rng.normal(size=(d, layers[-1][0])) / math.sqrt(d))
         self.x, self.y = tf.constant(x, dtype), tf.constant(y, dtype)
-        self.weights: list[tf.Variable] = []
+        weights: dict[str, np.ndarray] = {}
         n = d
-        for units, _ in layers:
-            self.weights += [_glorot(rng, (n, units), dtype), tf.Variable(tf.zeros([units], dtype))]
+        for i, (units, _) in enumerate(layers):
+            weights |= {f"w{i}": _glorot(rng, (n, units)), f"b{i}": np.zeros(units)}
             n = units
+        self.params = Params(weights, dtype, packed=cfg.clipnorm is None)
         self.acts = [_activation(a) for _, a in layers]
         self.first = tf.Variable(-1.0, dtype=tf.float64)
         self.peak = tf.Variable(0.0, dtype=tf.float64)
         self.count, self.peak_step = tf.Variable(0), tf.Variable(0)
         counters = [self.first, self.peak, self.count, self.peak_step]
-        self.rerun = Rerun(cfg, self.weights, counters)
+        self.rerun = Rerun(cfg, self.params.variables, counters)
         self.loop = compile_loop(self.step, (tf.constant(False),))
 
     def step(self, limit: tf.Tensor) -> tuple[tf.Tensor]:
+        trained = self.params.variables
         with tf.GradientTape() as tape:
+            p = self.params.views()
             h = self.x
             for i, act in enumerate(self.acts):
-                h = act(h @ self.weights[2 * i] + self.weights[2 * i + 1])
+                h = act(h @ p[f"w{i}"] + p[f"b{i}"])
             loss = tf.reduce_mean(tf.square(h - self.y))
-        grads = tape.gradient(loss, self.weights)
-        self.rerun.opt.apply_gradients(zip(grads, self.weights, strict=True))
+        grads = tape.gradient(loss, trained)
+        self.rerun.opt.apply_gradients(zip(grads, trained, strict=True))
         norm = tf.cast(tf.linalg.global_norm(grads), tf.float64)
         norm = tf.where(tf.math.is_nan(norm), tf.constant(math.inf, tf.float64), norm)
         count = self.count.assign_add(1)
