@@ -607,8 +607,7 @@ class SaturationTrainer:
         self.counter = tf.Variable(0, dtype=tf.int32)
         self.rerun = Rerun(cfg, self.params.variables, [self.counter])
         shape = [BATCH_501, m.units]
-        zeros = (tf.constant(False), tf.zeros(shape, dtype), tf.zeros(shape, dtype),
-                 tf.zeros(shape, tf.bool))  # fmt: skip
+        zeros = (tf.constant(False), *(tf.zeros(shape, dtype) for _ in range(3)))
         self.loop = compile_loop(self.step, zeros)
 
     def batch(self) -> tuple[tf.Tensor, tf.Tensor]:
@@ -625,7 +624,7 @@ class SaturationTrainer:
         return (y if m.autoencoder else u @ self.project), y
 
     def step(self) -> tuple[tf.Tensor, ...]:
-        """One optimizer step: (stop, logits, element losses, dead elements) of its batch."""
+        """One optimizer step: (stop, logits, element losses, their gradients) of its batch."""
         m = self.m
         x, y = self.batch()
         trained = self.params.variables
@@ -639,25 +638,34 @@ class SaturationTrainer:
             loss = tf.reduce_mean(rows)
         dz, *grads = tape.gradient(loss, [z, *trained])
         self.rerun.opt.apply_gradients(zip(grads, trained, strict=True))
-        dead = tf.logical_and(per > DEAD_LOSS, tf.equal(dz, 0))
+        # a float minimum over |dz| is cheap, boolean ops over every element are not: the exact
+        # check runs only on a step where some dz is 0 (or NaN)
+        maybe = tf.logical_not(tf.reduce_min(tf.abs(dz)) > 0)
+        dead = tf.cond(maybe, lambda: tf.reduce_any(is_dead(per, dz)), lambda: tf.constant(False))
         # a row's sum is finite exactly when its elements are (each is below -log of the
         # smallest float, so a row cannot overflow): 64 checks instead of one per element
         broken = tf.logical_not(tf.reduce_all(tf.math.is_finite(rows)))
-        return tf.logical_or(tf.reduce_any(dead), broken), z, per, dead
+        return tf.logical_or(dead, broken), z, per, dz
 
     def run(self, lr: float, steps: int) -> Saturation:
         """Train from the start at ``lr`` for at most ``steps`` steps; stop at the first step
         with a dead or NaN element."""
         self.rerun.restart(lr)
         with graph_optimizer():
-            done, stop, z, per, dead = self.loop(tf.constant(steps))
+            done, stop, z, per, dz = self.loop(tf.constant(steps))
         if not bool(stop):
             return Saturation(None, float(np.nanmax(np.abs(z.numpy()))), steps=int(done))
-        return stopped_at(int(done), z.numpy(), per.numpy(), dead.numpy())
+        return stopped_at(int(done), z.numpy(), per.numpy(), dz.numpy())
 
 
-def stopped_at(step: int, z: np.ndarray, per: np.ndarray, dead: np.ndarray) -> Saturation:
+def is_dead(per: Any, dz: Any) -> Any:
+    """Elements whose loss is above DEAD_LOSS with a gradient of exactly 0 (tensors or arrays)."""
+    return (per > DEAD_LOSS) & (dz == 0)
+
+
+def stopped_at(step: int, z: np.ndarray, per: np.ndarray, dz: np.ndarray) -> Saturation:
     """The first NaN/Inf element of the step that stopped the run, else its first dead one."""
+    dead = is_dead(per, dz)
     z, per = z.astype(np.float64), per.astype(np.float64)
     if not np.isfinite(per).all():
         i = tuple(np.argwhere(~np.isfinite(per))[0])
