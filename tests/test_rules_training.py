@@ -354,6 +354,32 @@ def test_tnl505_scaled_uniform_features_in_tf1_feed():
 
 
 @pytest.mark.parametrize(
+    ("constructor", "shape"),
+    [
+        ("np.random.uniform(-8, 8, (100, 3))", [100, 3]),
+        ("np.random.normal(0, 8, size=(100, 3))", [100, 3]),
+        ("np.random.random((100, 3)) * 16", [100, 3]),
+        ("np.random.randint(0, 17, (100, 3))", [100, 3]),
+    ],
+)
+def test_tnl505_reads_the_size_argument_of_numpy_random_constructors(constructor, shape):
+    src = f"""\
+        import numpy as np
+        import tensorflow as tf
+
+        x_data = {constructor}
+        w = tf.Variable(tf.zeros([3, 1]))
+        opt = tf.keras.optimizers.SGD(learning_rate=0.5)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(tf.matmul(x_data, w) - 1.0))
+        """
+    [f] = hits("TNL505", src)
+    assert constructor in f.message
+    features = probe_of("TNL505", src)["features"]
+    assert [features["rows"], features["cols"]] == shape
+
+
+@pytest.mark.parametrize(
     "prep",
     [
         "x_data = (x_raw - x_raw.mean()) / x_raw.std()",

@@ -191,11 +191,9 @@ def shown(tmp_path_factory):
         text = code.format(lr="0.1") if name == "gd_lr01.py" else code
         (root / name).write_text(textwrap.dedent(text))
     (root / "gd_lr0001.py").write_text(textwrap.dedent(PROGRAMS["gd_lr01.py"].format(lr="0.001")))
-    # the autoencoder simulations train a 512-wide model for about 2,000 steps: a budget that a
-    # loaded test machine cannot exhaust (benchmarks/training_probes.py measures their cost)
-    budget = {"TFNUMLINT_PROBE_TIMEOUT": "180"}
-    proc = run_cli("--format", "json", "--no-cache", "--exit-zero", ".", cwd=root, timeout=1500,
-                   env=budget)  # fmt: skip
+    # the default per-probe budget: the autoencoder simulations (about 900 steps of a 512-wide
+    # model) fit in it on a loaded machine (benchmarks/training_probes.py measures their cost)
+    proc = run_cli("--format", "json", "--no-cache", "--exit-zero", ".", cwd=root, timeout=1500)
     assert proc.stdout, proc.stderr
     by_file: dict[str, list[dict]] = {}
     for f in json.loads(proc.stdout)["findings"]:
@@ -303,7 +301,7 @@ def test_tnl502_without_a_confirmed_simulation_is_hidden_by_default(shown):
 def test_tnl502_selected_by_its_code_shows_the_unconfirmed_simulation(tmp_path):
     (tmp_path / "adam_mse.py").write_text(textwrap.dedent(PROGRAMS["adam_mse.py"]))
     proc = run_cli("--format", "json", "--no-cache", "--exit-zero", "--select", "TNL502", ".",
-                   cwd=tmp_path, timeout=600, env={"TFNUMLINT_PROBE_TIMEOUT": "180"})  # fmt: skip
+                   cwd=tmp_path, timeout=600)  # fmt: skip
     [f] = json.loads(proc.stdout)["findings"]
     v = f["verification"]
     assert v["status"] == "inconclusive"

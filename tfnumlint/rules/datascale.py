@@ -212,15 +212,20 @@ def _const(ctx: Context, node, scope: Scope, order: int) -> float | None:
     return ctx.ev.value(node, scope, order).const
 
 
-def _ints(ctx: Context, node: cst.BaseExpression | None) -> list[int] | None:
+def _ints(node: cst.BaseExpression | None) -> list[int] | None:
     """A literal size: ``3`` or ``(200, 784)``."""
     if node is None:
         return None
     if isinstance(node, (cst.Tuple, cst.List)):
-        out = [_int(e.value) for e in node.elements]
-        return None if any(v is None for v in out) else out  # type: ignore[misc]
+        return _all_ints([e.value for e in node.elements])
     v = _int(node)
     return None if v is None else [v]
+
+
+def _all_ints(nodes: list[cst.BaseExpression]) -> list[int] | None:
+    """Each node's integer literal, or None when one is not an integer literal."""
+    out = [v for v in (_int(n) for n in nodes) if v is not None]
+    return out if len(out) == len(nodes) else None
 
 
 def _int(node: cst.BaseExpression) -> int | None:
@@ -270,10 +275,10 @@ def _constructor(ctx: Context, name: str, call: cst.Call) -> Scale | None:
             return None
         return _even(a, a + (n - 1) * step, n, "linspace", text)
     if short in ("random.rand", "random.randn"):
-        dims = [_int(a.value) for a in call.args if a.keyword is None]
-        if any(d is None for d in dims):
+        dims = _all_ints([a.value for a in call.args if a.keyword is None])
+        if dims is None:
             return None
-        rows, cols = _shape(dims)  # type: ignore[arg-type]
+        rows, cols = _shape(dims)
         if short == "random.rand":
             return Scale("uniform", (0.0, 1.0), rows, cols, 0.5, 1 / 3, text)
         return Scale("normal", (0.0, 1.0), rows, cols, 0.0, 1.0, text)
@@ -320,13 +325,11 @@ def _literal_values(ctx: Context, node: cst.BaseExpression):
     elements = node.elements if isinstance(node, (cst.List, cst.Tuple)) else []
     for e in elements:
         v = e.value
-        if isinstance(v, (cst.List, cst.Tuple)):
-            row = [_num(ctx, x.value, None) for x in v.elements]
-        else:
-            row = [_num(ctx, v, None)]
-        if any(x is None for x in row):
+        cells = [x.value for x in v.elements] if isinstance(v, (cst.List, cst.Tuple)) else [v]
+        row = _all_nums(ctx, cells)
+        if row is None:
             return "unknown", None
-        rows.append(row)  # type: ignore[arg-type]
+        rows.append(row)
     flat = [x for row in rows for x in row]
     if not flat or len(flat) > MAX_LITERAL_VALUES or len({len(r) for r in rows}) != 1:
         return "unknown", None
@@ -337,15 +340,22 @@ def _literal_values(ctx: Context, node: cst.BaseExpression):
     return "literal", Scale("values", tuple(flat), len(rows), len(rows[0]), mean, mean_sq, text)
 
 
+def _all_nums(ctx: Context, nodes: list[cst.BaseExpression]) -> list[float] | None:
+    """Each node's number, or None when one is not a literal number."""
+    out = [v for v in (_num(ctx, n, None) for n in nodes) if v is not None]
+    return out if len(out) == len(nodes) else None
+
+
 def _reshaped(ctx: Context, scale: Scale, call: cst.Call) -> Scale:
     """``x.reshape(-1, 1)`` / ``reshape(n, d)``: the same values in a new shape."""
-    dims = [_num(ctx, a.value, None) for a in call.args]
-    if len(dims) == 1 and isinstance(call.args[0].value, cst.Tuple):
-        dims = [_num(ctx, e.value, None) for e in call.args[0].value.elements]
+    nodes = [a.value for a in call.args]
+    if len(nodes) == 1 and isinstance(nodes[0], cst.Tuple):
+        nodes = [e.value for e in nodes[0].elements]
+    dims = _all_nums(ctx, nodes)
     total = (scale.rows or 0) * scale.cols
-    if len(dims) != 2 or any(d is None for d in dims) or not total:
+    if dims is None or len(dims) != 2 or not total:
         return scale
-    r, c = int(dims[0]), int(dims[1])  # type: ignore[arg-type]
+    r, c = int(dims[0]), int(dims[1])
     if r == -1 and c > 0:
         r = total // c
     if c == -1 and r > 0:

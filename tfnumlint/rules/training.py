@@ -39,7 +39,9 @@ def learning_rate(ctx: Context, call: cst.Call, site: Site) -> float | None:
 
 
 def _family(ctx: Context, call: cst.Call) -> str:
-    return ctx.op(call).split(":")[1]
+    """``sgd`` for a call whose canonical op is ``optimizer:sgd``; empty for any other call."""
+    _, _, family = (ctx.op(call) or "").partition(":")
+    return family
 
 
 def optimizer_spec(ctx: Context, call: cst.Call, site: Site) -> dict:
@@ -119,15 +121,15 @@ def output_layer(ctx: Context) -> OutputLayer | None:
                 if act in SATURATING:
                     units = _int_literal(ctx, ctx.arg(s.node, 0, "units"), s)
                     fan_in, below = _dense_input(ctx, s)
-                    bias = ctx.arg(s.node, -1, "use_bias")
-                    no_bias = isinstance(bias, cst.Name) and bias.value == "False"
+                    use_bias = ctx.arg(s.node, -1, "use_bias")
+                    no_bias = isinstance(use_bias, cst.Name) and use_bias.value == "False"
                     return OutputLayer(act, units, fan_in, below, not no_bias)
             elif op in SATURATING:
                 units, fan_in, below, bias = _matmul_shape(ctx, s)
                 return OutputLayer(op, units, fan_in, below, bias)
         return None
 
-    return ctx.fact("output_layer", compute)  # type: ignore[return-value]
+    return ctx.fact("output_layer", compute)
 
 
 def _dense_activation(ctx: Context, call: cst.Call) -> str | None:
@@ -247,7 +249,7 @@ def probability_loss(ctx: Context) -> LossForm | None:
             return LossForm("log", None)
         return None
 
-    return ctx.fact("probability_loss", compute)  # type: ignore[return-value]
+    return ctx.fact("probability_loss", compute)
 
 
 def _probability_range(v) -> bool:
@@ -367,7 +369,7 @@ def dense_stack(ctx: Context) -> dict | None:
             return {"inputs": width, "layers": layers} if layers else None
         return None
 
-    return ctx.fact("dense_stack", compute)  # type: ignore[return-value]
+    return ctx.fact("dense_stack", compute)
 
 
 # -- TNL505: plain / momentum SGD on features of a known scale ------------------------------
@@ -474,7 +476,7 @@ def feature_data(ctx: Context) -> list[tuple[DataScale, Site]]:
                 out.append((data_scale(ctx, expr, s), s))
         return out
 
-    return ctx.fact("feature_data", compute)  # type: ignore[return-value]
+    return ctx.fact("feature_data", compute)
 
 
 def _known_first(data: list[tuple[DataScale, Site]]) -> tuple[DataScale, Site] | None:
@@ -554,7 +556,7 @@ def batch_size(ctx: Context) -> int | None:
                 return d.scale.rows
         return None
 
-    return ctx.fact("batch_size", compute)  # type: ignore[return-value]
+    return ctx.fact("batch_size", compute)
 
 
 def _sgd_receiver(ctx: Context, node: cst.BaseExpression, site: Site) -> cst.Call | None:
@@ -622,6 +624,8 @@ def _walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
 def loss_summed_over_batch(site: Site[cst.Call], ctx: Context):
     """TF1 ``sgd.minimize(loss)``."""
     call = site.node
+    if not isinstance(call.func, cst.Attribute):
+        return
     opt_call = _sgd_receiver(ctx, call.func.value, site)
     loss = ctx.arg(call, 0, "loss")
     if opt_call is not None and loss is not None:
@@ -802,7 +806,8 @@ def probabilities_as_logits(site: Site[cst.Call], ctx: Context):
     if v.prob and not v.prob_by_name:
         yield Hit(
             call,
-            f"{ctx.op(call).replace('_xent', '')} cross-entropy *_with_logits receives {v.desc}, "
+            f"{(ctx.op(call) or '').replace('_xent', '')} cross-entropy *_with_logits receives "
+            f"{v.desc}, "
             "a probability: it applies the sigmoid/softmax again, so the loss saturates and "
             "trains on the wrong gradient; pass the pre-activation logits",
             site,
@@ -812,6 +817,8 @@ def probabilities_as_logits(site: Site[cst.Call], ctx: Context):
 @rule("TNL503", methods={"compile"}, host_values=True)
 def compile_mismatch(site: Site[cst.Call], ctx: Context):
     call = site.node
+    if not isinstance(call.func, cst.Attribute):
+        return
     model = ctx.val(call.func.value, site)
     if model.kind != "model" or model.activation is None:
         return

@@ -15,7 +15,7 @@ next to a control (lr / 10, the batch mean, clipping):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -73,16 +73,18 @@ class Outcome:
         return "dead-gradient" if self.dead else None
 
 
-def make_optimizer(cfg: Config) -> Any:
-    """The user's optimizer class with their hyper-parameters (TF1 in eager mode)."""
+def make_optimizer(cfg: Config, lr: tf.Variable | None = None) -> Any:
+    """The user's optimizer class with their hyper-parameters (TF1 in eager mode).  A TF1
+    optimizer can read its learning rate from ``lr``, a variable that a traced graph reads."""
     if cfg.tf1:
         name = TF1.get(cfg.optimizer)
         if name is None:
             raise ValueError(f"no TF1 optimizer for {cfg.optimizer!r}")
+        rate: float | tf.Variable = cfg.lr if lr is None else lr
         if cfg.optimizer == "sgd" and cfg.momentum:
-            return tf.compat.v1.train.MomentumOptimizer(cfg.lr, cfg.momentum)
+            return tf.compat.v1.train.MomentumOptimizer(rate, cfg.momentum)
         cls = getattr(tf.compat.v1.train, name)
-        kw: dict[str, Any] = {"learning_rate": cfg.lr}
+        kw: dict[str, Any] = {"learning_rate": rate}
         if cfg.epsilon is not None and cfg.optimizer in TF1_EPSILON:
             kw["epsilon"] = cfg.epsilon
         return cls(**kw)
@@ -329,7 +331,6 @@ def outcome_text(o: Outcome) -> str:
 # -- recipes declared by the rules: each replays the static training spec --------------------
 
 HORIZON = 300  # steps within which a saturation has to show up to count (19,200 rows of 64)
-SLOW_HORIZON = 10 * HORIZON  # the lr / 10 run gets ten times as many steps
 DIVERGENCE_STEPS = 100
 SUMMED_STEPS = 100
 DEAD_LOSS = 1.0  # an element this far from its minimum with an exactly-zero gradient is dead
@@ -365,39 +366,86 @@ def run_training(step: Any, steps: int, watch: Any) -> tuple[int | None, Any]:
     return None, last
 
 
-CHUNK = 25  # optimizer steps per tf.function call: the Python round trip is most of a step
+def compile_loop(step: Callable[..., tuple[tf.Tensor, ...]], zeros: tuple[tf.Tensor, ...]) -> Any:
+    """``loop(n, *args)``: up to ``n`` calls of ``step(*args)`` in one ``tf.while_loop``, which
+    stops after the first call whose first output is True, so the step count is exact and a
+    run costs one call from Python.  ``zeros`` are outputs of the right shapes.  Traced once,
+    without AutoGraph (converting the step's Python source costs more than the trace itself);
+    pass tensors as ``n`` and ``args``, or each new value traces again."""
 
+    @tf.function(autograph=False)
+    def loop(n: tf.Tensor, *args: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        def more(i: tf.Tensor, out: tuple[tf.Tensor, ...]) -> tf.Tensor:
+            return tf.logical_and(i < n, tf.logical_not(out[0]))
 
-def compile_chunk(step: Any, zeros: tuple[tf.Tensor, ...]) -> Any:
-    """Up to ``n`` calls of ``step`` inside one tf.function, breaking at the first whose first
-    output flags a stop, so the step number stays exact.  ``zeros`` are outputs of the right
-    shapes: the step is traced once, inside the loop."""
+        def body(i: tf.Tensor, _out: tuple[tf.Tensor, ...]) -> tuple[Any, ...]:
+            return i + 1, tuple(step(*args))
 
-    @tf.function
-    def chunk(n):
-        out = zeros
-        done = tf.constant(0)
-        for _ in tf.range(n):
-            out = step()
-            done += 1
-            if out[0]:
-                break
+        done, out = tf.while_loop(more, body, (tf.constant(0), zeros))
         return (done, *out)
 
-    return chunk
+    return loop
 
 
-def run_compiled(chunk: Any, steps: int, watch: Any) -> tuple[int | None, Any]:
-    """Call ``chunk`` until ``watch(step_number, outputs)`` returns a value or ``steps`` pass."""
-    total = 0
-    last = None
-    while total < steps:
-        done, *last = chunk(tf.constant(min(CHUNK, steps - total)))
-        total += int(done)
-        seen = watch(total, last)
-        if seen is not None:
-            return total, seen
-    return None, last
+def optimizer_variables(opt: Any) -> list[tf.Variable]:
+    """Slots and counters of a Keras (a property) or a TF1 (a method) optimizer."""
+    found = opt.variables
+    return list(found() if callable(found) else found)
+
+
+class Params:
+    """Named weight tensors trained together, in one flat variable by default.
+
+    Every optimizer family here updates each element on its own (a running mean, a running
+    square, a sign), so one update of the flat vector is the arithmetic of one update per
+    tensor, traced and run as a handful of ops instead of a handful per tensor.  Keras's
+    ``clipnorm`` clips each variable by its own norm: with it the tensors stay separate."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], dtype: tf.DType, packed: bool) -> None:
+        self.names = list(arrays)
+        self.shapes = [a.shape for a in arrays.values()]
+        self.sizes = [int(a.size) for a in arrays.values()]
+        self.packed = packed
+        if packed:
+            flat = np.concatenate([a.ravel() for a in arrays.values()])
+            self.variables = [tf.Variable(tf.constant(flat, dtype))]
+        else:
+            self.variables = [tf.Variable(tf.constant(a, dtype)) for a in arrays.values()]
+
+    def views(self) -> dict[str, tf.Tensor]:
+        """The tensors by name, read inside the traced step."""
+        if not self.packed:
+            return dict(zip(self.names, self.variables, strict=True))
+        parts = tf.split(self.variables[0], self.sizes)
+        return {n: tf.reshape(t, s) for n, t, s in zip(self.names, parts, self.shapes, strict=True)}
+
+
+class Rerun:
+    """The user's optimizer over ``trained``, built so that one traced graph serves every run:
+    its slots exist before the trace (a TF1 optimizer creating them inside it traces twice),
+    its learning rate is a variable the graph reads (a Python float is baked into the trace),
+    and ``restart(lr)`` puts the weights, the slots and ``counters`` back where they started."""
+
+    def __init__(self, cfg: Config, trained: list[tf.Variable], counters: list[tf.Variable]):
+        if cfg.tf1:
+            self.lr: tf.Variable | None = tf.Variable(cfg.lr, dtype=tf.float32, trainable=False)
+            self.opt = make_optimizer(cfg, self.lr)
+            # what apply_gradients does first, in an init_scope: done here, before tracing
+            self.opt._create_slots(trained)
+        else:
+            self.lr = None
+            self.opt = make_optimizer(cfg)
+            self.opt.build(trained)
+        self.state = [*trained, *optimizer_variables(self.opt), *counters]
+        self.start = [v.numpy() for v in self.state]
+
+    def restart(self, lr: float) -> None:
+        for v, value in zip(self.state, self.start, strict=True):
+            v.assign(value)
+        if self.lr is not None:
+            self.lr.assign(lr)
+        else:
+            self.opt.learning_rate = lr
 
 
 def rebuild_features(spec: dict[str, Any] | None, rows: int | None, cols: int | None,
@@ -466,6 +514,7 @@ class Saturation:
     logit: float = 0.0  # the dead element's logit, the largest |logit| at a NaN, or seen
     loss: float = 0.0  # the dead element's loss
     nonfinite: bool = False
+    steps: int = 0  # the steps the run took
 
 
 @dataclass(frozen=True)
@@ -516,9 +565,9 @@ def model_501(probe: dict[str, Any]) -> Model501:
     )
 
 
-def _glorot(rng: np.random.Generator, shape: tuple[int, int], dtype: tf.DType) -> tf.Variable:
+def _glorot(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
     limit = math.sqrt(6.0 / sum(shape))
-    return tf.Variable(tf.constant(rng.uniform(-limit, limit, shape), dtype))
+    return rng.uniform(-limit, limit, shape)
 
 
 def _activation(name: str) -> Any:
@@ -531,12 +580,12 @@ def _activation(name: str) -> Any:
 class SaturationTrainer:
     """The sliced model, its streamed targets and the user's optimizer, compiled once.
 
-    ``run(lr, steps)`` trains from the same start at another learning rate: the run at lr / 10
-    reuses the compiled graph (tracing the optimizer costs more than a thousand steps).
+    ``run(lr, steps)`` trains from the same start at any learning rate: the run at lr / 10
+    reuses the graph of the run at the user's (tracing the optimizer costs hundreds of steps).
     """
 
     def __init__(self, m: Model501, cfg: Config, dtype: tf.DType) -> None:
-        self.m, self.cfg, self.dtype = m, cfg, dtype
+        self.m, self.dtype = m, dtype
         rng = np.random.default_rng(0)
         rate = np.exp(rng.uniform(math.log(RARE), math.log(COMMON), m.units))
         v = rng.normal(size=(LATENT, m.units))
@@ -546,22 +595,20 @@ class SaturationTrainer:
         self.v, self.cut = tf.constant(v, dtype), tf.constant(cut, dtype)
         n_in = m.below[0] if m.below else m.fan_in
         self.project = tf.constant(rng.normal(size=(LATENT, n_in)) / math.sqrt(LATENT), dtype)
-        self.hidden_w = _glorot(rng, (n_in, m.fan_in), dtype)
-        self.hidden_b = tf.Variable(tf.zeros([m.fan_in], dtype))
-        self.w = _glorot(rng, (m.fan_in, m.units), dtype)
-        self.b = tf.Variable(tf.zeros([m.units], dtype))
-        self.act = _activation(m.below[1]) if m.below else tf.nn.relu
-        self.trained = [self.w, self.b] if m.bias else [self.w]
+        hidden_w = _glorot(rng, (n_in, m.fan_in))
+        weights = {"w": _glorot(rng, (m.fan_in, m.units))}
+        self.b = tf.zeros([m.units], dtype)  # a layer without bias: a constant zero
+        if m.bias:
+            weights["b"] = np.zeros(m.units)
         if m.below:
-            self.trained += [self.hidden_w, self.hidden_b]
-        self.start = [t.numpy() for t in self.trained]
+            weights |= {"hidden_w": hidden_w, "hidden_b": np.zeros(m.fan_in)}
+        self.act = _activation(m.below[1]) if m.below else tf.nn.relu
+        self.params = Params(weights, dtype, packed=cfg.clipnorm is None)
         self.counter = tf.Variable(0, dtype=tf.int32)
-        self.opt = make_optimizer(cfg)
-        self.keras = hasattr(self.opt, "build")
-        if self.keras:  # slots exist before tracing: one trace, and a start to reset to
-            self.opt.build(self.trained)
-            self.opt_start = [t.numpy() for t in self.opt.variables]
-        self.chunk: Any = None
+        self.rerun = Rerun(cfg, self.params.variables, [self.counter])
+        shape = [BATCH_501, m.units]
+        zeros = (tf.constant(False), *(tf.zeros(shape, dtype) for _ in range(3)))
+        self.loop = compile_loop(self.step, zeros)
 
     def batch(self) -> tuple[tf.Tensor, tf.Tensor]:
         """The next deterministic batch of targets (and inputs: the targets for an autoencoder)."""
@@ -577,66 +624,62 @@ class SaturationTrainer:
         return (y if m.autoencoder else u @ self.project), y
 
     def step(self) -> tuple[tf.Tensor, ...]:
+        """One optimizer step: (stop, logits, element losses, their gradients) of its batch."""
         m = self.m
         x, y = self.batch()
-        with tf.GradientTape(persistent=True) as tape:
-            h = self.act(x @ self.hidden_w + self.hidden_b) if m.below else tf.nn.relu(x)
-            z = h @ self.w + self.b
+        trained = self.params.variables
+        with tf.GradientTape() as tape:
+            p = self.params.views()
+            h = self.act(x @ p["hidden_w"] + p["hidden_b"]) if m.below else tf.nn.relu(x)
+            z = h @ p["w"] + p.get("b", self.b)
             tape.watch(z)
             per = element_loss(z, y, m.output, m.form, m.eps)
-            loss = tf.reduce_mean(tf.reduce_sum(per, axis=-1))
-        dz = tape.gradient(loss, z)
-        grads = tape.gradient(loss, self.trained)
-        self.opt.apply_gradients(zip(grads, self.trained, strict=True))
-        dead = tf.logical_and(per > DEAD_LOSS, tf.equal(dz, 0))
-        broken = tf.logical_not(tf.reduce_all(tf.math.is_finite(per)))
-        return tf.logical_or(tf.reduce_any(dead), broken), z, per, dead
-
-    def reset(self, lr: float) -> None:
-        for t, value in zip(self.trained, self.start, strict=True):
-            t.assign(value)
-        self.counter.assign(0)
-        for t, value in zip(self.opt.variables, self.opt_start, strict=True):
-            t.assign(value)
-        self.opt.learning_rate = lr
+            rows = tf.reduce_sum(per, axis=-1)
+            loss = tf.reduce_mean(rows)
+        dz, *grads = tape.gradient(loss, [z, *trained])
+        self.rerun.opt.apply_gradients(zip(grads, trained, strict=True))
+        # a float minimum over |dz| is cheap, boolean ops over every element are not: the exact
+        # check runs only on a step where some dz is 0 (or NaN)
+        maybe = tf.logical_not(tf.reduce_min(tf.abs(dz)) > 0)
+        dead = tf.cond(maybe, lambda: tf.reduce_any(is_dead(per, dz)), lambda: tf.constant(False))
+        # a row's sum is finite exactly when its elements are (each is below -log of the
+        # smallest float, so a row cannot overflow): 64 checks instead of one per element
+        broken = tf.logical_not(tf.reduce_all(tf.math.is_finite(rows)))
+        return tf.logical_or(dead, broken), z, per, dz
 
     def run(self, lr: float, steps: int) -> Saturation:
-        """Train from the start at ``lr``; stop at the first dead or NaN element."""
-        if self.chunk is not None and not self.keras:  # TF1 slots: a fresh optimizer and trace
-            fresh = SaturationTrainer(self.m, Config(**{**self.cfg.__dict__, "lr": lr}), self.dtype)
-            return fresh.run(lr, steps)
-        if self.chunk is not None:
-            self.reset(lr)
-        else:
-            shape = [BATCH_501, self.m.units]
-            zeros = (tf.constant(False), tf.zeros(shape, self.dtype), tf.zeros(shape, self.dtype),
-                     tf.zeros(shape, tf.bool))  # fmt: skip
-            self.chunk = compile_chunk(self.step, zeros)
+        """Train from the start at ``lr`` for at most ``steps`` steps; stop at the first step
+        with a dead or NaN element."""
+        self.rerun.restart(lr)
         with graph_optimizer():
-            at, seen = run_compiled(self.chunk, steps, self.watch)
-        if at is None:
-            return Saturation(None, float(np.nanmax(np.abs(seen[1].numpy()))))
-        seen.step = at
-        return seen
+            done, stop, z, per, dz = self.loop(tf.constant(steps))
+        if not bool(stop):
+            return Saturation(None, float(np.nanmax(np.abs(z.numpy()))), steps=int(done))
+        return stopped_at(int(done), z.numpy(), per.numpy(), dz.numpy())
 
-    @staticmethod
-    def watch(_i: int, out: Any) -> Saturation | None:
-        if not bool(out[0]):  # one scalar per step; the arrays only when something happened
-            return None
-        z, per, dead = (t.numpy().astype(np.float64) for t in out[1:])
-        if not np.isfinite(per).all():
-            i = tuple(np.argwhere(~np.isfinite(per))[0])
-            return Saturation(None, float(z[i]), float(per[i]), True)
-        i = tuple(np.argwhere(dead > 0)[0])
-        return Saturation(None, float(z[i]), float(per[i]))
+
+def is_dead(per: Any, dz: Any) -> Any:
+    """Elements whose loss is above DEAD_LOSS with a gradient of exactly 0 (tensors or arrays)."""
+    return (per > DEAD_LOSS) & (dz == 0)
+
+
+def stopped_at(step: int, z: np.ndarray, per: np.ndarray, dz: np.ndarray) -> Saturation:
+    """The first NaN/Inf element of the step that stopped the run, else its first dead one."""
+    dead = is_dead(per, dz)
+    z, per = z.astype(np.float64), per.astype(np.float64)
+    if not np.isfinite(per).all():
+        i = tuple(np.argwhere(~np.isfinite(per))[0])
+        return Saturation(step, float(z[i]), float(per[i]), True, steps=step)
+    i = tuple(np.argwhere(dead)[0])
+    return Saturation(step, float(z[i]), float(per[i]), steps=step)
 
 
 def compiled_floor(m: Model501, dtype: tf.DType) -> float:
     """The compiled loss of a negative target at logit 30 (p == 1): finite when the epsilon
     survived compilation, inf when the graph optimizer folded it away."""
 
-    @tf.function
-    def at(z):
+    @tf.function(autograph=False)
+    def at(z: tf.Tensor) -> tf.Tensor:
         return element_loss(z, tf.zeros_like(z), m.output, m.form, m.eps)
 
     with graph_optimizer():
@@ -676,7 +719,8 @@ def _seen(m: Model501, got: Saturation, dtype: tf.DType) -> str:
 
 def verify_saturation(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
     """Saturation at a high learning rate: confirmed when the logits reach the loss's dead or
-    NaN zone within HORIZON steps, with the step count at lr / 10 beside it."""
+    NaN zone within HORIZON steps and at lr / 10 they do not within CONTROL_FACTOR times as
+    many.  The control stops there, so its count is exact or a lower bound."""
     dtype = DTYPES[dtype_name]
     cfg = spec_config(probe)
     slow = spec_config(probe, cfg.lr / 10)
@@ -695,11 +739,11 @@ def verify_saturation(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
                 f"{dead_zone(probe)} against its target (the largest |logit| is "
                 f"{got.logit:.3g}); the simulation cannot tell this learning rate from a safe "
                 "one"}  # fmt: skip
-    ref = trainer.run(slow.lr, SLOW_HORIZON)
+    ref = trainer.run(slow.lr, CONTROL_FACTOR * got.step)
     ref_text = (f"lr {format_number(slow.lr)}: {ref.step} steps" if ref.step is not None
-                else f"lr {format_number(slow.lr)}: not within {SLOW_HORIZON} steps")  # fmt: skip
-    observed = {"step": got.step, "logit": got.logit, "loss": got.loss,
-                "control_lr": slow.lr, "control_step": ref.step}  # fmt: skip
+                else f"lr {format_number(slow.lr)}: not within {ref.steps} steps")  # fmt: skip
+    observed = {"step": got.step, "logit": got.logit, "loss": got.loss, "control_lr": slow.lr,
+                "control_step": ref.step, "control_steps_run": ref.steps}  # fmt: skip
     detail = (f"{layer}: after {got.step} {cfg.optimizer} steps at lr {format_number(cfg.lr)} "
               f"{_seen(m, got, dtype)} ({ref_text})")  # fmt: skip
     if ref.step is not None and ref.step < CONTROL_FACTOR * got.step:
@@ -772,7 +816,7 @@ def verify_divergence(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
     got = descent_run(x, cfg, dtype, DIVERGENCE_STEPS)
     slow = spec_config(probe, cfg.lr / 10)
     ref = descent_run(x, slow, dtype, DIVERGENCE_STEPS)
-    source = features.get("text") or data
+    source = (features or {}).get("text") or data
     inputs = {"features": source, "shape": list(x.shape), "learning_rate": cfg.lr,
               "momentum": cfg.momentum}  # fmt: skip
     observed = {"first_loss": got.first, "nonfinite_step": got.nonfinite_step,
@@ -919,49 +963,60 @@ class NormTrace:
         return self.peak / self.first if self.first > 0 else math.inf
 
 
-def norm_run(stack: dict[str, Any], cfg: Config, dtype: tf.DType) -> NormTrace:
+class NormTrainer:
     """The user's Dense stack (glorot weights, zero biases) on a regression of standardised
-    features (MSE), trained with the user's optimizer; the global gradient norm per step,
-    tracked inside the compiled loop."""
-    rng = np.random.default_rng(0)
-    d = int(stack.get("inputs") or NORM_INPUTS)
-    layers = [(min(int(u), MAX_FEATURES), str(a)) for u, a in stack["layers"]]
-    x = rng.normal(size=(EXAMPLES_502, d))
-    y = np.sin(x @ rng.normal(size=(d, layers[-1][0])) / math.sqrt(d))
-    xt, yt = tf.constant(x, dtype), tf.constant(y, dtype)
-    weights, n = [], d
-    for units, _ in layers:
-        weights += [_glorot(rng, (n, units), dtype), tf.Variable(tf.zeros([units], dtype))]
-        n = units
-    acts = [_activation(a) for _, a in layers]
-    opt = make_optimizer(cfg)
-    if hasattr(opt, "build"):
-        opt.build(weights)  # slots before tracing: one trace
-    first, peak = tf.Variable(-1.0, dtype=tf.float64), tf.Variable(0.0, dtype=tf.float64)
-    count, peak_step = tf.Variable(0), tf.Variable(0)
+    features (MSE), trained with the user's optimizer, compiled once for every learning rate.
+    The global gradient norm is tracked inside the compiled loop, which stops once the norm
+    is NaN/Inf or has grown ``limit``-fold: past that the run's outcome is decided."""
 
-    def step():
+    def __init__(self, stack: dict[str, Any], cfg: Config, dtype: tf.DType) -> None:
+        rng = np.random.default_rng(0)
+        d = int(stack.get("inputs") or NORM_INPUTS)
+        layers = [(min(int(u), MAX_FEATURES), str(a)) for u, a in stack["layers"]]
+        x = rng.normal(size=(EXAMPLES_502, d))
+        y = np.sin(x @ rng.normal(size=(d, layers[-1][0])) / math.sqrt(d))
+        self.x, self.y = tf.constant(x, dtype), tf.constant(y, dtype)
+        weights: dict[str, np.ndarray] = {}
+        n = d
+        for i, (units, _) in enumerate(layers):
+            weights |= {f"w{i}": _glorot(rng, (n, units)), f"b{i}": np.zeros(units)}
+            n = units
+        self.params = Params(weights, dtype, packed=cfg.clipnorm is None)
+        self.acts = [_activation(a) for _, a in layers]
+        self.first = tf.Variable(-1.0, dtype=tf.float64)
+        self.peak = tf.Variable(0.0, dtype=tf.float64)
+        self.count, self.peak_step = tf.Variable(0), tf.Variable(0)
+        counters = [self.first, self.peak, self.count, self.peak_step]
+        self.rerun = Rerun(cfg, self.params.variables, counters)
+        self.loop = compile_loop(self.step, (tf.constant(False),))
+
+    def step(self, limit: tf.Tensor) -> tuple[tf.Tensor]:
+        trained = self.params.variables
         with tf.GradientTape() as tape:
-            h = xt
-            for i, act in enumerate(acts):
-                h = act(h @ weights[2 * i] + weights[2 * i + 1])
-            loss = tf.reduce_mean(tf.square(h - yt))
-        grads = tape.gradient(loss, weights)
-        opt.apply_gradients(zip(grads, weights, strict=True))
+            p = self.params.views()
+            h = self.x
+            for i, act in enumerate(self.acts):
+                h = act(h @ p[f"w{i}"] + p[f"b{i}"])
+            loss = tf.reduce_mean(tf.square(h - self.y))
+        grads = tape.gradient(loss, trained)
+        self.rerun.opt.apply_gradients(zip(grads, trained, strict=True))
         norm = tf.cast(tf.linalg.global_norm(grads), tf.float64)
         norm = tf.where(tf.math.is_nan(norm), tf.constant(math.inf, tf.float64), norm)
-        count.assign_add(1)
-        if first < 0:
-            first.assign(norm)
-        if norm > peak:
-            peak.assign(norm)
-            peak_step.assign(count)
-        return (tf.logical_not(tf.math.is_finite(norm)),)
+        count = self.count.assign_add(1)
+        first = self.first.assign(tf.where(self.first < 0, norm, self.first))
+        higher = norm > self.peak
+        peak = self.peak.assign(tf.where(higher, norm, self.peak))
+        self.peak_step.assign(tf.where(higher, count, self.peak_step))
+        growth = tf.where(first > 0, peak / first, tf.constant(math.inf, tf.float64))
+        return (tf.logical_or(tf.logical_not(tf.math.is_finite(norm)), growth >= limit),)
 
-    chunk = compile_chunk(step, (tf.constant(False),))
-    run_compiled(chunk, NORM_STEPS, lambda _i, out: True if bool(out[0]) else None)
-    return NormTrace(float(first.numpy()), float(peak.numpy()), int(peak_step.numpy()),
-                     int(count.numpy()))  # fmt: skip
+    def run(self, lr: float, limit: float) -> NormTrace:
+        """Train from the start at ``lr`` for NORM_STEPS steps, or until the norm has grown
+        ``limit``-fold."""
+        self.rerun.restart(lr)
+        self.loop(tf.constant(NORM_STEPS), tf.constant(limit, tf.float64))
+        return NormTrace(float(self.first.numpy()), float(self.peak.numpy()),
+                         int(self.peak_step.numpy()), int(self.count.numpy()))  # fmt: skip
 
 
 def _stack_text(stack: dict[str, Any]) -> str:
@@ -979,7 +1034,8 @@ def _stack_text(stack: dict[str, Any]) -> str:
 
 def verify_clipping(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
     """No gradient clipping: confirmed when the user's stack, optimizer and lr grow the global
-    gradient norm by EXPLODES within NORM_STEPS steps while lr / 10 keeps it within CALM."""
+    gradient norm by EXPLODES within NORM_STEPS steps while lr / 10 keeps it within CALM.  Each
+    run stops once that is decided; without an explosion there is nothing to control for."""
     cfg = spec_config(probe)
     stack = probe.get("stack")
     if not stack or not stack.get("layers"):
@@ -987,21 +1043,32 @@ def verify_clipping(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
                 "detail": f"{cfg.optimizer} at lr {format_number(cfg.lr)} without clipping: no "
                 "Sequential Dense stack is visible, so the gradient norm was not simulated and "
                 "the probe cannot tell this configuration from a safe one"}  # fmt: skip
-    dtype = DTYPES[dtype_name]
-    slow = spec_config(probe, cfg.lr / 10)
-    got, ref = norm_run(stack, cfg, dtype), norm_run(stack, slow, dtype)
+    trainer = NormTrainer(stack, cfg, DTYPES[dtype_name])
+    got = trainer.run(cfg.lr, EXPLODES)
     model = f"{_stack_text(stack)} on a regression of standardised features (MSE)"
     inputs = {"optimizer": cfg.optimizer, "learning_rate": cfg.lr, "stack": stack,
               "examples": EXAMPLES_502}  # fmt: skip
-    observed = {"first_norm": got.first, "peak_norm": got.peak, "peak_step": got.peak_step,
-                "growth": got.growth, "control_lr": slow.lr, "control_growth": ref.growth}  # fmt: skip
-    seen = (f"with {cfg.optimizer} at lr {format_number(cfg.lr)} the global gradient norm goes "
-            f"from {got.first:.3g} to {got.peak:.3g} at step {got.peak_step} (x{got.growth:.3g}); "
-            f"at lr {format_number(slow.lr)} its largest is {ref.peak:.3g} (x{ref.growth:.3g}) "
-            f"over {ref.steps} steps")  # fmt: skip
-    if got.growth >= EXPLODES and ref.growth < CALM:
+    observed: dict[str, Any] = {"first_norm": got.first, "peak_norm": got.peak,
+                                "peak_step": got.peak_step, "growth": got.growth,
+                                "steps": got.steps}  # fmt: skip
+    at = f"with {cfg.optimizer} at lr {format_number(cfg.lr)} the global gradient norm"
+    if got.growth < EXPLODES:
+        return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs,
+                "observed": observed, "detail": f"{model}: {at} stays within x{got.growth:.3g} "
+                f"of its first value, {got.first:.3g}, over {got.steps} steps (largest "
+                f"{got.peak:.3g}, at step {got.peak_step}); short of x{EXPLODES:,.0f}, so the "
+                "probe cannot tell this configuration from a safe one"}  # fmt: skip
+    slow = spec_config(probe, cfg.lr / 10)
+    ref = trainer.run(slow.lr, CALM)
+    observed.update(control_lr=slow.lr, control_growth=ref.growth, control_steps=ref.steps)
+    seen = (f"{at} goes from {got.first:.3g} to {got.peak:.3g} at step {got.peak_step} "
+            f"(x{got.growth:.3g}); at lr {format_number(slow.lr)} ")  # fmt: skip
+    if ref.growth < CALM:
+        seen += f"its largest is {ref.peak:.3g} (x{ref.growth:.3g}) over {ref.steps} steps"
         return {"status": "confirmed", "symptom": "exploding-gradient", "dtype": dtype_name,
                 "inputs": inputs, "observed": observed, "detail": f"{model}: {seen}"}  # fmt: skip
+    seen += (f"it grows too, to {ref.peak:.3g} at step {ref.peak_step} (x{ref.growth:.3g}, past "
+             f"x{CALM:.0f})")  # fmt: skip
     return {"status": "inconclusive", "dtype": dtype_name, "inputs": inputs,
             "observed": observed, "detail": f"{model}: {seen}; the probe cannot tell this "
             "configuration from a safe one"}  # fmt: skip
