@@ -217,6 +217,16 @@ def test_an_untraced_product_of_data_may_be_zero():
     assert verify(expr("TNL203", target, [v]))["status"] == "inconclusive"
 
 
+def test_a_count_of_data_may_be_zero_or_an_everyday_value():
+    # calibration: counts / (eps + row sums) gathered and logged; an empty confusion cell is 0
+    counts = spec("cm", "call", source="tf.math.confusion_matrix(pred, labels)")
+    out = verify(expr("TNL101", call("log", inp("cm")), [counts]))
+    assert out["status"] == "confirmed", out
+    # and log(cm - 1) at cm = 1 (one sample in the cell) is an everyday count too
+    out = verify(expr("TNL101", call("log", binop("-", inp("cm"), const(1.0))), [counts]))
+    assert out["status"] == "confirmed", out
+
+
 def test_a_probability_by_name_may_be_zero():
     probs = spec("probs", "call", source="self.compute_probabilities(logits)")
     out = verify(expr("TNL101", call("log", inp("probs")), [probs]))

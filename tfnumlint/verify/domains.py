@@ -30,7 +30,8 @@ that value), or a parameter at a subnormal, or a count at a fraction, makes the 
 inconclusive.  Log-space names (the lexicon
 :data:`LOG_SPACE_WORDS` and ``log`` + :data:`LOG_SPACE_AFTER_LOG`: ``logits``, ``new_log_prob``,
 ``log_variance``) take any value, extreme ones included; probabilities by name, and the results
-of :data:`NATURAL_ZERO_CALLS` (products and counts of data, signs, roundings), may be 0.
+of :data:`NATURAL_ZERO_CALLS` (products and counts of data, signs, roundings), may be 0 or an
+everyday value.
 """
 
 from __future__ import annotations
@@ -854,15 +855,15 @@ PROBABILITY_WORDS = frozenset({"prob", "probs", "probability", "probabilities"})
 NATURAL_ZERO_CALLS = frozenset(
     {"matmul", "modal_dot", "dot", "batch_dot", "tensordot", "einsum", "matvec", "sign",
      "floor", "ceil", "round", "rint", "count_nonzero", "segment_sum", "unsorted_segment_sum",
-     "bincount"}
+     "bincount", "confusion_matrix", "histogram_fixed_width", "one_hot"}
 )  # fmt: skip
 COUNT_WORDS = frozenset({"count", "counts", "counter"})  # a name ending so is a whole count
 COUNT_PREFIXES = frozenset({"num", "n"})  # num_samples, n_items
 
 
-# Values a computed input is not set to without evidence: exact zeros, subnormals, 1 ± an ulp
-# and magnitudes beyond 10; small ones (1e-8 .. 0.1) too, except for a precision loss, which
-# needs them by nature and where they are common results of computation.
+# A computed input is set to no value without evidence (its producer's range, a domain from the
+# code, a log-space name, a natural-zero call); small ones (1e-8 .. 0.1) are allowed for a
+# precision loss, which needs them by nature and where they are common results of computation.
 
 
 def value_class(v: float, dtype: str | None) -> str:
@@ -930,8 +931,8 @@ def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
     if dom is not None and (dom.strong or "producer" in dom.why) and dom.holds(v):
         return dom.lo != -math.inf or dom.hi != math.inf
     name, source = str(spec.get("name", "")), str(spec.get("source", ""))
-    if v == 0 and _callee(source) in NATURAL_ZERO_CALLS:
-        return True
+    if _callee(source) in NATURAL_ZERO_CALLS and (v == 0 or value_class(v, None) == "ordinary"):
+        return True  # counts and products of data: 0 and everyday values alike
     if 0 <= v <= 1 and PROBABILITY_WORDS & {t.lower() for t in tokens(name)}:
         return True  # a probability by its name: 0 is reached by underflow
     return log_space(name, source)
