@@ -498,7 +498,7 @@ def absorbed(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> 
 
 # Ordinary values an input may take instead of its witness value, nicest first; probability
 # inputs are probed through their logit, where 0 (p = 0.5) is the ordinary value.
-PLAIN_REPLACEMENTS = (1.0, 0.5, 2.0, -1.0, -0.5)
+PLAIN_REPLACEMENTS = (1.0, 0.5, 2.0, -1.0, -0.5, 0.25)  # 0.25: inside an eps-like [0, 0.5]
 LOGIT_REPLACEMENTS = (0.0, 1.0, -1.0)
 RELAXABLE = frozenset(GENERIC) | {"exploding-gradient"}  # symptoms a single row decides
 
@@ -547,7 +547,7 @@ def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[st
     shared = set.intersection(*(set(replacements(program, j, row[j])) for j in loose))
     trials += [dict.fromkeys(loose, r) for r in PLAIN_REPLACEMENTS if r in shared]
     kept = _keeping(program, row, trials, w.symptom, thr)
-    pinned = _mattering_assumptions(program, loose, trials, kept)
+    pinned = _mattering_assumptions(program, row, loose, trials, kept)
     kept = [t for t in kept if not pinned & t.keys()]
     best: dict[int, float] = {}
     for trial in kept:
@@ -568,16 +568,29 @@ def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[st
 
 
 def _mattering_assumptions(
-    program: Program, loose: list[int], trials: list[dict[int, float]], kept: list[dict]
+    program: Program,
+    row: np.ndarray,
+    loose: list[int],
+    trials: list[dict[int, float]],
+    kept: list[dict],
 ) -> set[int]:
     """Inputs computed by code the slice did not follow whose value the symptom depends on
-    (some replacement loses it).  Moving such an input to another value that also shows the
-    symptom proves nothing: any value of it is an assumption, so it stays needed as seen."""
+    (some replacement inside the domains loses it).  Moving such an input to another value that
+    also shows the symptom proves nothing: any value of it is an assumption, so it stays needed
+    as seen.  A replacement outside the domains says nothing either way."""
+    names = [i.name if not i.prob else "" for i in program.inputs]
     out = set()
     for j in loose:
         if not domains.assumed(program.probe, program.inputs[j].name):
             continue
-        alone = [t for t in trials if t.keys() == {j}]
+        alone = [
+            t
+            for t in trials
+            if t.keys() == {j}
+            and not domains.broken(
+                program.probe, dict(zip(names, map(float, _with(row, t)), strict=True))
+            )
+        ]
         if any(t not in kept for t in alone):
             out.add(j)
     return out
