@@ -381,8 +381,8 @@ def run(argv: list[str] | None) -> int:
     cache_dir = None if args.no_cache else default_dir()
     job = Job(options, config.fingerprint(codes), cache_dir)
     with progress.Progress(len(inputs.candidates), "analysing", "files", minimum=20) as bar:
-        run = analyse_run(inputs.candidates, job, args.jobs or default_jobs(), bar)
-    results = run.results
+        analysed = analyse_run(inputs.candidates, job, args.jobs or default_jobs(), bar)
+    results = analysed.results
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]
     errors = sorted((e for r in results for e in r.errors), key=lambda e: (e.path, e.message))
@@ -409,7 +409,7 @@ def run(argv: list[str] | None) -> int:
                 show_diff=args.diff,
                 options=options,
                 cache_dir=cache_dir,
-                units=run.units,
+                units=analysed.units,
             )
         if args.diff:
             _emit(args, text)
