@@ -158,7 +158,7 @@ def host_reason(ctx, node: cst.CSTNode, scope: Scope, order: int) -> str | None:
     whole = origin(ctx, node, scope, order)
     if whole == HOST:
         return "every operand is a Python/numpy value"
-    if whole == UNKNOWN and _has_host_leaf(ctx, node, scope, order) and not _calls_tf(ctx, scope):
+    if whole == UNKNOWN and _has_host_leaf(ctx, node, scope, order) and not calls_tf(ctx, scope):
         return "Python arithmetic (len(), counters) in a function that never calls TensorFlow"
     return None
 
@@ -176,13 +176,14 @@ def _has_host_leaf(ctx, node: cst.BaseExpression, scope: Scope, order: int) -> b
     return origin(ctx, node, scope, order) == HOST
 
 
-def _calls_tf(ctx, scope: Scope) -> bool:
-    """The function around ``scope`` calls TensorFlow/Keras somewhere (or sits at module level)."""
+def calls_tf(ctx, scope: Scope, module_level: bool = True) -> bool:
+    """The function around ``scope`` calls TensorFlow/Keras somewhere; ``module_level`` is the
+    answer outside any function (host-value checks assume TF there, epsilon rules do not)."""
     fn: Scope | None = scope
     while fn is not None and fn.kind != "function":
         fn = fn.parent
     if fn is None:
-        return True
+        return module_level
     for site in ctx.info.calls:
         s = site.scope
         while s is not None and s is not fn:

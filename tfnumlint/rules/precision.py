@@ -6,8 +6,8 @@ import libcst as cst
 
 from ..analysis.context import Context, Hit
 from ..analysis.dtypectx import dtype_word
-from ..analysis.module import Scope, Site, parent_map
-from ..analysis.tfvalues import TF, UNKNOWN, origin
+from ..analysis.module import Site, parent_map
+from ..analysis.tfvalues import TF, UNKNOWN, calls_tf, origin
 from ..optimizers import ADAPTIVE, OPTIMIZERS
 from . import rule
 from .common import MAX_VALUE, eps_value, first_arg, fmt, spacing, underflows
@@ -58,24 +58,8 @@ def _operand_context(ctx: Context, other: cst.BaseExpression, site: Site) -> boo
     if kind == TF:
         return True
     if kind == UNKNOWN and not isinstance(other, (cst.Integer, cst.Float)):
-        return _function_calls_tf(ctx, site.scope)  # unknown origin in TensorFlow code
+        return calls_tf(ctx, site.scope, module_level=False)  # unknown origin in TF code
     return None
-
-
-def _function_calls_tf(ctx: Context, scope: Scope) -> bool:
-    """The function around ``scope`` calls TensorFlow/Keras (module level: never assumed)."""
-    fn: Scope | None = scope
-    while fn is not None and fn.kind != "function":
-        fn = fn.parent
-    if fn is None:
-        return False
-    for call in ctx.info.calls:
-        s: Scope | None = call.scope
-        while s is not None and s is not fn:
-            s = s.parent
-        if s is fn and ctx.info.imports.resolve(call.node.func) is not None:
-            return True
-    return False
 
 
 def _uses_context(ctx: Context, name: str) -> bool:
