@@ -546,8 +546,9 @@ def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[st
         trials += [{j: r} for r in replacements(program, j, row[j])]
     shared = set.intersection(*(set(replacements(program, j, row[j])) for j in loose))
     trials += [dict.fromkeys(loose, r) for r in PLAIN_REPLACEMENTS if r in shared]
-    kept = _keeping(program, row, trials, w.symptom, thr)
-    pinned = _mattering_assumptions(program, row, loose, trials, kept)
+    inside = _inside(program, row, trials)
+    kept = _keeping(program, row, inside, w.symptom, thr)
+    pinned = _mattering_assumptions(program, loose, inside, kept)
     kept = [t for t in kept if not pinned & t.keys()]
     best: dict[int, float] = {}
     for trial in kept:
@@ -555,7 +556,7 @@ def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[st
             best.setdefault(*next(iter(trial.items())))
     if len(best) > 1:
         combined = [best] + [{k: v for k, v in best.items() if k != j} for j in best]
-        kept = _keeping(program, row, combined, w.symptom, thr) + kept
+        kept = _keeping(program, row, _inside(program, row, combined), w.symptom, thr) + kept
     if not kept:
         return w, [program.inputs[j].name for j in loose]
     choice = max(kept, key=len)  # the most inputs relaxed (stable: the first such trial)
@@ -568,30 +569,17 @@ def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[st
 
 
 def _mattering_assumptions(
-    program: Program,
-    row: np.ndarray,
-    loose: list[int],
-    trials: list[dict[int, float]],
-    kept: list[dict],
+    program: Program, loose: list[int], inside: list[dict[int, float]], kept: list[dict]
 ) -> set[int]:
     """Inputs computed by code the slice did not follow whose value the symptom depends on
     (some replacement inside the domains loses it).  Moving such an input to another value that
     also shows the symptom proves nothing: any value of it is an assumption, so it stays needed
-    as seen.  A replacement outside the domains says nothing either way."""
-    names = [i.name if not i.prob else "" for i in program.inputs]
+    as seen.  A replacement outside the domains (not in ``inside``) says nothing either way."""
     out = set()
     for j in loose:
         if not domains.assumed(program.probe, program.inputs[j].name):
             continue
-        alone = [
-            t
-            for t in trials
-            if t.keys() == {j}
-            and not domains.broken(
-                program.probe, dict(zip(names, map(float, _with(row, t)), strict=True))
-            )
-        ]
-        if any(t not in kept for t in alone):
+        if any(t not in kept for t in inside if t.keys() == {j}):
             out.add(j)
     return out
 
@@ -645,19 +633,25 @@ def _with(row: np.ndarray, trial: dict[int, float]) -> np.ndarray:
     return out
 
 
-def _keeping(
-    program: Program, row: np.ndarray, trials: list[dict[int, float]], symptom: str, thr: float
+def _inside(
+    program: Program, row: np.ndarray, trials: list[dict[int, float]]
 ) -> list[dict[int, float]]:
-    """The trials (input index -> value) whose point, inside the inputs' domains, still shows
-    ``symptom``: one batched run."""
+    """The trials (input index -> value) whose point lies inside the inputs' domains."""
     names = [i.name if not i.prob else "" for i in program.inputs]
-    inside = [
+    return [
         t
         for t in trials
         if not domains.broken(
             program.probe, dict(zip(names, map(float, _with(row, t)), strict=True))
         )
     ]
+
+
+def _keeping(
+    program: Program, row: np.ndarray, inside: list[dict[int, float]], symptom: str, thr: float
+) -> list[dict[int, float]]:
+    """The trials (already inside the domains: :func:`_inside`) whose point still shows
+    ``symptom``: one batched run."""
     if not inside:
         return []
     rows = np.array([_with(row, t) for t in inside])
