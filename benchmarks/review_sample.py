@@ -2,6 +2,7 @@
 
     python benchmarks/review_sample.py REPORT.json --seed S --confirmed 60
     python benchmarks/review_sample.py REPORT.json --check-kept benchmarks/reviews/kept-before.json
+    python benchmarks/review_sample.py REPORT.json --labels benchmarks/reviews/labels.json
 
 REPORT.json is the report written by ``python ../shared/wild/run.py --json REPORT.json``.  The
 draw is the one ``run.py --sample N --seed S`` prints (``random.Random(S).sample`` over the shown
@@ -53,14 +54,44 @@ def check_kept(report: dict, kept_path: Path) -> list[dict]:
     return [k for k in kept if (k["package"], k["path"], k["line"], k["rule"]) not in keys]
 
 
+def statuses(report: dict) -> dict[tuple[str, str, int, str], str]:
+    """(package, path, line, rule) -> verification status, merged rule codes included."""
+    out: dict[tuple[str, str, int, str], str] = {}
+    for f in report["findings"]:
+        status = f.get("verification", {}).get("status", "unverified")
+        for code in (f["rule"], *(f.get("related_rules") or ())):
+            key = (*relative(f["path"]), f["line"], code)
+            if out.get(key) != "confirmed":  # the strongest verdict of a merged finding
+                out[key] = status
+    return out
+
+
+def score_labels(report: dict, labels: list[dict]) -> dict[str, dict[str, int]]:
+    """Every finding reviewed in an earlier round, by its class then its status in this report
+    (``absent`` when the report has no such finding): the reviewed classes should move
+    precondition/wrong/benign away from confirmed while harmful/metric/precision stay shown."""
+    found = statuses(report)
+    table: dict[str, dict[str, int]] = {}
+    for lb in labels:
+        status = found.get((lb["package"], lb["path"], lb["line"], lb["rule"]), "absent")
+        row = table.setdefault(lb["kind"], {})
+        row[status] = row.get(status, 0) + 1
+    return table
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report", type=Path)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--confirmed", type=int, default=60)
     ap.add_argument("--check-kept", type=Path)
+    ap.add_argument("--labels", type=Path, help="reviewed findings to score, by class")
     a = ap.parse_args()
     report = json.loads(a.report.read_text())
+    if a.labels:
+        for kind, row in sorted(score_labels(report, json.loads(a.labels.read_text())).items()):
+            print(f"{kind:13s} " + "  ".join(f"{k}={v}" for k, v in sorted(row.items())))
+        return 0
     if a.check_kept:
         lost = check_kept(report, a.check_kept)
         for k in lost:

@@ -1,0 +1,54 @@
+"""benchmarks/review_sample.py: reviewed findings scored against a new report, by class."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+SCRIPT = ROOT / "benchmarks" / "review_sample.py"
+SRC = "/home/u/.cache/tfnumlint-wild/src"
+
+
+def _finding(path: str, line: int, rule: str, status: str, related: list[str] | None = None):
+    out = {"path": f"{SRC}/{path}", "line": line, "rule": rule, "verification": {"status": status}}
+    if related:
+        out["related_rules"] = related
+    return out
+
+
+def _label(path: str, line: int, rule: str, kind: str) -> dict:
+    package, rest = path.split("/", 1)
+    verdict = {"precondition": "PRECONDITION", "wrong": "WRONG"}.get(kind, "REAL")
+    return {"package": package, "path": rest, "line": line, "rule": rule, "verdict": verdict,
+            "kind": kind}  # fmt: skip
+
+
+def test_labels_are_scored_by_class_and_status_including_merged_rules(tmp_path):
+    report = {
+        "findings": [
+            _finding("pkg/a.py", 3, "TNL102", "confirmed", related=["TNL103"]),
+            _finding("pkg/b.py", 7, "TNL201", "inconclusive"),
+            _finding("pkg/c.py", 9, "TNL301", "refuted"),
+        ]
+    }
+    labels = [
+        _label("pkg/a.py", 3, "TNL103", "harmful"),  # merged into the TNL102 finding
+        _label("pkg/b.py", 7, "TNL201", "precondition"),
+        _label("pkg/c.py", 9, "TNL301", "wrong"),
+        _label("pkg/d.py", 1, "TNL201", "wrong"),  # no longer reported at all
+    ]
+    (tmp_path / "r.json").write_text(json.dumps(report))
+    (tmp_path / "l.json").write_text(json.dumps(labels))
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path / "r.json"), "--labels", str(tmp_path / "l.json")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()}
+    assert rows == {
+        "harmful": ["confirmed=1"],
+        "precondition": ["inconclusive=1"],
+        "wrong": ["absent=1", "refuted=1"],
+    }
