@@ -436,8 +436,11 @@ def dead_mask(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) ->
 
     "What the logits can reach" is the best loss among rows that share this row's other
     (non-logit) inputs, so an impossible label value cannot make a minimum look far away.
+    When the flagged expression reads only some of the logits (the student's in a KL against
+    a teacher softmax), those are the ones whose gradient must die; the others are held like
+    labels, since their live gradient does not revive the flagged term.
     """
-    logit_cols = [j for j, i in enumerate(program.inputs) if i.name in program.logits]
+    logit_cols = [j for j, i in enumerate(program.inputs) if i.name in hazard_logits(program)]
     loss = flat(res["l"]).sum(1)
     n = len(loss)
     if not logit_cols:
@@ -463,6 +466,17 @@ def dead_mask(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) ->
             far |= worst - loss[idx] >= 1.0
         out[idx] = zero[idx] & finite[idx] & far
     return out
+
+
+def hazard_logits(program: Program) -> set[str]:
+    """The logits under the flagged expression, or every logit when it reads none itself."""
+    own = trace.logit_inputs(program.probe.get("target")) & program.logits
+    own |= {i.name for i in program.inputs if i.prob and i.name in _input_names(program)}
+    return own or program.logits
+
+
+def _input_names(program: Program) -> set[str]:
+    return {n["name"] for n in trace.walk(program.probe.get("target")) if n.get("k") == "input"}
 
 
 def find_symptom(
@@ -1049,6 +1063,7 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
         loss = obs.get("loss", obs["value"])
         logit = next((i for i in program.inputs if i.name in program.logits), program.inputs[0])
         lname = f"logit({logit.name})" if logit.prob else logit.name
+        lname = f"({lname})" if " " in lname and not logit.prob else lname
         label = "loss" if program.has_loss else expr
         text = f"{head}, {label} = {format_number(float(loss) if not isinstance(loss, str) else math.nan)}"
         squash = "softmax" if program.ops & trace.SOFTMAX_OPS else "sigmoid"

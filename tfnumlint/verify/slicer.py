@@ -521,11 +521,17 @@ class Slicer:
         the logits (a matmul chain, a layer), any real value can reach the activation, and
         the hazards downstream depend only on that value."""
         ev = self.ctx.ev
-        label = node.value if isinstance(node, cst.Name) else "logits"
+        label = node.value if isinstance(node, cst.Name) else _short_label(self.ctx.code(node))
         val = replace(
             ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False
         )
         return self._input(label, val, f"logits:{id(node)}", {"origin": "logits"})
+
+
+def _short_label(code: str) -> str:
+    """A logit input is named by its code (`pred / temperature`) when that reads as a name."""
+    text = " ".join(code.split())
+    return text if len(text) <= 32 and "\n" not in code and "(" not in text else "logits"
 
 
 def _attribute_chain(node: cst.BaseExpression) -> bool:
