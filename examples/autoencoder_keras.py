@@ -34,7 +34,7 @@ def train_step(p):
     with tf.GradientTape() as tape:
         loss = tf.reduce_mean(weighted_bce(p, model(p, training=True)))
     grads = tape.gradient(loss, model.trainable_variables)
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
     return loss
 
 
