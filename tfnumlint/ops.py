@@ -19,7 +19,7 @@ holds (``trace="math.log"`` is ``tf.math.log``; ``interval="sqrt"`` is a transfe
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 
 from .optimizers import OPTIMIZERS
@@ -69,6 +69,9 @@ class Op:
     param_aliases: tuple[tuple[str, str], ...] = ()  # per-op keyword -> canonical parameter
     trace: str | None = None  # "math.log" (tf.math.log), "reduction(math.reduce_sum)", "_pow"
     float_only: bool = False  # the traced op casts a bool/int operand to float first
+    logits_input: bool = False  # its first input is a logit (sigmoid/softmax family)
+    probability: bool = False  # its output is a probability the proofs watch
+    row_coupled: bool = False  # each output reads a whole row: probes give rows of 2+ values
     graph: tuple[str, ...] = ()  # TF graph op types it lowers to
     interval: str | None = None  # interval transfer of those graph types (intervals.py)
     danger: Danger | None = None
@@ -155,7 +158,7 @@ def transfer(name: str) -> Transfer | None:
     return op.transfer if op else None
 
 
-def ops_with(predicate) -> frozenset[str]:  # type: ignore[no-untyped-def]
+def ops_with(predicate: Callable[[Op], bool]) -> frozenset[str]:
     """Names of the registered ops an entry predicate holds for (a snapshot)."""
     return frozenset(n for n, op in REGISTRY.items() if predicate(op))
 
@@ -223,6 +226,8 @@ for _op in (
         graph=("LogSoftmax",),
         interval="nonpositive",
         render=("nn.log_softmax", None),
+        logits_input=True,
+        row_coupled=True,
     ),
     Op(
         "log_sigmoid",
@@ -233,6 +238,7 @@ for _op in (
         trace="math.log_sigmoid",
         float_only=True,
         render=("math.log_sigmoid", None),
+        logits_input=True,
     ),
     Op(
         "reduce_logsumexp",
@@ -246,6 +252,7 @@ for _op in (
         params=("x", "axis", "keepdims", "name"),
         trace="reduction(math.reduce_logsumexp)",
         render=("reduce_logsumexp", "logsumexp"),
+        row_coupled=True,
     ),
     Op(
         "xlogy",
@@ -254,6 +261,7 @@ for _op in (
         params=("x", "y"),
         trace="elementwise(math.xlogy)",
         graph=("Xlogy",),
+        interval="top",  # no bound kept: any value
         danger=Danger(1, "reaches", 0.0, "0", what="log argument"),
     ),
     Op(
@@ -272,6 +280,8 @@ for _op in (
         float_only=True,
         graph=("Sigmoid",),
         interval="monotone:sigmoid",
+        logits_input=True,
+        probability=True,
     ),
     Op(
         "softmax",
@@ -289,6 +299,9 @@ for _op in (
         graph=("Softmax",),
         interval="unit",
         render=("nn.softmax", "softmax"),
+        logits_input=True,
+        probability=True,
+        row_coupled=True,
     ),
     Op(
         "relu",
@@ -403,6 +416,7 @@ for _op in (
         params=("x", "y"),
         trace="_pow",
         graph=("Pow",),
+        interval="top",  # no bound kept: any value
         danger=Danger(0, "pow_base", 0.0, "0", what="base"),
     ),
     Op(
@@ -835,6 +849,7 @@ for _op in (
         param_aliases=(("logits", "logits"), ("dim", "axis")),
         trace="xent(nn.softmax_cross_entropy_with_logits)",
         render=("nn.softmax_cross_entropy_with_logits", None),
+        row_coupled=True,
     ),
     Op(
         "weighted_xent",

@@ -26,8 +26,17 @@ from .. import ops
 from .contract import KEEP_KWARGS, STRUCTURAL
 from .signatures import PARAMS as PARAM_NAMES
 
-# TF graph op types that can produce NaN/Inf: those of the registry's ops with a danger zone
-UNSAFE_OPS = frozenset(t for op in ops.REGISTRY.values() if op.danger for t in op.graph)
+_unsafe: list[tuple[int, frozenset[str]]] = []
+
+
+def unsafe_types() -> frozenset[str]:
+    """TF graph op types that can produce NaN/Inf: those of the registry's ops with a danger
+    zone (recomputed when an op is registered)."""
+    if not _unsafe or _unsafe[0][0] != ops.version():
+        types = frozenset(t for op in ops.REGISTRY.values() if op.danger for t in op.graph)
+        _unsafe[:] = [(ops.version(), types)]
+    return _unsafe[0][1]
+
 
 DTYPES = {
     "float16": tf.float16,
@@ -37,9 +46,10 @@ DTYPES = {
 }
 # dtypes a cast may name inside a float probe; "same" is the probe's own dtype
 CAST_DTYPES = {**DTYPES, "int32": tf.int32, "int64": tf.int64, "bool": tf.bool}
-SOFTMAX_OPS = frozenset({"softmax", "log_softmax", "reduce_logsumexp", "softmax_xent"})
-LOGIT_OPS = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
-PROB_OPS = frozenset({"sigmoid", "softmax"})
+# roles of ops, from their registry flags (snapshots taken at import)
+SOFTMAX_OPS = ops.ops_with(lambda op: op.row_coupled)
+LOGIT_OPS = ops.ops_with(lambda op: op.logits_input)
+PROB_OPS = ops.ops_with(lambda op: op.probability)
 
 
 class UnsupportedProbe(Exception):
@@ -705,6 +715,10 @@ def unsafe_ops(graph: tf.Graph, path: str, scope: str = "") -> list[tf.Operation
     """Forward unsafe ops built from the user's expression (optionally under a name scope)."""
     found = []
     for op in graph.get_operations():
-        if op.type in UNSAFE_OPS and op.name.startswith(scope) and user_line(op, path) is not None:
+        if (
+            op.type in unsafe_types()
+            and op.name.startswith(scope)
+            and user_line(op, path) is not None
+        ):
             found.append(op)
     return found
