@@ -59,7 +59,7 @@ def test_every_static_transfer_names_a_handler_family():
     for op in ops.REGISTRY.values():
         if op.transfer is not None:
             assert op.transfer.rule in transfer.known_rules(), op.name
-            assert transfer.handler(op.name) is not None
+            assert transfer.handler_for(op.name) is not None
 
 
 def test_no_spelling_names_two_ops():

@@ -15,7 +15,7 @@ import libcst as cst
 from .. import ops
 from .heuristics import looks_like_epsilon, looks_like_mask, looks_like_probability
 from .module import Binding, ModuleInfo, Scope, qualname
-from .transfer import ACTIVATION_RANGES, handler
+from .transfer import ACTIVATION_RANGES, handler_for
 from .values import (
     INF,
     LINEAR_KINDS,
@@ -417,7 +417,7 @@ class Evaluator:
         op = self.op(node)
         if op is None:
             return self._plain_call(node, scope, order)
-        transfer = handler(op)
+        transfer = handler_for(op)
         args = [a for a in node.args if a.keyword is None and not a.star]
         if transfer is not None:
             return transfer(self, node, args, scope, order)

@@ -35,6 +35,7 @@ def _zero(lo: float, hi: float, a: Val, b: Val) -> str | None:
     return None
 
 
+# output ranges by Keras activation name (`Dense(activation=...)`, a model's last layer)
 ACTIVATION_RANGES = {
     "sigmoid": (0.0, 1.0),
     "softmax": (0.0, 1.0),
@@ -387,7 +388,7 @@ _HANDLERS: dict[str, Handler] = {
 _BUILT: dict[str, tuple[ops.Transfer, Handler]] = {}
 
 
-def handler(op: str) -> Handler | None:
+def handler_for(op: str) -> Handler | None:
     """The transfer function of a canonical op, from its registry entry (built once)."""
     spec = ops.transfer(op)
     if spec is None:
