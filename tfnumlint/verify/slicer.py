@@ -24,6 +24,7 @@ follow (an untraced call), which a witness must not set freely:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -31,7 +32,7 @@ import libcst as cst
 
 from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, call_arg, contains
-from ..analysis.provenance import Val, literal_number
+from ..analysis.values import Val, literal_number
 from ..rules.recipes import recipe_for
 from .contract import ALLOWED_OPS, STRUCTURAL
 from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
@@ -130,10 +131,21 @@ def jfloat(x: float) -> float | str:
     return x
 
 
-class Slicer:
-    cut_logits = True  # stop at a sigmoid/softmax input (the fix proofs need the full tree)
+# A hook that slices a node some other way (a fix proof: the node's rewrite), or None to let
+# the slicer slice it.  Called with (node, scope, order, depth) before the slicer's own rules.
+Substitute = Callable[[cst.BaseExpression, Scope, int, int], dict | None]
 
-    def __init__(self, ctx: Context, positions) -> None:
+
+class Slicer:
+    def __init__(
+        self,
+        ctx: Context,
+        positions,
+        substitute: Substitute | None = None,
+        cut_logits: bool = True,
+    ) -> None:
+        self.substitute = substitute
+        self.cut_logits = cut_logits  # stop at a sigmoid/softmax input (proofs need it all)
         self.ctx = ctx
         self.positions = positions
         self.inputs: dict[str, dict[str, Any]] = {}
@@ -141,7 +153,9 @@ class Slicer:
         self.count = 0
         self.truncated = False
         self.unsupported: list[str] = []  # constructs in the slice the verifier does not model
-        self.memo: dict[int, tuple[dict, int]] | None = {}  # binding -> (subtree, its size)
+        # binding -> (subtree, its size); substitutions change what a name slices to, so a
+        # slicer with a substitute never shares subtrees
+        self.memo: dict[int, tuple[dict, int]] | None = {} if substitute is None else None
         self.expanded = 0
 
     def budget(self) -> None:
@@ -238,6 +252,10 @@ class Slicer:
 
     # -- tree -----------------------------------------------------------------------------
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
+        if self.substitute is not None:
+            swapped = self.substitute(node, scope, order, depth)
+            if swapped is not None:
+                return swapped
         self.count += 1
         if self.count > MAX_NODES or depth > MAX_DEPTH:
             self.truncated = True
