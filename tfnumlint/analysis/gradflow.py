@@ -133,6 +133,7 @@ class _Walk:
         # names referenced inside an explicit differentiation (`value_and_gradient(lambda z:
         # f(z), x)`): their first derivative is taken even inside a gradient rule
         self.differentiated: set[str] = set()
+        self.loop_calls: list[cst.Call] = []  # `tf.while_loop(cond, body, loop_vars)` calls
         stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], bool]] = [(module, (), False)]
         while stack:
             node, outer, diff = stack.pop()
@@ -149,6 +150,8 @@ class _Walk:
                     continue
             elif isinstance(node, cst.Call) and _is_custom_gradient(node.func):
                 self.cg_calls.append(node)
+            elif isinstance(node, cst.Call) and dotted_name(node.func).endswith("while_loop"):
+                self.loop_calls.append(node)
             elif isinstance(node, cst.Call) and _DIFFERENTIATE.search(dotted_name(node.func)):
                 diff = True
             elif isinstance(node, cst.Name):
@@ -191,6 +194,18 @@ def _custom_gradient_regions(module: cst.Module) -> dict[int, str]:
             )
             for target in targets:
                 regions.setdefault(id(target), why)
+    _inherit(
+        walk,
+        regions,
+        "`{name}` is only called from custom-gradient code (`{caller}`), whose autodiff "
+        "gradient is never taken",
+    )
+    return regions
+
+
+def _inherit(walk: _Walk, regions: dict[int, str], why: str) -> None:
+    """A private module function referenced only from functions in ``regions`` joins them
+    (to a fixed point), unless something differentiates it explicitly."""
     changed = True
     while changed:
         changed = False
@@ -205,12 +220,8 @@ def _custom_gradient_regions(module: cst.Module) -> dict[int, str]:
             caller = next(f for f in uses[0] if id(f) in regions)
             caller_name = caller.name.value if isinstance(caller, cst.FunctionDef) else "a lambda"
             for fn in defs:
-                regions[id(fn)] = (
-                    f"`{name}` is only called from custom-gradient code (`{caller_name}`), "
-                    "whose autodiff gradient is never taken"
-                )
+                regions[id(fn)] = why.format(name=name, caller=caller_name)
             changed = True
-    return regions
 
 
 # root scope of a module -> its custom-gradient regions (computed once, for modules with findings)
@@ -230,6 +241,147 @@ def custom_gradient_reason(scope: Scope) -> str | None:
         regions = _REGIONS[root] = _custom_gradient_regions(module)
     if not regions:
         return None
+    s: Scope | None = scope
+    while s is not None:
+        if s.kind == "function" and id(s.node) in regions:
+            return regions[id(s.node)]
+        s = s.parent
+    return None
+
+
+# Iterative numerical code: root searches, ODE step control, MCMC kernels and their adaptation.
+# Autodiff never goes through these iterations (TFP's solvers give gradients by the implicit
+# function theorem or an adjoint, and kernel results are bookkeeping), so a gradient-only
+# symptom there trains nothing.  An RNN unrolled with tf.while_loop in training code carries no
+# convergence state and sits under no solver name: it keeps its gradient findings.
+_SOLVER_PATH = re.compile(
+    r"(?:^|[/\\])(?:ode[/\\]|(?:root_search|line_?search|bisect\w*|brent\w*|newton\w*|"
+    r"secant)\.py$)"
+)
+_SOLVER_FUNCTION = re.compile(
+    r"(?:^|_)(?:find_root|root_search|bisect|bisection|brent|newton|secant|chandrupatla|"
+    r"line_?search|first_step_size)(?:_|$)"
+)
+_KERNEL_RESULTS = re.compile(r"kernel_results$")
+# Loop state that only a convergence-controlled iteration carries.
+_CONVERGENCE_STATE = re.compile(
+    r"(?:^|_)(?:tol|tolerance|converged|should_stop|num_iterations|step_size|bracket)(?:_|$)"
+)
+# Words of the module path or of the functions around a loop body that name a solver.
+_SOLVER_WORDS = re.compile(
+    r"(?:^|[/\\_.])(?:roots?|search|solve|solver|ode|bisect|brent|newton|secant|adapt|"
+    r"adaptation|mcmc|kernel_results)(?:[/\\_.]|$)"
+)
+
+
+def _loop_parts(call: cst.Call) -> tuple[list[cst.BaseExpression], cst.BaseExpression | None]:
+    """``tf.while_loop(cond, body, loop_vars)`` -> ([cond, body], loop_vars)."""
+    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    fns = [
+        args.get(key, positional[i] if len(positional) > i else None)
+        for i, key in enumerate(("cond", "body"))
+    ]
+    loop_vars = args.get("loop_vars", positional[2] if len(positional) > 2 else None)
+    return [f for f in fns if f is not None], loop_vars
+
+
+def _state_names(fn: cst.CSTNode, loop_vars: cst.BaseExpression | None) -> set[str]:
+    """The loop's state: the body's parameters, the names it assigns, the loop_vars' names."""
+    out: set[str] = set()
+    stack: list[cst.CSTNode] = [fn] + ([loop_vars] if loop_vars is not None else [])
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Param):
+            out.add(node.name.value)
+        elif isinstance(node, cst.AssignTarget):
+            out |= {n for n in _names(node.target) if "." not in n}
+        elif isinstance(node, cst.Name) and loop_vars is not None and node is loop_vars:
+            out.add(node.value)
+        elif isinstance(node, (cst.List, cst.Tuple)) and node is loop_vars:
+            out |= {e.value.value for e in node.elements if isinstance(e.value, cst.Name)}
+            continue
+        stack.extend(node.children)
+    return out
+
+
+def _loop_evidence(
+    fn: cst.CSTNode, loop_vars: cst.BaseExpression | None, outer: tuple, path: str
+) -> str | None:
+    """Why this loop is a convergence-controlled solver, or None (an RNN, a decoder)."""
+    state = _state_names(fn, loop_vars)
+    converging = sorted(n for n in state if _CONVERGENCE_STATE.search(n))
+    if converging:
+        return f"its state carries `{converging[0]}`"
+    if {"a", "b", "c"} <= state:
+        return "its state is a bracket `a, b, c`"
+    named = [f.name.value for f in (*outer, fn) if isinstance(f, cst.FunctionDef)]
+    for text in (*named, path):
+        found = _SOLVER_WORDS.search(text.lower())
+        if found:
+            return f"`{text}` names a solver"
+    return None
+
+
+def _solver_regions(module: cst.Module, path: str) -> dict[int, str]:
+    """id(function or lambda node) -> why it is the body or condition of a solver loop; a
+    private module function referenced only from such code joins it."""
+    walk = _Walk(module)
+    regions: dict[int, str] = {}
+    for call in walk.loop_calls:
+        fns, loop_vars = _loop_parts(call)
+        for value in fns:
+            if isinstance(value, cst.Lambda):
+                targets: list[cst.CSTNode] = [value]
+                label = "a lambda"
+            elif isinstance(value, cst.Name):
+                targets = list(walk.defs.get(value.value, ()))
+                label = f"`{value.value}`"
+            else:
+                continue
+            for target in targets:
+                evidence = _loop_evidence(
+                    target, loop_vars, walk.enclosing.get(id(target), ()), path
+                )
+                if evidence:
+                    regions.setdefault(
+                        id(target),
+                        f"{label} runs in the tf.while_loop of an iterative solver ({evidence}), "
+                        "which is never differentiated",
+                    )
+    if regions:
+        _inherit(
+            walk,
+            regions,
+            "`{name}` is only called from an iterative solver's loop (`{caller}`), which is "
+            "never differentiated",
+        )
+    return regions
+
+
+_SOLVERS: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDictionary()
+
+
+def solver_reason(scope: Scope, path: str = "") -> str | None:
+    """Why ``scope`` is iterative numerical code that is never differentiated, or None."""
+    if _SOLVER_PATH.search(path or ""):
+        return (
+            "it is in iterative solver code (root search, ODE step control), never differentiated"
+        )
+    for fs in _function_scopes(scope):
+        if _SOLVER_FUNCTION.search(fs.name.lower()):
+            return f"it is in the iterative solver `{fs.name}`, never differentiated"
+        kernel = sorted(p for p in fs.params if _KERNEL_RESULTS.search(p))
+        if kernel:
+            return f"it updates MCMC kernel results (`{kernel[0]}`), never differentiated"
+    root: Scope = scope
+    while root.parent is not None:
+        root = root.parent
+    if not isinstance(root.node, cst.Module):
+        return None
+    regions = _SOLVERS.get(root)
+    if regions is None:
+        regions = _SOLVERS[root] = _solver_regions(root.node, path or "")
     s: Scope | None = scope
     while s is not None:
         if s.kind == "function" and id(s.node) in regions:
@@ -486,6 +638,7 @@ def no_gradient_reason(
     """Why no gradient flows at this finding, or None when one may."""
     return (
         context_of_scope(scope, path)
+        or solver_reason(scope, path)
         or enclosing_call_reason(statement, node)
         or probe_reason(probe)
     )

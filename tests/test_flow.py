@@ -1,0 +1,183 @@
+"""Issue #11, round-3 groups 3-5: code that is never differentiated, guards and branches the
+witness must respect, and host arithmetic that is not TensorFlow.
+
+Static side, no TensorFlow: what the analysis hands the verifier (``no_gradient``,
+``value_guarded``, ``guarded``, the slice's inputs) and which hits are dropped as host code.
+Every snippet is written for its test, with the shape of the reviewed real-world finding.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfnumlint.engine import LintOptions, lint_source
+from tfnumlint.model import Finding
+from tfnumlint.ruledocs import all_docs
+from tfnumlint.source import Source
+
+
+def probed(code: str, path: str = "model.py", select: list[str] | None = None) -> list[Finding]:
+    text = textwrap.dedent(code)
+    codes = frozenset(select or all_docs())
+    result = lint_source(
+        Source(path, text, text.encode()), LintOptions(codes=codes, slice_probes=True)
+    )
+    assert not result.errors, result.errors
+    return result.findings
+
+
+def one_probe(code: str, rule: str, path: str = "model.py") -> dict:
+    [finding] = [f for f in probed(code, path, [rule]) if f.rule == rule]
+    assert finding.probe is not None
+    return finding.probe
+
+
+# ---------------------------------------------------------------- iterative numerical code
+
+SOLVER_LOOP = """\
+    import tensorflow as tf
+
+
+    def iterate(f, x0, x1, max_iter):
+        def _body(x0, x1, num_iterations):
+            step = tf.norm(x1 - x0)
+            return x1, x1 - f(x1) * step, num_iterations + 1
+
+        return tf.while_loop(lambda x0, x1, n: n < max_iter, _body, (x0, x1, 0))
+    """
+
+RNN_LOOP = """\
+    import tensorflow as tf
+
+
+    def unroll(cell, xs, h0, steps):
+        def step(t, h, prev):
+            change = tf.norm(h - prev)
+            return t + 1, cell(xs[t], h) * change, h
+
+        return tf.while_loop(lambda t, h, prev: t < steps, step, (0, h0, h0))
+    """
+
+
+def test_a_while_loop_body_carrying_convergence_state_is_not_differentiated():
+    probe = one_probe(SOLVER_LOOP, "TNL203")
+    assert "iterative solver" in probe["no_gradient"]
+    assert "num_iterations" in probe["no_gradient"]
+
+
+def test_an_rnn_unrolled_with_while_loop_keeps_its_gradient():
+    assert "no_gradient" not in one_probe(RNN_LOOP, "TNL203")
+
+
+def test_a_loop_body_under_a_solver_name_is_not_differentiated():
+    src = """\
+        import tensorflow as tf
+
+
+        def bracket_search(f, lo, hi):
+            def body(lo, hi):
+                width = tf.norm(hi - lo)
+                return lo + width, hi
+
+            return tf.while_loop(lambda lo, hi: lo < hi, body, [lo, hi])
+        """
+    assert "names a solver" in one_probe(src, "TNL203")["no_gradient"]
+
+
+def test_a_helper_called_only_from_a_solver_body_is_not_differentiated():
+    src = """\
+        import tensorflow as tf
+
+
+        def _proposal(a, b, c):
+            return tf.norm(b - c) * a
+
+
+        def run(a, b, c):
+            def body(a, b, c):
+                return _proposal(a, b, c), b, c
+
+            return tf.while_loop(lambda a, b, c: a < b, body, (a, b, c))
+        """
+    reason = one_probe(src, "TNL203")["no_gradient"]
+    assert "`_proposal` is only called from an iterative solver" in reason
+
+
+def test_the_same_helper_also_called_from_training_code_keeps_its_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def _proposal(a, b, c):
+            return tf.norm(b - c) * a
+
+
+        def run(a, b, c):
+            def body(a, b, c):
+                return _proposal(a, b, c), b, c
+
+            return tf.while_loop(lambda a, b, c: a < b, body, (a, b, c))
+
+
+        def loss(a, b, c):
+            return _proposal(a, b, c)
+        """
+    assert "no_gradient" not in one_probe(src, "TNL203")
+
+
+@pytest.mark.parametrize(
+    ("code", "path", "words"),
+    [
+        pytest.param(  # ODE step-size selection in an ode/ package, not in a loop
+            """\
+            import tensorflow as tf
+
+
+            def initial_step(state, deriv):
+                return tf.norm(deriv - state)
+            """,
+            "pkg/math/ode/steps.py",
+            "iterative solver code",
+            id="ode-module",
+        ),
+        pytest.param(  # an MCMC kernel's adaptation of its results
+            """\
+            import tensorflow as tf
+
+
+            def update_length(previous_kernel_results, grad):
+                return tf.norm(previous_kernel_results.velocity - grad)
+            """,
+            "model.py",
+            "kernel_results",
+            id="kernel-results",
+        ),
+        pytest.param(  # a root search by name
+            """\
+            import tensorflow as tf
+
+
+            def newton_step(x, y):
+                return tf.norm(x - y)
+            """,
+            "model.py",
+            "`newton_step`",
+            id="solver-name",
+        ),
+    ],
+)
+def test_solver_code_named_by_its_module_or_function_is_not_differentiated(code, path, words):
+    assert words in one_probe(code, "TNL203", path=path)["no_gradient"]
+
+
+def test_a_model_module_with_a_plain_norm_keeps_its_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def embedding_distance(x, y):
+            return tf.norm(x - y)
+        """
+    assert "no_gradient" not in one_probe(src, "TNL203", path="pkg/models/encoder.py")
