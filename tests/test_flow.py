@@ -12,6 +12,7 @@ import textwrap
 
 import pytest
 
+from tfnumlint.analysis import gradflow
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.model import Finding
 from tfnumlint.ruledocs import all_docs
@@ -181,3 +182,132 @@ def test_a_model_module_with_a_plain_norm_keeps_its_gradient():
             return tf.norm(x - y)
         """
     assert "no_gradient" not in one_probe(src, "TNL203", path="pkg/models/encoder.py")
+
+
+# ---------------------------------------------------------------- a flag that guards the value
+
+SECANT_STEP = """\
+    import tensorflow as tf
+
+
+    def secant_step(x, f0, f1, step, tol):
+        done = tf.math.is_nan(f1) | ({flag})
+        return tf.where(done, {branches})
+    """
+
+
+def secant(flag: str, branches: str = "tf.zeros_like(step), step * f1 / (f0 - f1)") -> str:
+    return SECANT_STEP.replace("{flag}", flag).replace("{branches}", branches)
+
+
+@pytest.mark.parametrize(
+    "flag", ["tf.equal(f0, f1)", "(f1 == f0)", "tf.abs(f0 - f1) < tol", "tf.abs(f1 - f0) <= tol"]
+)
+def test_a_flag_computed_from_the_divisors_zero_guards_the_value(flag):
+    probe = one_probe(secant(flag), "TNL201")
+    assert "selects the other value" in probe["value_guarded"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "branches"),
+    [
+        pytest.param("(f1 > f0)", None, id="flag-misses-the-zero"),
+        pytest.param("tf.equal(f0, step)", None, id="flag-on-other-values"),
+        pytest.param(
+            "tf.equal(f0, f1)",
+            "step * f1 / (f0 - f1), tf.zeros_like(step)",
+            id="hazard-in-the-selected-branch",
+        ),
+    ],
+)
+def test_a_flag_that_does_not_cover_the_zero_is_no_guard(flag, branches):
+    src = secant(flag, branches) if branches else secant(flag)
+    assert "value_guarded" not in one_probe(src, "TNL201")
+
+
+def test_a_flag_and_another_condition_is_no_guard():
+    src = secant("tf.equal(f0, f1)").replace(
+        "return tf.where(done,", "return tf.where(done & (x > 0),"
+    )
+    assert "value_guarded" not in one_probe(src, "TNL201")
+
+
+def test_the_flag_guard_refutes_the_value_but_not_the_gradient():
+    probe = one_probe(secant("tf.equal(f0, f1)"), "TNL201")
+    value = gradflow.apply(probe, {"status": "confirmed", "symptom": "inf-value", "detail": "d"})
+    assert value["status"] == "refuted"
+    gradient = {"status": "confirmed", "symptom": "nan-gradient", "detail": "d"}
+    assert gradflow.apply({**probe, "no_gradient": None}, gradient)["status"] == "confirmed"
+
+
+# ---------------------------------------------------------------- assertions as guards
+
+TAU = """\
+    import tensorflow as tf
+
+
+    def rank_correlation(dx, dy):
+        s = tf.reduce_sum(dx * dy)
+        t = tf.math.count_nonzero(dx, dtype=tf.float32)
+        u = tf.math.count_nonzero(dy, dtype=tf.float32)
+    """
+
+
+def tau(asserts: str) -> str:
+    return textwrap.dedent(TAU) + textwrap.indent(asserts, "    ") + "\n"
+
+
+@pytest.mark.parametrize(
+    "asserts",
+    [
+        pytest.param(
+            "tf.debugging.assert_positive(t)\n"
+            "tf.debugging.assert_positive(u)\n"
+            "return s / tf.sqrt(t * u)",
+            id="statements",
+        ),
+        pytest.param(
+            "checks = [tf.debugging.assert_positive(t), tf.debugging.assert_greater(u, 0.0)]\n"
+            "with tf.control_dependencies(checks):\n"
+            "    return s / tf.sqrt(t * u)",
+            id="control-dependencies",
+        ),
+    ],
+)
+def test_assertions_that_reject_every_zero_of_the_divisor_guard_it(asserts):
+    probe = one_probe(tau(asserts), "TNL201")
+    assert "assertion of the code rejects the zero of `t`, `u`" in probe["guarded"]
+    verdict = gradflow.apply(probe, {"status": "confirmed", "symptom": "nan-value", "detail": "d"})
+    assert verdict["status"] == "refuted"
+
+
+@pytest.mark.parametrize(
+    "asserts",
+    [
+        pytest.param(
+            "tf.debugging.assert_positive(t)\nreturn s / tf.sqrt(t * u)",
+            id="one-factor-unchecked",
+        ),
+        pytest.param(
+            "tf.debugging.assert_non_negative(t)\n"
+            "tf.debugging.assert_non_negative(u)\n"
+            "return s / tf.sqrt(t * u)",
+            id="zero-allowed",
+        ),
+        pytest.param(
+            "if s > 0:\n"
+            "    tf.debugging.assert_positive(t)\n"
+            "    tf.debugging.assert_positive(u)\n"
+            "return s / tf.sqrt(t * u)",
+            id="conditional-assertion",
+        ),
+        pytest.param(
+            "tf.debugging.assert_positive(t)\n"
+            "tf.debugging.assert_positive(u)\n"
+            "return s / tf.sqrt(t - u)",
+            id="difference-can-be-zero",
+        ),
+    ],
+)
+def test_assertions_that_leave_a_zero_are_no_guard(asserts):
+    assert "guarded" not in one_probe(tau(asserts), "TNL201")

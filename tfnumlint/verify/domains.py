@@ -1045,7 +1045,7 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     reason = no_gradient_reason(site.scope, site.statement, hit.node, ctx.path, probe)
     if reason:
         probe["no_gradient"] = reason
-    guard = where_guard_reason(site.statement, hit.node)
+    guard = where_guard_reason(site.statement, hit.node, site.scope)
     if guard:
         probe["value_guarded"] = guard  # tf.where computes the branch: its gradient still leaks
     branch = cond_guard_reason(site.scope, site.statement, hit.node)
