@@ -311,3 +311,83 @@ def test_assertions_that_reject_every_zero_of_the_divisor_guard_it(asserts):
 )
 def test_assertions_that_leave_a_zero_are_no_guard(asserts):
     assert "guarded" not in one_probe(tau(asserts), "TNL201")
+
+
+# ---------------------------------------------------------------- host arithmetic in callbacks
+
+TIMER = """\
+    import time
+
+    import tensorflow as tf
+
+
+    class Stamp:
+        def __init__(self, step, when):
+            self.step = step
+            self.when = when
+
+
+    class Throughput({base}):
+        def __init__(self, batch_size):
+            super().__init__()
+            self.batch_size = batch_size
+            self.log = []
+
+        def on_batch_end(self, batch, logs=None):
+            self.log.append(Stamp(batch, time.time()))
+
+        def examples_per_second(self):
+            log = self.log
+            seconds = log[-1].when - log[0].when
+            steps = log[-1].step - log[0].step
+            return self.batch_size * steps / seconds
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.rate = logs["samples"] / self.elapsed
+    """
+
+
+def test_python_timings_in_a_keras_callback_are_not_tensorflow_divisions():
+    src = TIMER.replace("{base}", "tf.keras.callbacks.Callback")
+    assert [f for f in probed(src, select=["TNL201"]) if f.rule == "TNL201"] == []
+
+
+def test_the_timing_division_outside_a_callback_is_still_python():
+    """Fields of a list of Python records are host values in any class."""
+    src = TIMER.replace("{base}", "object")
+    lines = {f.line for f in probed(src, select=["TNL201"]) if f.rule == "TNL201"}
+    assert 25 not in lines  # examples_per_second: time.time() fields of Stamp records
+
+
+def test_a_callback_hook_dividing_tensors_is_still_reported():
+    src = """\
+        import tensorflow as tf
+
+
+        class Monitor(tf.keras.callbacks.Callback):
+            def on_epoch_end(self, epoch, logs=None):
+                pred = self.model(self.probe_x)
+                self.ratio = tf.reduce_sum(pred) / tf.norm(pred)
+        """
+    assert [f.rule for f in probed(src, select=["TNL201"])] == ["TNL201"]
+
+
+CLOCKED = """\
+    import tensorflow as tf
+
+
+    class Speed({base}):
+        def on_train_batch_end(self, batch, logs=None):
+            duration = self.clock() - self.started
+            self.speed = self.batch_size / duration
+    """
+
+
+def test_a_callback_hook_is_host_code():
+    src = CLOCKED.replace("{base}", "tf.keras.callbacks.Callback")
+    assert [f for f in probed(src, select=["TNL201"]) if f.rule == "TNL201"] == []
+
+
+def test_the_same_method_outside_a_callback_is_still_reported():
+    src = CLOCKED.replace("{base}", "tf.keras.layers.Layer")
+    assert [f.rule for f in probed(src, select=["TNL201"])] == ["TNL201"]
