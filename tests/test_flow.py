@@ -391,3 +391,69 @@ def test_a_callback_hook_is_host_code():
 def test_the_same_method_outside_a_callback_is_still_reported():
     src = CLOCKED.replace("{base}", "tf.keras.layers.Layer")
     assert [f.rule for f in probed(src, select=["TNL201"])] == ["TNL201"]
+
+
+# ---------------------------------------------------------------- Python branches in the slice
+
+LETTERBOX = """\
+    import tensorflow as tf
+
+
+    def crop(image, width, height, jitter, letter_box):
+        w0 = tf.cast(tf.shape(image)[1], tf.float32)
+        left = tf.random.uniform([], -jitter, jitter)
+        right = tf.random.uniform([], -jitter, jitter)
+        if letter_box:
+            aspect = width / height
+            pull = (w0 * aspect - w0) / 2
+            left = left - pull
+            right = right - pull
+        swidth = w0 - left - right
+        if not letter_box:
+            width = tf.round(w0 * width / swidth)
+        return width
+    """
+
+
+def _input_names(probe: dict) -> set[str]:
+    return {spec["name"] for spec in probe["inputs"]}
+
+
+def _finding_at(src: str, rule: str, line: int) -> Finding:
+    [finding] = [f for f in probed(src, select=[rule]) if f.rule == rule and f.line == line]
+    assert finding.probe is not None
+    return finding
+
+
+def test_a_hazard_under_if_not_flag_ignores_definitions_under_if_flag():
+    probe = _finding_at(LETTERBOX, "TNL201", 15).probe
+    assert probe is not None
+    names = _input_names(probe)
+    assert "height" not in names  # only the letter-box adjustment reads it
+    assert {"left", "right", "width"} <= names
+
+
+def test_without_the_flag_both_definitions_reach_the_hazard():
+    src = LETTERBOX.replace("        if not letter_box:\n", "        if width > 0:\n")
+    probe = _finding_at(src, "TNL201", 15).probe
+    assert probe is not None
+    assert "height" in _input_names(probe)
+
+
+def test_the_else_branch_does_not_see_the_if_branch_definition():
+    src = """\
+        import tensorflow as tf
+
+
+        def normalise(x, y, flag):
+            d = tf.reduce_sum(y)
+            if flag:
+                d = tf.norm(x)
+            else:
+                return x / d
+            return x / d
+        """
+    findings = [f for f in probed(src, select=["TNL201"]) if f.rule == "TNL201"]
+    by_line = {f.line: f.probe for f in findings}
+    assert by_line[9] is not None and by_line[9]["target"]["r"]["op"] == "reduce_sum"
+    assert by_line[10] is not None and by_line[10]["target"]["r"]["op"] == "norm"
