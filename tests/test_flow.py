@@ -457,3 +457,48 @@ def test_the_else_branch_does_not_see_the_if_branch_definition():
     by_line = {f.line: f.probe for f in findings}
     assert by_line[9] is not None and by_line[9]["target"]["r"]["op"] == "reduce_sum"
     assert by_line[10] is not None and by_line[10]["target"]["r"]["op"] == "norm"
+
+
+# ---------------------------------------------------------------- value symptoms in solver loops
+
+BRACKET_LOOP = """\
+    import tensorflow as tf
+
+
+    def interpolate(f, lo, hi, tol):
+        def _body(a, b, c, converged):
+            t = (a - b) / (c - b)
+            return a + t, b, c, tf.abs(b - a) < tol
+
+        return tf.while_loop(lambda a, b, c, done: ~done, _body, (lo, hi, hi, False))
+    """
+
+
+def test_a_solver_body_records_its_loop_state():
+    probe = one_probe(BRACKET_LOOP, "TNL201")
+    assert probe["loop_state"] == ["a", "b", "c", "converged"]
+
+
+def test_an_rnn_body_has_no_solver_state():
+    assert "loop_state" not in one_probe(RNN_LOOP, "TNL203")
+
+
+def _value_verdict(needed: list[str]) -> dict:
+    return {
+        "status": "confirmed",
+        "symptom": "inf-value",
+        "detail": "d",
+        "observed": {"needed": needed},
+    }
+
+
+def test_a_value_witness_needing_loop_state_is_inconclusive():
+    probe = one_probe(BRACKET_LOOP, "TNL201")
+    verdict = gradflow.apply(probe, _value_verdict(["b", "c"]))
+    assert verdict["status"] == "inconclusive"
+    assert "`b`, state carried by an iterative solver's loop" in verdict["detail"]
+
+
+def test_a_value_witness_needing_only_other_inputs_stays_confirmed():
+    probe = one_probe(BRACKET_LOOP, "TNL201")
+    assert gradflow.apply(probe, _value_verdict(["tol"]))["status"] == "confirmed"

@@ -374,6 +374,12 @@ def solver_reason(scope: Scope, path: str = "") -> str | None:
         kernel = sorted(p for p in fs.params if _KERNEL_RESULTS.search(p))
         if kernel:
             return f"it updates MCMC kernel results (`{kernel[0]}`), never differentiated"
+    region = _solver_region(scope, path)
+    return region[1] if region else None
+
+
+def _solver_region(scope: Scope, path: str) -> tuple[Scope, str] | None:
+    """The function scope around ``scope`` that runs in a solver loop, and why."""
     root: Scope = scope
     while root.parent is not None:
         root = root.parent
@@ -385,9 +391,17 @@ def solver_reason(scope: Scope, path: str = "") -> str | None:
     s: Scope | None = scope
     while s is not None:
         if s.kind == "function" and id(s.node) in regions:
-            return regions[id(s.node)]
+            return s, regions[id(s.node)]
         s = s.parent
     return None
+
+
+def solver_loop_state(scope: Scope, path: str = "") -> list[str]:
+    """The parameters of the solver loop body (or of a helper only it calls) around ``scope``:
+    loop-carried state that the iteration keeps inside invariants (a bracket, a convergence
+    flag that freezes finished elements) which a probe setting them freely does not respect."""
+    region = _solver_region(scope, path)
+    return sorted(region[0].params) if region else []
 
 
 def context_of_scope(scope: Scope, path: str = "") -> str | None:
@@ -872,8 +886,27 @@ def labels_only_reason(out: dict[str, Any]) -> str | None:
     return None
 
 
+def loop_state_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """A confirmed value symptom in a solver loop whose witness needs loop-carried state: the
+    iteration's invariants (bracket order, frozen converged elements) are not modelled, so the
+    witness is not evidence that the code reaches it."""
+    state = set(probe.get("loop_state") or ())
+    if not state or out.get("status") != "confirmed" or out.get("symptom") not in VALUE_ONLY:
+        return None
+    needed = (out.get("observed") or {}).get("needed")
+    names = needed if isinstance(needed, list) else [i.get("name") for i in probe.get("inputs", [])]
+    carried = sorted(state & {str(n) for n in names})
+    if not carried:
+        return None
+    return (
+        f"but the witness sets `{carried[0]}`, state carried by an iterative solver's loop, "
+        "freely: the loop's invariants may exclude that value"
+    )
+
+
 def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """The verdict: a gradient-only symptom where no gradient flows is not confirmed."""
+    """The verdict: a gradient-only symptom where no gradient flows is not confirmed, nor is a
+    value the code never computes (a guard) or one whose witness sets a solver loop's state."""
     if out.get("status") == "confirmed" and zero_by_construction(probe, out):
         return {
             **out,
@@ -897,6 +930,9 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             "status": "refuted",
             "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
         }
+    state = loop_state_reason(probe, out)
+    if state:
+        return {**out, "status": "inconclusive", "detail": f"{out.get('detail', '')}; {state}"}
     reason = probe.get("no_gradient")
     if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
         reason = labels_only_reason(out)
