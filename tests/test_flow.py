@@ -502,3 +502,10 @@ def test_a_value_witness_needing_loop_state_is_inconclusive():
 def test_a_value_witness_needing_only_other_inputs_stays_confirmed():
     probe = one_probe(BRACKET_LOOP, "TNL201")
     assert gradflow.apply(probe, _value_verdict(["tol"]))["status"] == "confirmed"
+
+
+def test_a_value_witness_at_ordinary_values_of_loop_state_is_inconclusive():
+    """Nothing unusual is needed: the symptom comes from the relation between the carried
+    values (a == b == c), which the solver's bracket excludes."""
+    probe = one_probe(BRACKET_LOOP, "TNL201")
+    assert gradflow.apply(probe, _value_verdict([]))["status"] == "inconclusive"

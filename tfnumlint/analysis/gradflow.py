@@ -894,7 +894,9 @@ def loop_state_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
     if not state or out.get("status") != "confirmed" or out.get("symptom") not in VALUE_ONLY:
         return None
     needed = (out.get("observed") or {}).get("needed")
-    names = needed if isinstance(needed, list) else [i.get("name") for i in probe.get("inputs", [])]
+    if not (isinstance(needed, list) and needed):  # ordinary values: the relation between them
+        needed = [i.get("name") for i in probe.get("inputs", [])]  # (a == b == c) is the witness
+    names = needed
     carried = sorted(state & {str(n) for n in names})
     if not carried:
         return None
