@@ -1030,7 +1030,14 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
     try:
         _annotate_probe(probe, ctx, hit)
     except (RecursionError, AttributeError, KeyError, TypeError, ValueError, IndexError):
-        for key in ("no_gradient", "value_guarded", "guarded", "domains", "relations"):
+        for key in (
+            "no_gradient",
+            "loop_state",
+            "value_guarded",
+            "guarded",
+            "domains",
+            "relations",
+        ):
             probe.pop(key, None)
 
 
@@ -1038,6 +1045,7 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     from ..analysis.gradflow import (
         cond_guard_reason,
         no_gradient_reason,
+        solver_loop_state,
         where_guard_reason,
     )
 
@@ -1045,7 +1053,10 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     reason = no_gradient_reason(site.scope, site.statement, hit.node, ctx.path, probe)
     if reason:
         probe["no_gradient"] = reason
-    guard = where_guard_reason(site.statement, hit.node)
+    state = solver_loop_state(site.scope, ctx.path)
+    if state:
+        probe["loop_state"] = state  # a witness needing these is not a confirmation
+    guard = where_guard_reason(site.statement, hit.node, site.scope)
     if guard:
         probe["value_guarded"] = guard  # tf.where computes the branch: its gradient still leaks
     branch = cond_guard_reason(site.scope, site.statement, hit.node)
