@@ -13,7 +13,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from probe_helpers import binop, call, expr, free, inp  # noqa: E402
-from test_reachability_gate import one_verdict, verify  # noqa: E402
+from test_reachability_gate import one_verdict, verdicts, verify  # noqa: E402
 
 from tfnumlint.verify import generic  # noqa: E402
 
@@ -102,6 +102,33 @@ def test_an_interpolation_in_a_layer_call_stays_confirmed():
                 return (t - t0) / (t1 - t0)
         """
     assert one_verdict(src, "TNL201")["status"] == "confirmed"
+
+
+def test_a_log_of_probabilities_passed_to_a_helper_stays_confirmed():
+    # REINFORCE's weighted log-likelihood: a policy's `probs` underflow to 0 in training
+    src = """\
+        import tensorflow as tf
+
+
+        def log_weight(probs, weights):
+            return tf.reduce_mean(tf.math.log(probs) * weights)
+        """
+    out = one_verdict(src, "TNL103")
+    assert out["status"] == "confirmed", out
+
+
+def test_cosine_similarity_of_features_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def sparse_cosine_similarity(x, index_n, index_k):
+            x_n = tf.gather(x, index_n)
+            x_k = tf.gather(x, index_k)
+            return tf.reduce_sum(x_n * x_k, -1) / (tf.norm(x_n, axis=-1) * tf.norm(x_k, axis=-1))
+        """
+    statuses = {v["status"] for v in verdicts(src, "TNL201")}
+    assert statuses == {"confirmed"}, statuses
 
 
 def test_a_model_output_exp_stays_confirmed():

@@ -46,7 +46,7 @@ FORWARD_FUNCTIONS = frozenset(
 # A word of a function's name that makes it part of a model's forward pass.
 FORWARD_WORDS = frozenset(
     {"attention", "attn", "encoder", "decoder", "encode", "decode", "embed", "layer", "network",
-     "mlp", "logits"}
+     "mlp", "logits", "similarity", "pool", "pooling", "conv", "dense"}
 )  # fmt: skip
 # A word of a function's name that makes it a loss, metric or training objective.
 LOSS_WORDS = frozenset(
@@ -61,7 +61,8 @@ DRIVEN_NAMES = frozenset(
     {"pred", "preds", "prediction", "predictions", "logits", "logit", "output", "outputs",
      "target", "targets", "label", "labels", "input", "inputs", "features", "embeddings",
      "scores", "activations", "hidden", "images", "batch", "y_pred", "y_true", "yhat", "y_hat",
-     "mask", "masks", "counts", "logp", "logprob", "logprobs", "loglik"}
+     "mask", "masks", "counts", "probs", "probabilities", "logp", "logprob", "logprobs",
+     "loglik"}
 )  # fmt: skip
 # A log-probability or log-likelihood by its name (`old_log_prob`, `log_likelihood`): the
 # value a policy or model gives, swept over any real value by training.

@@ -142,7 +142,10 @@ def special_value_reason(
         return None
     free = [n for n in outcome.get("free") or [] if isinstance(n, str)]
     point = {n: v for n, v in (out.get("inputs") or {}).items() if isinstance(v, (int, float))}
-    named = _named(free, observed.get("needed") or [], point, out.get("dtype"))
+    moved = {n for n, v in (outcome.get("example") or {}).items() if v != point.get(n)}
+    named = _named(
+        [n for n in free if n in moved] or free, observed.get("needed") or [], point, out
+    )
     specs = {s.get("name"): s for s in probe.get("inputs") or []}
     example = ", ".join(
         f"`{n}` = {float(v):.3g}" for n, v in (outcome.get("example") or {}).items()
@@ -154,7 +157,7 @@ def special_value_reason(
     )
 
 
-def _named(free: list[str], needed: list[str], point: dict[str, Any], dtype) -> list[str]:
+def _named(free: list[str], needed: list[str], point: dict[str, Any], out) -> list[str]:
     """The free inputs the reason names: those the symptom needs; else (a coincidence of
     several values) those at an unusual value or sharing one; else every free input."""
     chosen = [n for n in needed if n in free]
@@ -165,7 +168,7 @@ def _named(free: list[str], needed: list[str], point: dict[str, Any], dtype) -> 
         for n in free
         if n in point
         and (
-            domains.value_class(float(point[n]), dtype) != "ordinary"
+            domains.value_class(float(point[n]), out.get("dtype")) != "ordinary"
             or any(m != n and point.get(m) == point[n] for m in point)
         )
     ]
@@ -213,7 +216,8 @@ def _owners(names: list[str], specs: dict[Any, dict[str, Any]]) -> str:
         elif origin == "attr":
             what = "attributes" if many else "an attribute"
             clauses.append(
-                f"{shown} {'are' if many else 'is'} {what}{where}, not trainable weights nor data"
+                f"{shown} {'are' if many else 'is'} {what}{where}, "
+                + ("neither trainable weights nor data" if many else "not a trainable weight")
             )
         else:
             clauses.append(f"nothing shows that training gives {shown} such values")
