@@ -52,6 +52,18 @@ def test_identical_reports_match_whatever_the_timings(tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "IDENTICAL: 3 finding(s), every field equal"
 
 
+def test_a_nan_in_both_reports_is_equal_and_a_nan_against_a_number_differs(tmp_path):
+    """json reads NaN as a float that is unequal to itself: a NaN loss must still match."""
+    before = copy.deepcopy(REPORT)
+    before["findings"][0]["verification"]["observed"] = {"loss": float("nan")}
+    proc = _compare(tmp_path, before, copy.deepcopy(before))
+    assert proc.returncode == 0, proc.stdout
+    after = copy.deepcopy(before)
+    after["findings"][0]["verification"]["observed"] = {"loss": 2.5}
+    proc = _compare(tmp_path, before, after)
+    assert "a.py:3:5 TNL101 verification.observed.loss: NaN -> 2.5" in proc.stdout.splitlines()
+
+
 def test_a_changed_field_and_a_lost_finding_are_named(tmp_path):
     after = copy.deepcopy(REPORT)
     after["findings"][1]["verification"]["status"] = "refuted"

@@ -944,7 +944,7 @@ def test_optimizer_packages_carry_no_gradient():
 
 
 def test_a_log_probability_is_not_a_probability_by_its_name():
-    from tfnumlint.analysis.provenance import looks_like_probability
+    from tfnumlint.analysis.heuristics import looks_like_probability
 
     assert looks_like_probability("sample_action_probs")
     assert not looks_like_probability("sample_action_log_probs")

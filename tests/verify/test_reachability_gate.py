@@ -92,7 +92,7 @@ MINCUT = """\
     import tensorflow as tf
 
 
-    def orthogonality(s, k):
+    def orthogonality_loss(s, k):  # a loss term, as in MinCut: training drives `s`
         ss = tf.matmul(s, s, transpose_a=True)
         i_s = tf.eye(k, dtype=ss.dtype)
         return tf.norm(ss / tf.norm(ss) - i_s / tf.norm(i_s))

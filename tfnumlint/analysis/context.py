@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import libcst as cst
 
 from .module import ModuleInfo, Scope, Site, call_arg
-from .provenance import Evaluator, Val
+from .provenance import Evaluator
+from .values import Val
 
 if TYPE_CHECKING:
     from ..config import Settings

@@ -133,6 +133,7 @@ class _Walk:
         # names referenced inside an explicit differentiation (`value_and_gradient(lambda z:
         # f(z), x)`): their first derivative is taken even inside a gradient rule
         self.differentiated: set[str] = set()
+        self.loop_calls: list[cst.Call] = []  # `tf.while_loop(cond, body, loop_vars)` calls
         stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], bool]] = [(module, (), False)]
         while stack:
             node, outer, diff = stack.pop()
@@ -149,6 +150,8 @@ class _Walk:
                     continue
             elif isinstance(node, cst.Call) and _is_custom_gradient(node.func):
                 self.cg_calls.append(node)
+            elif isinstance(node, cst.Call) and dotted_name(node.func).endswith("while_loop"):
+                self.loop_calls.append(node)
             elif isinstance(node, cst.Call) and _DIFFERENTIATE.search(dotted_name(node.func)):
                 diff = True
             elif isinstance(node, cst.Name):
@@ -191,6 +194,18 @@ def _custom_gradient_regions(module: cst.Module) -> dict[int, str]:
             )
             for target in targets:
                 regions.setdefault(id(target), why)
+    _inherit(
+        walk,
+        regions,
+        "`{name}` is only called from custom-gradient code (`{caller}`), whose autodiff "
+        "gradient is never taken",
+    )
+    return regions
+
+
+def _inherit(walk: _Walk, regions: dict[int, str], why: str) -> None:
+    """A private module function referenced only from functions in ``regions`` joins them
+    (to a fixed point), unless something differentiates it explicitly."""
     changed = True
     while changed:
         changed = False
@@ -205,12 +220,8 @@ def _custom_gradient_regions(module: cst.Module) -> dict[int, str]:
             caller = next(f for f in uses[0] if id(f) in regions)
             caller_name = caller.name.value if isinstance(caller, cst.FunctionDef) else "a lambda"
             for fn in defs:
-                regions[id(fn)] = (
-                    f"`{name}` is only called from custom-gradient code (`{caller_name}`), "
-                    "whose autodiff gradient is never taken"
-                )
+                regions[id(fn)] = why.format(name=name, caller=caller_name)
             changed = True
-    return regions
 
 
 # root scope of a module -> its custom-gradient regions (computed once, for modules with findings)
@@ -236,6 +247,161 @@ def custom_gradient_reason(scope: Scope) -> str | None:
             return regions[id(s.node)]
         s = s.parent
     return None
+
+
+# Iterative numerical code: root searches, ODE step control, MCMC kernels and their adaptation.
+# Autodiff never goes through these iterations (TFP's solvers give gradients by the implicit
+# function theorem or an adjoint, and kernel results are bookkeeping), so a gradient-only
+# symptom there trains nothing.  An RNN unrolled with tf.while_loop in training code carries no
+# convergence state and sits under no solver name: it keeps its gradient findings.
+_SOLVER_PATH = re.compile(
+    r"(?:^|[/\\])(?:ode[/\\]|(?:root_search|line_?search|bisect\w*|brent\w*|newton\w*|"
+    r"secant)\.py$)"
+)
+_SOLVER_FUNCTION = re.compile(
+    r"(?:^|_)(?:find_root|root_search|bisect|bisection|brent|newton|secant|chandrupatla|"
+    r"line_?search|first_step_size)(?:_|$)"
+)
+_KERNEL_RESULTS = re.compile(r"kernel_results$")
+# Loop state that only a convergence-controlled iteration carries.
+_CONVERGENCE_STATE = re.compile(
+    r"(?:^|_)(?:tol|tolerance|converged|should_stop|num_iterations|step_size|bracket)(?:_|$)"
+)
+# Words of the module path or of the functions around a loop body that name a solver.
+_SOLVER_WORDS = re.compile(
+    r"(?:^|[/\\_.])(?:roots?|search|solve|solver|ode|bisect|brent|newton|secant|adapt|"
+    r"adaptation|mcmc|kernel_results)(?:[/\\_.]|$)"
+)
+
+
+def _loop_parts(call: cst.Call) -> tuple[list[cst.BaseExpression], cst.BaseExpression | None]:
+    """``tf.while_loop(cond, body, loop_vars)`` -> ([cond, body], loop_vars)."""
+    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    fns = [
+        args.get(key, positional[i] if len(positional) > i else None)
+        for i, key in enumerate(("cond", "body"))
+    ]
+    loop_vars = args.get("loop_vars", positional[2] if len(positional) > 2 else None)
+    return [f for f in fns if f is not None], loop_vars
+
+
+def _state_names(fn: cst.CSTNode, loop_vars: cst.BaseExpression | None) -> set[str]:
+    """The loop's state: the body's parameters, the names it assigns, the loop_vars' names."""
+    out: set[str] = set()
+    stack: list[cst.CSTNode] = [fn] + ([loop_vars] if loop_vars is not None else [])
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Param):
+            out.add(node.name.value)
+        elif isinstance(node, cst.AssignTarget):
+            out |= {n for n in _names(node.target) if "." not in n}
+        elif isinstance(node, cst.Name) and loop_vars is not None and node is loop_vars:
+            out.add(node.value)
+        elif isinstance(node, (cst.List, cst.Tuple)) and node is loop_vars:
+            out |= {e.value.value for e in node.elements if isinstance(e.value, cst.Name)}
+            continue
+        stack.extend(node.children)
+    return out
+
+
+def _loop_evidence(
+    fn: cst.CSTNode, loop_vars: cst.BaseExpression | None, outer: tuple, path: str
+) -> str | None:
+    """Why this loop is a convergence-controlled solver, or None (an RNN, a decoder)."""
+    state = _state_names(fn, loop_vars)
+    converging = sorted(n for n in state if _CONVERGENCE_STATE.search(n))
+    if converging:
+        return f"its state carries `{converging[0]}`"
+    if {"a", "b", "c"} <= state:
+        return "its state is a bracket `a, b, c`"
+    named = [f.name.value for f in (*outer, fn) if isinstance(f, cst.FunctionDef)]
+    for text in (*named, path):
+        found = _SOLVER_WORDS.search(text.lower())
+        if found:
+            return f"`{text}` names a solver"
+    return None
+
+
+def _solver_regions(module: cst.Module, path: str) -> dict[int, str]:
+    """id(function or lambda node) -> why it is the body or condition of a solver loop; a
+    private module function referenced only from such code joins it."""
+    walk = _Walk(module)
+    regions: dict[int, str] = {}
+    for call in walk.loop_calls:
+        fns, loop_vars = _loop_parts(call)
+        for value in fns:
+            if isinstance(value, cst.Lambda):
+                targets: list[cst.CSTNode] = [value]
+                label = "a lambda"
+            elif isinstance(value, cst.Name):
+                targets = list(walk.defs.get(value.value, ()))
+                label = f"`{value.value}`"
+            else:
+                continue
+            for target in targets:
+                evidence = _loop_evidence(
+                    target, loop_vars, walk.enclosing.get(id(target), ()), path
+                )
+                if evidence:
+                    regions.setdefault(
+                        id(target),
+                        f"{label} runs in the tf.while_loop of an iterative solver ({evidence}), "
+                        "which is never differentiated",
+                    )
+    if regions:
+        _inherit(
+            walk,
+            regions,
+            "`{name}` is only called from an iterative solver's loop (`{caller}`), which is "
+            "never differentiated",
+        )
+    return regions
+
+
+_SOLVERS: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDictionary()
+
+
+def solver_reason(scope: Scope, path: str = "") -> str | None:
+    """Why ``scope`` is iterative numerical code that is never differentiated, or None."""
+    if _SOLVER_PATH.search(path or ""):
+        return (
+            "it is in iterative solver code (root search, ODE step control), never differentiated"
+        )
+    for fs in _function_scopes(scope):
+        if _SOLVER_FUNCTION.search(fs.name.lower()):
+            return f"it is in the iterative solver `{fs.name}`, never differentiated"
+        kernel = sorted(p for p in fs.params if _KERNEL_RESULTS.search(p))
+        if kernel:
+            return f"it updates MCMC kernel results (`{kernel[0]}`), never differentiated"
+    region = _solver_region(scope, path)
+    return region[1] if region else None
+
+
+def _solver_region(scope: Scope, path: str) -> tuple[Scope, str] | None:
+    """The function scope around ``scope`` that runs in a solver loop, and why."""
+    root: Scope = scope
+    while root.parent is not None:
+        root = root.parent
+    if not isinstance(root.node, cst.Module):
+        return None
+    regions = _SOLVERS.get(root)
+    if regions is None:
+        regions = _SOLVERS[root] = _solver_regions(root.node, path or "")
+    s: Scope | None = scope
+    while s is not None:
+        if s.kind == "function" and id(s.node) in regions:
+            return s, regions[id(s.node)]
+        s = s.parent
+    return None
+
+
+def solver_loop_state(scope: Scope, path: str = "") -> list[str]:
+    """The parameters of the solver loop body (or of a helper only it calls) around ``scope``:
+    loop-carried state that the iteration keeps inside invariants (a bracket, a convergence
+    flag that freezes finished elements) which a probe setting them freely does not respect."""
+    region = _solver_region(scope, path)
+    return sorted(region[0].params) if region else []
 
 
 def context_of_scope(scope: Scope, path: str = "") -> str | None:
@@ -364,15 +530,20 @@ def _where_parts(call: cst.Call) -> tuple[cst.BaseExpression, list[cst.BaseExpre
     return cond, [b for b in branches if b is not None]
 
 
-def where_guard_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
+def where_guard_reason(
+    statement: cst.CSTNode, node: cst.CSTNode, scope: Scope | None = None
+) -> str | None:
     """``tf.where(g > 0, w / g, 1.0)``: the division's inf/NaN value is never selected.
 
     The hazard sits in a branch of a ``where`` whose condition tests a name of the hazard's own
-    denominator (or argument); only its gradient can leak, which is TNL302's finding."""
+    denominator (or argument), or in its false branch when the condition (a flag the function
+    computes, ``done = x0 == x1``) holds at the denominator's zero; only its gradient can leak,
+    which is TNL302's finding."""
     hazard = node.right if isinstance(node, cst.BinaryOperation) else node
     if isinstance(node, cst.Call) and node.args:
         hazard = node.args[-1].value if len(node.args) > 1 else node.args[0].value
     wanted = _names(hazard)
+    zeros = _zero_pairs(node)
     stack: list[tuple[cst.CSTNode, str | None]] = [(statement, None)]
     while stack:
         current, reason = stack.pop()
@@ -388,9 +559,104 @@ def where_guard_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
                         stack.append((branch, f"the tf.where around it tests `{shared[0]}` first"))
                     stack.append((cond, reason))
                     continue
+                if zeros and len(branches) == 2 and _covers_zero(cond, zeros, scope, 0):
+                    why = (
+                        f"the tf.where around it selects the other value when `{_code(cond)}` "
+                        "holds, which it does at the zero of the denominator"
+                    )
+                    stack.extend([(branches[0], reason), (branches[1], why), (cond, reason)])
+                    continue
         for child in current.children:
             stack.append((child, reason))
     return None
+
+
+def _code(node: cst.CSTNode) -> str:
+    """Source of an expression without its parentheses or spaces, to compare two of them."""
+    if isinstance(node, cst.BaseExpression) and (node.lpar or node.rpar):
+        node = node.with_changes(lpar=[], rpar=[])
+    text = "".join(cst.Module([]).code_for_node(node).split())
+    return "0" if text in ("0", "0.", "0.0") else text
+
+
+def _zero_pairs(node: cst.CSTNode) -> set[frozenset[str]]:
+    """Equalities that make the divisor zero: ``a - b`` is zero at ``a == b``, any other
+    divisor ``d`` at ``d == 0``."""
+    divisor: cst.BaseExpression | None = None
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        divisor = node.right
+    elif isinstance(node, cst.Call) and len(node.args) == 2 and _is_division_call(node):
+        divisor = node.args[1].value
+    if divisor is None:
+        return set()
+    pairs = {frozenset({_code(divisor), "0"})}
+    if isinstance(divisor, cst.BinaryOperation) and isinstance(divisor.operator, cst.Subtract):
+        a, b = _code(divisor.left), _code(divisor.right)
+        pairs |= {frozenset({a, b}), frozenset({f"{b}-{a}", "0"})}
+    return pairs
+
+
+def _is_division_call(call: cst.Call) -> bool:
+    return dotted_name(call.func).rsplit(".", 1)[-1] in ("divide", "truediv", "realdiv", "div")
+
+
+_OR_CALLS = frozenset({"logical_or", "reduce_any"})
+_AND_CALLS = frozenset({"logical_and"})
+_EQUAL_CALLS = frozenset({"equal"})
+_LESS_CALLS = {"less": "<", "less_equal": "<="}
+
+
+def _covers_zero(
+    cond: cst.BaseExpression, zeros: set[frozenset[str]], scope: Scope | None, depth: int
+) -> bool:
+    """``cond`` is true wherever the divisor is zero: an equality of the divisor's two sides,
+    ``abs(d) < tol``, an ``or`` with such a part, or a flag the function assigns from one."""
+    if depth > 4:
+        return False
+    if isinstance(cond, cst.Name):
+        bindings = scope.bindings.get(cond.value) if scope is not None else None
+        return bool(bindings) and all(
+            b.value is not None
+            and b.index is None
+            and _covers_zero(b.value, zeros, scope, depth + 1)
+            for b in bindings or ()
+        )
+    if isinstance(cond, cst.BinaryOperation) and isinstance(cond.operator, (cst.BitOr, cst.BitAnd)):
+        parts = [_covers_zero(p, zeros, scope, depth + 1) for p in (cond.left, cond.right)]
+        return any(parts) if isinstance(cond.operator, cst.BitOr) else all(parts)
+    if isinstance(cond, cst.BooleanOperation):
+        parts = [_covers_zero(p, zeros, scope, depth + 1) for p in (cond.left, cond.right)]
+        return any(parts) if isinstance(cond.operator, cst.Or) else all(parts)
+    if isinstance(cond, cst.Comparison) and len(cond.comparisons) == 1:
+        op = cond.comparisons[0].operator
+        right = cond.comparisons[0].comparator
+        if isinstance(op, cst.Equal):
+            return frozenset({_code(cond.left), _code(right)}) in zeros
+        if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+            return _small_abs(cond.left, right, isinstance(op, cst.LessThan), zeros)
+        return False
+    if isinstance(cond, cst.Call):
+        last = dotted_name(cond.func).rsplit(".", 1)[-1]
+        args = [a.value for a in cond.args if a.keyword is None and not a.star]
+        if last in _OR_CALLS | _AND_CALLS and args:
+            parts = [_covers_zero(p, zeros, scope, depth + 1) for p in args]
+            return any(parts) if last in _OR_CALLS else all(parts)
+        if last in _EQUAL_CALLS and len(args) == 2:
+            return frozenset({_code(args[0]), _code(args[1])}) in zeros
+        if last in _LESS_CALLS and len(args) == 2:
+            return _small_abs(args[0], args[1], last == "less", zeros)
+    return False
+
+
+def _small_abs(
+    left: cst.BaseExpression, bound: cst.BaseExpression, strict: bool, zeros: set[frozenset[str]]
+) -> bool:
+    """``abs(d) < tol`` (``tol`` not a literal 0 when strict) holds at ``d == 0``."""
+    if not (isinstance(left, cst.Call) and dotted_name(left.func).rsplit(".", 1)[-1] == "abs"):
+        return False
+    if not left.args or (strict and _code(bound) == "0"):
+        return False
+    return frozenset({_code(left.args[0].value), "0"}) in zeros
 
 
 def _hazard_names(node: cst.CSTNode) -> set[str]:
@@ -431,7 +697,99 @@ def cond_guard_reason(scope: Scope, statement: cst.CSTNode, node: cst.CSTNode) -
         reason = _guarded_in(root, target, wanted, helper)
         if reason:
             return reason
+    return assertion_guard_reason(fn, node) if isinstance(fn, cst.FunctionDef) else None
+
+
+# Assertions that raise when their first argument is zero: name -> the bound's test (None: no
+# second argument), true when the asserted relation to that bound excludes 0.
+_NONZERO_ASSERTS: dict[str, Any] = {
+    "assert_positive": None,
+    "assert_negative": None,
+    "assert_greater": lambda bound: bound >= 0,
+    "assert_less": lambda bound: bound <= 0,
+    "assert_none_equal": lambda bound: bound == 0,
+}
+# Functions whose result is zero only where their argument is.
+_ZERO_PRESERVING = frozenset({"sqrt", "abs", "square", "cast", "convert_to_tensor", "identity"})
+
+
+def assertion_guard_reason(fn: cst.FunctionDef, node: cst.CSTNode) -> str | None:
+    """``assert_positive(t)`` and ``assert_positive(u)`` in the function (directly or in
+    ``tf.control_dependencies``) before ``s / sqrt(t * u)``: the zero a witness would need makes
+    the code raise, so the hazard never produces a value.  Assertions under an ``if`` (``if
+    validate_args:``) may be off and do not count."""
+    operand = _hazard_operand(node)
+    if operand is None:
+        return None
+    asserted = _asserted_nonzero(fn.body)
+    if asserted and _nonzero(operand, asserted):
+        names = "`, `".join(sorted(asserted & _names(operand)))
+        return f"an assertion of the code rejects the zero of `{names}` (it raises instead)"
     return None
+
+
+def _hazard_operand(node: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(node, cst.BinaryOperation):
+        return node.right
+    if isinstance(node, cst.Call) and node.args:
+        return node.args[-1].value if len(node.args) > 1 else node.args[0].value
+    return None
+
+
+def _asserted_nonzero(body: cst.CSTNode) -> set[str]:
+    """Names whose zero an unconditional assertion in ``body`` rejects (nested functions and
+    ``if`` bodies excluded)."""
+    out: set[str] = set()
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.If)):
+            continue
+        if isinstance(node, cst.Call):
+            name = _asserted_name(node)
+            if name:
+                out.add(name)
+        stack.extend(node.children)
+    return out
+
+
+def _asserted_name(call: cst.Call) -> str | None:
+    test = _NONZERO_ASSERTS.get(dotted_name(call.func).rsplit(".", 1)[-1], False)
+    args = [a.value for a in call.args if a.keyword is None and not a.star]
+    if test is False or not args or not isinstance(args[0], (cst.Name, cst.Attribute)):
+        return None
+    if test is not None:
+        bound = _number(args[1]) if len(args) > 1 else None
+        if bound is None or not test(bound):
+            return None
+    return _code(args[0])
+
+
+def _number(node: cst.BaseExpression) -> float | None:
+    sign = 1.0
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        sign, node = -1.0, node.expression
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return sign * float(node.evaluated_value)
+    return None
+
+
+def _nonzero(expr: cst.BaseExpression, asserted: set[str]) -> bool:
+    """``expr`` cannot be zero once every asserted name is non-zero: a product of such names,
+    through sqrt/abs/square/casts and non-zero literals."""
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        return _code(expr) in asserted
+    number = _number(expr)
+    if number is not None:
+        return number != 0
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return _nonzero(expr.left, asserted) and _nonzero(expr.right, asserted)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power):
+        return _nonzero(expr.left, asserted)
+    if isinstance(expr, cst.Call) and expr.args:
+        last = dotted_name(expr.func).rsplit(".", 1)[-1]
+        return last in _ZERO_PRESERVING and _nonzero(expr.args[0].value, asserted)
+    return False
 
 
 def _guarded_in(
@@ -486,6 +844,7 @@ def no_gradient_reason(
     """Why no gradient flows at this finding, or None when one may."""
     return (
         context_of_scope(scope, path)
+        or solver_reason(scope, path)
         or enclosing_call_reason(statement, node)
         or probe_reason(probe)
     )
@@ -527,8 +886,29 @@ def labels_only_reason(out: dict[str, Any]) -> str | None:
     return None
 
 
+def loop_state_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """A confirmed value symptom in a solver loop whose witness needs loop-carried state: the
+    iteration's invariants (bracket order, frozen converged elements) are not modelled, so the
+    witness is not evidence that the code reaches it."""
+    state = set(probe.get("loop_state") or ())
+    if not state or out.get("status") != "confirmed" or out.get("symptom") not in VALUE_ONLY:
+        return None
+    needed = (out.get("observed") or {}).get("needed")
+    if not (isinstance(needed, list) and needed):  # ordinary values: the relation between them
+        needed = [i.get("name") for i in probe.get("inputs", [])]  # (a == b == c) is the witness
+    names = needed
+    carried = sorted(state & {str(n) for n in names})
+    if not carried:
+        return None
+    return (
+        f"but the witness sets `{carried[0]}`, state carried by an iterative solver's loop, "
+        "freely: the loop's invariants may exclude that value"
+    )
+
+
 def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """The verdict: a gradient-only symptom where no gradient flows is not confirmed."""
+    """The verdict: a gradient-only symptom where no gradient flows is not confirmed, nor is a
+    value the code never computes (a guard) or one whose witness sets a solver loop's state."""
     if out.get("status") == "confirmed" and zero_by_construction(probe, out):
         return {
             **out,
@@ -552,6 +932,9 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             "status": "refuted",
             "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
         }
+    state = loop_state_reason(probe, out)
+    if state:
+        return {**out, "status": "inconclusive", "detail": f"{out.get('detail', '')}; {state}"}
     reason = probe.get("no_gradient")
     if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
         reason = labels_only_reason(out)

@@ -24,9 +24,10 @@ from pathlib import Path
 
 import libcst as cst
 
+from .heuristics import looks_like_probability
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name, imported_names
-from .provenance import UNKNOWN, Val, join_vals, looks_like_probability
+from .values import UNKNOWN, Val, join_vals
 
 # path, line, column, the call's text, the parameter, what the argument is
 Origin = tuple[str, int, int, str, str, str]

@@ -1,193 +1,33 @@
 """Value provenance: what produced a value, its range, and whether it is a probability.
 
-Evaluation is an abstract interpretation over the syntax tree, with closed intervals
-``[lo, hi]`` and float semantics in mind: a float32 sigmoid *really* reaches 0 and 1, so its
-range is the closed ``[0, 1]``.  Names are followed through assignments that precede the use,
-``self.attr`` through every method of the class, and parameters through their defaults.
+Evaluation is an abstract interpretation over the syntax tree (the values are in
+:mod:`.values`, each op's transfer in :mod:`.transfer`, name guesses in :mod:`.heuristics`).
+Names are followed through assignments that precede the use, ``self.attr`` through every
+method of the class, and parameters through their defaults.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import libcst as cst
 
-from ..floats import exp_overflow, exp_underflow, round_to
-from .module import Binding, ModuleInfo, Scope, call_arg, qualname
-
-INF = math.inf
-
-# Parameter and variable names that conventionally hold probabilities.
-_PROB_NAME = re.compile(
-    r"^(?:p|q|pi|ps|probs?|probabilit(?:y|ies)|preds?|y_?preds?|y_?hat|yhat|p_?hat|"
-    r"predictions?|y_?prob|d_?real|d_?fake|real_?prob|fake_?prob|outputs?_?prob|likelihoods?|"
-    r"p_?\w+|\w+_probs?|\w+_pred|\w+_prob(?:ability|abilities)?)$",
-    re.IGNORECASE,
+from .. import ops
+from .heuristics import looks_like_epsilon, looks_like_mask, looks_like_probability
+from .module import Binding, ModuleInfo, Scope, qualname
+from .transfer import ACTIVATION_RANGES, handler_for
+from .values import (
+    INF,
+    LINEAR_KINDS,
+    NOT_KNOWN,
+    UNKNOWN,
+    Val,
+    constant,
+    interval_mul,
+    number,
+    paren,
+    rounded,
 )
-# ...but not these, which merely start with p.
-_NOT_PROB_NAME = re.compile(
-    r"^(?:params?|pos\w*|pad\w*|path\w*|prev\w*|ph\w*|pt\w*|px\w*|pixel\w*|patch\w*|"
-    r"point\w*|penalty\w*|power\w*|proj\w*|pool\w*|pair\w*|part\w*|"
-    r"period\w*|phase\w*|pow\w*|perm\w*|peak\w*|pitch\w*)$",
-    re.IGNORECASE,
-)
-
-
-_MASK_NAME = re.compile(
-    r"^(?:\w*_)?(?:mask|masks|valid|keep|is_\w+|weights_mask|\w*_mask)$", re.IGNORECASE
-)
-
-
-_EPS_NAME = re.compile(r"^(?:\w*_)?(?:eps|epsilon|tiny|eps\d*|smooth\w*)$", re.IGNORECASE)
-
-
-@functools.lru_cache(maxsize=4096)
-def looks_like_epsilon(name: str) -> bool:
-    return bool(_EPS_NAME.match(name))
-
-
-@functools.lru_cache(maxsize=4096)
-def looks_like_mask(name: str) -> bool:
-    return bool(_MASK_NAME.match(name))
-
-
-@functools.lru_cache(maxsize=4096)
-def looks_like_probability(name: str) -> bool:
-    return (
-        bool(_PROB_NAME.match(name))
-        and not _NOT_PROB_NAME.match(name)
-        and not _LOG_WORD.search(name)  # log_probs, sample_log_prob: log space (issue #11)
-    )
-
-
-_LOG_WORD = re.compile(r"(?:^|_)log(?:_|$)", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Val:
-    """The abstract value of an expression."""
-
-    kind: str = "unknown"  # producer: sigmoid, softmax, relu, exp, param, matmul, arith, ...
-    lo: float = -INF
-    hi: float = INF
-    const: float | None = None
-    tensor: bool = False  # known to be a TF tensor
-    prob: bool = False  # a probability in [0, 1]
-    prob_by_name: bool = False  # ...only because of its name
-    guarded: bool = False  # passed through clip/maximum/+eps that keeps it away from 0
-    zero: str | None = None  # why it can be exactly 0, when it can
-    zero_weak: bool = False  # ...only if an arbitrary input is exactly 0 (square(x), abs(x))
-    desc: str = ""  # how to name it in a message
-    activation: str | None = None  # layers and models: their output activation
-    exp_sum: bool = False  # a sum of exponentials (manual softmax / logsumexp)
-    has_exp: bool = False  # an exp somewhere inside, unshifted
-    one_hot: bool = False
-    logits: cst.BaseExpression | None = None  # for sigmoid/softmax outputs: their input
-    tuple_items: tuple[Val, ...] | None = None
-    instance_of: str | None = None  # an instance of a class: `C` here, `module:C` elsewhere
-    log_space: bool = False  # computed from logs (a log-likelihood): exp of it is intended
-    origin: tuple | None = None  # the call site that passed it (project.Origin)
-
-    @property
-    def known(self) -> bool:
-        return self.kind not in ("unknown", "param", "call", "name")
-
-    @property
-    def can_be_zero(self) -> bool:
-        return self.lo <= 0.0 <= self.hi
-
-    @property
-    def positive(self) -> bool:
-        return self.lo > 0.0
-
-
-UNKNOWN = Val()
-_NOT_KNOWN = ("unknown", "param", "call", "name")
-
-
-def _risk(v: Val) -> int:
-    """How much a value can do harm downstream: the join keeps the riskiest producer."""
-    if v.kind in _NOT_KNOWN:
-        return 0
-    return 1 + (not v.guarded) + v.prob + (v.zero is not None and not v.zero_weak) + (v.hi == INF)
-
-
-def join_vals(vals: list[Val]) -> Val:
-    """The join over call sites (a may-analysis): a hazard any site makes real is kept, a
-    guarantee only when every site gives it.  The riskiest value names the producer."""
-    if len(vals) == 1:
-        return vals[0]
-    rep = max(vals, key=_risk)  # max() keeps the first of equals: deterministic by site order
-    consts = {v.const for v in vals}
-    return replace(
-        rep,
-        lo=min(v.lo for v in vals),
-        hi=max(v.hi for v in vals),
-        const=rep.const if len(consts) == 1 else None,
-        tensor=any(v.tensor for v in vals),
-        prob=rep.prob,
-        guarded=all(v.guarded for v in vals),
-        zero=next((v.zero for v in vals if v.zero and not v.zero_weak), rep.zero),
-        zero_weak=all(v.zero_weak or v.zero is None for v in vals) and rep.zero_weak,
-        log_space=all(v.log_space for v in vals),
-        has_exp=any(v.has_exp for v in vals),
-        exp_sum=any(v.exp_sum for v in vals),
-        one_hot=all(v.one_hot for v in vals),
-        tuple_items=rep.tuple_items,
-    )
-
-
-LOG_SPACE_OPS = frozenset(
-    {"log", "log1p", "xlogy", "log_softmax", "log_sigmoid", "reduce_logsumexp"}
-)
-
-
-def constant(value: float) -> Val:
-    return Val("constant", value, value, const=value, desc=repr(value))
-
-
-def _num(node: cst.BaseExpression) -> float | None:
-    """A numeric literal, with unary minus."""
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return literal_number(node)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _num(node.expression)
-        return -inner if inner is not None else None
-    return None
-
-
-def literal_number(node: cst.Integer | cst.Float) -> float | None:
-    """The value of a numeric literal.  (``evaluated_value`` calls ast.literal_eval, which
-    compiles: 60 us a literal, most of the analysis time on numeric-heavy files.)"""
-    text = node.value.replace("_", "")
-    try:
-        if isinstance(node, cst.Integer):
-            return float(int(text, 0))
-        return float(text)
-    except (ValueError, OverflowError):
-        return None
-
-
-def _mul(a: float, b: float) -> float:
-    if (a == 0 and math.isinf(b)) or (b == 0 and math.isinf(a)):
-        return 0.0
-    return a * b
-
-
-def interval_mul(x: Val, y: Val) -> tuple[float, float]:
-    products = [_mul(x.lo, y.lo), _mul(x.lo, y.hi), _mul(x.hi, y.lo), _mul(x.hi, y.hi)]
-    return min(products), max(products)
-
-
-def rounded(v: Val, dtype: str) -> Val:
-    """A constant as the dtype stores it: 1e-9 is 0 in float16."""
-    if v.const is None or dtype != "float16":
-        return v
-    c = round_to(v.const, dtype)
-    return v if c == v.const else replace(v, lo=c, hi=c, const=c)
 
 
 def _named(name: str, val: Val) -> str:
@@ -201,11 +41,6 @@ def _named(name: str, val: Val) -> str:
         if desc == "...":
             return f"`{name}`"
     return f"`{name}` = {desc}"
-
-
-def _p(desc: str) -> str:
-    """Parenthesise a compound description inside a larger one."""
-    return f"({desc})" if " " in desc else desc
 
 
 def _fmt(v: float) -> str:
@@ -279,9 +114,9 @@ class Evaluator:
 
     # -- evaluation ---------------------------------------------------------------------
     def _eval(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
-        number = _num(node)
-        if number is not None:
-            return constant(number)
+        literal = number(node)
+        if literal is not None:
+            return constant(literal)
         if isinstance(node, cst.Name):
             return self._name(node.value, scope, order)
         if isinstance(node, cst.Attribute):
@@ -392,7 +227,7 @@ class Evaluator:
         if qual is None:
             return None
         fact = self.project.param(qual, name)
-        if fact is None or (fact.kind in _NOT_KNOWN and not fact.prob):
+        if fact is None or (fact.kind in NOT_KNOWN and not fact.prob):
             return None
         return fact
 
@@ -475,7 +310,9 @@ class Evaluator:
                 (a.lo >= 0 and b.const is not None and b.const > 0)
                 or (b.lo >= 0 and a.const is not None and a.const > 0)
             )
-            linear = _LINEAR & {a.kind, b.kind} and not (a.prob or b.prob or a.has_exp or b.has_exp)
+            linear = LINEAR_KINDS & {a.kind, b.kind} and not (
+                a.prob or b.prob or a.has_exp or b.has_exp
+            )
             return Val(
                 "linear" if linear else "arith",
                 lo,
@@ -484,7 +321,7 @@ class Evaluator:
                 guarded=guarded,
                 zero=zero,
                 zero_weak=a.zero_weak and b.zero_weak,
-                desc=f"{_p(a.desc)} + {_p(b.desc)}",
+                desc=f"{paren(a.desc)} + {paren(b.desc)}",
                 has_exp=a.has_exp or b.has_exp,
                 log_space=a.log_space or b.log_space,
             )
@@ -502,7 +339,7 @@ class Evaluator:
                 prob=prob,
                 prob_by_name=prob and b.prob_by_name,
                 zero="its operands are equal" if kind == "diff" else None,
-                desc=f"{_p(a.desc)} - {_p(b.desc)}",
+                desc=f"{paren(a.desc)} - {paren(b.desc)}",
                 logits=b.logits if prob else None,
                 has_exp=a.has_exp or b.has_exp,
                 log_space=a.log_space or b.log_space,
@@ -524,7 +361,7 @@ class Evaluator:
                 prob=prob,
                 zero=zero,
                 one_hot=a.one_hot and b.one_hot,
-                desc=f"{_p(a.desc)} * {_p(b.desc)}",
+                desc=f"{paren(a.desc)} * {paren(b.desc)}",
                 has_exp=a.has_exp or b.has_exp,
                 log_space=a.log_space or b.log_space,
             )
@@ -545,7 +382,7 @@ class Evaluator:
                     tensor=tensor,
                     prob=True,
                     zero=f"an entry of {a.desc or 'the numerator'} is 0 (an empty bin or count)",
-                    desc=f"{_p(a.desc)} / {_p(b.desc)}",
+                    desc=f"{paren(a.desc)} / {paren(b.desc)}",
                 )
             return Val(
                 "softmax" if softmax else "arith",
@@ -553,7 +390,7 @@ class Evaluator:
                 1.0 if softmax else hi,
                 tensor=tensor,
                 prob=softmax,
-                desc=f"{_p(a.desc)} / {_p(b.desc)}",
+                desc=f"{paren(a.desc)} / {paren(b.desc)}",
             )
         if isinstance(op, cst.Power):
             if (
@@ -580,19 +417,19 @@ class Evaluator:
         op = self.op(node)
         if op is None:
             return self._plain_call(node, scope, order)
-        handler = _CALLS.get(op)
+        transfer = handler_for(op)
         args = [a for a in node.args if a.keyword is None and not a.star]
-        if handler is not None:
-            return handler(self, node, args, scope, order)
+        if transfer is not None:
+            return transfer(self, node, args, scope, order)
         if op.startswith("optimizer:") or op.startswith("loss:"):
             return Val(op, desc=op)
-        return Val(op, tensor=True, desc=f"the {op} output", log_space=op in LOG_SPACE_OPS)
+        return Val(op, tensor=True, desc=f"the {op} output", log_space=_log_space(op))
 
     def _plain_call(self, node: cst.Call, scope: Scope, order: int) -> Val:
         func = self.value(node.func, scope, order)
         if func.kind in ("layer", "model") and func.activation and func.activation != "linear":
             act = func.activation
-            lo, hi = _ACTIVATION_RANGES.get(act, (-INF, INF))
+            lo, hi = ACTIVATION_RANGES.get(act, (-INF, INF))
             return Val(
                 act,
                 lo,
@@ -773,7 +610,7 @@ class Evaluator:
             return inner
         if act is None:
             return Val("call", tensor=True, desc="the output of a passed function")
-        lo, hi = _ACTIVATION_RANGES.get(act, (-INF, INF))
+        lo, hi = ACTIVATION_RANGES.get(act, (-INF, INF))
         prob = act in ("sigmoid", "softmax")
         return Val(
             act,
@@ -789,13 +626,15 @@ class Evaluator:
         )
 
 
-_LINEAR = frozenset({"matmul", "linear"})
+def _log_space(op: str) -> bool:
+    entry = ops.REGISTRY.get(op)
+    return entry is not None and entry.log_space
 
 
 def _scaled_linear(x: Val, factor: Val) -> bool:
     """A linear output times a Python scalar (a temperature, a constant) is still one."""
     return (
-        x.kind in _LINEAR
+        x.kind in LINEAR_KINDS
         and (factor.const is not None or not factor.tensor)
         and (factor.kind not in ("instance", "tuple"))
     )
@@ -850,396 +689,3 @@ def _fold(op: cst.BaseBinaryOp, a: float, b: float) -> float | None:
         r = a**b
         return r if isinstance(r, float | int) else None
     return None
-
-
-def _zero(lo: float, hi: float, a: Val, b: Val) -> str | None:
-    if not (lo <= 0 <= hi):
-        return None
-    for v in (a, b):
-        if v.zero and v.known:
-            return v.zero
-    return None
-
-
-_ACTIVATION_RANGES = {
-    "sigmoid": (0.0, 1.0),
-    "softmax": (0.0, 1.0),
-    "relu": (0.0, INF),
-    "softplus": (0.0, INF),
-    "tanh": (-1.0, 1.0),
-    "exponential": (0.0, INF),
-    "elu": (-1.0, INF),
-}
-
-
-def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
-    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-        inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
-        val = Val(
-            kind, lo, hi, tensor=True, zero=zero, desc=f"{kind}({inner.desc or '...'})", **extra
-        )
-        if kind in ("sigmoid", "softmax"):
-            return replace(
-                val,
-                prob=True,
-                logits=args[0].value if args else None,
-                zero="the probability saturates",
-            )
-        if kind == "abs" and inner.prob:  # |p| of a probability is the probability
-            return replace(inner, tensor=True, const=None, desc=f"abs({inner.desc or '...'})")
-        if kind in ("square", "abs") and inner.const is None:
-            strong = inner.zero is not None and not inner.zero_weak
-            return replace(val, zero=inner.zero if strong else zero, zero_weak=not strong)
-        if kind == "exp":
-            return _exp(ev, val, inner, scope)
-        if kind == "sqrt":
-            return replace(
-                val,
-                lo=math.sqrt(inner.lo) if inner.lo > 0 else 0.0,
-                zero=inner.zero if inner.can_be_zero else None,
-            )
-        return val
-
-    return handler
-
-
-_EXP_BOUNDED = ("diff_max",)  # exp(x - max x): the largest term is exp(0) = 1
-
-
-def _exp(ev: Evaluator, val: Val, inner: Val, scope) -> Val:
-    """exp overflows past log(max) and underflows to exactly 0 below log(smallest normal) of
-    the dtype (TensorFlow flushes subnormals): a zero source for what divides by it."""
-    dtype = ev.info.dtype(scope)
-    over, under = exp_overflow(dtype), exp_underflow(dtype)
-    shifted = inner.kind.startswith("log_") or inner.kind in _EXP_BOUNDED
-    zero = None
-    if inner.lo < under and not shifted:
-        zero = (
-            f"its input is below {under:.2f} (exp underflows to 0 in {dtype}; "
-            f"{exp_underflow(dtype, flush_to_zero=False):.2f} without flush-to-zero)"
-        )
-    return replace(
-        val,
-        has_exp=not shifted,
-        hi=INF if inner.hi > over else math.exp(inner.hi),
-        lo=0.0 if inner.lo < under else math.exp(inner.lo),
-        zero=zero,
-        # a loose clip (-100) or a raw logit reaching -87 is a real reason; an arbitrary
-        # computed value (a log-density, a difference) is only a weak one
-        zero_weak=zero is not None and inner.lo == -INF and inner.kind not in _LINEAR,
-    )
-
-
-def _reduce(kind: str):
-    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-        inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
-        if kind == "reduce_sum":
-            if inner.prob and inner.one_hot is False and _has_one_hot(ev, args, scope, order):
-                return Val(
-                    "reduce_sum",
-                    0.0,
-                    1.0,
-                    tensor=True,
-                    prob=True,
-                    zero="the picked probability saturates",
-                    desc="a picked probability",
-                )
-            lo = 0.0 if inner.lo >= 0 else -INF
-            keeps_zero = (
-                inner.lo >= 0 and inner.zero and not inner.prob
-            )  # a sum of softmax outputs is 1
-            zero = inner.zero if keeps_zero else None
-            weak = inner.zero_weak
-            if inner.kind == "abs" and zero is not None:  # sum |w| over an axis: a zero column
-                zero, weak = "every |w| it sums is 0 (an all-zero row or column)", False
-            elif inner.kind == "exp" and zero is not None:
-                zero = f"every exp underflows: {inner.zero}"
-            return Val(
-                "reduce_sum",
-                lo,
-                INF,
-                tensor=True,
-                zero=zero,
-                zero_weak=weak,
-                log_space=inner.log_space,
-                exp_sum=inner.has_exp,
-                desc=f"reduce_sum({inner.desc or '...'})",
-            )
-        if kind in ("reduce_mean", "reduce_max", "reduce_min"):
-            return replace(
-                inner,
-                kind=kind,
-                const=None,
-                tensor=True,
-                exp_sum=False,
-                desc=f"{kind}({inner.desc or '...'})",
-                one_hot=False,
-            )
-        return Val(kind, tensor=True)
-
-    return handler
-
-
-def _has_one_hot(ev: Evaluator, args, scope, order) -> bool:
-    node = args[0].value
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
-        return (
-            ev.value(node.left, scope, order).one_hot or ev.value(node.right, scope, order).one_hot
-        )
-    return False
-
-
-def _clip(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    x = ev.value(args[0].value, scope, order) if args else UNKNOWN
-    lo_node = call_arg(node, 1, "clip_value_min", "x_min", "min_value")
-    hi_node = call_arg(node, 2, "clip_value_max", "x_max", "max_value")
-    lo_v = ev.value(lo_node, scope, order) if lo_node is not None else UNKNOWN
-    hi_v = ev.value(hi_node, scope, order) if hi_node is not None else UNKNOWN
-    lo = max(x.lo, lo_v.lo) if lo_v.lo > -INF else (0.0 if x.prob else x.lo)
-    hi = min(x.hi, hi_v.hi) if hi_v.hi < INF else x.hi
-    guarded = lo_v.lo > 0 or lo_node is None or lo_v.kind not in ("constant",)
-    return Val(
-        "clip_by_value",
-        lo,
-        hi,
-        tensor=True,
-        guarded=guarded,
-        prob=False,
-        zero=None if lo > 0 or guarded else x.zero,
-        desc="a clipped value",
-    )
-
-
-def _maximum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    if len(args) < 2:
-        return Val("maximum", tensor=True)
-    a = ev.value(args[0].value, scope, order)
-    b = ev.value(args[1].value, scope, order)
-    lo, hi = max(a.lo, b.lo), max(a.hi, b.hi)
-    # maximum(x, floor) with a computed floor is a guard by intent (e.g. 1/sqrt(n)).
-    guarded = (
-        lo > 0
-        or (b.const is None and not b.can_be_zero)
-        or (b.const is None and b.kind not in ("constant", "zeros"))
-    )
-    return Val(
-        "maximum",
-        lo,
-        hi,
-        tensor=True,
-        guarded=guarded,
-        zero=None if guarded else _zero(lo, hi, a, b),
-        desc=f"maximum({_p(a.desc or '...')}, {_p(b.desc or '...')})",
-    )
-
-
-def _minimum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    if len(args) < 2:
-        return Val("minimum", tensor=True)
-    a = ev.value(args[0].value, scope, order)
-    b = ev.value(args[1].value, scope, order)
-    lo, hi = min(a.lo, b.lo), min(a.hi, b.hi)
-    return Val("minimum", lo, hi, tensor=True, prob=a.prob and b.prob, zero=_zero(lo, hi, a, b))
-
-
-def _passthrough(kind: str):
-    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-        inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
-        return replace(inner, tensor=True, const=None if kind != "constant" else inner.const)
-
-    return handler
-
-
-def _concat(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    """concat keeps what every piece shares (the join of the pieces)."""
-    pieces = args[0].value if args else None
-    if isinstance(pieces, (cst.List, cst.Tuple)) and pieces.elements:
-        vals = [ev.value(e.value, scope, order) for e in pieces.elements]
-        joined = join_vals(vals)
-        return replace(
-            joined,
-            tensor=True,
-            const=None,
-            prob=all(v.prob for v in vals),
-            kind=joined.kind if len({v.kind for v in vals}) == 1 else "arith",
-        )
-    return Val("concat", tensor=True)
-
-
-def _cast(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
-    if inner.kind in ("bool", "mask"):
-        return Val("mask", 0.0, 1.0, tensor=True, zero="the mask is all zeros")
-    return replace(inner, tensor=True, const=None)
-
-
-def _arith_op(kind: str):
-    ops: dict[str, type[cst.BaseBinaryOp]] = {
-        "add": cst.Add,
-        "subtract": cst.Subtract,
-        "multiply": cst.Multiply,
-        "divide": cst.Divide,
-    }
-
-    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-        if len(args) < 2:
-            return Val(kind, tensor=True)
-        synthetic = cst.BinaryOperation(
-            left=args[0].value, operator=ops[kind](), right=args[1].value
-        )
-        return replace(ev._binop(synthetic, scope, order), tensor=True)
-
-    return handler
-
-
-def _moments(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    return Val(
-        "tuple",
-        tuple_items=(
-            Val("mean", tensor=True, desc="a mean"),
-            Val(
-                "variance",
-                0.0,
-                INF,
-                tensor=True,
-                zero="the batch is constant",
-                desc="the tf.nn.moments variance",
-            ),
-        ),
-    )
-
-
-def _source(kind: str):
-    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-        if kind == "constant" and args:
-            inner = ev.value(args[0].value, scope, order)
-            if inner.const is not None:
-                return replace(inner, tensor=True)
-        if kind == "zeros":
-            return Val("zeros", 0.0, 0.0, tensor=True, zero="always")
-        if kind == "ones":
-            return Val("ones", 1.0, 1.0, tensor=True)
-        return Val(kind, tensor=True, desc=f"a {kind}")
-
-    return handler
-
-
-def _layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    act_node = call_arg(node, 1, "activation")
-    act: str | None = "linear" if act_node is None else None
-    if isinstance(act_node, cst.Name) and act_node.value == "None":
-        act = "linear"
-    elif isinstance(act_node, cst.SimpleString):
-        text = act_node.evaluated_value
-        act = text if isinstance(text, str) else None
-    elif act_node is not None:
-        op = ev.imports.op(act_node)
-        act = op if op else None
-    return Val("layer", activation=act, desc="a Dense layer")
-
-
-def _sequential(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    layers = args[0].value if args else None
-    if isinstance(layers, (cst.List, cst.Tuple)) and layers.elements:
-        last = ev.value(layers.elements[-1].value, scope, order)
-        return Val(
-            "model",
-            activation=last.activation if last.kind == "layer" else None,
-            desc="a Sequential model",
-        )
-    return Val("model", desc="a model")
-
-
-def _functional(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    out = call_arg(node, 1, "outputs")
-    if out is not None:
-        val = ev.value(out, scope, order)
-        act = val.kind if val.kind in (*_ACTIVATION_RANGES, "linear") else None
-        return Val("model", activation=act, desc="a functional model")
-    return Val("model", desc="a model")
-
-
-def _one_hot(ev, node, args, scope, order) -> Val:
-    return Val("one_hot", 0.0, 1.0, tensor=True, one_hot=True, desc="a one-hot")
-
-
-def _norm(kind: str):
-    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-        return Val(
-            kind,
-            0.0,
-            INF,
-            tensor=True,
-            zero="the vector is zero"
-            if kind in ("norm", "euclidean_norm")
-            else ("nothing is counted" if kind == "count_nonzero" else "the batch is constant"),
-            desc=f"{kind}({_arg_desc(ev, args, scope, order)})",
-        )
-
-    return handler
-
-
-def _arg_desc(ev: Evaluator, args, scope, order) -> str:
-    return (ev.value(args[0].value, scope, order).desc or "...") if args else "..."
-
-
-def _epsilon(ev, node, args, scope, order) -> Val:
-    return replace(constant(1e-7), desc="K.epsilon() = 1e-07")
-
-
-_CALLS = {
-    "sigmoid": _unary("sigmoid", 0.0, 1.0),
-    "softmax": _unary("softmax", 0.0, 1.0),
-    "relu": _unary("relu", 0.0, INF, zero="every relu input is <= 0"),
-    "relu6": _unary("relu6", 0.0, 6.0, zero="every relu input is <= 0"),
-    "softplus": _unary("softplus", 0.0, INF),
-    "tanh": _unary("tanh", -1.0, 1.0, zero=None),
-    "exp": _unary("exp", 0.0, INF),
-    "square": _unary("square", 0.0, INF, zero="its input is 0"),
-    "squared_difference": _unary("squared_difference", 0.0, INF, zero="its operands are equal"),
-    "abs": _unary("abs", 0.0, INF, zero="its input is 0"),
-    "sqrt": _unary("sqrt", 0.0, INF),
-    "log_softmax": _unary("log_softmax", -INF, 0.0),
-    "log_sigmoid": _unary("log_sigmoid", -INF, 0.0),
-    "l2_normalize": _unary("l2_normalize", -1.0, 1.0),
-    "matmul": _unary("matmul", -INF, INF),
-    "reduce_sum": _reduce("reduce_sum"),
-    "reduce_mean": _reduce("reduce_mean"),
-    "reduce_max": _reduce("reduce_max"),
-    "reduce_min": _reduce("reduce_min"),
-    "reduce_std": _norm("reduce_std"),
-    "reduce_variance": _norm("reduce_variance"),
-    "count_nonzero": _norm("count_nonzero"),
-    "norm": _norm("norm"),
-    "euclidean_norm": _norm("euclidean_norm"),
-    "clip_by_value": _clip,
-    "maximum": _maximum,
-    "minimum": _minimum,
-    "cast": _cast,
-    "stop_gradient": _passthrough("stop_gradient"),
-    "identity": _passthrough("identity"),
-    "reshape": _passthrough("reshape"),
-    "tile": _passthrough("tile"),
-    "transpose": _passthrough("transpose"),
-    "expand_dims": _passthrough("expand_dims"),
-    "squeeze": _passthrough("squeeze"),
-    "gather": _passthrough("gather"),
-    "concat": _concat,
-    "add": _arith_op("add"),
-    "subtract": _arith_op("subtract"),
-    "multiply": _arith_op("multiply"),
-    "divide": _arith_op("divide"),
-    "moments": _moments,
-    "constant": _source("constant"),
-    "placeholder": _source("placeholder"),
-    "variable": _source("variable"),
-    "zeros": _source("zeros"),
-    "ones": _source("ones"),
-    "random": _source("random"),
-    "keras_input": _source("input"),
-    "dense": _layer,
-    "sequential": _sequential,
-    "keras_model": _functional,
-    "one_hot": _one_hot,
-    "epsilon": _epsilon,
-}

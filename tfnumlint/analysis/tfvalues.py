@@ -14,9 +14,12 @@ names through their assignments.  Static only: no TensorFlow import.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from .module import Binding, Scope
+from .names import dotted_name
 
 TF, HOST, UNKNOWN = "tf", "host", "unknown"
 # Modules whose values live on the host.
@@ -122,6 +125,8 @@ def _attribute(ctx, node: cst.Attribute, scope: Scope, order: int, depth: int) -
             ]
             if kinds and len(kinds) == len(bindings):
                 return _combine(kinds) if TF not in kinds else TF
+    if origin(ctx, value, scope, order, depth + 1) == HOST:
+        return HOST  # a field of a Python object (`log[-1].timestamp` of a list of records)
     return UNKNOWN
 
 
@@ -160,6 +165,35 @@ def host_reason(ctx, node: cst.CSTNode, scope: Scope, order: int) -> str | None:
         return "every operand is a Python/numpy value"
     if whole == UNKNOWN and _has_host_leaf(ctx, node, scope, order) and not calls_tf(ctx, scope):
         return "Python arithmetic (len(), counters) in a function that never calls TensorFlow"
+    if whole == UNKNOWN:
+        return callback_reason(ctx, scope)
+    return None
+
+
+# Keras callback hooks: `on_epoch_end`, `on_train_batch_begin`, ...
+_HOOK = re.compile(r"^on_\w+$")
+
+
+def callback_reason(ctx, scope: Scope) -> str | None:
+    """A Keras ``Callback`` runs on the host between steps: its arithmetic on timings, logs and
+    counters is Python's (a zero division raises, it never gives inf).  A hook method is host
+    code unless an operand is a tensor (checked by the caller); any other method of the class
+    is, when it calls no TensorFlow at all."""
+    fn: Scope | None = scope
+    while fn is not None and fn.kind != "function":
+        fn = fn.parent
+    if fn is None or fn.cls is None:
+        return None
+    written = [dotted_name(b.value) for b in fn.cls.node.bases]
+    bases = [b.rsplit(".", 1)[-1] for b in (*fn.cls.bases, *written) if b]
+    if not any(b.endswith("Callback") for b in bases):
+        return None
+    if _HOOK.match(fn.name):
+        return f"host arithmetic in the Keras callback hook `{fn.name}`"
+    if not calls_tf(ctx, scope):
+        return (
+            f"host arithmetic in the Keras callback method `{fn.name}`, which calls no TensorFlow"
+        )
     return None
 
 

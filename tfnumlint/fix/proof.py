@@ -30,28 +30,32 @@ Job = dict[str, Any]  # a proof request for the verification worker
 Result = dict[str, Any]  # its verdict
 
 
-class _SubSlicer(Slicer):
-    """The verifier's slicer, with original nodes substituted by rewrite IR."""
-
-    cut_logits = False  # the rewrite's operands must be reached through the original tree
+class RewriteSlice:
+    """The verifier's slicer with original nodes substituted by rewrite IR: it plugs into the
+    slicer's ``substitute`` hook (composition), so the proof never depends on its internals."""
 
     def __init__(self, ctx: Context, positions: Positions) -> None:
-        super().__init__(ctx, positions)
-        self.memo = None  # substitutions change what a name slices to: never share subtrees
+        # the rewrite's operands must be reached through the original tree: no logits cut
+        self.slicer = Slicer(ctx, positions, substitute=self._substitute, cut_logits=False)
         self.subs: dict[int, IR] = {}
         self.mark: set[int] = set()  # original operands of the rewrite, marked in the original tree
 
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
+        return self.slicer.tree(node, scope, order, depth)
+
+    def _substitute(
+        self, node: cst.BaseExpression, scope: Scope, order: int, depth: int
+    ) -> dict | None:
         ir = self.subs.get(id(node))
         if ir is not None:
             return self.ir(ir, depth)
         if id(node) in self.mark:
             self.mark.discard(id(node))
             try:
-                return {"k": "src", "x": super().tree(node, scope, order, depth)}
+                return {"k": "src", "x": self.slicer.tree(node, scope, order, depth)}
             finally:
                 self.mark.add(id(node))
-        return super().tree(node, scope, order, depth)
+        return None  # the slicer's own rules
 
     def ir(self, ir: IR, depth: int = 0) -> dict:
         if isinstance(ir, Src):
@@ -130,14 +134,15 @@ def build_job(
         top = parents.get(id(top))
     if top is None or not isinstance(top, cst.BaseExpression):
         return None
-    slicer = _SubSlicer(ctx, positions)
-    slicer.mark = {id(n.node) for e in plan.edits for n in walk(e.new) if isinstance(n, Src)}
-    orig = slicer.tree(top, site.scope, site.order)
-    slicer.mark = set()
+    rewrite = RewriteSlice(ctx, positions)
+    slicer = rewrite.slicer
+    rewrite.mark = {id(n.node) for e in plan.edits for n in walk(e.new) if isinstance(n, Src)}
+    orig = rewrite.tree(top, site.scope, site.order)
+    rewrite.mark = set()
     # The enclosing statement is not probed: its other terms have hazards of their own (the
     # other log of a cross-entropy), which are not this rewrite's to remove.
-    slicer.subs = {id(e.node): e.new for e in plan.edits}
-    new = slicer.tree(top, site.scope, site.order)
+    rewrite.subs = {id(e.node): e.new for e in plan.edits}
+    new = rewrite.tree(top, site.scope, site.order)
     if slicer.truncated or slicer.unsupported:
         return None  # a misread slice proves nothing
     eps: list[float] = []

@@ -10,33 +10,19 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .. import ops as op_registry
 from ..analysis.context import Context
 from .ir import IR, Bin, Call, Keep, Neg, Num, Plan, Reuse, Src
 
-# canonical op -> (path under the tensorflow module, Keras-backend name or None)
-API: dict[str, tuple[str, str | None]] = {
-    "log": ("math.log", "log"),
-    "log1p": ("math.log1p", None),
-    "softplus": ("math.softplus", "softplus"),
-    "expm1": ("math.expm1", None),
-    "log_softmax": ("nn.log_softmax", None),
-    "log_sigmoid": ("math.log_sigmoid", None),
-    "reduce_logsumexp": ("reduce_logsumexp", "logsumexp"),
-    "softmax": ("nn.softmax", "softmax"),
-    "sqrt": ("sqrt", "sqrt"),
-    "square": ("square", "square"),
-    "maximum": ("maximum", "maximum"),
-    "clip_by_value": ("clip_by_value", "clip"),
-    "reduce_sum": ("reduce_sum", "sum"),
-    "reduce_mean": ("reduce_mean", "mean"),
-    "divide_no_nan": ("math.divide_no_nan", None),
-    "where": ("where", None),
-    "ones": ("ones_like", "ones_like"),
-    "zeros": ("zeros_like", "zeros_like"),
-    "sigmoid_xent": ("nn.sigmoid_cross_entropy_with_logits", None),
-    "softmax_xent": ("nn.softmax_cross_entropy_with_logits", None),
-    "weighted_xent": ("nn.weighted_cross_entropy_with_logits", None),
-}
+
+def api(op: str) -> tuple[str, str | None]:
+    """How a rewrite writes a canonical op: (path under the tensorflow module, Keras-backend
+    name or None), from the op registry's ``render``."""
+    entry = op_registry.REGISTRY.get(op)
+    if entry is None or entry.render is None:
+        raise KeyError(f"the op registry has no rendering for {op!r}")
+    return entry.render
+
 
 # node types that never need parentheses as an operand
 _ATOMIC = (
@@ -113,7 +99,7 @@ class Renderer:
         raise TypeError(f"cannot render {ir!r}")
 
     def _call(self, ir: Call) -> str:
-        path, kname = API[ir.op]
+        path, kname = api(ir.op)
         if self.backend and kname:
             callee = f"{self.backend}.{kname}"
         else:
@@ -163,7 +149,7 @@ def render_plan(plan: Plan, module: cst.Module, namer: Namer) -> dict[int, cst.C
     """The replacement node of each edit, keyed by the id of the node it replaces; None when
     one does not render.  Sets ``plan.uses_import`` when the file's import must be added."""
     ops = plan.ops
-    backend = namer.backend if namer.import_line and all(API[o][1] for o in ops) else None
+    backend = namer.backend if namer.import_line and all(api(o)[1] for o in ops) else None
     renderer = Renderer(module, namer.prefix, backend)
     out: dict[int, cst.CSTNode] = {}
     for e in plan.edits:

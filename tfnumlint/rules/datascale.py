@@ -17,7 +17,7 @@ import libcst as cst
 
 from ..analysis.context import Context
 from ..analysis.module import Scope, Site
-from ..analysis.provenance import literal_number
+from ..analysis.values import literal_number
 
 MAX_LITERAL_VALUES = 4096
 PASS_THROUGH_METHODS = frozenset({"reshape", "astype", "copy", "flatten", "ravel", "squeeze"})

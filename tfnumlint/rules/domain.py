@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site
-from ..analysis.provenance import Val
+from ..analysis.values import Val
 from . import rule
 from .common import first_arg, fmt, split_eps, underflows
 

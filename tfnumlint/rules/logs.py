@@ -8,7 +8,7 @@ import libcst as cst
 
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site, parent_map
-from ..analysis.provenance import Val
+from ..analysis.values import Val
 from . import rule
 from .common import additive_terms, first_arg, fmt, split_eps
 

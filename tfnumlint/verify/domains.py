@@ -44,6 +44,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..analysis.driven import mark_inputs
 from ..analysis.invariants import (
     bound_arguments,
     callee_scope,
@@ -812,7 +813,7 @@ def _judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             verdict["detail"] = f"{out.get('detail', '')}: {verdict['detail']}"
             return verdict
     out = apply(probe, out)
-    return reachable(probe, out)
+    return received(probe, out)
 
 
 # ---------------------------------------------------------------- reachability of a witness
@@ -1007,16 +1008,37 @@ def reachable(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """A confirmed witness whose needed inputs the code cannot give those values is not a
     confirmation: inconclusive, saying which value it needs and why that is not known to occur.
     What was seen stays in the verdict (inputs, observed values)."""
+    return _not_confirmed(out, _reach_reasons(probe, out))
+
+
+def received(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """Confirmed only for inputs the code really receives: the witness's needed inputs are
+    reachable (:func:`reachable`) and the symptom does not rest on a special value of a
+    parameter nothing drives (``generic.special_value_reason``).  One finding, one reason: the
+    gates' reasons are joined, and what was seen stays in the detail."""
+    from .generic import special_value_reason
+
+    reasons = _reach_reasons(probe, out)
+    special = special_value_reason(probe, out, say_values=not reasons)
+    if special:
+        reasons.append(special)
+    return _not_confirmed(out, reasons)
+
+
+def _reach_reasons(probe: dict[str, Any], out: dict[str, Any]) -> list[str]:
     observed = out.get("observed")
     if out.get("status") != "confirmed" or not isinstance(observed, dict):
-        return out
+        return []
     needed, point = observed.get("needed"), out.get("inputs")
     if not isinstance(needed, list) or not isinstance(point, dict):
-        return out
+        return []
     dtype = out.get("dtype") or probe.get("dtype")
     small_ok = out.get("symptom") == "diverges"
-    reasons = unreachable_inputs(probe, point, needed, dtype, small_ok)
-    if not reasons:
+    return unreachable_inputs(probe, point, needed, dtype, small_ok)
+
+
+def _not_confirmed(out: dict[str, Any], reasons: list[str]) -> dict[str, Any]:
+    if not reasons or out.get("status") != "confirmed":
         return out
     detail = f"{'; '.join(reasons)} (seen: {out.get('detail', '')})"
     return {**out, "status": "inconclusive", "detail": detail}
@@ -1030,7 +1052,14 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
     try:
         _annotate_probe(probe, ctx, hit)
     except (RecursionError, AttributeError, KeyError, TypeError, ValueError, IndexError):
-        for key in ("no_gradient", "value_guarded", "guarded", "domains", "relations"):
+        for key in (
+            "no_gradient",
+            "loop_state",
+            "value_guarded",
+            "guarded",
+            "domains",
+            "relations",
+        ):
             probe.pop(key, None)
 
 
@@ -1038,6 +1067,7 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     from ..analysis.gradflow import (
         cond_guard_reason,
         no_gradient_reason,
+        solver_loop_state,
         where_guard_reason,
     )
 
@@ -1045,10 +1075,14 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     reason = no_gradient_reason(site.scope, site.statement, hit.node, ctx.path, probe)
     if reason:
         probe["no_gradient"] = reason
-    guard = where_guard_reason(site.statement, hit.node)
+    state = solver_loop_state(site.scope, ctx.path)
+    if state:
+        probe["loop_state"] = state  # a witness needing these is not a confirmation
+    guard = where_guard_reason(site.statement, hit.node, site.scope)
     if guard:
         probe["value_guarded"] = guard  # tf.where computes the branch: its gradient still leaks
     branch = cond_guard_reason(site.scope, site.statement, hit.node)
     if branch:
         probe["guarded"] = branch  # tf.cond / if: the branch does not run at all
     annotate(probe, ctx, hit)
+    mark_inputs(probe, ctx, site)  # which inputs training drives: the genericity test reads it

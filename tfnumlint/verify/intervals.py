@@ -17,6 +17,8 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import tensor_util
 
+from .. import ops as ops_
+
 INF = math.inf
 TOP = (-INF, INF)
 Interval = tuple[float, float]
@@ -153,63 +155,110 @@ def _square(x: Interval) -> Interval:
     return (_mul(a[0], a[0]), _mul(a[1], a[1]))
 
 
-UNARY: dict[str, Callable[[Interval], Interval]] = {
-    "Identity": lambda x: x,
-    "StopGradient": lambda x: x,
-    "Reshape": lambda x: x,
-    "ExpandDims": lambda x: x,
-    "Squeeze": lambda x: x,
-    "Transpose": lambda x: x,
-    "BroadcastTo": lambda x: x,
-    "Tile": lambda x: x,
-    "Max": lambda x: x,
-    "Min": lambda x: x,
-    "Mean": lambda x: x,
-    "Neg": lambda x: (-x[1], -x[0]),
-    "Abs": _abs,
-    "Square": _square,
-    "Relu": lambda x: (max(x[0], 0.0), max(x[1], 0.0)),
-    "Relu6": lambda x: (min(max(x[0], 0.0), 6.0), min(max(x[1], 0.0), 6.0)),
-    "Sigmoid": monotone(_sigmoid),
-    "Tanh": monotone(math.tanh),
-    "Softplus": lambda x: (
+def _softplus(x: Interval) -> Interval:
+    return (
         0.0 if x[0] < 30 else x[0],
         INF if x[1] > 30 else _safe(lambda v: math.log1p(math.exp(v)), x[1], INF),
-    ),
-    "Softmax": lambda x: (0.0, 1.0),
-    "LogSoftmax": lambda x: (-INF, 0.0),
-    "Exp": monotone(_exp),
-    "Expm1": monotone(lambda v: _exp(v) - 1),
-    "Log": monotone(_log),
-    "Log1p": monotone(lambda v: _log(1 + v)),
-    "Sqrt": _sqrt,
-    "Rsqrt": lambda x: _reciprocal(_sqrt(x)),
-    "Reciprocal": _reciprocal,
-    "Inv": _reciprocal,
-    "Sum": sum_of,
-    "Prod": lambda x: (0.0, 1.0) if x[0] >= 0 and x[1] <= 1 else ((0.0, INF) if x[0] >= 0 else TOP),
-    "EuclideanNorm": lambda x: (0.0, INF),
-    "ZerosLike": lambda x: (0.0, 0.0),
-    "OnesLike": lambda x: (1.0, 1.0),
-    "Atanh": lambda x: TOP,
-    "Acos": lambda x: (0.0, math.pi),
-    "Asin": lambda x: (-math.pi / 2, math.pi / 2),
-}
+    )
 
-BINARY: dict[str, Callable[[Interval, Interval], Interval]] = {
-    "Add": lambda x, y: (x[0] + y[0], x[1] + y[1]),
-    "AddV2": lambda x, y: (x[0] + y[0], x[1] + y[1]),
-    "Sub": lambda x, y: (x[0] - y[1], x[1] - y[0]),
-    "Mul": mul,
-    "RealDiv": div,
-    "Div": div,
-    "DivNoNan": lambda x, y: hull(div(x, y) if not (y[0] <= 0 <= y[1]) else TOP, (0.0, 0.0)),
-    "Maximum": lambda x, y: (max(x[0], y[0]), max(x[1], y[1])),
-    "Minimum": lambda x, y: (min(x[0], y[0]), min(x[1], y[1])),
-    "MatMul": lambda x, y: sum_of(mul(x, y)),
-    "BatchMatMulV2": lambda x, y: sum_of(mul(x, y)),
-    "BatchMatMulV3": lambda x, y: sum_of(mul(x, y)),
+
+def _prod(x: Interval) -> Interval:
+    if x[0] >= 0 and x[1] <= 1:
+        return (0.0, 1.0)
+    return (0.0, INF) if x[0] >= 0 else TOP
+
+
+# Interval transfers by the name a registry entry gives (``interval="sqrt"``);
+# "monotone:<f>" is f applied to both bounds, f from _MONOTONE or the math module.
+UNARY_TRANSFERS: dict[str, Callable[[Interval], Interval]] = {
+    "same": lambda x: x,
+    "neg": lambda x: (-x[1], -x[0]),
+    "abs": _abs,
+    "square": _square,
+    "relu": lambda x: (max(x[0], 0.0), max(x[1], 0.0)),
+    "relu6": lambda x: (min(max(x[0], 0.0), 6.0), min(max(x[1], 0.0), 6.0)),
+    "softplus": _softplus,
+    "unit": lambda x: (0.0, 1.0),
+    "nonpositive": lambda x: (-INF, 0.0),
+    "nonnegative": lambda x: (0.0, INF),
+    "sqrt": _sqrt,
+    "rsqrt": lambda x: _reciprocal(_sqrt(x)),
+    "reciprocal": _reciprocal,
+    "sum": sum_of,
+    "prod": _prod,
+    "zero": lambda x: (0.0, 0.0),
+    "one": lambda x: (1.0, 1.0),
+    "top": lambda x: TOP,
+    "acos": lambda x: (0.0, math.pi),
+    "asin": lambda x: (-math.pi / 2, math.pi / 2),
 }
+_MONOTONE: dict[str, Callable[[float], float]] = {
+    "sigmoid": _sigmoid,
+    "exp": _exp,
+    "expm1": lambda v: _exp(v) - 1,
+    "log": _log,
+    "log1p": lambda v: _log(1 + v),
+}
+BINARY_TRANSFERS: dict[str, Callable[[Interval, Interval], Interval]] = {
+    "add": lambda x, y: (x[0] + y[0], x[1] + y[1]),
+    "sub": lambda x, y: (x[0] - y[1], x[1] - y[0]),
+    "mul": mul,
+    "div": div,
+    "div_no_nan": lambda x, y: hull(div(x, y) if not (y[0] <= 0 <= y[1]) else TOP, (0.0, 0.0)),
+    "maximum": lambda x, y: (max(x[0], y[0]), max(x[1], y[1])),
+    "minimum": lambda x, y: (min(x[0], y[0]), min(x[1], y[1])),
+    "matmul": lambda x, y: sum_of(mul(x, y)),
+}
+# worked out by _op_interval from the op's structure (its operands' roles)
+STRUCTURAL = frozenset({"structural"})
+# graph op types that the tracer's own wrappers emit, with no canonical op of their own
+_GRAPH_ONLY = {"BroadcastTo": "same"}
+
+
+def unary_transfer(name: str) -> Callable[[Interval], Interval] | None:
+    if name.startswith("monotone:"):
+        fn = name.split(":", 1)[1]
+        f = _MONOTONE.get(fn) or getattr(math, fn, None)
+        return monotone(f) if f is not None else None
+    return UNARY_TRANSFERS.get(name)
+
+
+def has_transfer(name: str) -> bool:
+    """Does an interval transfer of this name exist (the registry consistency test asks)?"""
+    return name in STRUCTURAL or name in BINARY_TRANSFERS or unary_transfer(name) is not None
+
+
+@dataclass
+class _Tables:
+    version: int
+    unary: dict[str, Callable[[Interval], Interval]]
+    binary: dict[str, Callable[[Interval, Interval], Interval]]
+    ops: dict[str, ops_.Op]  # graph op type -> the canonical op it comes from
+
+
+_tables: list[_Tables] = []
+
+
+def tables() -> _Tables:
+    """Graph op type -> transfer and -> canonical op, from the registry (rebuilt on a change)."""
+    if _tables and _tables[0].version == ops_.version():
+        return _tables[0]
+    unary: dict[str, Callable[[Interval], Interval]] = {}
+    binary: dict[str, Callable[[Interval, Interval], Interval]] = {}
+    by_type: dict[str, ops_.Op] = {}
+    named: list[tuple[str, str | None, ops_.Op | None]] = [
+        (t, op.interval, op) for op in ops_.REGISTRY.values() for t in op.graph
+    ]
+    named += [(t, name, None) for t, name in _GRAPH_ONLY.items()]
+    for t, name, op in named:
+        if op is not None:
+            by_type[t] = op
+        if name in BINARY_TRANSFERS:
+            binary[t] = BINARY_TRANSFERS[name]
+        elif name is not None and (fn := unary_transfer(name)) is not None:
+            unary[t] = fn
+    _tables[:] = [_Tables(ops_.version(), unary, binary, by_type)]
+    return _tables[0]
 
 
 def _clean(iv: Interval) -> Interval:
@@ -265,10 +314,11 @@ def _op_interval(
         return hull(*ins[:-1]) if len(ins) > 1 else TOP
     if t in ("Pack", "AddN"):
         return hull(*ins) if t == "Pack" else sum_of(hull(*ins))
-    if t in UNARY and ins:
-        iv = UNARY[t](ins[0])
-    elif t in BINARY and len(ins) >= 2:
-        iv = BINARY[t](ins[0], ins[1])
+    table = tables()
+    if t in table.unary and ins:
+        iv = table.unary[t](ins[0])
+    elif t in table.binary and len(ins) >= 2:
+        iv = table.binary[t](ins[0], ins[1])
     else:
         return TOP
     iv = _clean(iv)
@@ -288,40 +338,30 @@ def overflow_point(dtype: str) -> float:
 
 
 def danger(op: tf.Operation, ivs: dict[str, Interval], dtype: str) -> tuple[bool, str, Interval]:
-    """Does the op's relevant input reach its danger zone?  (touches, what it means, range)."""
-    t = op.type
+    """Does the op's relevant input reach its danger zone?  (touches, what it means, range)"""
+    entry = tables().ops.get(op.type)
+    zone = entry.danger if entry is not None else None
+    if zone is None or zone.test == "branches":
+        return False, "", TOP  # Select: its branches' own unsafe ops are checked directly
     ins = [ivs.get(x.name, TOP) for x in op.inputs]
-    if t in ("Log",):
-        return ins[0][0] <= 0, "0", ins[0]
-    if t == "Log1p":
-        return ins[0][0] <= -1, "-1", ins[0]
-    if t in ("Sqrt", "Rsqrt"):
-        return ins[0][0] <= 0, "0", ins[0]
-    if t in ("Reciprocal", "Inv"):
-        return ins[0][0] <= 0 <= ins[0][1], "0", ins[0]
-    if t in ("RealDiv", "Div"):
-        return ins[1][0] <= 0 <= ins[1][1], "0", ins[1]
-    if t == "DivNoNan":
-        return False, "0", ins[1]
-    if t == "Xlogy":
-        return ins[1][0] <= 0, "0", ins[1]
-    if t in ("Exp", "Expm1"):
-        return ins[0][1] > overflow_point(dtype), "an overflow", ins[0]
-    if t in ("Acos", "Asin", "Atanh"):
-        return ins[0][0] <= -1 or ins[0][1] >= 1, "±1", ins[0]
-    if t == "Pow":
-        base, expo = ins[0], ins[1]
+    x = ins[zone.arg]
+    if zone.test == "reaches":
+        return x[0] <= zone.bound, zone.label, x
+    if zone.test == "straddles":
+        return x[0] <= zone.bound <= x[1], zone.label, x
+    if zone.test == "overflows":
+        return x[1] > overflow_point(dtype), zone.label, x
+    if zone.test == "leaves_unit":
+        return x[0] <= -1 or x[1] >= 1, zone.label, x
+    if zone.test == "pow_base":
+        expo = ins[1]
         integral = expo[0] == expo[1] and float(expo[0]).is_integer() and expo[0] >= 1
-        return base[0] <= 0 and not integral, "0", base
-    return False, "", TOP  # Select: its branches' own unsafe ops are checked directly
+        return x[0] <= 0 and not integral, zone.label, x
+    return False, zone.label, x  # "never": a guarded op (divide_no_nan)
 
 
 def describe(op_type: str) -> str:
     """Human name of the input checked for an op type."""
-    return {
-        "RealDiv": "denominator",
-        "Div": "denominator",
-        "DivNoNan": "denominator",
-        "Xlogy": "log argument",
-        "Pow": "base",
-    }.get(op_type, f"{op_type.lower()} input")
+    entry = tables().ops.get(op_type)
+    what = entry.danger.what if entry is not None and entry.danger is not None else None
+    return what or f"{op_type.lower()} input"

@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..rules.recipes import recipe_for
-from . import domains, trace
+from . import domains, generic, trace
 from . import intervals as iv
 from .trace import UnsupportedProbe, format_number
 
@@ -705,7 +705,9 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         if not points_independent(program, rows, res):
             alone = witness_alone(program, rows, res, threshold)
             if alone is not None:
-                return confirmed(program, *minimise(program, alone, threshold))
+                return confirmed_generic(
+                    program, *minimise(program, alone, threshold), thr=threshold
+                )
             return inconclusive(
                 "no verdict: the probe points evaluated in one batch and one by one disagree "
                 "(points mixed, or TensorFlow's vectorised and scalar kernels differ there), "
@@ -714,12 +716,12 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
             )
         chosen = choose(program, rows, res, threshold)
         if chosen is not None:
-            return confirmed(program, *chosen)
+            return confirmed_generic(program, *chosen, thr=threshold)
         climbed = climb(program, rows, res, threshold)
         if climbed is not None:
             note = f"after a gradient climb toward the danger zone, {climbed.note}"
             climbed.note = note.rstrip(", ")
-            return confirmed(program, *minimise(program, climbed, threshold))
+            return confirmed_generic(program, *minimise(program, climbed, threshold), thr=threshold)
     if len(outside):
         beyond = find_symptom(program, outside, run(program, outside), threshold)
         if beyond is not None:
@@ -1125,6 +1127,43 @@ def confirmed(program: Program, w: Witness, needed: list[str] | None = None) -> 
         "observed": parts["observed"],
         "detail": detail,
     }
+
+
+def confirmed_generic(
+    program: Program, w: Witness, needed: list[str] | None, thr: float
+) -> dict[str, Any]:
+    """:func:`confirmed`, after the genericity test (``verify/generic.py``): the symptom is
+    re-evaluated with every free input (a parameter or attribute nothing drives) at generic
+    values; the outcome goes in ``observed["generic"]`` for the verdict side.  When the symptom
+    survives and the witness had a free input at an unusual value, the generic point, evaluated
+    alone, becomes the witness."""
+    if w.symptom not in RELAXABLE:
+        return confirmed(program, w, needed)
+    row = w.rows[w.row]
+    point = {i.name: float(v) for i, v in zip(program.inputs, row, strict=True)}
+    points = generic.generic_points(program.probe, point)
+    if not points:
+        return confirmed(program, w, needed)
+    names = [i.name for i in program.inputs]
+    rows = np.array([[p[n] for n in names] for p in points], dtype=np.float64)
+    hit = masks(program, rows, run(program, rows), thr)[w.symptom]
+    kept = [k for k, h in enumerate(hit) if h]
+    free = [n for n in generic.free_inputs(program.probe) if n in point]
+    outcome = generic.summary(free, points, kept)
+    unusual = any(
+        not ordinary(spec, row[j], program.dtype)
+        for j, spec in enumerate(program.inputs)
+        if spec.name in free
+    )
+    if kept and unusual:
+        alone = rows[kept[0]][None, :]
+        res = run(program, alone)
+        if masks(program, alone, res, thr)[w.symptom][0]:
+            w = Witness(w.symptom, 0, alone, res, w.note)
+            needed = [n for n in needed or [] if n not in free] if needed is not None else None
+    out = confirmed(program, w, needed)
+    out["observed"]["generic"] = outcome
+    return out
 
 
 def refuted(detail: str, dtype: str) -> dict[str, Any]:

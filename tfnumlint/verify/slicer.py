@@ -24,6 +24,7 @@ follow (an untraced call), which a witness must not set freely:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -31,7 +32,7 @@ import libcst as cst
 
 from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, call_arg, contains
-from ..analysis.provenance import Val, literal_number
+from ..analysis.values import Val, literal_number
 from ..rules.recipes import recipe_for
 from .contract import ALLOWED_OPS, STRUCTURAL
 from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
@@ -130,10 +131,21 @@ def jfloat(x: float) -> float | str:
     return x
 
 
-class Slicer:
-    cut_logits = True  # stop at a sigmoid/softmax input (the fix proofs need the full tree)
+# A hook that slices a node some other way (a fix proof: the node's rewrite), or None to let
+# the slicer slice it.  Called with (node, scope, order, depth) before the slicer's own rules.
+Substitute = Callable[[cst.BaseExpression, Scope, int, int], dict | None]
 
-    def __init__(self, ctx: Context, positions) -> None:
+
+class Slicer:
+    def __init__(
+        self,
+        ctx: Context,
+        positions,
+        substitute: Substitute | None = None,
+        cut_logits: bool = True,
+    ) -> None:
+        self.substitute = substitute
+        self.cut_logits = cut_logits  # stop at a sigmoid/softmax input (proofs need it all)
         self.ctx = ctx
         self.positions = positions
         self.inputs: dict[str, dict[str, Any]] = {}
@@ -141,8 +153,43 @@ class Slicer:
         self.count = 0
         self.truncated = False
         self.unsupported: list[str] = []  # constructs in the slice the verifier does not model
-        self.memo: dict[int, tuple[dict, int]] | None = {}  # binding -> (subtree, its size)
+        # binding -> (subtree, its size); substitutions change what a name slices to, so a
+        # slicer with a substitute never shares subtrees
+        self.memo: dict[int, tuple[dict, int]] | None = {} if substitute is None else None
         self.expanded = 0
+        self.path: tuple[Condition, ...] = ()  # the Python `if`s the hazard runs under
+        self._branch_maps: dict[int, dict[int, tuple[Condition, ...]]] = {}
+
+    # -- reaching definitions under Python branches ----------------------------------------
+    def run_under(self, scope: Scope, statement: cst.CSTNode) -> None:
+        """Slice as seen from ``statement``: definitions made only in a branch its own ``if``
+        conditions exclude (the ``else`` of its ``if``, an ``if letter_box:`` when it runs under
+        ``if not letter_box:``) do not reach it."""
+        self.path = self._if_map(scope.node).get(id(statement), ())
+
+    def _if_map(self, root: cst.CSTNode) -> dict[int, tuple[Condition, ...]]:
+        found = self._branch_maps.get(id(root))
+        if found is None:
+            found = self._branch_maps[id(root)] = branch_map(root)
+        return found
+
+    def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None:
+        """``ev.lookup``, skipping bindings made under a condition the hazard's path excludes."""
+        found = self.ctx.ev.lookup(name, scope, order)
+        if not self.path or not isinstance(found, Binding) or found.value is None:
+            return found
+        where = self._if_map(found.scope.node)
+        if not excluded(self.path, where.get(id(found.value), ())):
+            return found
+        earlier = [
+            b
+            for b in found.scope.bindings.get(name, [])
+            if b.visible < found.visible
+            and not (b.value is not None and excluded(self.path, where.get(id(b.value), ())))
+        ]
+        if earlier:
+            return earlier[-1]
+        return found.scope.params.get(name)
 
     def budget(self) -> None:
         """A fresh node budget: the target and its enclosing statement get one each."""
@@ -217,7 +264,7 @@ class Slicer:
             if isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)) and depth < 8:
                 return self.origin(node, scope, order, depth + 1)
             return {"origin": "other"}
-        found = self.ctx.ev.lookup(node.value, scope, order)
+        found = self.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):
             return {"origin": "param"}
         if isinstance(found, Binding):
@@ -238,6 +285,10 @@ class Slicer:
 
     # -- tree -----------------------------------------------------------------------------
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
+        if self.substitute is not None:
+            swapped = self.substitute(node, scope, order, depth)
+            if swapped is not None:
+                return swapped
         self.count += 1
         if self.count > MAX_NODES or depth > MAX_DEPTH:
             self.truncated = True
@@ -319,7 +370,7 @@ class Slicer:
 
     def _name(self, node: cst.Name, scope: Scope, order: int, depth: int) -> dict:
         ev = self.ctx.ev
-        found = ev.lookup(node.value, scope, order)
+        found = self.lookup(node.value, scope, order)
         if isinstance(found, Binding) and found.value is not None and found.index is None:
             value = ev.value(found.value, found.scope, found.at)
             if value.const is not None:
@@ -534,6 +585,56 @@ def _short_label(code: str) -> str:
     return text if len(text) <= 32 and "\n" not in code and "(" not in text else "logits"
 
 
+# One `if` a statement runs under: (id of the `if`, its test's code when the test is a plain
+# flag, the polarity the statement needs).
+Condition = tuple[int, str | None, bool]
+
+
+def _flag(test: cst.BaseExpression) -> tuple[str | None, bool]:
+    """``x`` / ``self.x`` / ``not x`` -> (code of the flag, polarity); other tests -> None."""
+    polarity = True
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, polarity = test.expression, not polarity
+    if isinstance(test, (cst.Name, cst.Attribute)) and _attribute_chain(test):
+        return cst.Module([]).code_for_node(test.with_changes(lpar=[], rpar=[])), polarity
+    return None, polarity
+
+
+def branch_map(root: cst.CSTNode) -> dict[int, tuple[Condition, ...]]:
+    """id(statement or assigned value) -> the ``if`` branches it runs under, in ``root`` (a
+    function or module body; nested functions and classes have their own map)."""
+    out: dict[int, tuple[Condition, ...]] = {}
+    stack: list[tuple[cst.CSTNode, tuple[Condition, ...]]] = [(root, ())]
+    while stack:
+        node, conds = stack.pop()
+        if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.If):
+            flag, polarity = _flag(node.test)
+            stack.append((node.test, conds))
+            stack.append((node.body, (*conds, (id(node), flag, polarity))))
+            if node.orelse is not None:
+                stack.append((node.orelse, (*conds, (id(node), flag, not polarity))))
+            out[id(node)] = conds
+            continue
+        if isinstance(node, (cst.BaseSmallStatement, cst.BaseStatement)):
+            out[id(node)] = conds
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+            out[id(node.value)] = conds
+        stack.extend((child, conds) for child in node.children)
+    return out
+
+
+def excluded(path: tuple[Condition, ...], branch: tuple[Condition, ...]) -> bool:
+    """A definition under ``branch`` cannot reach code under ``path``: they need opposite
+    outcomes of the same ``if``, or of two ``if``s on the same flag."""
+    return any(
+        (p_id == b_id or (p_flag is not None and p_flag == b_flag)) and p_pol != b_pol
+        for p_id, p_flag, p_pol in path
+        for b_id, b_flag, b_pol in branch
+    )
+
+
 def _attribute_chain(node: cst.BaseExpression) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
@@ -617,6 +718,7 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     if not isinstance(hit.node, cst.BaseExpression) or how.check == "none":
         return None
     slicer = Slicer(ctx, positions)
+    slicer.run_under(site.scope, site.statement)
     target = slicer.tree(hit.node, site.scope, site.order)
     if target.get("k") == "input" and not slicer.unsupported:
         return None  # nothing numeric in the slice (a policy call, a compile argument)

@@ -14,6 +14,7 @@ never mix points (``axis=None`` reduces every axis but the batch axis).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,31 +22,21 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from .. import ops
 from .contract import KEEP_KWARGS, STRUCTURAL
 from .signatures import PARAMS as PARAM_NAMES
 
-UNSAFE_OPS = frozenset(
-    {
-        "Log",
-        "Log1p",
-        "RealDiv",
-        "Div",
-        "DivNoNan",
-        "Reciprocal",
-        "Inv",
-        "Sqrt",
-        "Rsqrt",
-        "Pow",
-        "Exp",
-        "Expm1",
-        "Acos",
-        "Asin",
-        "Atanh",
-        "Xlogy",
-        "Select",
-        "SelectV2",
-    }
-)
+_unsafe: list[tuple[int, frozenset[str]]] = []
+
+
+def unsafe_types() -> frozenset[str]:
+    """TF graph op types that can produce NaN/Inf: those of the registry's ops with a danger
+    zone (recomputed when an op is registered)."""
+    if not _unsafe or _unsafe[0][0] != ops.version():
+        types = frozenset(t for op in ops.REGISTRY.values() if op.danger for t in op.graph)
+        _unsafe[:] = [(ops.version(), types)]
+    return _unsafe[0][1]
+
 
 DTYPES = {
     "float16": tf.float16,
@@ -55,9 +46,10 @@ DTYPES = {
 }
 # dtypes a cast may name inside a float probe; "same" is the probe's own dtype
 CAST_DTYPES = {**DTYPES, "int32": tf.int32, "int64": tf.int64, "bool": tf.bool}
-SOFTMAX_OPS = frozenset({"softmax", "log_softmax", "reduce_logsumexp", "softmax_xent"})
-LOGIT_OPS = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
-PROB_OPS = frozenset({"sigmoid", "softmax"})
+# roles of ops, from their registry flags (snapshots taken at import)
+SOFTMAX_OPS = ops.ops_with(lambda op: op.row_coupled)
+LOGIT_OPS = ops.ops_with(lambda op: op.logits_input)
+PROB_OPS = ops.ops_with(lambda op: op.probability)
 
 
 class UnsupportedProbe(Exception):
@@ -165,16 +157,6 @@ def _compare(op: str) -> Callable[..., Any]:
         return fn(x, y)
 
     return wrapped
-
-
-COMPARISON_OPS = {
-    "greater": ">",
-    "greater_equal": ">=",
-    "less": "<",
-    "less_equal": "<=",
-    "equal": "==",
-    "not_equal": "!=",
-}
 
 
 def _reduction(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -365,81 +347,56 @@ def _count_nonzero(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any 
     )
 
 
-def build_op_table() -> dict[str, Callable[..., Any]]:
-    """Canonical op name -> TF function.  The only callables a probe can reach."""
+def _l2_normalize(x: Any, *args: Any, **kw: Any) -> Any:
+    return _axis_op(tf.math.l2_normalize, default=None)(x, *args, **kw)
+
+
+# the wrappers a registry trace spec may name: "reduction(math.reduce_sum)"
+_WRAPPERS: dict[str, Callable[[Any], Callable[..., Any]]] = {
+    "reduction": _reduction,
+    "axis_op": _axis_op,
+    "elementwise": _elementwise,
+    "xent": _xent,
+    "like": _like,
+    "compare": _compare,
+}
+_SPEC = re.compile(r"(\w+)\((.+)\)")
+
+
+def builder(spec: str) -> Callable[..., Any]:
+    """The TF function a registry entry's ``trace`` names: ``"math.log"`` is ``tf.math.log``,
+    ``"_pow"`` a wrapper of this module, ``"reduction(math.reduce_sum)"`` a wrapped one (the
+    argument of ``compare(...)`` is an operator)."""
+    m = _SPEC.fullmatch(spec)
+    if m is None:
+        return _resolve(spec)
+    wrapper, arg = m.groups()
+    return _WRAPPERS[wrapper](arg if wrapper == "compare" else _resolve(arg))
+
+
+def _resolve(name: str) -> Callable[..., Any]:
+    if name.startswith("_"):
+        fn: Callable[..., Any] = globals()[name]
+        return fn
+    obj: Any = tf
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj  # type: ignore[no-any-return]
+
+
+def _op_function(op: ops.Op) -> Callable[..., Any]:
+    fn = builder(op.trace or "")
+    return _float_operand(fn) if op.float_only else fn
+
+
+def _internal_ops() -> dict[str, Callable[..., Any]]:
+    """The probe's operators (``a + b``, ``a > b``), which no spelling names."""
     return {
-        "log": tf.math.log,
-        "log1p": tf.math.log1p,
-        "exp": tf.math.exp,
-        "expm1": tf.math.expm1,
-        "log_softmax": _axis_op(tf.nn.log_softmax),
-        "log_sigmoid": tf.math.log_sigmoid,
-        "reduce_logsumexp": _reduction(tf.math.reduce_logsumexp),
-        "xlogy": _elementwise(tf.math.xlogy),
-        "sigmoid": tf.math.sigmoid,
-        "softmax": _axis_op(tf.nn.softmax),
-        "relu": tf.nn.relu,
-        "relu6": tf.nn.relu6,
-        "softplus": tf.math.softplus,
-        "tanh": tf.math.tanh,
-        "square": tf.math.square,
-        "sqrt": tf.math.sqrt,
-        "rsqrt": tf.math.rsqrt,
-        "reciprocal": tf.math.reciprocal,
-        "abs": tf.math.abs,
-        "pow": _pow,
-        "acos": tf.math.acos,
-        "asin": tf.math.asin,
-        "atanh": tf.math.atanh,
-        "divide": _divide,
-        "divide_no_nan": _elementwise(tf.math.divide_no_nan),
-        "multiply": _elementwise(_multiply),
-        "add": _elementwise(_add),
-        "subtract": _elementwise(_subtract),
-        "negative": tf.math.negative,
-        "maximum": _elementwise(tf.math.maximum),
-        "minimum": _elementwise(tf.math.minimum),
-        "clip_by_value": _elementwise(tf.clip_by_value),
-        "clip_by_norm": _clip_by_norm,
-        "where": _where,
-        "cast": _cast,
-        "stop_gradient": tf.stop_gradient,
-        "identity": tf.identity,
-        "reduce_sum": _reduction(tf.math.reduce_sum),
-        "reduce_mean": _reduction(tf.math.reduce_mean),
-        "reduce_max": _reduction(tf.math.reduce_max),
-        "reduce_min": _reduction(tf.math.reduce_min),
-        "reduce_prod": _reduction(tf.math.reduce_prod),
-        "reduce_std": _reduction(tf.math.reduce_std),
-        "reduce_variance": _reduction(tf.math.reduce_variance),
-        "count_nonzero": _count_nonzero,
-        "norm": _norm,
-        "euclidean_norm": _reduction(tf.math.reduce_euclidean_norm),
-        "l2_normalize": _axis_op(tf.math.l2_normalize, default=None),
-        "matmul": _matmul,
-        "one_hot": _one_hot,
-        "sigmoid_xent": _xent(tf.nn.sigmoid_cross_entropy_with_logits),
-        "softmax_xent": _xent(tf.nn.softmax_cross_entropy_with_logits),
-        "weighted_xent": _weighted_xent,
-        "zeros": _like(tf.zeros_like),
-        "ones": _like(tf.ones_like),
-        "constant": _constant,
-        "reshape": _reshape,
-        "tile": _values_kept,
-        "gather": _values_kept,
-        "transpose": _transpose,
-        "expand_dims": _expand_dims,
-        "squeeze": _squeeze,
-        "concat": _concat,
         **{
             f"bin{op}": _elementwise(fn)
             for op, fn in (("+", _add), ("-", _subtract), ("*", _multiply))
         },
         **{f"cmp{op}": _compare(op) for op in (">", "<", ">=", "<=", "==", "!=")},
-        **{name: _compare(op) for name, op in COMPARISON_OPS.items()},
-        "logical_and": _elementwise(tf.math.logical_and),
-        "logical_or": _elementwise(tf.math.logical_or),
-        "logical_not": tf.math.logical_not,
     }
 
 
@@ -455,24 +412,42 @@ def _float_operand(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-FLOAT_ONLY = """log log1p exp expm1 log_sigmoid sigmoid softplus tanh sqrt rsqrt reciprocal acos
-asin atanh""".split()
-OP_TABLE = build_op_table()
-OP_TABLE.update({name: _float_operand(OP_TABLE[name]) for name in FLOAT_ONLY})
-# namespace identifiers of the ops ("bin+" is not an identifier)
-OP_NAMES = {
-    name: "op_"
-    + name.replace("+", "add")
-    .replace("-", "sub")
-    .replace("*", "mul")
-    .replace(">=", "ge")
-    .replace("<=", "le")
-    .replace(">", "gt")
-    .replace("<", "lt")
-    .replace("==", "eq")
-    .replace("!=", "ne")
-    for name in OP_TABLE
-}
+# Canonical op -> TF function: the only callables a probe can reach.  The traced ops of the
+# registry, resolved once and again whenever an op is registered (op_table() keeps it in step).
+OP_TABLE: dict[str, Callable[..., Any]] = _internal_ops()
+_REGISTERED: set[str] = set()  # the OP_TABLE keys that came from the registry
+_synced = [-1]  # the registry version OP_TABLE reflects
+
+
+def op_table() -> dict[str, Callable[..., Any]]:
+    """OP_TABLE, in step with the op registry (an entry set by hand, as a test does, stays)."""
+    if _synced[0] != ops.version():
+        for name in _REGISTERED - set(ops.REGISTRY):
+            OP_TABLE.pop(name, None)
+        _REGISTERED.intersection_update(ops.REGISTRY)
+        for op in ops.REGISTRY.values():
+            if op.trace and op.name not in _REGISTERED:
+                OP_TABLE[op.name] = _op_function(op)
+                _REGISTERED.add(op.name)
+        _synced[0] = ops.version()
+    return OP_TABLE
+
+
+_IDENT = str.maketrans({"+": "add", "-": "sub", "*": "mul", ">": "gt", "<": "lt", "=": "e"})
+
+
+def op_ident(name: str) -> str:
+    """The namespace identifier of an op ("bin+" is not an identifier)."""
+    return "op_" + (
+        name.replace(">=", "ge")
+        .replace("<=", "le")
+        .replace("==", "eq")
+        .replace("!=", "ne")
+        .translate(_IDENT)
+    )
+
+
+op_table()
 CALL_BINOPS = {"+": "bin+", "-": "bin-", "*": "bin*", "/": "divide", "**": "pow", "@": "matmul"}
 CMPOPS: dict[str, ast.cmpop] = {
     ">": ast.Gt(),
@@ -542,7 +517,7 @@ class Converter:
             if tree.get("op") not in CMPOPS:
                 raise UnsupportedProbe(f"unsupported comparison {tree.get('op')!r}")
             return ast.Call(
-                func=ast.Name(id=OP_NAMES[f"cmp{tree['op']}"], ctx=ast.Load()),
+                func=ast.Name(id=op_ident(f"cmp{tree['op']}"), ctx=ast.Load()),
                 args=[self.node(tree["l"], line), self.node(tree["r"], line)],
                 keywords=[],
             )
@@ -559,7 +534,7 @@ class Converter:
             canonical = CALL_BINOPS[op]
             self.ops_used.add(canonical)
             return ast.Call(
-                func=ast.Name(id=OP_NAMES[canonical], ctx=ast.Load()),
+                func=ast.Name(id=op_ident(canonical), ctx=ast.Load()),
                 args=[left, right],
                 keywords=[],
             )
@@ -567,7 +542,7 @@ class Converter:
 
     def _call(self, tree: dict[str, Any], line: int) -> ast.expr:
         op = tree.get("op")
-        if not isinstance(op, str) or op not in OP_TABLE:
+        if not isinstance(op, str) or op not in op_table():
             raise UnsupportedProbe(f"op {op!r} is not in the verifier's allow-list")
         self.ops_used.add(op)
         args = [self.node(a, line) for a in tree.get("args") or []]
@@ -576,7 +551,7 @@ class Converter:
             if name not in KWARGS:
                 raise UnsupportedProbe(f"keyword {name!r} of {op} is not supported")
             keywords.append(ast.keyword(arg=name, value=self.node(value, line)))
-        out = ast.Call(func=ast.Name(id=OP_NAMES[op], ctx=ast.Load()), args=args, keywords=keywords)
+        out = ast.Call(func=ast.Name(id=op_ident(op), ctx=ast.Load()), args=args, keywords=keywords)
         return self._hook("hook_prob", out) if self.hooks and op in PROB_OPS else out
 
     @staticmethod
@@ -597,7 +572,7 @@ def compile_tree(
 
 def namespace(inputs: dict[str, Any]) -> dict[str, Any]:
     """The complete evaluation namespace: op table, dtype names, input tensors; nothing else."""
-    ns: dict[str, Any] = {OP_NAMES[name]: fn for name, fn in OP_TABLE.items()}
+    ns: dict[str, Any] = {op_ident(name): fn for name, fn in op_table().items()}
     ns.update({f"dtype_{name}": dt for name, dt in CAST_DTYPES.items()})
     ns.update(inputs)
     return ns
@@ -740,6 +715,10 @@ def unsafe_ops(graph: tf.Graph, path: str, scope: str = "") -> list[tf.Operation
     """Forward unsafe ops built from the user's expression (optionally under a name scope)."""
     found = []
     for op in graph.get_operations():
-        if op.type in UNSAFE_OPS and op.name.startswith(scope) and user_line(op, path) is not None:
+        if (
+            op.type in unsafe_types()
+            and op.name.startswith(scope)
+            and user_line(op, path) is not None
+        ):
             found.append(op)
     return found

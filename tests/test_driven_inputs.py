@@ -1,0 +1,142 @@
+"""Issue #11, "confirmed needs inputs the code really receives": each probe input is labelled
+with whether training drives it (analysis/driven.py), statically and without TensorFlow."""
+
+from __future__ import annotations
+
+from test_reachability import probed
+
+from tfnumlint.analysis.driven import classify
+
+
+def drives(src: str, rule: str) -> dict[str, str]:
+    """input name -> its ``drive`` label, for the one finding of ``rule`` in the snippet."""
+    [finding] = [f for f in probed(src, select=[rule]) if f.rule == rule and f.probe]
+    return {spec["name"]: spec["drive"] for spec in finding.probe["inputs"]}
+
+
+def test_a_library_parameter_is_free_and_names_its_function():
+    src = """\
+        import tensorflow as tf
+
+
+        def _stdtrit(df, numpy_dtype):
+            half = numpy_dtype(0.5)
+            return tf.math.reciprocal(df - half)
+        """
+    [finding] = [f for f in probed(src, select=["TNL206"]) if f.probe]
+    df = next(s for s in finding.probe["inputs"] if s["name"] == "df")
+    assert (df["drive"], df["owner"]) == ("free", "_stdtrit")
+
+
+def test_parameters_of_a_keras_loss_call_are_driven():
+    src = """\
+        import tensorflow as tf
+
+
+        class MyLoss(tf.keras.losses.Loss):
+            def call(self, a, b):
+                return tf.math.log(a - b)
+        """
+    assert drives(src, "TNL104") == {"a": "driven", "b": "driven"}
+
+
+def test_parameters_of_a_function_named_as_a_loss_are_driven():
+    src = """\
+        import tensorflow as tf
+
+
+        def contrastive_cost(a, b):
+            return tf.math.log(a - b)
+        """
+    assert drives(src, "TNL104") == {"a": "driven", "b": "driven"}
+
+
+def test_model_output_names_are_driven_in_any_function():
+    src = """\
+        import tensorflow as tf
+
+
+        def helper(y_pred, shift):
+            return tf.math.log(y_pred - shift)
+        """
+    assert drives(src, "TNL104") == {"y_pred": "driven", "shift": "free"}
+
+
+def test_a_size_named_like_data_is_not_driven():
+    src = """\
+        import tensorflow as tf
+
+
+        def helper(x, batch_size, pad):
+            return x / (batch_size - pad)
+        """
+    assert drives(src, "TNL201")["batch_size"] == "free"
+
+
+def test_an_epsilon_name_or_a_literal_default_is_fixed_and_a_layer_output_is_driven():
+    param = {"name": "eps", "origin": "param"}
+    assert classify(param, None, param_default=False)["drive"] == "fixed"
+    assert classify({"name": "self.tol", "origin": "attr"}, None, False)["drive"] == "fixed"
+    assert classify({"name": "margin", "origin": "param"}, None, True)["drive"] == "fixed"
+    assert classify({"name": "margin", "origin": "param"}, None, False)["drive"] == "free"
+    assert classify({"name": "dense(h)", "origin": "model"}, None, False)["drive"] == "driven"
+    assert (
+        classify({"name": "h[0]", "origin": "subscript", "of": "data"}, None, False)["drive"]
+        == "driven"
+    )
+    computed = {"name": "kve", "origin": "call", "source": "bessel_kve(v, x)"}
+    assert classify(computed, None, False)["drive"] == "computed"
+
+
+def test_an_attribute_is_driven_only_when_it_is_a_trainable_weight():
+    src = """\
+        import tensorflow as tf
+
+
+        class Scaled(tf.keras.layers.Layer):
+            def build(self, shape):
+                self.gain = self.add_weight(shape=(1,))
+
+            def apply(self, h):
+                return h / (self.gain - self.temperature)
+        """
+    labels = drives(src, "TNL201")
+    assert labels["self.add_weight(shape=(1,))"] == "driven"  # `self.gain`, sliced to its value
+    assert labels["self.temperature"] == "free"
+
+
+def test_a_helper_parameter_is_driven_when_its_callers_pass_a_model_output(tmp_path):
+    from test_project import project
+
+    from tfnumlint.config import load_config
+    from tfnumlint.discovery import discover
+    from tfnumlint.engine import LintOptions
+    from tfnumlint.incremental import Job, analyse_project
+
+    root = project(
+        tmp_path,
+        {
+            "helpers.py": """\
+                import tensorflow as tf
+
+
+                def _centered(a, b):
+                    return tf.math.log(a - b)
+                """,
+            "train.py": """\
+                import tensorflow as tf
+                from helpers import _centered
+
+
+                def step(x, w, m):
+                    return _centered(tf.sigmoid(x @ w), m)
+                """,
+        },
+    )
+    config = load_config(None, root)
+    candidates = discover(["."], root, config.exclude, config.extend_exclude, config.root)
+    options = LintOptions(codes=frozenset({"TNL104"}), slice_probes=True)
+    results = analyse_project(candidates, Job(options, "", None), 1)
+    [finding] = [f for r in results for f in r.findings if f.probe]
+    labels = {s["name"]: s["drive"] for s in finding.probe["inputs"]}
+    assert labels == {"a": "driven", "b": "free"}

@@ -1,0 +1,207 @@
+"""Issue #11, "confirmed needs inputs the code really receives": a witness that needs a library
+parameter at a special value (``df`` = 0.5, ``t1`` = ``t0``, a far tail of ``x``) is a
+precondition, not a hazard; the same shapes on inputs training drives stay confirmed.
+
+Snippets are sliced by the real static pass (which labels the inputs driven, fixed or free) and
+verified in-process.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from probe_helpers import binop, call, expr, free, inp  # noqa: E402
+from test_reachability_gate import one_verdict, verdicts, verify  # noqa: E402
+
+from tfnumlint.verify import generic  # noqa: E402
+
+# ---------------------------------------------------------------- library preconditions
+
+
+def test_a_tfp_like_log_prob_tail_is_not_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        class Gumbel:
+            def _log_prob(self, x):
+                z = (x - self.loc) / self.scale
+                return -(z + tf.exp(-z)) - tf.math.log(self.scale)
+        """
+    out = one_verdict(src, "TNL301")
+    assert out["status"] == "inconclusive", out
+    assert "`x` is a parameter of `_log_prob`" in out["detail"]
+    assert "`self.loc`, `self.scale` are attributes of `Gumbel`" in out["detail"]
+    assert "seen: " in out["detail"]  # what the probe saw stays in the verdict
+
+
+def test_reciprocal_of_a_parameter_minus_a_half_is_not_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def _stdtrit(df, numpy_dtype):
+            half = numpy_dtype(0.5)
+            return tf.math.reciprocal(df - half)
+        """
+    out = one_verdict(src, "TNL206")
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith("needs `df` = 0.5; `df` is a parameter of `_stdtrit`")
+
+
+def test_an_interpolation_between_two_equal_parameters_is_not_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def _interpolate(t, t0, t1):
+            return (t - t0) / (t1 - t0)
+        """
+    out = one_verdict(src, "TNL201")
+    assert out["status"] == "inconclusive", out
+    assert "`t0` = `t1`" in out["detail"] or "`t1` = `t0`" in out["detail"]
+    assert "are parameters of `_interpolate`" in out["detail"]
+
+
+# ---------------------------------------------------------------- the same shapes, driven
+
+
+def test_a_keras_loss_on_y_pred_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        class MyLoss(tf.keras.losses.Loss):
+            def call(self, y_true, y_pred):
+                return -tf.reduce_mean(y_true * tf.math.log(y_pred))
+        """
+    assert one_verdict(src, "TNL103")["status"] == "confirmed"
+
+
+def test_a_layer_call_on_its_inputs_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        class Normalize(tf.keras.layers.Layer):
+            def call(self, inputs):
+                return inputs / tf.norm(inputs, axis=-1, keepdims=True)
+        """
+    assert one_verdict(src, "TNL201")["status"] == "confirmed"
+
+
+def test_an_interpolation_in_a_layer_call_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        class Interpolate(tf.keras.layers.Layer):
+            def call(self, t, t0, t1):
+                return (t - t0) / (t1 - t0)
+        """
+    assert one_verdict(src, "TNL201")["status"] == "confirmed"
+
+
+def test_a_log_of_probabilities_passed_to_a_helper_stays_confirmed():
+    # REINFORCE's weighted log-likelihood: a policy's `probs` underflow to 0 in training
+    src = """\
+        import tensorflow as tf
+
+
+        def log_weight(probs, weights):
+            return tf.reduce_mean(tf.math.log(probs) * weights)
+        """
+    out = one_verdict(src, "TNL103")
+    assert out["status"] == "confirmed", out
+
+
+def test_cosine_similarity_of_features_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+
+        def sparse_cosine_similarity(x, index_n, index_k):
+            x_n = tf.gather(x, index_n)
+            x_k = tf.gather(x, index_k)
+            return tf.reduce_sum(x_n * x_k, -1) / (tf.norm(x_n, axis=-1) * tf.norm(x_k, axis=-1))
+        """
+    statuses = {v["status"] for v in verdicts(src, "TNL201")}
+    assert statuses == {"confirmed"}, statuses
+
+
+def test_a_model_output_exp_stays_confirmed():
+    src = """\
+        import tensorflow as tf
+
+        head = tf.keras.layers.Dense(1)
+
+
+        def uncertainty(h, residual):
+            predicted_log_variance = head(h)
+            return residual * tf.exp(-predicted_log_variance)
+        """
+    out = one_verdict(src, "TNL301")
+    assert out["status"] == "confirmed", out
+
+
+def test_an_epsilon_with_a_literal_default_is_kept_in_a_loss():
+    src = """\
+        import tensorflow as tf
+
+
+        def eps_loss(y_true, y_pred, eps=1e-7):
+            return -tf.reduce_mean(y_true * tf.math.log(1.0 - y_pred + eps))
+        """
+    out = one_verdict(src, "TNL103")
+    assert out["status"] == "confirmed", out
+
+
+def test_a_symptom_that_survives_generic_values_of_a_free_parameter_stays_confirmed():
+    # log(x - shift) needs only x < shift: generic values of `shift` keep it (one trial is enough)
+    src = """\
+        import tensorflow as tf
+
+
+        def helper(y_pred, shift):
+            return tf.math.log(y_pred - shift)
+        """
+    out = one_verdict(src, "TNL104")
+    assert out["status"] == "confirmed", out
+    assert out["observed"]["generic"]["kept"] >= generic.SURVIVES_IN
+
+
+# ---------------------------------------------------------------- hand-written probes
+
+
+def test_probes_without_drive_labels_are_not_tested():
+    """Probes of older caches (no ``drive`` label) keep their verdicts."""
+    target = call("log", binop("-", inp("a"), inp("b")))
+    probe = expr("TNL104", target, [free("a"), free("b")])
+    out = verify(probe)
+    assert out["status"] == "confirmed"
+    assert "generic" not in out["observed"]
+
+
+def test_generic_points_keep_driven_inputs_and_respect_domains():
+    probe = expr(
+        "TNL104",
+        None,
+        [
+            {**free("x"), "drive": "driven"},
+            {**free("scale"), "drive": "free"},
+            {**free("n_items"), "drive": "free"},
+            {**free("eps"), "drive": "fixed"},
+        ],
+    )
+    probe["domains"] = [
+        {"name": "scale", "lo": 0.0, "hi": "inf", "lo_open": True, "why": "", "strong": True}
+    ]
+    witness = {"x": -100.0, "scale": -3.0, "n_items": 0.5, "eps": 0.0}
+    points = generic.generic_points(probe, witness)
+    assert len(points) == generic.TRIALS
+    for p in points:
+        assert (p["x"], p["eps"]) == (-100.0, 0.0)
+        assert 0.3 <= p["scale"] <= 3.0
+        assert p["n_items"] == int(p["n_items"]) >= 1

@@ -1,0 +1,267 @@
+"""Which probe inputs training or evaluation really drives over their range (issue 11).
+
+A witness that needs a *parameter* of a library function at a special value (``df`` = 0.5 in
+``reciprocal(df - half)``, ``t1`` = ``t0`` in ``(t - t0) / (t1 - t0)``, ``x`` = -100 in a Gumbel
+``log_prob``) shows a precondition of the API, not a hazard: nothing shows that callers pass
+that value.  The same shapes on *driven* inputs (a loss's ``y_pred``, a layer's ``inputs``, a
+model output) are real hazards: training sweeps those values.  Each input of a probe gets a
+``drive`` label (plain data, read by the verifier's genericity test, ``verify/generic.py``):
+
+- ``driven``: data, draws, model outputs and logits (the slicer's origins), a parameter of a
+  training-time forward or loss (:data:`FORWARD_FUNCTIONS`, :data:`LOSS_WORDS`, methods of a
+  Keras ``Loss``/``Metric`` subclass) or named as model output or data (:data:`DRIVEN_NAMES`),
+  a parameter whose callers in the project pass such a value (:data:`PASSED_KINDS`, from the
+  index's cross-function provenance), an attribute that is a trainable weight created in its
+  class (``add_weight``, ``tf.Variable``) or named so (:data:`WEIGHT_NAMES`): the witness keeps
+  its value;
+- ``fixed``: an epsilon-like name (:data:`FIXED_WORDS`) or a parameter with a literal default: a
+  setting, kept at its witness value, never jittered;
+- ``free``: any other parameter, attribute, loop or global value: the genericity test replaces it
+  by ordinary values, and a symptom that needs its special value is a precondition;
+- ``computed``: a value computed by code the slice did not follow (an untraced call, a cut):
+  the reachability gate (``verify/domains.py``) judges those; the genericity test leaves them.
+
+No TensorFlow, no execution of the analysed code.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+import libcst as cst
+
+from .module import Scope
+
+# Origins whose values the code receives as training and evaluation drive them.
+DRIVEN_ORIGINS = frozenset({"data", "random", "model", "logits"})
+COMPUTED_ORIGINS = frozenset({"call", "cut"})
+# Functions that run in the training-time forward pass (Keras `call`, a PyTorch-style
+# `forward`, a module's `__call__`) or that build / step a model.
+FORWARD_FUNCTIONS = frozenset(
+    {"call", "__call__", "forward", "train_step", "test_step", "predict_step", "model_fn",
+     "build_model", "inference"}
+)  # fmt: skip
+# A word of a function's name that makes it part of a model's forward pass.
+FORWARD_WORDS = frozenset(
+    {"attention", "attn", "encoder", "decoder", "encode", "decode", "embed", "layer", "network",
+     "mlp", "logits", "similarity", "pool", "pooling", "conv", "dense"}
+)  # fmt: skip
+# A word of a function's name that makes it a loss, metric or training objective.
+LOSS_WORDS = frozenset(
+    {"loss", "losses", "cost", "objective", "entropy", "crossentropy", "xent", "likelihood",
+     "nll", "kl", "divergence", "distill", "distillation", "penalty", "metric", "metrics",
+     "accuracy", "mse", "mae", "regularizer", "regularization"}
+)  # fmt: skip
+# Bases that make a class a Keras loss or metric: every method is evaluated on model outputs.
+LOSS_BASES = re.compile(r"(?:^|\.)(?:\w*Loss|LossFunctionWrapper|\w*Metric|MeanMetricWrapper)$")
+# A word of a parameter's (or attribute's) name that says it is model output or data.
+DRIVEN_NAMES = frozenset(
+    {"pred", "preds", "prediction", "predictions", "logits", "logit", "output", "outputs",
+     "target", "targets", "label", "labels", "input", "inputs", "features", "embeddings",
+     "scores", "activations", "hidden", "images", "batch", "y_pred", "y_true", "yhat", "y_hat",
+     "mask", "masks", "counts", "probs", "probabilities", "logp", "logprob", "logprobs",
+     "loglik"}
+)  # fmt: skip
+# A log-probability or log-likelihood by its name (`old_log_prob`, `log_likelihood`): the
+# value a policy or model gives, swept over any real value by training.
+LOG_PROB_AFTER_LOG = frozenset({"prob", "probs", "probability", "probabilities", "likelihood"})
+# The last word of an attribute that names a trainable weight.
+WEIGHT_NAMES = frozenset({"kernel", "bias", "weight", "weights", "embedding", "embeddings"})
+# Calls that create a trainable weight.
+WEIGHT_CALLS = frozenset({"add_weight", "add_variable", "Variable", "get_variable"})
+# Provenance kinds of what callers pass for a parameter (the project index's cross-function
+# provenance) that training drives: data, draws, layer and model outputs, squashed logits.
+PASSED_KINDS = frozenset(
+    {"placeholder", "variable", "input", "random", "layer", "model", "sigmoid", "softmax",
+     "log_softmax", "log_sigmoid"}
+)  # fmt: skip
+# Words that make a value a numerical setting: kept at its witness value.
+FIXED_WORDS = frozenset(
+    {"eps", "epsilon", "tol", "tolerance", "delta", "smooth", "smoothing", "jitter"}
+)
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if w]
+
+
+# Words that make a driven-looking name a size or count (``batch_size``, ``input_dim``).
+NOT_A_TENSOR = frozenset({"size", "sizes", "dim", "dims", "shape", "num", "count", "units", "n"})
+
+
+def named_driven(name: str) -> bool:
+    """``y_pred``, ``logits``, ``hidden_states``, ``input_features``: model output or data
+    (``batch_size``, ``input_dim`` are not)."""
+    words = _words(name)
+    if NOT_A_TENSOR & set(words):
+        return False
+    if any(a == "log" and b in LOG_PROB_AFTER_LOG for a, b in itertools.pairwise(words)):
+        return True
+    return name.lower().strip("_") in DRIVEN_NAMES or any(w in DRIVEN_NAMES for w in words)
+
+
+def named_fixed(name: str) -> bool:
+    """``eps``, ``self.epsilon``, ``smooth``: a numerical setting, not a value training sweeps."""
+    return any(w in FIXED_WORDS for w in _words(name))
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def loss_class(scope: Scope | None) -> bool:
+    """A Keras ``Loss``/``Metric`` subclass (by its bases' names)."""
+    cls = scope.cls if scope is not None else None
+    if cls is None:
+        return False
+    bases = [_dotted(b.value) for b in getattr(cls.node, "bases", ())]
+    return any(LOSS_BASES.search(b) for b in bases if b)
+
+
+def function_name(scope: Scope) -> str:
+    node = scope.node
+    return node.name.value if isinstance(node, cst.FunctionDef) else ""
+
+
+def driving_function(scope: Scope) -> str | None:
+    """Why the parameters of this function are driven by training, or None."""
+    name = function_name(scope)
+    if name in FORWARD_FUNCTIONS:
+        return f"`{name}` runs in the training forward pass"
+    if loss_class(scope) and name != "__init__":  # the constructor takes settings
+        return f"`{name}` is a method of a loss or metric class"
+    if any(w in LOSS_WORDS for w in _words(name)):
+        return f"`{name}` is a loss or metric by its name"
+    if any(w in FORWARD_WORDS for w in _words(name)):
+        return f"`{name}` is part of a model's forward pass by its name"
+    return None
+
+
+def owner_of(name: str, scope: Scope | None) -> Scope | None:
+    """The function whose parameter ``name`` is, seen from ``scope``; else a method of its
+    class (the slicer labels ``self.loc`` by the ``__init__`` parameter it was assigned)."""
+    s = scope
+    while s is not None:
+        if s.kind == "function" and name in s.params:
+            return s
+        s = s.parent
+    fn = _function(scope)
+    if fn is not None and fn.cls is not None:
+        for method in fn.cls.method_scopes.values():
+            if name in method.params:
+                return method
+    return None
+
+
+def owner_name(scope: Scope) -> str:
+    """`_log_prob`, or `Gumbel.__init__` for a constructor."""
+    name = function_name(scope) or "a function"
+    if name == "__init__" and scope.cls is not None:
+        return f"{scope.cls.node.name.value}.__init__"
+    return name
+
+
+def _function(scope: Scope | None) -> Scope | None:
+    while scope is not None and scope.kind != "function":
+        scope = scope.parent
+    return scope
+
+
+def trainable_attribute(attr: str, scope: Scope | None) -> bool:
+    """``self.w`` assigned ``self.add_weight(...)`` or ``tf.Variable(...)`` in its class, or
+    named as a weight (:data:`WEIGHT_NAMES`)."""
+    if attr.lstrip("_").lower() in WEIGHT_NAMES:
+        return True
+    cls = scope.cls if scope is not None else None
+    if cls is None:
+        return False
+    for binding in cls.attrs.get(attr, []):
+        value = binding.value
+        if isinstance(value, cst.Call) and _dotted(value.func).rsplit(".", 1)[-1] in WEIGHT_CALLS:
+            return True
+    return False
+
+
+def _creates_weight(source: str) -> bool:
+    """``self.add_weight(...)``, ``tf.Variable(...)``: the source of a trainable weight."""
+    callee = source.split("(", 1)[0].rsplit(".", 1)[-1] if "(" in source else ""
+    return callee in WEIGHT_CALLS
+
+
+_SELF_ATTR = re.compile(r"^(\w+)\.(\w+)")
+_LEADING_NAME = re.compile(r"^([A-Za-z_]\w*)")
+
+
+def classify(spec: dict[str, Any], scope: Scope | None, param_default: bool) -> dict[str, str]:
+    """The ``drive`` label of one probe input (and ``owner``/``drive_why`` when known).
+    ``scope`` is where the finding is; ``param_default``: the parameter has a default value."""
+    name = re.sub(r" \(\d+\)$", "", str(spec.get("name", "")))
+    origin = spec.get("origin")
+    of = spec.get("of")
+    if origin in DRIVEN_ORIGINS or (origin == "subscript" and of in DRIVEN_ORIGINS):
+        return {"drive": "driven", "drive_why": f"its origin is {origin if of is None else of}"}
+    if named_fixed(name):
+        return {"drive": "fixed", "drive_why": "an epsilon-like setting by its name"}
+    if origin in COMPUTED_ORIGINS or (origin == "subscript" and of in COMPUTED_ORIGINS):
+        if _creates_weight(str(spec.get("source", ""))):
+            return {"drive": "driven", "drive_why": "a trainable weight"}
+        return {"drive": "computed"}
+    fn = _function(scope)
+    base = origin if origin != "subscript" else of
+    if base == "param":
+        found = _LEADING_NAME.match(name)
+        owner = owner_of(found.group(1), scope) if found else None
+        if param_default:
+            return {"drive": "fixed", "drive_why": "a parameter with a literal default"}
+        if named_driven(name):
+            return {"drive": "driven", "drive_why": "model output or data by its name"}
+        if spec.get("producer") in PASSED_KINDS:  # the project's callers pass such a value
+            return {"drive": "driven", "drive_why": f"its callers pass a {spec['producer']}"}
+        if owner is not None:
+            why = driving_function(owner)
+            if why:
+                return {"drive": "driven", "drive_why": why}
+            return {"drive": "free", "owner": owner_name(owner)}
+        return {"drive": "free"}
+    if base == "attr":
+        found = _SELF_ATTR.match(name)
+        self_name = fn.self_name if fn is not None else None
+        if found and self_name and found.group(1) == self_name:
+            attr = found.group(2)
+            cls_name = fn.cls.node.name.value if fn is not None and fn.cls is not None else ""
+            if trainable_attribute(attr, fn):
+                return {"drive": "driven", "drive_why": "a trainable weight of its class"}
+            if named_driven(attr):
+                return {"drive": "driven", "drive_why": "model output or data by its name"}
+            return {"drive": "free", "owner": cls_name}
+        last = name.rsplit(".", 1)[-1]
+        if named_driven(last):
+            return {"drive": "driven", "drive_why": "model output or data by its name"}
+        return {"drive": "free"}
+    if named_driven(name):
+        return {"drive": "driven", "drive_why": "model output or data by its name"}
+    return {"drive": "free"}
+
+
+def mark_inputs(probe: dict[str, Any], ctx, site) -> None:
+    """Label every input of the probe (in place) with :func:`classify`."""
+    scope = site.scope
+    for spec in probe.get("inputs") or []:
+        name = str(spec.get("name", ""))
+        default = False
+        found = ctx.ev.lookup(name, scope, site.order) if re.fullmatch(r"\w+", name) else None
+        if isinstance(found, cst.Param):
+            default = _numeric_literal(found.default)
+        spec.update(classify(spec, scope, default))
+
+
+def _numeric_literal(node: cst.BaseExpression | None) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))

@@ -1,0 +1,406 @@
+"""Static transfer functions: the value a call of each canonical op produces.
+
+The op registry (:mod:`tfnumlint.ops`) says which handler family evaluates an op and with
+which range and zero reason (``Transfer("unary", 0.0, INF, zero=...)``); this module holds
+the families.  A handler gets the evaluator, the call, its positional arguments, scope and
+order, and returns the call's :class:`~.values.Val`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from .. import ops
+from ..floats import exp_overflow, exp_underflow
+from .module import call_arg
+from .values import INF, LINEAR_KINDS, UNKNOWN, Val, constant, join_vals, paren
+
+if TYPE_CHECKING:
+    from .provenance import Evaluator
+
+Handler = Callable[..., Val]
+
+
+def _zero(lo: float, hi: float, a: Val, b: Val) -> str | None:
+    if not (lo <= 0 <= hi):
+        return None
+    for v in (a, b):
+        if v.zero and v.known:
+            return v.zero
+    return None
+
+
+# output ranges by Keras activation name (`Dense(activation=...)`, a model's last layer)
+ACTIVATION_RANGES = {
+    "sigmoid": (0.0, 1.0),
+    "softmax": (0.0, 1.0),
+    "relu": (0.0, INF),
+    "softplus": (0.0, INF),
+    "tanh": (-1.0, 1.0),
+    "exponential": (0.0, INF),
+    "elu": (-1.0, INF),
+}
+
+
+def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
+        val = Val(
+            kind, lo, hi, tensor=True, zero=zero, desc=f"{kind}({inner.desc or '...'})", **extra
+        )
+        if kind in ("sigmoid", "softmax"):
+            return replace(
+                val,
+                prob=True,
+                logits=args[0].value if args else None,
+                zero="the probability saturates",
+            )
+        if kind == "abs" and inner.prob:  # |p| of a probability is the probability
+            return replace(inner, tensor=True, const=None, desc=f"abs({inner.desc or '...'})")
+        if kind in ("square", "abs") and inner.const is None:
+            strong = inner.zero is not None and not inner.zero_weak
+            return replace(val, zero=inner.zero if strong else zero, zero_weak=not strong)
+        if kind == "exp":
+            return _exp(ev, val, inner, scope)
+        if kind == "sqrt":
+            return replace(
+                val,
+                lo=math.sqrt(inner.lo) if inner.lo > 0 else 0.0,
+                zero=inner.zero if inner.can_be_zero else None,
+            )
+        return val
+
+    return handler
+
+
+_EXP_BOUNDED = ("diff_max",)  # exp(x - max x): the largest term is exp(0) = 1
+
+
+def _exp(ev: Evaluator, val: Val, inner: Val, scope) -> Val:
+    """exp overflows past log(max) and underflows to exactly 0 below log(smallest normal) of
+    the dtype (TensorFlow flushes subnormals): a zero source for what divides by it."""
+    dtype = ev.info.dtype(scope)
+    over, under = exp_overflow(dtype), exp_underflow(dtype)
+    shifted = inner.kind.startswith("log_") or inner.kind in _EXP_BOUNDED
+    zero = None
+    if inner.lo < under and not shifted:
+        zero = (
+            f"its input is below {under:.2f} (exp underflows to 0 in {dtype}; "
+            f"{exp_underflow(dtype, flush_to_zero=False):.2f} without flush-to-zero)"
+        )
+    return replace(
+        val,
+        has_exp=not shifted,
+        hi=INF if inner.hi > over else math.exp(inner.hi),
+        lo=0.0 if inner.lo < under else math.exp(inner.lo),
+        zero=zero,
+        # a loose clip (-100) or a raw logit reaching -87 is a real reason; an arbitrary
+        # computed value (a log-density, a difference) is only a weak one
+        zero_weak=zero is not None and inner.lo == -INF and inner.kind not in LINEAR_KINDS,
+    )
+
+
+def _reduce(kind: str):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
+        if kind == "reduce_sum":
+            if inner.prob and inner.one_hot is False and _has_one_hot(ev, args, scope, order):
+                return Val(
+                    "reduce_sum",
+                    0.0,
+                    1.0,
+                    tensor=True,
+                    prob=True,
+                    zero="the picked probability saturates",
+                    desc="a picked probability",
+                )
+            lo = 0.0 if inner.lo >= 0 else -INF
+            keeps_zero = (
+                inner.lo >= 0 and inner.zero and not inner.prob
+            )  # a sum of softmax outputs is 1
+            zero = inner.zero if keeps_zero else None
+            weak = inner.zero_weak
+            if inner.kind == "abs" and zero is not None:  # sum |w| over an axis: a zero column
+                zero, weak = "every |w| it sums is 0 (an all-zero row or column)", False
+            elif inner.kind == "exp" and zero is not None:
+                zero = f"every exp underflows: {inner.zero}"
+            return Val(
+                "reduce_sum",
+                lo,
+                INF,
+                tensor=True,
+                zero=zero,
+                zero_weak=weak,
+                log_space=inner.log_space,
+                exp_sum=inner.has_exp,
+                desc=f"reduce_sum({inner.desc or '...'})",
+            )
+        if kind in ("reduce_mean", "reduce_max", "reduce_min"):
+            return replace(
+                inner,
+                kind=kind,
+                const=None,
+                tensor=True,
+                exp_sum=False,
+                desc=f"{kind}({inner.desc or '...'})",
+                one_hot=False,
+            )
+        return Val(kind, tensor=True)
+
+    return handler
+
+
+def _has_one_hot(ev: Evaluator, args, scope, order) -> bool:
+    node = args[0].value
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return (
+            ev.value(node.left, scope, order).one_hot or ev.value(node.right, scope, order).one_hot
+        )
+    return False
+
+
+def _clip(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    x = ev.value(args[0].value, scope, order) if args else UNKNOWN
+    lo_node = call_arg(node, 1, "clip_value_min", "x_min", "min_value")
+    hi_node = call_arg(node, 2, "clip_value_max", "x_max", "max_value")
+    lo_v = ev.value(lo_node, scope, order) if lo_node is not None else UNKNOWN
+    hi_v = ev.value(hi_node, scope, order) if hi_node is not None else UNKNOWN
+    lo = max(x.lo, lo_v.lo) if lo_v.lo > -INF else (0.0 if x.prob else x.lo)
+    hi = min(x.hi, hi_v.hi) if hi_v.hi < INF else x.hi
+    guarded = lo_v.lo > 0 or lo_node is None or lo_v.kind not in ("constant",)
+    return Val(
+        "clip_by_value",
+        lo,
+        hi,
+        tensor=True,
+        guarded=guarded,
+        prob=False,
+        zero=None if lo > 0 or guarded else x.zero,
+        desc="a clipped value",
+    )
+
+
+def _maximum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    if len(args) < 2:
+        return Val("maximum", tensor=True)
+    a = ev.value(args[0].value, scope, order)
+    b = ev.value(args[1].value, scope, order)
+    lo, hi = max(a.lo, b.lo), max(a.hi, b.hi)
+    # maximum(x, floor) with a computed floor is a guard by intent (e.g. 1/sqrt(n)).
+    guarded = (
+        lo > 0
+        or (b.const is None and not b.can_be_zero)
+        or (b.const is None and b.kind not in ("constant", "zeros"))
+    )
+    return Val(
+        "maximum",
+        lo,
+        hi,
+        tensor=True,
+        guarded=guarded,
+        zero=None if guarded else _zero(lo, hi, a, b),
+        desc=f"maximum({paren(a.desc or '...')}, {paren(b.desc or '...')})",
+    )
+
+
+def _minimum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    if len(args) < 2:
+        return Val("minimum", tensor=True)
+    a = ev.value(args[0].value, scope, order)
+    b = ev.value(args[1].value, scope, order)
+    lo, hi = min(a.lo, b.lo), min(a.hi, b.hi)
+    return Val("minimum", lo, hi, tensor=True, prob=a.prob and b.prob, zero=_zero(lo, hi, a, b))
+
+
+def _passthrough(kind: str):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
+        return replace(inner, tensor=True, const=None if kind != "constant" else inner.const)
+
+    return handler
+
+
+def _concat(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    """concat keeps what every piece shares (the join of the pieces)."""
+    pieces = args[0].value if args else None
+    if isinstance(pieces, (cst.List, cst.Tuple)) and pieces.elements:
+        vals = [ev.value(e.value, scope, order) for e in pieces.elements]
+        joined = join_vals(vals)
+        return replace(
+            joined,
+            tensor=True,
+            const=None,
+            prob=all(v.prob for v in vals),
+            kind=joined.kind if len({v.kind for v in vals}) == 1 else "arith",
+        )
+    return Val("concat", tensor=True)
+
+
+def _cast(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
+    if inner.kind in ("bool", "mask"):
+        return Val("mask", 0.0, 1.0, tensor=True, zero="the mask is all zeros")
+    return replace(inner, tensor=True, const=None)
+
+
+def _arith_op(kind: str):
+    ops: dict[str, type[cst.BaseBinaryOp]] = {
+        "add": cst.Add,
+        "subtract": cst.Subtract,
+        "multiply": cst.Multiply,
+        "divide": cst.Divide,
+    }
+
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        if len(args) < 2:
+            return Val(kind, tensor=True)
+        synthetic = cst.BinaryOperation(
+            left=args[0].value, operator=ops[kind](), right=args[1].value
+        )
+        return replace(ev._binop(synthetic, scope, order), tensor=True)
+
+    return handler
+
+
+def _moments(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    return Val(
+        "tuple",
+        tuple_items=(
+            Val("mean", tensor=True, desc="a mean"),
+            Val(
+                "variance",
+                0.0,
+                INF,
+                tensor=True,
+                zero="the batch is constant",
+                desc="the tf.nn.moments variance",
+            ),
+        ),
+    )
+
+
+def _source(kind: str):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        if kind == "constant" and args:
+            inner = ev.value(args[0].value, scope, order)
+            if inner.const is not None:
+                return replace(inner, tensor=True)
+        if kind == "zeros":
+            return Val("zeros", 0.0, 0.0, tensor=True, zero="always")
+        if kind == "ones":
+            return Val("ones", 1.0, 1.0, tensor=True)
+        return Val(kind, tensor=True, desc=f"a {kind}")
+
+    return handler
+
+
+def _layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    act_node = call_arg(node, 1, "activation")
+    act: str | None = "linear" if act_node is None else None
+    if isinstance(act_node, cst.Name) and act_node.value == "None":
+        act = "linear"
+    elif isinstance(act_node, cst.SimpleString):
+        text = act_node.evaluated_value
+        act = text if isinstance(text, str) else None
+    elif act_node is not None:
+        op = ev.imports.op(act_node)
+        act = op if op else None
+    return Val("layer", activation=act, desc="a Dense layer")
+
+
+def _sequential(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    layers = args[0].value if args else None
+    if isinstance(layers, (cst.List, cst.Tuple)) and layers.elements:
+        last = ev.value(layers.elements[-1].value, scope, order)
+        return Val(
+            "model",
+            activation=last.activation if last.kind == "layer" else None,
+            desc="a Sequential model",
+        )
+    return Val("model", desc="a model")
+
+
+def _functional(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    out = call_arg(node, 1, "outputs")
+    if out is not None:
+        val = ev.value(out, scope, order)
+        act = val.kind if val.kind in (*ACTIVATION_RANGES, "linear") else None
+        return Val("model", activation=act, desc="a functional model")
+    return Val("model", desc="a model")
+
+
+def _one_hot(ev, node, args, scope, order) -> Val:
+    return Val("one_hot", 0.0, 1.0, tensor=True, one_hot=True, desc="a one-hot")
+
+
+def _norm(kind: str):
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        return Val(
+            kind,
+            0.0,
+            INF,
+            tensor=True,
+            zero="the vector is zero"
+            if kind in ("norm", "euclidean_norm")
+            else ("nothing is counted" if kind == "count_nonzero" else "the batch is constant"),
+            desc=f"{kind}({_arg_desc(ev, args, scope, order)})",
+        )
+
+    return handler
+
+
+def _arg_desc(ev: Evaluator, args, scope, order) -> str:
+    return (ev.value(args[0].value, scope, order).desc or "...") if args else "..."
+
+
+def _epsilon(ev, node, args, scope, order) -> Val:
+    return replace(constant(1e-7), desc="K.epsilon() = 1e-07")
+
+
+# handler families whose handler depends on the op (its kind, and for unary ops its range)
+_FACTORIES: dict[str, Callable[[str, ops.Transfer], Handler]] = {
+    "unary": lambda kind, t: _unary(kind, t.lo, t.hi, zero=t.zero),
+    "reduce": lambda kind, t: _reduce(kind),
+    "norm": lambda kind, t: _norm(kind),
+    "passthrough": lambda kind, t: _passthrough(kind),
+    "arith": lambda kind, t: _arith_op(kind),
+    "source": lambda kind, t: _source(kind),
+}
+# handler families that are one function
+_HANDLERS: dict[str, Handler] = {
+    "clip": _clip,
+    "maximum": _maximum,
+    "minimum": _minimum,
+    "cast": _cast,
+    "concat": _concat,
+    "moments": _moments,
+    "dense_layer": _layer,
+    "sequential": _sequential,
+    "functional_model": _functional,
+    "one_hot": _one_hot,
+    "epsilon": _epsilon,
+}
+_BUILT: dict[str, tuple[ops.Transfer, Handler]] = {}
+
+
+def handler_for(op: str) -> Handler | None:
+    """The transfer function of a canonical op, from its registry entry (built once)."""
+    spec = ops.transfer(op)
+    if spec is None:
+        return None
+    built = _BUILT.get(op)
+    if built is None or built[0] is not spec:
+        factory = _FACTORIES.get(spec.rule)
+        fn = factory(spec.kind or op, spec) if factory else _HANDLERS[spec.rule]
+        built = _BUILT[op] = (spec, fn)
+    return built[1]
+
+
+def known_rules() -> frozenset[str]:
+    """The handler families a registry entry may name."""
+    return frozenset(_FACTORIES) | frozenset(_HANDLERS)

@@ -1,0 +1,990 @@
+"""The op registry: everything tfnumlint knows about one canonical op, in one entry.
+
+A canonical op (``"log"``, ``"softmax"``, ...) is what every spelling of a TensorFlow/Keras
+function collapses onto (``tf.math.log``, ``tf.log``, ``keras.ops.log``, ``K.log``).  Its
+entry holds, next to each other:
+
+- its spellings, as :func:`tfnumlint.analysis.names.normalise` writes them;
+- its static transfer (range, zero reason, kind) for :mod:`tfnumlint.analysis.transfer`;
+- its probe signature (canonical parameter names) and trace builder for the verifier;
+- the TensorFlow graph op types it lowers to, their interval transfer and danger zone;
+- its fix rendering (``tf.`` path, Keras-backend name).
+
+Plain data, no TensorFlow and no libcst: the static side reads every field, and the TF side
+(:mod:`tfnumlint.verify.trace`, :mod:`tfnumlint.verify.intervals`) resolves the names it
+holds (``trace="math.log"`` is ``tf.math.log``; ``interval="sqrt"`` is a transfer named in
+``intervals.py``).  So layers keep pointing one way and adding an op is one entry here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
+from dataclasses import dataclass
+
+from .optimizers import OPTIMIZERS
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """How the static evaluator computes the op's value: ``rule`` names a handler family in
+    :mod:`tfnumlint.analysis.transfer` (``unary`` uses the range and zero reason given here)."""
+
+    rule: str
+    lo: float = -INF
+    hi: float = INF
+    zero: str | None = None  # why the output can be exactly 0 (unary ops)
+    kind: str | None = None  # the value's producer kind, when it is not the op's name
+
+
+@dataclass(frozen=True)
+class Danger:
+    """Where an input of the op makes it produce NaN/Inf, tested on its interval.
+
+    ``test``: ``reaches`` (lo <= bound), ``straddles`` (lo <= bound <= hi), ``overflows``
+    (hi past log(max) of the dtype), ``leaves_unit`` (reaches -1 or 1), ``pow_base`` (a
+    base <= 0 with a non-integral exponent), ``never`` (a guarded op), ``branches`` (the op
+    is unsafe only through its branches, which are checked as ops of their own)."""
+
+    arg: int
+    test: str
+    bound: float = 0.0
+    label: str = "0"  # how a message names the zone
+    what: str | None = None  # how a message names the input checked (default: "<type> input")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One canonical op.  Every field but the name is optional: an op the verifier cannot
+    trace has no ``params``/``trace``, an op no rewrite writes has no ``render``."""
+
+    name: str
+    spellings: tuple[str, ...] = ()  # normalised dotted names the static rules dispatch on
+    probe_spellings: tuple[str, ...] = ()  # names only the verifier's slicer accepts
+    transfer: Transfer | None = None
+    log_space: bool = False  # its output is a log-likelihood: exp of it is intended
+    params: tuple[str, ...] | None = None  # canonical parameters, in positional order
+    param_aliases: tuple[tuple[str, str], ...] = ()  # per-op keyword -> canonical parameter
+    trace: str | None = None  # "math.log" (tf.math.log), "reduction(math.reduce_sum)", "_pow"
+    float_only: bool = False  # the traced op casts a bool/int operand to float first
+    logits_input: bool = False  # its first input is a logit (sigmoid/softmax family)
+    probability: bool = False  # its output is a probability the proofs watch
+    row_coupled: bool = False  # each output reads a whole row: probes give rows of 2+ values
+    graph: tuple[str, ...] = ()  # TF graph op types it lowers to
+    interval: str | None = None  # interval transfer of those graph types (intervals.py)
+    danger: Danger | None = None
+    render: tuple[str, str | None] | None = None  # (path under tf, keras.backend name)
+
+
+REGISTRY: dict[str, Op] = {}
+SPELLINGS: dict[str, str] = {}  # normalised dotted name -> canonical op (static dispatch)
+PROBE_SPELLINGS: dict[str, str] = {}  # extra names the verifier's slicer accepts
+_version = [0]  # bumped by register(): derived tables on the TF side rebuild on a change
+
+
+def register(op: Op) -> Op:
+    """Add an op: its spellings, transfer, probe signature and trace become live at once."""
+    if op.name in REGISTRY:
+        raise ValueError(f"op {op.name!r} is registered twice")
+    REGISTRY[op.name] = op
+    SPELLINGS.update(dict.fromkeys(op.spellings, op.name))
+    PROBE_SPELLINGS.update(dict.fromkeys(op.probe_spellings, op.name))
+    _version[0] += 1
+    return op
+
+
+def unregister(name: str) -> None:
+    """Remove an op (tests that register one of their own clean up with this)."""
+    op = REGISTRY.pop(name)
+    for table, names in ((SPELLINGS, op.spellings), (PROBE_SPELLINGS, op.probe_spellings)):
+        for spelling in names:
+            if table.get(spelling) == name:
+                del table[spelling]
+    _version[0] += 1
+
+
+def version() -> int:
+    """Changes whenever an op is registered or removed (a cache key for derived tables)."""
+    return _version[0]
+
+
+class _Traceable(Set[str]):
+    """The ops a probe may contain (those with a signature), read live from the registry."""
+
+    def __contains__(self, name: object) -> bool:
+        op = REGISTRY.get(name) if isinstance(name, str) else None
+        return op is not None and op.params is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n, op in REGISTRY.items() if op.params is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[str]) -> frozenset[str]:  # type: ignore[override]
+        return frozenset(it)  # what `|` and `&` return: a snapshot
+
+
+class _Params(Mapping[str, tuple[str, ...]]):
+    """Canonical op -> its canonical parameter names, read live from the registry."""
+
+    def __getitem__(self, name: str) -> tuple[str, ...]:
+        params = REGISTRY[name].params
+        if params is None:
+            raise KeyError(name)
+        return params
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(TRACEABLE)
+
+    def __len__(self) -> int:
+        return len(TRACEABLE)
+
+
+TRACEABLE: Set[str] = _Traceable()
+PARAMS: Mapping[str, tuple[str, ...]] = _Params()
+
+
+def param_aliases(name: str) -> dict[str, str]:
+    op = REGISTRY.get(name)
+    return dict(op.param_aliases) if op else {}
+
+
+def transfer(name: str) -> Transfer | None:
+    op = REGISTRY.get(name)
+    return op.transfer if op else None
+
+
+def ops_with(predicate: Callable[[Op], bool]) -> frozenset[str]:
+    """Names of the registered ops an entry predicate holds for (a snapshot)."""
+    return frozenset(n for n, op in REGISTRY.items() if predicate(op))
+
+
+for _op in (
+    Op(
+        "log",
+        spellings=("tf.math.log", "tf.log", "keras.ops.log", "keras.backend.log"),
+        log_space=True,
+        params=("x",),
+        trace="math.log",
+        float_only=True,
+        graph=("Log",),
+        interval="monotone:log",
+        danger=Danger(0, "reaches", 0.0, "0"),
+        render=("math.log", "log"),
+    ),
+    Op(
+        "log1p",
+        spellings=("tf.math.log1p", "tf.log1p", "keras.ops.log1p"),
+        log_space=True,
+        params=("x",),
+        trace="math.log1p",
+        float_only=True,
+        graph=("Log1p",),
+        interval="monotone:log1p",
+        danger=Danger(0, "reaches", -1.0, "-1"),
+        render=("math.log1p", None),
+    ),
+    Op(
+        "exp",
+        spellings=("tf.math.exp", "tf.exp", "keras.ops.exp", "keras.backend.exp"),
+        transfer=Transfer("unary", 0.0, INF),
+        params=("x",),
+        trace="math.exp",
+        float_only=True,
+        graph=("Exp",),
+        interval="monotone:exp",
+        danger=Danger(0, "overflows", label="an overflow"),
+    ),
+    Op(
+        "expm1",
+        spellings=("tf.math.expm1", "tf.expm1", "keras.ops.expm1"),
+        params=("x",),
+        trace="math.expm1",
+        float_only=True,
+        graph=("Expm1",),
+        interval="monotone:expm1",
+        danger=Danger(0, "overflows", label="an overflow"),
+        render=("math.expm1", None),
+    ),
+    Op(
+        "log_softmax",
+        spellings=(
+            "tf.nn.log_softmax",
+            "tf.math.log_softmax",
+            "keras.ops.log_softmax",
+            "keras.activations.log_softmax",
+        ),
+        transfer=Transfer("unary", -INF, 0.0),
+        log_space=True,
+        params=("x", "axis"),
+        param_aliases=(("logits", "x"),),
+        trace="axis_op(nn.log_softmax)",
+        graph=("LogSoftmax",),
+        interval="nonpositive",
+        render=("nn.log_softmax", None),
+        logits_input=True,
+        row_coupled=True,
+    ),
+    Op(
+        "log_sigmoid",
+        spellings=("tf.math.log_sigmoid", "keras.ops.log_sigmoid"),
+        transfer=Transfer("unary", -INF, 0.0),
+        log_space=True,
+        params=("x",),
+        trace="math.log_sigmoid",
+        float_only=True,
+        render=("math.log_sigmoid", None),
+        logits_input=True,
+    ),
+    Op(
+        "reduce_logsumexp",
+        spellings=(
+            "tf.math.reduce_logsumexp",
+            "tf.reduce_logsumexp",
+            "keras.ops.logsumexp",
+            "keras.backend.logsumexp",
+        ),
+        log_space=True,
+        params=("x", "axis", "keepdims", "name"),
+        trace="reduction(math.reduce_logsumexp)",
+        render=("reduce_logsumexp", "logsumexp"),
+        row_coupled=True,
+    ),
+    Op(
+        "xlogy",
+        spellings=("tf.math.xlogy", "keras.ops.xlogy"),
+        log_space=True,
+        params=("x", "y"),
+        trace="elementwise(math.xlogy)",
+        graph=("Xlogy",),
+        interval="top",  # no bound kept: any value
+        danger=Danger(1, "reaches", 0.0, "0", what="log argument"),
+    ),
+    Op(
+        "sigmoid",
+        spellings=(
+            "tf.math.sigmoid",
+            "tf.sigmoid",
+            "tf.nn.sigmoid",
+            "keras.ops.sigmoid",
+            "keras.activations.sigmoid",
+            "keras.backend.sigmoid",
+        ),
+        transfer=Transfer("unary", 0.0, 1.0),
+        params=("x",),
+        trace="math.sigmoid",
+        float_only=True,
+        graph=("Sigmoid",),
+        interval="monotone:sigmoid",
+        logits_input=True,
+        probability=True,
+    ),
+    Op(
+        "softmax",
+        spellings=(
+            "tf.nn.softmax",
+            "tf.math.softmax",
+            "keras.ops.softmax",
+            "keras.activations.softmax",
+            "keras.backend.softmax",
+        ),
+        transfer=Transfer("unary", 0.0, 1.0),
+        params=("x", "axis"),
+        param_aliases=(("logits", "x"),),
+        trace="axis_op(nn.softmax)",
+        graph=("Softmax",),
+        interval="unit",
+        render=("nn.softmax", "softmax"),
+        logits_input=True,
+        probability=True,
+        row_coupled=True,
+    ),
+    Op(
+        "relu",
+        spellings=("tf.nn.relu", "keras.ops.relu", "keras.activations.relu", "keras.backend.relu"),
+        transfer=Transfer("unary", 0.0, INF, zero="every relu input is <= 0"),
+        params=("x",),
+        trace="nn.relu",
+        graph=("Relu",),
+        interval="relu",
+    ),
+    Op(
+        "relu6",
+        spellings=("tf.nn.relu6", "keras.ops.relu6"),
+        transfer=Transfer("unary", 0.0, 6.0, zero="every relu input is <= 0"),
+        params=("x",),
+        trace="nn.relu6",
+        graph=("Relu6",),
+        interval="relu6",
+    ),
+    Op(
+        "softplus",
+        spellings=(
+            "tf.math.softplus",
+            "tf.nn.softplus",
+            "keras.ops.softplus",
+            "keras.activations.softplus",
+            "keras.backend.softplus",
+        ),
+        transfer=Transfer("unary", 0.0, INF),
+        params=("x",),
+        trace="math.softplus",
+        float_only=True,
+        graph=("Softplus",),
+        interval="softplus",
+        render=("math.softplus", "softplus"),
+    ),
+    Op(
+        "tanh",
+        spellings=("tf.math.tanh", "tf.tanh", "tf.nn.tanh", "keras.ops.tanh", "keras.backend.tanh"),
+        transfer=Transfer("unary", -1.0, 1.0),
+        params=("x",),
+        trace="math.tanh",
+        float_only=True,
+        graph=("Tanh",),
+        interval="monotone:tanh",
+    ),
+    Op(
+        "square",
+        spellings=("tf.math.square", "tf.square", "keras.ops.square", "keras.backend.square"),
+        transfer=Transfer("unary", 0.0, INF, zero="its input is 0"),
+        params=("x",),
+        trace="math.square",
+        graph=("Square",),
+        interval="square",
+        render=("square", "square"),
+    ),
+    Op(
+        "squared_difference",
+        spellings=("tf.math.squared_difference", "tf.squared_difference"),
+        transfer=Transfer("unary", 0.0, INF, zero="its operands are equal"),
+    ),
+    Op(
+        "sqrt",
+        spellings=("tf.math.sqrt", "tf.sqrt", "keras.ops.sqrt", "keras.backend.sqrt"),
+        transfer=Transfer("unary", 0.0, INF),
+        params=("x",),
+        trace="math.sqrt",
+        float_only=True,
+        graph=("Sqrt",),
+        interval="sqrt",
+        danger=Danger(0, "reaches", 0.0, "0"),
+        render=("sqrt", "sqrt"),
+    ),
+    Op(
+        "rsqrt",
+        spellings=("tf.math.rsqrt", "tf.rsqrt", "keras.ops.rsqrt"),
+        params=("x",),
+        trace="math.rsqrt",
+        float_only=True,
+        graph=("Rsqrt",),
+        interval="rsqrt",
+        danger=Danger(0, "reaches", 0.0, "0"),
+    ),
+    Op(
+        "reciprocal",
+        spellings=("tf.math.reciprocal", "tf.reciprocal", "keras.ops.reciprocal"),
+        params=("x",),
+        trace="math.reciprocal",
+        float_only=True,
+        graph=("Reciprocal", "Inv"),
+        interval="reciprocal",
+        danger=Danger(0, "straddles", 0.0, "0"),
+    ),
+    Op(
+        "abs",
+        spellings=(
+            "tf.math.abs",
+            "tf.abs",
+            "keras.ops.abs",
+            "keras.ops.absolute",
+            "keras.backend.abs",
+        ),
+        transfer=Transfer("unary", 0.0, INF, zero="its input is 0"),
+        params=("x",),
+        trace="math.abs",
+        graph=("Abs",),
+        interval="abs",
+    ),
+    Op(
+        "pow",
+        spellings=("tf.math.pow", "tf.pow", "keras.ops.power", "keras.backend.pow"),
+        params=("x", "y"),
+        trace="_pow",
+        graph=("Pow",),
+        interval="top",  # no bound kept: any value
+        danger=Danger(0, "pow_base", 0.0, "0", what="base"),
+    ),
+    Op(
+        "acos",
+        spellings=("tf.math.acos", "tf.acos", "keras.ops.arccos"),
+        params=("x",),
+        trace="math.acos",
+        float_only=True,
+        graph=("Acos",),
+        interval="acos",
+        danger=Danger(0, "leaves_unit", label="±1"),
+    ),
+    Op(
+        "asin",
+        spellings=("tf.math.asin", "tf.asin", "keras.ops.arcsin"),
+        params=("x",),
+        trace="math.asin",
+        float_only=True,
+        graph=("Asin",),
+        interval="asin",
+        danger=Danger(0, "leaves_unit", label="±1"),
+    ),
+    Op(
+        "atanh",
+        spellings=("tf.math.atanh", "tf.atanh", "keras.ops.arctanh"),
+        params=("x",),
+        trace="math.atanh",
+        float_only=True,
+        graph=("Atanh",),
+        interval="top",
+        danger=Danger(0, "leaves_unit", label="±1"),
+    ),
+    Op(
+        "divide",
+        spellings=(
+            "tf.math.divide",
+            "tf.divide",
+            "tf.math.truediv",
+            "tf.truediv",
+            "tf.math.realdiv",
+            "tf.realdiv",
+            "tf.div",
+            "tf.math.div",
+            "keras.ops.divide",
+            "keras.ops.true_divide",
+        ),
+        transfer=Transfer("arith"),
+        params=("x", "y"),
+        trace="_divide",
+        graph=("RealDiv", "Div"),
+        interval="div",
+        danger=Danger(1, "straddles", 0.0, "0", what="denominator"),
+    ),
+    Op(
+        "divide_no_nan",
+        spellings=("tf.math.divide_no_nan", "tf.div_no_nan", "keras.ops.divide_no_nan"),
+        params=("x", "y"),
+        trace="elementwise(math.divide_no_nan)",
+        graph=("DivNoNan",),
+        interval="div_no_nan",
+        danger=Danger(1, "never", 0.0, "0", what="denominator"),
+        render=("math.divide_no_nan", None),
+    ),
+    Op(
+        "multiply",
+        spellings=("tf.math.multiply", "tf.multiply", "keras.ops.multiply"),
+        transfer=Transfer("arith"),
+        params=("x", "y"),
+        trace="elementwise(_multiply)",
+        graph=("Mul",),
+        interval="mul",
+    ),
+    Op(
+        "add",
+        spellings=("tf.math.add", "tf.add", "keras.ops.add"),
+        transfer=Transfer("arith"),
+        params=("x", "y"),
+        trace="elementwise(_add)",
+        graph=("Add", "AddV2"),
+        interval="add",
+    ),
+    Op(
+        "subtract",
+        spellings=("tf.math.subtract", "tf.subtract", "keras.ops.subtract"),
+        transfer=Transfer("arith"),
+        params=("x", "y"),
+        trace="elementwise(_subtract)",
+        graph=("Sub",),
+        interval="sub",
+    ),
+    Op(
+        "negative",
+        spellings=("tf.math.negative", "tf.negative", "keras.ops.negative"),
+        params=("x",),
+        trace="math.negative",
+        graph=("Neg",),
+        interval="neg",
+    ),
+    Op(
+        "maximum",
+        spellings=("tf.math.maximum", "tf.maximum", "keras.ops.maximum", "keras.backend.maximum"),
+        transfer=Transfer("maximum"),
+        params=("x", "y"),
+        trace="elementwise(math.maximum)",
+        graph=("Maximum",),
+        interval="maximum",
+        render=("maximum", "maximum"),
+    ),
+    Op(
+        "minimum",
+        spellings=("tf.math.minimum", "tf.minimum", "keras.ops.minimum", "keras.backend.minimum"),
+        transfer=Transfer("minimum"),
+        params=("x", "y"),
+        trace="elementwise(math.minimum)",
+        graph=("Minimum",),
+        interval="minimum",
+    ),
+    Op(
+        "clip_by_value",
+        spellings=("tf.clip_by_value", "keras.ops.clip", "keras.backend.clip"),
+        transfer=Transfer("clip"),
+        params=("x", "clip_value_min", "clip_value_max"),
+        trace="elementwise(clip_by_value)",
+        graph=("ClipByValue",),
+        interval="structural",
+        render=("clip_by_value", "clip"),
+    ),
+    Op(
+        "clip_by_norm",
+        spellings=("tf.clip_by_norm",),
+        params=("x", "clip_norm", "axes"),
+        trace="_clip_by_norm",
+    ),
+    Op("clip_by_global_norm", spellings=("tf.clip_by_global_norm",)),
+    Op(
+        "where",
+        spellings=("tf.where", "tf.where_v2", "keras.ops.where", "keras.backend.switch"),
+        params=("condition", "x", "y"),
+        param_aliases=(("x1", "x"), ("x2", "y")),
+        trace="_where",
+        graph=("Select", "SelectV2"),
+        interval="structural",
+        danger=Danger(0, "branches", label=""),
+        render=("where", None),
+    ),
+    Op(
+        "cast",
+        spellings=("tf.cast", "tf.dtypes.cast", "keras.ops.cast", "keras.backend.cast"),
+        transfer=Transfer("cast"),
+        params=("x", "dtype"),
+        trace="_cast",
+    ),
+    Op(
+        "stop_gradient",
+        spellings=("tf.stop_gradient", "keras.ops.stop_gradient", "keras.backend.stop_gradient"),
+        transfer=Transfer("passthrough"),
+        params=("x",),
+        trace="stop_gradient",
+        graph=("StopGradient",),
+        interval="same",
+    ),
+    Op(
+        "identity",
+        spellings=("tf.identity",),
+        transfer=Transfer("passthrough"),
+        params=("x",),
+        trace="identity",
+        graph=("Identity",),
+        interval="same",
+    ),
+    Op(
+        "reshape",
+        spellings=("tf.reshape", "keras.ops.reshape", "keras.backend.reshape"),
+        transfer=Transfer("passthrough"),
+        params=("x", "shape"),
+        trace="_reshape",
+        graph=("Reshape",),
+        interval="same",
+    ),
+    Op(
+        "tile",
+        spellings=("tf.tile", "keras.ops.tile", "keras.backend.tile"),
+        transfer=Transfer("passthrough"),
+        params=("x", "multiples"),
+        trace="_values_kept",
+        graph=("Tile",),
+        interval="same",
+    ),
+    Op(
+        "transpose",
+        spellings=(
+            "tf.transpose",
+            "tf.linalg.matrix_transpose",
+            "keras.ops.transpose",
+            "keras.backend.transpose",
+        ),
+        probe_spellings=("tf.linalg.transpose", "keras.backend.permute_dimensions"),
+        transfer=Transfer("passthrough"),
+        params=("x", "perm"),
+        trace="_transpose",
+        graph=("Transpose",),
+        interval="same",
+    ),
+    Op(
+        "expand_dims",
+        spellings=("tf.expand_dims", "keras.ops.expand_dims", "keras.backend.expand_dims"),
+        transfer=Transfer("passthrough"),
+        params=("x", "axis"),
+        trace="_expand_dims",
+        graph=("ExpandDims",),
+        interval="same",
+    ),
+    Op(
+        "squeeze",
+        spellings=("tf.squeeze", "keras.ops.squeeze", "keras.backend.squeeze"),
+        probe_spellings=("tf.compat.v1.squeeze",),
+        transfer=Transfer("passthrough"),
+        params=("x", "axis"),
+        trace="_squeeze",
+        graph=("Squeeze",),
+        interval="same",
+    ),
+    Op(
+        "gather",
+        spellings=("tf.gather", "keras.ops.take", "keras.backend.gather"),
+        transfer=Transfer("passthrough"),
+        params=("x", "indices", "axis"),
+        param_aliases=(("indices", "indices"),),
+        trace="_values_kept",
+    ),
+    Op(
+        "concat",
+        spellings=("tf.concat", "keras.ops.concatenate", "keras.backend.concatenate"),
+        transfer=Transfer("concat"),
+        params=("x", "axis"),
+        trace="_concat",
+    ),
+    Op(
+        "reduce_sum",
+        spellings=("tf.math.reduce_sum", "tf.reduce_sum", "keras.ops.sum", "keras.backend.sum"),
+        transfer=Transfer("reduce"),
+        params=("x", "axis", "keepdims", "name"),
+        trace="reduction(math.reduce_sum)",
+        graph=("Sum",),
+        interval="sum",
+        render=("reduce_sum", "sum"),
+    ),
+    Op(
+        "reduce_mean",
+        spellings=("tf.math.reduce_mean", "tf.reduce_mean", "keras.ops.mean", "keras.backend.mean"),
+        transfer=Transfer("reduce"),
+        params=("x", "axis", "keepdims", "name"),
+        trace="reduction(math.reduce_mean)",
+        graph=("Mean",),
+        interval="same",
+        render=("reduce_mean", "mean"),
+    ),
+    Op(
+        "reduce_max",
+        spellings=("tf.math.reduce_max", "tf.reduce_max", "keras.ops.max", "keras.backend.max"),
+        transfer=Transfer("reduce"),
+        params=("x", "axis", "keepdims", "name"),
+        trace="reduction(math.reduce_max)",
+        graph=("Max",),
+        interval="same",
+    ),
+    Op(
+        "reduce_min",
+        spellings=("tf.math.reduce_min", "tf.reduce_min", "keras.ops.min", "keras.backend.min"),
+        transfer=Transfer("reduce"),
+        params=("x", "axis", "keepdims", "name"),
+        trace="reduction(math.reduce_min)",
+        graph=("Min",),
+        interval="same",
+    ),
+    Op(
+        "reduce_prod",
+        spellings=("tf.math.reduce_prod", "tf.reduce_prod", "keras.ops.prod", "keras.backend.prod"),
+        params=("x", "axis", "keepdims", "name"),
+        trace="reduction(math.reduce_prod)",
+        graph=("Prod",),
+        interval="prod",
+    ),
+    Op(
+        "reduce_std",
+        spellings=("tf.math.reduce_std", "keras.ops.std", "keras.backend.std"),
+        transfer=Transfer("norm"),
+        params=("x", "axis", "keepdims", "name"),
+        trace="reduction(math.reduce_std)",
+    ),
+    Op(
+        "reduce_variance",
+        spellings=("tf.math.reduce_variance", "keras.ops.var", "keras.backend.var"),
+        transfer=Transfer("norm"),
+        params=("x", "axis", "keepdims", "name"),
+        trace="reduction(math.reduce_variance)",
+    ),
+    Op(
+        "count_nonzero",
+        spellings=("tf.math.count_nonzero", "tf.count_nonzero", "keras.ops.count_nonzero"),
+        transfer=Transfer("norm"),
+        params=("x", "axis", "keepdims", "dtype"),
+        trace="_count_nonzero",
+    ),
+    Op(
+        "norm",
+        spellings=("tf.norm", "tf.linalg.norm", "keras.ops.norm", "keras.ops.linalg.norm"),
+        transfer=Transfer("norm"),
+        params=("x", "ord", "axis", "keepdims"),
+        trace="_norm",
+    ),
+    Op(
+        "euclidean_norm",
+        spellings=("tf.math.reduce_euclidean_norm", "tf.reduce_euclidean_norm"),
+        transfer=Transfer("norm"),
+        params=("x", "axis", "keepdims", "name"),
+        trace="reduction(math.reduce_euclidean_norm)",
+        graph=("EuclideanNorm",),
+        interval="nonnegative",
+    ),
+    Op(
+        "l2_normalize",
+        spellings=("tf.math.l2_normalize", "tf.nn.l2_normalize", "keras.backend.l2_normalize"),
+        transfer=Transfer("unary", -1.0, 1.0),
+        params=("x", "axis", "epsilon"),
+        trace="_l2_normalize",
+    ),
+    Op(
+        "matmul",
+        spellings=(
+            "tf.linalg.matmul",
+            "tf.matmul",
+            "keras.ops.matmul",
+            "keras.backend.dot",
+            "keras.ops.dot",
+        ),
+        transfer=Transfer("unary", -INF, INF),
+        params=("a", "b", "transpose_a", "transpose_b"),
+        param_aliases=(("x", "a"), ("y", "b"), ("x1", "a"), ("x2", "b"), ("a", "a"), ("b", "b")),
+        trace="_matmul",
+        graph=("MatMul", "BatchMatMulV2", "BatchMatMulV3"),
+        interval="matmul",
+    ),
+    Op("moments", spellings=("tf.nn.moments",), transfer=Transfer("moments")),
+    Op(
+        "one_hot",
+        spellings=("tf.one_hot", "keras.ops.one_hot", "keras.backend.one_hot"),
+        transfer=Transfer("one_hot"),
+        params=("indices", "depth", "on_value", "off_value", "axis", "dtype"),
+        param_aliases=(("indices", "indices"),),
+        trace="_one_hot",
+    ),
+    Op(
+        "placeholder",
+        spellings=("tf.placeholder", "keras.backend.placeholder"),
+        transfer=Transfer("source"),
+    ),
+    Op(
+        "variable",
+        spellings=("tf.Variable", "tf.get_variable", "keras.Variable", "keras.backend.variable"),
+        transfer=Transfer("source"),
+    ),
+    Op(
+        "constant",
+        spellings=("tf.constant", "tf.convert_to_tensor", "keras.ops.convert_to_tensor"),
+        transfer=Transfer("source"),
+        params=("x", "dtype"),
+        trace="_constant",
+    ),
+    Op(
+        "zeros",
+        spellings=("tf.zeros", "tf.zeros_like", "keras.ops.zeros", "keras.ops.zeros_like"),
+        transfer=Transfer("source"),
+        params=("x", "dtype"),
+        param_aliases=(("shape", "x"), ("input", "x")),
+        trace="like(zeros_like)",
+        graph=("ZerosLike",),
+        interval="zero",
+        render=("zeros_like", "zeros_like"),
+    ),
+    Op(
+        "ones",
+        spellings=("tf.ones", "tf.ones_like", "keras.ops.ones", "keras.ops.ones_like"),
+        transfer=Transfer("source"),
+        params=("x", "dtype"),
+        param_aliases=(("shape", "x"), ("input", "x")),
+        trace="like(ones_like)",
+        graph=("OnesLike",),
+        interval="one",
+        render=("ones_like", "ones_like"),
+    ),
+    Op(
+        "random",
+        spellings=(
+            "tf.random.normal",
+            "tf.random.uniform",
+            "tf.random_normal",
+            "tf.random_uniform",
+            "tf.random.truncated_normal",
+            "tf.truncated_normal",
+        ),
+        transfer=Transfer("source"),
+    ),
+    Op(
+        "keras_input",
+        spellings=("keras.Input", "keras.layers.Input"),
+        transfer=Transfer("source", kind="input"),
+    ),
+    Op(
+        "epsilon",
+        spellings=("keras.backend.epsilon", "keras.config.epsilon"),
+        transfer=Transfer("epsilon"),
+    ),
+    Op(
+        "sigmoid_xent",
+        spellings=("tf.nn.sigmoid_cross_entropy_with_logits",),
+        params=("labels", "logits"),
+        param_aliases=(("logits", "logits"),),
+        trace="xent(nn.sigmoid_cross_entropy_with_logits)",
+        render=("nn.sigmoid_cross_entropy_with_logits", None),
+    ),
+    Op(
+        "softmax_xent",
+        spellings=(
+            "tf.nn.softmax_cross_entropy_with_logits",
+            "tf.nn.softmax_cross_entropy_with_logits_v2",
+            "tf.nn.sparse_softmax_cross_entropy_with_logits",
+        ),
+        params=("labels", "logits", "axis"),
+        param_aliases=(("logits", "logits"), ("dim", "axis")),
+        trace="xent(nn.softmax_cross_entropy_with_logits)",
+        render=("nn.softmax_cross_entropy_with_logits", None),
+        row_coupled=True,
+    ),
+    Op(
+        "weighted_xent",
+        spellings=("tf.nn.weighted_cross_entropy_with_logits",),
+        params=("labels", "logits", "pos_weight"),
+        trace="_weighted_xent",
+        render=("nn.weighted_cross_entropy_with_logits", None),
+    ),
+    Op(
+        "check_numerics",
+        spellings=(
+            "tf.debugging.check_numerics",
+            "tf.check_numerics",
+            "tf.debugging.assert_all_finite",
+            "tf.debugging.enable_check_numerics",
+            "tf.verify_tensor_all_finite",
+        ),
+    ),
+    Op(
+        "set_policy",
+        spellings=(
+            "keras.mixed_precision.set_global_policy",
+            "keras.mixed_precision.experimental.set_policy",
+            "keras.mixed_precision.set_dtype_policy",
+            "keras.config.set_dtype_policy",
+        ),
+    ),
+    Op(
+        "loss_scale_optimizer",
+        spellings=(
+            "keras.mixed_precision.LossScaleOptimizer",
+            "tf.train.experimental.enable_mixed_precision_graph_rewrite",
+            "tf.mixed_precision.enable_mixed_precision_graph_rewrite",
+        ),
+    ),
+    Op(
+        "dataset",
+        spellings=(
+            "tf.data.Dataset.from_tensor_slices",
+            "tf.data.Dataset.from_tensors",
+            "tf.data.Dataset.from_generator",
+            "tf.data.TFRecordDataset",
+        ),
+    ),
+    Op("dense", spellings=("keras.layers.Dense",), transfer=Transfer("dense_layer")),
+    Op(
+        "sequential",
+        spellings=("keras.Sequential", "keras.models.Sequential"),
+        transfer=Transfer("sequential"),
+    ),
+    Op(
+        "keras_model",
+        spellings=("keras.Model", "keras.models.Model"),
+        transfer=Transfer("functional_model"),
+    ),
+    Op("gradient_tape", spellings=("tf.GradientTape",)),
+    Op(
+        "greater",
+        probe_spellings=("tf.greater", "tf.math.greater", "keras.ops.greater"),
+        params=("x", "y"),
+        trace="compare(>)",
+    ),
+    Op(
+        "greater_equal",
+        probe_spellings=("tf.greater_equal", "tf.math.greater_equal", "keras.ops.greater_equal"),
+        params=("x", "y"),
+        trace="compare(>=)",
+    ),
+    Op(
+        "less",
+        probe_spellings=("tf.less", "tf.math.less", "keras.ops.less"),
+        params=("x", "y"),
+        trace="compare(<)",
+    ),
+    Op(
+        "less_equal",
+        probe_spellings=("tf.less_equal", "tf.math.less_equal", "keras.ops.less_equal"),
+        params=("x", "y"),
+        trace="compare(<=)",
+    ),
+    Op(
+        "equal",
+        probe_spellings=("tf.equal", "tf.math.equal", "keras.ops.equal"),
+        params=("x", "y"),
+        trace="compare(==)",
+    ),
+    Op(
+        "not_equal",
+        probe_spellings=("tf.not_equal", "tf.math.not_equal", "keras.ops.not_equal"),
+        params=("x", "y"),
+        trace="compare(!=)",
+    ),
+    Op(
+        "logical_and",
+        probe_spellings=("tf.logical_and", "tf.math.logical_and", "keras.ops.logical_and"),
+        params=("x", "y"),
+        trace="elementwise(math.logical_and)",
+    ),
+    Op(
+        "logical_or",
+        probe_spellings=("tf.logical_or", "tf.math.logical_or", "keras.ops.logical_or"),
+        params=("x", "y"),
+        trace="elementwise(math.logical_or)",
+    ),
+    Op(
+        "logical_not",
+        probe_spellings=("tf.logical_not", "tf.math.logical_not", "keras.ops.logical_not"),
+        params=("x",),
+        trace="math.logical_not",
+    ),
+    # Keras losses, by family (the rules read the family from the name after "loss:")
+    Op(
+        "loss:binary_crossentropy",
+        spellings=(
+            "keras.losses.BinaryCrossentropy",
+            "keras.losses.binary_crossentropy",
+            "keras.backend.binary_crossentropy",
+            "keras.metrics.binary_crossentropy",
+        ),
+    ),
+    Op(
+        "loss:categorical_crossentropy",
+        spellings=(
+            "keras.losses.CategoricalCrossentropy",
+            "keras.losses.categorical_crossentropy",
+            "keras.backend.categorical_crossentropy",
+            "keras.losses.SparseCategoricalCrossentropy",
+            "keras.losses.sparse_categorical_crossentropy",
+            "keras.backend.sparse_categorical_crossentropy",
+        ),
+    ),
+):
+    register(_op)
+
+# optimizers keep their facts in one table of their own; their spellings dispatch here as
+# the canonical op "optimizer:<family>"
+for _family, _opt in OPTIMIZERS.items():
+    SPELLINGS.update(dict.fromkeys(_opt.spellings, "optimizer:" + _family))
