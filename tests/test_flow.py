@@ -509,3 +509,41 @@ def test_a_value_witness_at_ordinary_values_of_loop_state_is_inconclusive():
     values (a == b == c), which the solver's bracket excludes."""
     probe = one_probe(BRACKET_LOOP, "TNL201")
     assert gradflow.apply(probe, _value_verdict([]))["status"] == "inconclusive"
+
+
+# ---------------------------------------------------------------- decoding-time samplers
+
+TOP_K_SAMPLER = """\
+    import tensorflow as tf
+
+
+    class TopKSampler:
+        def get_next_token(self, probabilities):
+            top_k_pred, top_k_indices = tf.math.top_k(probabilities, k=5)
+            return tf.random.categorical(tf.math.log(top_k_pred), 1)
+"""
+
+
+def test_a_sampler_class_is_a_gradient_free_context():
+    from test_reachability import one_probe
+
+    probe = one_probe(TOP_K_SAMPLER, "TNL101")
+    assert "sampler `TopKSampler.get_next_token`" in probe["no_gradient"]
+
+
+def test_minus_inf_log_probability_in_a_sampler_is_a_score_not_a_confirmed_hazard():
+    probe = {"no_gradient": "it is in the sampler `TopKSampler.get_next_token`"}
+    out = {"status": "confirmed", "symptom": "inf-value", "detail": "at p = 0, log(p) = -inf",
+           "observed": {"value": "-inf"}}  # fmt: skip
+    judged = gradflow.apply(probe, out)
+    assert judged["status"] == "inconclusive"
+    assert "impossible outcome" in judged["detail"]
+    # a NaN (0 * log 0) or a +inf is still a hazard in a sampler, and -inf in a metric is too
+    assert (
+        gradflow.apply(probe, {**out, "symptom": "nan-value", "observed": {"value": "nan"}})[
+            "status"
+        ]
+        == "confirmed"
+    )
+    metric = {"no_gradient": "it is in the metric method `result`"}
+    assert gradflow.apply(metric, out)["status"] == "confirmed"

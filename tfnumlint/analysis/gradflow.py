@@ -36,6 +36,8 @@ _INIT_FUNCTION = re.compile(r"(?:^|_)(?:initiali[sz]er|init_weights?|initial_val
 _SAMPLER_FUNCTION = re.compile(
     r"(?:^|_)(?:sample|samples|sampler|sampling|draw)(?:_|$)|^_sample_n$"
 )
+# Decoding-time samplers (top-k, beam search): they score tokens, nothing differentiates them.
+_SAMPLER_CLASS = re.compile(r"Sampler$|^(?:Beam|Greedy)Search")
 _TARGET_FUNCTION = re.compile(
     r"(?:^|_)(?:build_targets?|compute_targets?|encode_targets?|targets?|rewards?|returns|"
     r"match|matcher|matching|assign|assigner|cost_matrix)(?:_|$)"
@@ -424,6 +426,8 @@ def context_of_scope(scope: Scope, path: str = "") -> str | None:
         # reparameterisation, z = mean + exp(log_var / 2) * eps, which gradients flow through
         if fs.cls is not None and _SAMPLER_FUNCTION.search(name.lower()):
             return f"it is in the sampler `{name}`"
+        if fs.cls is not None and _SAMPLER_CLASS.search(fs.cls.node.name.value):
+            return f"it is in the sampler `{fs.cls.node.name.value}.{name}`"
         if _TARGET_FUNCTION.search(name.lower()):
             return f"it computes targets or assignments (`{name}`)"
         if fs.cls is not None:
@@ -906,6 +910,19 @@ def loop_state_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
     )
 
 
+def impossible_event_score(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """A log-probability of -inf in a sampler or a test: the score of an impossible outcome,
+    which sampling and argmax handle as intended.  Only NaN, +inf or a gradient there would
+    be a hazard, and nothing differentiates that code."""
+    reason = probe.get("no_gradient") or ""
+    observed = out.get("observed") or {}
+    if out.get("status") != "confirmed" or out.get("symptom") != "inf-value":
+        return None
+    if observed.get("value") != "-inf" or not ("sampler" in reason or "test" in reason):
+        return None
+    return f"but -inf is the log-probability of an impossible outcome there: {reason}"
+
+
 def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """The verdict: a gradient-only symptom where no gradient flows is not confirmed, nor is a
     value the code never computes (a guard) or one whose witness sets a solver loop's state."""
@@ -932,6 +949,9 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             "status": "refuted",
             "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
         }
+    score = impossible_event_score(probe, out)
+    if score:
+        return {**out, "status": "inconclusive", "detail": f"{out.get('detail', '')}; {score}"}
     state = loop_state_reason(probe, out)
     if state:
         return {**out, "status": "inconclusive", "detail": f"{out.get('detail', '')}; {state}"}
