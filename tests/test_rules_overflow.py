@@ -36,6 +36,23 @@ def test_tnl301_fires_on_unbounded_values(body):
     assert len(hits("TNL301", func(body, "a, b"))) == 1
 
 
+def test_tnl301_a_where_of_two_exps_is_non_negative_so_exp_of_its_negation_is_bounded():
+    """GEV-CDF shape: t = where(c == 0, exp(-z), exp(-log1p(z * c) / c)) is >= 0, exp(-t) <= 1."""
+    body = (
+        "t = tf.where(tf.equal(c, 0.), tf.exp(-a), tf.exp(-tf.math.log1p(a * c) / c))\n"
+        "return tf.exp(-t)"
+    )
+    flagged = hits("TNL301", func(body, "a, c"))
+    assert [f.line for f in flagged] == [5]  # exp(-a) inside the where, not exp(-t)
+    unbounded = hits("TNL301", func("t = tf.where(a > 0, a, b)\nreturn tf.exp(-t)", "a, b"))
+    assert len(unbounded) == 1
+
+
+def test_a_where_guard_does_not_pass_its_branchs_zero_on():
+    guarded = "return a / tf.where(b > 0, b, tf.ones_like(b))"
+    assert not hits("TNL201", func(guarded, "a, b"))
+
+
 def test_tnl301_manual_softmax():
     src = """\
         import tensorflow as tf

@@ -556,6 +556,7 @@ for _op in (
         spellings=("tf.where", "tf.where_v2", "keras.ops.where", "keras.backend.switch"),
         params=("condition", "x", "y"),
         param_aliases=(("x1", "x"), ("x2", "y")),
+        transfer=Transfer("where"),
         trace="_where",
         graph=("Select", "SelectV2"),
         interval="structural",

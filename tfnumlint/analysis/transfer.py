@@ -217,6 +217,25 @@ def _minimum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     return Val("minimum", lo, hi, tensor=True, prob=a.prob and b.prob, zero=_zero(lo, hi, a, b))
 
 
+def _where(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    """tf.where(c, x, y) lies between its branches' bounds.  Only the range travels: a where is
+    usually a guard, so a branch's zero reasons do not (`tf.where(d > 0, d, 1.)` is no 0)."""
+    x_node, y_node = call_arg(node, 1, "x", "x1"), call_arg(node, 2, "y", "x2")
+    if x_node is None or y_node is None:
+        return Val("where", tensor=True, desc="the where output")
+    x, y = ev.value(x_node, scope, order), ev.value(y_node, scope, order)
+    return Val(
+        "where",
+        min(x.lo, y.lo),
+        max(x.hi, y.hi),
+        tensor=True,
+        guarded=True,
+        prob=x.prob and y.prob,
+        log_space=x.log_space and y.log_space,
+        desc="the where output",
+    )
+
+
 def _passthrough(kind: str):
     def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
         inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
@@ -377,6 +396,7 @@ _HANDLERS: dict[str, Handler] = {
     "maximum": _maximum,
     "minimum": _minimum,
     "cast": _cast,
+    "where": _where,
     "concat": _concat,
     "moments": _moments,
     "dense_layer": _layer,
