@@ -55,8 +55,6 @@ def candidates(spec: Input, dtype: str) -> list[float]:
 def point_grid(inputs: list[Input], dtype: str) -> np.ndarray:
     """Rows of candidate values: the full product when small, else a structured sample."""
     cands = [candidates(i, dtype) for i in inputs]
-    for spec, c in zip(inputs, cands, strict=True):
-        spec.candidates = c
     if not inputs:
         return np.zeros((1, 0))
     total = math.prod(len(c) for c in cands)

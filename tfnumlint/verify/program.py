@@ -9,7 +9,7 @@ graph's ops; the climb itself is ``climb.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,6 @@ class Input:
     lo: float
     hi: float
     prob: bool  # modelled as sigmoid(free logit)
-    candidates: list[float] = field(default_factory=list)
 
 
 @dataclass

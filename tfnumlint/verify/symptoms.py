@@ -118,7 +118,7 @@ def find_symptom(
     """The first row (in candidate order) showing the rule's preferred symptom."""
     how = recipe(program.probe)
     if how["check"] == "absorption":
-        return absorbed(program, rows, res)
+        return absorbed(rows, res)
     m = masks(program, rows, res, thr)
     order = tuple(how["symptoms"]) + (() if how["only_listed"] else GENERIC)
     for symptom in order:
@@ -128,7 +128,7 @@ def find_symptom(
     return None
 
 
-def absorbed(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> Witness | None:
+def absorbed(rows: np.ndarray, res: dict[str, np.ndarray]) -> Witness | None:
     """x + eps == x: the eps changes nothing where it should keep the value off 0."""
     if "t0" not in res:
         return None

@@ -117,7 +117,7 @@ def choose(
     :func:`domains.unreachable`); else the first point whose needed inputs are, once the others
     are relaxed; else the first witness found, which the verdict will not count as confirmed."""
     if recipe(program.probe)["check"] == "absorption":
-        found = absorbed(program, rows, res)
+        found = absorbed(rows, res)
         return (found, None) if found is not None else None
     how = recipe(program.probe)
     m = masks(program, rows, res, thr)
@@ -289,7 +289,7 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
     dtype, expr, where = program.dtype, parts["expr"], parts["where"]
     head = f"at {where} ({dtype})"
     grads = parts["observed"]["gradient"]
-    gname, gval = _worst(grads, w.symptom)
+    gname, gval = _worst(grads)
     if w.symptom in ("nan-value", "inf-value"):
         return f"{head}, {expr} = {parts['value']}"
     if w.symptom in ("nan-gradient", "inf-gradient"):
@@ -333,7 +333,7 @@ def absorbed_note(program: Program, eps: float) -> str:
     return f"(the value is the same without it in {program.dtype})"
 
 
-def _worst(grads: dict[str, Any], symptom: str) -> tuple[str, str]:
+def _worst(grads: dict[str, Any]) -> tuple[str, str]:
     def badness(v: Any) -> float:
         if isinstance(v, str):
             return math.inf
