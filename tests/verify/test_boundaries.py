@@ -12,9 +12,15 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "tfnumlint"
+# probing.py's stages in the order they may import each other (CONTRIBUTING.md's picture)
+PROBING_STAGES = ("program", "points", "symptoms", "climb", "witness", "verdicts")
 WORKER_SIDE = frozenset(
     f"tfnumlint.verify.{m}"
-    for m in ("worker", "trace", "probing", "intervals", "proving", "training")
+    for m in (
+        *("worker", "trace", "intervals", "proving", "training"),
+        # the probing pipeline: its entry point and its stages
+        *("probing", *PROBING_STAGES),
+    )
 )
 TF_ROOTS = ("tensorflow", "keras", "tf_keras")
 
@@ -70,6 +76,17 @@ def test_static_modules_never_reach_the_worker_side():
                 if dep in graph and dep not in seen:
                     seen.add(dep)
                     stack.append(dep)
+
+
+def test_the_probing_stages_point_one_way():
+    """probing.py runs the stages; a stage imports only the stages before it, so none reaches
+    the entry point and they form no import cycle."""
+    graph = all_modules()
+    for i, stage in enumerate(PROBING_STAGES):
+        later = [f"tfnumlint.verify.{s}" for s in ("probing", *PROBING_STAGES[i:])]
+        deps = graph[f"tfnumlint.verify.{stage}"]
+        bad = {d for d in deps for m in later if d == m or d.startswith(m + ".")}
+        assert not bad, (stage, bad)
 
 
 def test_the_fix_package_has_no_evaluator_of_its_own():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -17,6 +18,10 @@ from probe_helpers import binop, call, const, expr, free, inp  # noqa: E402
 from test_reachability import probed  # noqa: E402
 
 from tfnumlint.verify import domains, probing  # noqa: E402
+from tfnumlint.verify.points import point_grid  # noqa: E402
+from tfnumlint.verify.program import build, run  # noqa: E402
+from tfnumlint.verify.symptoms import Witness  # noqa: E402
+from tfnumlint.verify.witness import minimise  # noqa: E402
 
 
 def verify(probe: dict, threshold: float = 1e6) -> dict:
@@ -299,7 +304,7 @@ def test_an_irrelevant_input_is_no_longer_shown_at_an_extreme():
     # a - b is 0 at any a == b; c only scales the result and is not needed at 100
     target = binop("/", inp("c"), binop("-", inp("a"), inp("b")))
     probe = expr("TNL201", target, [free("c"), free("a"), free("b")])
-    rows = probing.point_grid(probing.build(probe).inputs, "float32")
+    rows = point_grid(build(probe).inputs, "float32")
     assert 100.0 in rows[:, 0]  # the grid does put c at 100
     out = verify(probe)
     assert out["status"] == "confirmed"
@@ -309,10 +314,10 @@ def test_an_irrelevant_input_is_no_longer_shown_at_an_extreme():
 
 def test_minimise_relaxes_an_extreme_constant_and_keeps_the_needed_zero():
     probe = expr("TNL201", binop("/", inp("k"), inp("x")), [free("k"), free("x")])
-    program = probing.build(probe)
-    rows = probing.np.array([[100.0, 0.0]])
-    res = probing.run(program, rows)
-    w, needed = probing.minimise(program, probing.Witness("inf-value", 0, rows, res), 1e6)
+    program = build(probe)
+    rows = np.array([[100.0, 0.0]])
+    res = run(program, rows)
+    w, needed = minimise(program, Witness("inf-value", 0, rows, res), 1e6)
     assert list(w.rows[w.row]) == [1.0, 0.0]
     assert needed == ["x"]
 
@@ -322,19 +327,19 @@ def test_minimise_keeps_inputs_that_must_stay_equal():
     # one does, so neither is needed at 100
     target = binop("/", const(1.0), binop("-", inp("a"), inp("b")))
     probe = expr("TNL201", target, [free("a"), free("b")])
-    program = probing.build(probe)
-    rows = probing.np.array([[100.0, 100.0]])
-    res = probing.run(program, rows)
-    w, needed = probing.minimise(program, probing.Witness("inf-value", 0, rows, res), 1e6)
+    program = build(probe)
+    rows = np.array([[100.0, 100.0]])
+    res = run(program, rows)
+    w, needed = minimise(program, Witness("inf-value", 0, rows, res), 1e6)
     assert list(w.rows[w.row]) == [1.0, 1.0]
     assert needed == []
 
 
 def test_a_dead_gradient_witness_is_not_minimised():
-    program = probing.build(expr("TNL102", call("log", inp("z")), [free("z")]))
-    rows = probing.np.array([[0.0]])
-    w = probing.Witness("dead-gradient", 0, rows, probing.run(program, rows))
-    assert probing.minimise(program, w, 1e6) == (w, None)
+    program = build(expr("TNL102", call("log", inp("z")), [free("z")]))
+    rows = np.array([[0.0]])
+    w = Witness("dead-gradient", 0, rows, run(program, rows))
+    assert minimise(program, w, 1e6) == (w, None)
 
 
 # ---------------------------------------------------------------- real hazards stay confirmed

@@ -22,6 +22,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider  # noqa: E402
 
 from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
 from tfnumlint.verify import probing, slicer, trace  # noqa: E402
+from tfnumlint.verify.program import build, to_batch  # noqa: E402
 
 PATH = "/virtual/semantics.py"
 HEADER = (
@@ -72,7 +73,7 @@ def compare(expr: str, seed: int = 0) -> None:
     rejected by the probe too (it must never invent a broadcast TF does not do)."""
     probe = slice_of(expr)
     assert not probe["unsupported"], probe["unsupported"]
-    program = probing.build(probe)
+    program = build(probe)
     rng = np.random.default_rng(seed)
     names = [i.name for i in program.inputs]
     # every point a different [2, 3] tensor: a dropped or wrong axis changes the value
@@ -131,9 +132,9 @@ def test_a_full_reduction_never_meets_another_points_row():
     """X / sqrt(reduce_sum(square(X))) was "inf at X = 1": the [N] sum broadcast against
     the [N, 1, K] batch, so one point's numerator met another's denominator."""
     probe = slice_of("x / tf.sqrt(tf.reduce_sum(tf.square(x)))", "x")
-    program = probing.build(probe)
+    program = build(probe)
     rows = np.array([[1.0], [0.0], [3.0]])
-    got = np.asarray(program.fn(*probing.to_batch(program, rows))["t"])
+    got = np.asarray(program.fn(*to_batch(program, rows))["t"])
     assert np.allclose(got[0], 1.0) and np.allclose(got[2], 1.0)
     assert np.isnan(got[1]).all()
     verdict = probing.verify_expr({**probe, "rule": "TNL201"}, 1e6)
@@ -266,10 +267,10 @@ def test_a_name_read_many_times_is_sliced_once():
     tree = sl.tree(site.node, site.scope, site.order)
     assert not sl.truncated and sl.count < slicer.MAX_NODES
     assert [i["name"] for i in sl.inputs.values()] == ["x"]
-    program = probing.build({"kind": "expr", "rule": "probe", "dtype": "float32", "path": PATH,
+    program = build({"kind": "expr", "rule": "probe", "dtype": "float32", "path": PATH,
                              "line": 5, "target": tree, "loss": None,
                              "inputs": list(sl.inputs.values())})  # fmt: skip
-    got = np.asarray(program.fn(*probing.to_batch(program, np.array([[0.3]])))["t"])
+    got = np.asarray(program.fn(*to_batch(program, np.array([[0.3]])))["t"])
     want = tf.constant([[0.3]])
     for _ in range(4):
         want = tf.tanh(want) * tf.tanh(want) + tf.tanh(want)

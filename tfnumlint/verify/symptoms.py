@@ -1,0 +1,192 @@
+"""What a probe point shows: per-row symptom masks (NaN/Inf values and gradients, exploding
+and dead gradients, an absorbed epsilon), the first witness of the recipe's symptom, and whether
+points evaluated in one batch can be trusted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import trace
+from .program import Program, recipe, run
+
+GENERIC = ("nan-value", "inf-value", "nan-gradient", "inf-gradient")
+
+
+@dataclass
+class Witness:
+    symptom: str
+    row: int
+    rows: np.ndarray
+    res: dict[str, np.ndarray]
+    note: str = ""
+
+
+def flat(a: np.ndarray) -> np.ndarray:
+    return a.reshape(a.shape[0], -1) if a.ndim > 1 else a.reshape(-1, 1)
+
+
+def masks(
+    program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float
+) -> dict[str, np.ndarray]:
+    """Per-row boolean masks, one per generic symptom."""
+    t = flat(res["t"])
+    fin = np.isfinite(t).all(1)
+    grads = [flat(res[f"gt_{i.ident}"]) for i in program.inputs]
+    g = np.concatenate(grads, axis=1) if grads else np.zeros((t.shape[0], 0))
+    gmax = (
+        np.abs(np.nan_to_num(g, nan=0, posinf=0, neginf=0)).max(1)
+        if g.shape[1]
+        else np.zeros(len(t))
+    )
+    scale = np.maximum(1.0, np.abs(np.nan_to_num(t, posinf=0, neginf=0)).max(1))
+    out = {
+        "nan-value": np.isnan(t).any(1),
+        "inf-value": np.isinf(t).any(1),
+        "nan-gradient": fin & np.isnan(g).any(1) if g.shape[1] else np.zeros(len(t), bool),
+        "inf-gradient": fin & np.isinf(g).any(1) if g.shape[1] else np.zeros(len(t), bool),
+        "exploding-gradient": fin & np.isfinite(g).all(1) & (gmax > thr * scale),
+        "dead-gradient": dead_mask(program, rows, res),
+    }
+    normal = ~extreme_rows(program, rows)
+    if not recipe(program.probe)["extreme_ok"]:
+        out = {k: v & normal for k, v in out.items()}
+    return out
+
+
+def extreme_rows(program: Program, rows: np.ndarray) -> np.ndarray:
+    """Rows where a plain input is beyond 1e4: overflow there proves little."""
+    cols = [j for j, i in enumerate(program.inputs) if not i.prob]
+    if not cols:
+        return np.zeros(len(rows), bool)
+    return (np.abs(rows[:, cols]) > 1e4).any(1)
+
+
+def dead_mask(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> np.ndarray:
+    """Zero gradient w.r.t. every logit while the loss is >= 1 above what the logits can reach.
+
+    "What the logits can reach" is the best loss among rows that share this row's other
+    (non-logit) inputs, so an impossible label value cannot make a minimum look far away.
+    When the flagged expression reads only some of the logits (the student's in a KL against
+    a teacher softmax), those are the ones whose gradient must die; the others are held like
+    labels, since their live gradient does not revive the flagged term.
+    """
+    logit_cols = [j for j, i in enumerate(program.inputs) if i.name in hazard_logits(program)]
+    loss = flat(res["l"]).sum(1)
+    n = len(loss)
+    if not logit_cols:
+        return np.zeros(n, bool)
+    gz = np.concatenate([flat(res[f"gz_{program.inputs[j].ident}"]) for j in logit_cols], axis=1)
+    zero = (gz == 0).all(1)
+    live = np.isfinite(gz).all(1) & ~zero
+    finite = np.isfinite(loss)
+    other = [j for j in range(len(program.inputs)) if j not in logit_cols]
+    keys = [tuple(r) for r in rows[:, other]] if other else [()] * n
+    groups: dict[tuple, list[int]] = {}
+    for r, key in enumerate(keys):
+        groups.setdefault(key, []).append(r)
+    out = np.zeros(n, bool)
+    for members in groups.values():
+        idx = np.array(members)
+        ok = idx[finite[idx]]
+        if not ok.size or not live[idx].any():
+            continue
+        best, worst = loss[ok].min(), loss[ok].max()
+        far = loss[idx] - best >= 1.0
+        if not program.has_loss:
+            far |= worst - loss[idx] >= 1.0
+        out[idx] = zero[idx] & finite[idx] & far
+    return out
+
+
+def hazard_logits(program: Program) -> set[str]:
+    """The logits under the flagged expression, or every logit when it reads none itself."""
+    own = trace.logit_inputs(program.probe.get("target")) & program.logits
+    own |= {i.name for i in program.inputs if i.prob and i.name in _input_names(program)}
+    return own or program.logits
+
+
+def _input_names(program: Program) -> set[str]:
+    return {n["name"] for n in trace.walk(program.probe.get("target")) if n.get("k") == "input"}
+
+
+def find_symptom(
+    program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float
+) -> Witness | None:
+    """The first row (in candidate order) showing the rule's preferred symptom."""
+    how = recipe(program.probe)
+    if how["check"] == "absorption":
+        return absorbed(rows, res)
+    m = masks(program, rows, res, thr)
+    order = tuple(how["symptoms"]) + (() if how["only_listed"] else GENERIC)
+    for symptom in order:
+        hits = np.flatnonzero(m[symptom])
+        if hits.size:
+            return Witness(symptom, int(hits[0]), rows, res)
+    return None
+
+
+def absorbed(rows: np.ndarray, res: dict[str, np.ndarray]) -> Witness | None:
+    """x + eps == x: the eps changes nothing where it should keep the value off 0."""
+    if "t0" not in res:
+        return None
+    t, t0 = flat(res["t"]), flat(res["t0"])
+    same = (t == t0).all(1) & np.isfinite(t).all(1)
+    at_zero = same & (t == 0).any(1)
+    hits = np.flatnonzero(at_zero)
+    if not hits.size and same.all():
+        hits = np.arange(len(t))
+    return Witness("epsilon-absorbed", int(hits[0]), rows, res) if hits.size else None
+
+
+INDEPENDENCE_SAMPLE = 4
+ALONE_SAMPLE = 16  # points evaluated one by one when the batch cannot be trusted
+
+
+def points_independent(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> bool:
+    """Evaluate a random subset of the points one by one: each must give what it gave in the
+    batch.  A difference means the batch mixed points (one point's numerator meeting another
+    point's denominator), and any witness from it would be an artifact.  Vectorised kernels
+    round differently from scalar ones, so finite values agree to 1e-3 of their scale."""
+    if len(rows) < 2:
+        return True
+    rng = np.random.default_rng(len(rows))
+    for i in rng.choice(len(rows), size=min(INDEPENDENCE_SAMPLE, len(rows)), replace=False):
+        alone = run(program, rows[i : i + 1])
+        for key in ("t", "l"):
+            if not same_point(flat(alone[key])[0], flat(res[key])[i]):
+                return False
+    return True
+
+
+def witness_alone(
+    program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float
+) -> Witness | None:
+    """When the batch cannot be trusted, a witness still counts if its point, evaluated on its
+    own (where nothing can mix), shows a symptom.  The batch's symptomatic rows are tried
+    first, then the first boundary points in candidate order."""
+    m = masks(program, rows, res, thr)
+    nominated = [int(i) for i in np.flatnonzero(np.any(list(m.values()), axis=0))] if m else []
+    order = list(dict.fromkeys([*nominated, *range(len(rows))]))[:ALONE_SAMPLE]
+    for i in order:
+        single = rows[i : i + 1]
+        found = find_symptom(program, single, run(program, single), thr)
+        if found is not None:
+            return found
+    return None
+
+
+def same_point(a: np.ndarray, b: np.ndarray) -> bool:
+    """Same NaN/Inf pattern (with signs), finite values within 1e-3 of their scale."""
+    if a.shape != b.shape:
+        return False
+    inf = np.isinf(a)
+    if not (np.array_equal(np.isnan(a), np.isnan(b)) and np.array_equal(inf, np.isinf(b))):
+        return False
+    if not np.array_equal(a[inf], b[inf]):
+        return False
+    fin = np.isfinite(a)
+    scale = np.maximum(1.0, np.maximum(np.abs(a[fin]), np.abs(b[fin])))
+    return bool(np.all(np.abs(a[fin] - b[fin]) <= 1e-3 * scale))
