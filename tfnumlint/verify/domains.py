@@ -52,6 +52,7 @@ from ..analysis.invariants import (
     input_key,
     parameter_assertions,
 )
+from ..analysis.module import qualname
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
 NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
@@ -694,17 +695,28 @@ def caller_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
         return None
     if lo == hi:
         return None  # one constant: the probe is set to it already
-    strong = val.kind in CODE_RANGED_KINDS and not val.prob_by_name
-    what = val.origin[5] or "a value"
+    every = _every_caller_passes(ctx, found, site.scope, name)
+    strong = every and val.kind in CODE_RANGED_KINDS and not val.prob_by_name
+    path, line, _, _, _, what = val.origin
     where = (
-        f"[{_fmt(lo)}, {_fmt(hi)}]"
+        f"in [{_fmt(lo)}, {_fmt(hi)}]"
         if math.isfinite(lo) and math.isfinite(hi)
         else (f">= {_fmt(lo)}" if math.isfinite(lo) else f"<= {_fmt(hi)}")
     )
-    why = f"every caller in the project passes {what} ({where})"
-    if not strong:
-        why = f"its callers in the project pass {what} ({where})"
+    example = f"{what or 'a value'}, {path}:{line}" if line else (what or "a value")
+    if every:
+        why = f"every caller in the project passes a value {where} ({example})"
+    else:
+        why = f"the callers in the project that pass a known value pass one {where} ({example})"
     return Domain(name, lo, hi, False, why, strong, callers=True)
+
+
+def _every_caller_passes(ctx, param: cst.Param, scope, name: str) -> bool:
+    owner = scope
+    while owner is not None and owner.params.get(name) is not param:
+        owner = owner.parent
+    qual = qualname(owner) if owner is not None else None
+    return bool(qual) and ctx.ev.project.every_caller_passes(qual, name)
 
 
 def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
