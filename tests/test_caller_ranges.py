@@ -186,3 +186,59 @@ def test_mixed_callers_one_unbounded_give_no_domain(tmp_path):
     report = run_json("--select", "TNL102", ".", cwd=root)
     [f] = [f for f in report["findings"] if f["path"] == "helper.py"]
     assert f["verification"]["status"] == "confirmed", f["verification"]
+
+
+def test_a_caller_passing_an_unknown_value_makes_the_range_weak(tmp_path):
+    """`b.py` passes a bare parameter (nothing known): the softmax range holds for the other
+    caller only, so a witness outside it is inconclusive, not refuted."""
+    root = project(
+        tmp_path,
+        {
+            "helper.py": HELPER,
+            "a.py": caller("select", "tf.nn.softmax(tf.matmul(x, w))"),
+            "b.py": caller("passthrough", "x"),
+        },
+    )
+    [probe] = probes(root, "helper.py", "TNL102")
+    dom = caller_domain(probe, "s")
+    assert dom is not None and not dom["strong"]
+    assert "every caller" not in dom["why"]
+    seen = {
+        "status": "confirmed",
+        "symptom": "nan-value",
+        "detail": "at s = -1, log(s + 1e-07) = nan",
+        "dtype": "float32",
+        "inputs": {"s": -1.0},
+        "observed": {"value": "nan", "needed": ["s"]},
+    }
+    assert domains.judge(probe, seen)["status"] == "inconclusive"
+
+
+def test_a_sequential_built_by_list_concatenation_has_its_last_layers_activation(tmp_path):
+    root = project(
+        tmp_path,
+        {
+            "pool.py": """\
+                import tensorflow as tf
+                from tensorflow.keras import Sequential
+                from tensorflow.keras.layers import Dense
+
+
+                class Pool(tf.keras.layers.Layer):
+                    def build(self, input_shape):
+                        self.mlp = Sequential(
+                            [Dense(c, "relu") for c in self.hidden] + [Dense(self.k, "softmax")]
+                        )
+
+                    def select(self, x):
+                        s = self.mlp(x)
+                        return self.loss_of(s)
+
+                    def loss_of(self, s):
+                        return tf.reduce_mean(tf.math.log(s + 1e-7))
+                """
+        },
+    )
+    [probe] = probes(root, "pool.py", "TNL102")
+    [spec] = [s for s in probe["inputs"] if s["name"] == "s"]
+    assert spec["producer"] == "softmax" and (spec["lo"], spec["hi"]) == (0.0, 1.0)
