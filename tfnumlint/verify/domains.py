@@ -12,6 +12,12 @@ gets a domain, and pairs of inputs get relations, from four sources (strongest f
 - **producers**: a value only ever assigned ``x + square(g)``, ``abs``, ``exp``, norms, ``relu``,
   ``softplus`` (an accumulator of non-negative terms) is non-negative; an input that is a call
   of a known math function the slice does not enter lies in its range (:data:`PRODUCER_RANGES`);
+- **callers**: a parameter lies in the range of what the project's call sites pass (the
+  index's cross-function provenance: `entropy_loss(softmax(...))` gives [0, 1], a ReLU output
+  >= 0); strong when every call site passes a known value and the range is its producer's own
+  (:data:`CODE_RANGED_KINDS`), weak when a caller passes an unknown value or the range rests on
+  a name (`s * mask`).  A witness outside it is refuted or inconclusive whatever the input's
+  origin: a driven parameter too (:func:`unreachable`);
 - **relations**: the shifted slices ``x[1:] - x[:-1]`` of a sorted array (``sort``, ``cumsum`` of a
   non-negative value, ``linspace``, ``range``) are non-negative; ``probs`` from a sigmoid and its
   ``logits`` are one parameter;
