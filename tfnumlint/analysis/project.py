@@ -92,6 +92,9 @@ class ModuleSummary:
     classes: tuple[tuple[str, ClassSummary], ...]
     bindings: tuple[tuple[str, Val], ...]
     calls: tuple[CallSite, ...]
+    # callees of the project calls that pass nothing informative (whether every caller of a
+    # function passes a known value is a fact too: `pall|...`)
+    opaque_calls: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -434,6 +437,7 @@ class Summariser:
             classes.append(
                 (cname, ClassSummary(cname, bases, tuple(attrs), tuple(cls.method_scopes)))
             )
+        calls, opaque = self._calls()
         values: list[tuple[str, Val]] = []
         for name, bs in info.root.bindings.items():
             b = _last_value(bs)
@@ -449,11 +453,14 @@ class Summariser:
             tuple(functions),
             tuple(classes),
             tuple(values),
-            tuple(self._calls()),
+            tuple(calls),
+            tuple(opaque),
         )
 
-    def _calls(self) -> list[CallSite]:
+    def _calls(self) -> tuple[list[CallSite], list[tuple[str, ...]]]:
         pending = []
+        opaque: list[tuple[str, ...]] = []
+        seen: set[tuple[str, ...]] = set()
         for site in self.info.calls:
             callee = self._callee(site.node, site.scope, site.order)
             if callee is None:
@@ -480,15 +487,18 @@ class Summariser:
                     keywords.append((a.keyword.value, pv))
             if useful:
                 pending.append((site, callee, tuple(positional), tuple(keywords)))
+            elif callee not in seen:
+                seen.add(callee)
+                opaque.append(callee)
         if not pending:
-            return []
+            return [], opaque
         where = _call_places(self.text, self.info, [s for s, *_ in pending])
         out = []
         for site, callee, args, kwargs in pending:
             line, col = where.get(id(site.node), (0, 0))
             text = _short(dotted_name(site.node.func) or "...")
             out.append(CallSite(callee, args, kwargs, (self.path, line, col, text, "", "")))
-        return out
+        return out, opaque
 
     def _callee(self, node: cst.Call, scope: Scope, order: int) -> tuple[str, ...] | None:
         func = node.func
@@ -620,6 +630,7 @@ class ProjectIndex:
     _facts: dict[str, object] = field(default_factory=dict)
     _digests: dict[str, str] = field(default_factory=dict)
     _by_target: dict[tuple[str, str], list[tuple[CallSite, FunctionSummary]]] | None = None
+    _opaque_targets: set[tuple[str, str]] | None = None
     _packages: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -662,6 +673,8 @@ class ProjectIndex:
             value = self._attr(rest[0], rest[1], rest[2], 0)
         elif kind == "param" and len(rest) == 3:
             value = self._param(rest[0], rest[1], rest[2])
+        elif kind == "pall" and len(rest) == 3:
+            value = True if self._every_site_passes(rest[0], rest[1], rest[2]) else None
         self._facts[key] = value
         return value
 
@@ -811,6 +824,30 @@ class ProjectIndex:
             self._by_target = by
         return self._by_target.get((module, qual), [])[:MAX_CALL_SITES]
 
+    def _every_site_passes(self, module: str, qual: str, name: str) -> bool:
+        """Every call of the function in the project passes a known value for ``name`` (so
+        the parameter's fact is the join over all its callers, not over some of them)."""
+        if self._opaque_targets is None:
+            targets = set()
+            for m in sorted(self.summaries):
+                for callee in self.summaries[m].opaque_calls:
+                    target = self._target(CallSite(callee, (), (), ("", 0, 0, "", "", "")))
+                    if target is not None:
+                        targets.add((target.module, target.qualname))
+            self._opaque_targets = targets
+        if (module, qual) in self._opaque_targets:
+            return False
+        self._sites(module, qual)
+        assert self._by_target is not None
+        sites = self._by_target.get((module, qual), [])
+        if not sites or len(sites) > MAX_CALL_SITES:
+            return False
+        for site, target in sites:
+            val = _argument(site, target, name)
+            if val is None or val.instance_of is not None:
+                return False
+        return True
+
     def _param(self, module: str, qual: str, name: str) -> Val | None:
         vals: list[Val] = []
         for site, target in self._sites(module, qual):
@@ -936,6 +973,10 @@ class ProjectView:
     def param(self, qual: str, name: str) -> Val | None:
         fact = self.ask(f"param|{self.module}|{qual}|{name}")
         return fact if isinstance(fact, Val) else None
+
+    def every_caller_passes(self, qual: str, name: str) -> bool:
+        """Every call site of the function in the project passes a known value for ``name``."""
+        return self.ask(f"pall|{self.module}|{qual}|{name}") is True
 
 
 # -- JSON form, for the cache -------------------------------------------------------------------

@@ -143,7 +143,7 @@ class Evaluator:
             return UNKNOWN
         if isinstance(node, cst.Subscript):
             base = self.value(node.value, scope, order)
-            if base.tensor or base.prob:
+            if base.tensor or base.prob or base.kind == "mask":  # `mask[0]` is still a mask
                 return replace(base, const=None, tuple_items=None, desc=f"{base.desc}[...]")
             return Val(desc=f"{base.desc or '...'}[...]")
         if isinstance(node, cst.Comparison):

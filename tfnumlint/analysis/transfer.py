@@ -334,6 +334,8 @@ def _layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
 
 def _sequential(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     layers = args[0].value if args else None
+    while isinstance(layers, cst.BinaryOperation) and isinstance(layers.operator, cst.Add):
+        layers = layers.right  # `[hidden layers...] + [Dense(k, "softmax")]`: the last one
     if isinstance(layers, (cst.List, cst.Tuple)) and layers.elements:
         last = ev.value(layers.elements[-1].value, scope, order)
         return Val(

@@ -12,6 +12,12 @@ gets a domain, and pairs of inputs get relations, from four sources (strongest f
 - **producers**: a value only ever assigned ``x + square(g)``, ``abs``, ``exp``, norms, ``relu``,
   ``softplus`` (an accumulator of non-negative terms) is non-negative; an input that is a call
   of a known math function the slice does not enter lies in its range (:data:`PRODUCER_RANGES`);
+- **callers**: a parameter lies in the range of what the project's call sites pass (the
+  index's cross-function provenance: `entropy_loss(softmax(...))` gives [0, 1], a ReLU output
+  >= 0); strong when every call site passes a known value and the range is its producer's own
+  (:data:`CODE_RANGED_KINDS`), weak when a caller passes an unknown value or the range rests on
+  a name (`s * mask`).  A witness outside it is refuted or inconclusive whatever the input's
+  origin: a driven parameter too (:func:`unreachable`);
 - **relations**: the shifted slices ``x[1:] - x[:-1]`` of a sorted array (``sort``, ``cumsum`` of a
   non-negative value, ``linspace``, ``range``) are non-negative; ``probs`` from a sigmoid and its
   ``logits`` are one parameter;
@@ -52,6 +58,7 @@ from ..analysis.invariants import (
     input_key,
     parameter_assertions,
 )
+from ..analysis.module import qualname
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
 NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
@@ -182,6 +189,7 @@ class Domain:
     lo_open: bool
     why: str
     strong: bool  # from the code itself (an assertion, a producer), not from a name
+    callers: bool = False  # the range of what the project's call sites pass
 
     def holds(self, v: float) -> bool:
         if math.isnan(v):
@@ -666,6 +674,57 @@ def _labels(ctx, node, names: set[str]) -> str | None:
     return taken[0] if len(taken) == 1 else None
 
 
+# Producer kinds whose range is a fact of the op (a softmax is in [0, 1], a ReLU >= 0), so the
+# range of what every call site passes is code-derived and strong: a witness outside it is
+# refuted.  Any other bounded join (`s * mask`, a clip) is evidence, not proof: inconclusive.
+CODE_RANGED_KINDS = frozenset(
+    {"sigmoid", "softmax", "relu", "relu6", "softplus", "exp", "square", "abs", "sqrt", "norm",
+     "euclidean_norm", "reduce_euclidean_norm", "exponential", "tanh", "one_hot", "normalised"}
+)  # fmt: skip
+
+
+def caller_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
+    """A parameter input whose value comes from its call sites in the project (the index's
+    cross-function provenance) lies in the range they pass: a softmax output in [0, 1], a
+    ReLU >= 0.  Strong when that range is the producer's own (:data:`CODE_RANGED_KINDS`)."""
+    name = spec.get("name", "")
+    if spec.get("origin") != "param" or not re.fullmatch(r"\w+", name):
+        return None
+    found = ctx.ev.lookup(name, site.scope, site.order)
+    if not isinstance(found, cst.Param) or ctx.ev.project is None:
+        return None
+    val = ctx.ev.value(found.name, site.scope, site.order)
+    if val.origin is None or val.origin[4] != name:
+        return None  # not what callers pass (a default, a name guess, an annotation)
+    lo, hi = val.lo, val.hi
+    if math.isinf(lo) and math.isinf(hi):
+        return None
+    if lo == hi:
+        return None  # one constant: the probe is set to it already
+    every = _every_caller_passes(ctx, found, site.scope, name)
+    strong = every and val.kind in CODE_RANGED_KINDS and not val.prob_by_name
+    path, line, _, _, _, what = val.origin
+    where = (
+        f"in [{_fmt(lo)}, {_fmt(hi)}]"
+        if math.isfinite(lo) and math.isfinite(hi)
+        else (f">= {_fmt(lo)}" if math.isfinite(lo) else f"<= {_fmt(hi)}")
+    )
+    example = f"{what or 'a value'}, {path}:{line}" if line else (what or "a value")
+    if every:
+        why = f"every caller in the project passes a value {where} ({example})"
+    else:
+        why = f"the callers in the project that pass a known value pass one {where} ({example})"
+    return Domain(name, lo, hi, False, why, strong, callers=True)
+
+
+def _every_caller_passes(ctx, param: cst.Param, scope, name: str) -> bool:
+    owner = scope
+    while owner is not None and owner.params.get(name) is not param:
+        owner = owner.parent
+    qual = qualname(owner) if owner is not None else None
+    return bool(qual) and ctx.ev.project.every_caller_passes(qual, name)
+
+
 def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
     """Add the inputs' domains and relations to the probe (plain data, in place)."""
     if not probe or probe.get("kind") != "expr":
@@ -689,6 +748,10 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         for d in doms:
             domains.setdefault(d.name, d)
         relations += rels
+    for spec in probe.get("inputs") or []:
+        passed = caller_domain(ctx, spec, site)
+        if passed is not None:
+            domains.setdefault(passed.name, passed)
     for spec in probe.get("inputs") or []:
         name = spec["name"]
         if name in domains or spec.get("prob") or spec.get("producer") in ("logits", "sigmoid"):
@@ -764,9 +827,14 @@ def split_rows(probe: dict[str, Any], names: list[str], rows) -> tuple[Any, Any]
     return inside, outside
 
 
-def _reason(items: list[Domain | Relation]) -> tuple[str, bool]:
+def _reason(
+    items: list[Domain | Relation], point: dict[str, float] | None = None
+) -> tuple[str, bool]:
     parts = []
     for it in items:
+        if isinstance(it, Domain) and it.callers and point and it.name in point:
+            parts.append(f"needs `{it.name}` = {_fmt(point[it.name])}, but {it.why}")
+            continue
         negated = _negate(it)
         parts.append(f"{negated}, and {it.why} rules that out")
     return "; ".join(parts), all(it.strong for it in items)
@@ -790,7 +858,7 @@ def outside_verdict(
 ) -> dict[str, Any]:
     """The symptom shows only at a point outside the inputs' domains: not confirmed."""
     items = broken(probe, witness_point)
-    reason, strong = _reason(items)
+    reason, strong = _reason(items, witness_point)
     return {"status": "refuted" if strong else "inconclusive", "detail": reason, "dtype": dtype}
 
 
@@ -945,6 +1013,9 @@ def unreachable(
     """Why the witness value ``v`` of a needed input is not one the code gives it, or None.
     ``small_ok``: a small computed value is evidence (a precision loss needs one)."""
     name, origin = spec.get("name", "x"), spec.get("origin")
+    if dom is not None and dom.callers and not dom.holds(v):
+        # whatever the origin (a driven parameter too): the code gives it another range
+        return f"needs `{name}` = {_fmt(v)}, but {dom.why}"
     if origin is None or origin in RECEIVED or spec.get("prob"):
         return None
     kind = value_class(v, dtype)
