@@ -11,29 +11,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from test_reachability import one_probe, probed
 
 from tfnumlint.analysis import gradflow
-from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.model import Finding
-from tfnumlint.ruledocs import all_docs
-from tfnumlint.source import Source
-
-
-def probed(code: str, path: str = "model.py", select: list[str] | None = None) -> list[Finding]:
-    text = textwrap.dedent(code)
-    codes = frozenset(select or all_docs())
-    result = lint_source(
-        Source(path, text, text.encode()), LintOptions(codes=codes, slice_probes=True)
-    )
-    assert not result.errors, result.errors
-    return result.findings
-
-
-def one_probe(code: str, rule: str, path: str = "model.py") -> dict:
-    [finding] = [f for f in probed(code, path, [rule]) if f.rule == rule]
-    assert finding.probe is not None
-    return finding.probe
-
 
 # ---------------------------------------------------------------- iterative numerical code
 
@@ -525,8 +506,6 @@ TOP_K_SAMPLER = """\
 
 
 def test_a_sampler_class_is_a_gradient_free_context():
-    from test_reachability import one_probe
-
     probe = one_probe(TOP_K_SAMPLER, "TNL101")
     assert "sampler `TopKSampler.get_next_token`" in probe["no_gradient"]
 

@@ -179,15 +179,10 @@ def _custom_gradient_regions(module: cst.Module) -> dict[int, str]:
     for call in walk.cg_calls:
         for arg in call.args:
             rule = arg.keyword is not None and arg.keyword.value in _GRADIENT_RULE_KEYWORDS
-            value = arg.value
-            if isinstance(value, cst.Lambda):
-                targets: list[cst.CSTNode] = [value]
-                label = "a lambda"
-            elif isinstance(value, cst.Name):
-                targets = list(walk.defs.get(value.value, ()))
-                label = f"`{value.value}`"
-            else:
+            found = _callable_targets(walk, arg.value)
+            if found is None:
                 continue
+            targets, label = found
             why = (
                 f"{label} is the gradient rule of a custom_gradient (its own gradient is a "
                 "second derivative nobody takes)"
@@ -333,14 +328,10 @@ def _solver_regions(module: cst.Module, path: str) -> dict[int, str]:
     for call in walk.loop_calls:
         fns, loop_vars = _loop_parts(call)
         for value in fns:
-            if isinstance(value, cst.Lambda):
-                targets: list[cst.CSTNode] = [value]
-                label = "a lambda"
-            elif isinstance(value, cst.Name):
-                targets = list(walk.defs.get(value.value, ()))
-                label = f"`{value.value}`"
-            else:
+            found = _callable_targets(walk, value)
+            if found is None:
                 continue
+            targets, label = found
             for target in targets:
                 evidence = _loop_evidence(
                     target, loop_vars, walk.enclosing.get(id(target), ()), path
@@ -404,6 +395,16 @@ def solver_loop_state(scope: Scope, path: str = "") -> list[str]:
     flag that freezes finished elements) which a probe setting them freely does not respect."""
     region = _solver_region(scope, path)
     return sorted(region[0].params) if region else []
+
+
+def _callable_targets(walk, value: cst.BaseExpression) -> tuple[list[cst.CSTNode], str] | None:
+    """The code a callable argument runs (a lambda, or the module's defs of a name) and how a
+    message names it; None for anything else (an attribute, a call)."""
+    if isinstance(value, cst.Lambda):
+        return [value], "a lambda"
+    if isinstance(value, cst.Name):
+        return list(walk.defs.get(value.value, ())), f"`{value.value}`"
+    return None
 
 
 def context_of_scope(scope: Scope, path: str = "") -> str | None:
