@@ -13,7 +13,7 @@ import tensorflow as tf
 from . import domains, generic, trace
 from . import intervals as iv
 from .program import Input, Program, recipe, run
-from .symptoms import GENERIC, Witness, absorbed, flat, masks
+from .symptoms import GENERIC, Witness, absorbed, flat, hazard_logits, masks
 from .trace import format_number
 
 # ---------------------------------------------------------------- minimal witnesses
@@ -299,7 +299,9 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
     if w.symptom == "dead-gradient":
         obs = parts["observed"]
         loss = obs.get("loss", obs["value"])
-        logit = next((i for i in program.inputs if i.name in program.logits), program.inputs[0])
+        logit = next(
+            (i for i in program.inputs if i.name in hazard_logits(program)), program.inputs[0]
+        )
         lname = f"logit({logit.name})" if logit.prob else logit.name
         lname = f"({lname})" if " " in lname and not logit.prob else lname
         label = "loss" if program.has_loss else expr
