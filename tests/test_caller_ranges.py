@@ -8,24 +8,16 @@ outside it: refuted when strong, inconclusive otherwise.
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from conftest import run_json
+from test_project import project
 
 from tfnumlint.config import load_config, resolve_codes
 from tfnumlint.discovery import discover
 from tfnumlint.engine import LintOptions
 from tfnumlint.incremental import Job, analyse_project
 from tfnumlint.verify import domains
-
-
-def project(root: Path, files: dict[str, str]) -> Path:
-    for name, code in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(code), encoding="utf-8")
-    return root
 
 
 def probes(root: Path, path: str, rule: str) -> list[dict]:

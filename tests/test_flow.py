@@ -68,44 +68,37 @@ def test_a_loop_body_under_a_solver_name_is_not_differentiated():
     assert "names a solver" in one_probe(src, "TNL203")["no_gradient"]
 
 
+HELPER_OF_A_SOLVER = """\
+    import tensorflow as tf
+
+
+    def _proposal(a, b, c):
+        return tf.norm(b - c) * a
+
+
+    def run(a, b, c):
+        def body(a, b, c):
+            return _proposal(a, b, c), b, c
+
+        return tf.while_loop(lambda a, b, c: a < b, body, (a, b, c))
+"""
+
+
 def test_a_helper_called_only_from_a_solver_body_is_not_differentiated():
-    src = """\
-        import tensorflow as tf
-
-
-        def _proposal(a, b, c):
-            return tf.norm(b - c) * a
-
-
-        def run(a, b, c):
-            def body(a, b, c):
-                return _proposal(a, b, c), b, c
-
-            return tf.while_loop(lambda a, b, c: a < b, body, (a, b, c))
-        """
-    reason = one_probe(src, "TNL203")["no_gradient"]
+    reason = one_probe(HELPER_OF_A_SOLVER, "TNL203")["no_gradient"]
     assert "`_proposal` is only called from an iterative solver" in reason
 
 
 def test_the_same_helper_also_called_from_training_code_keeps_its_gradient():
-    src = """\
-        import tensorflow as tf
+    src = (
+        HELPER_OF_A_SOLVER
+        + """\
 
 
-        def _proposal(a, b, c):
-            return tf.norm(b - c) * a
-
-
-        def run(a, b, c):
-            def body(a, b, c):
-                return _proposal(a, b, c), b, c
-
-            return tf.while_loop(lambda a, b, c: a < b, body, (a, b, c))
-
-
-        def loss(a, b, c):
-            return _proposal(a, b, c)
-        """
+    def loss(a, b, c):
+        return _proposal(a, b, c)
+"""
+    )
     assert "no_gradient" not in one_probe(src, "TNL203")
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import libcst as cst
 
 from .module import Scope
+from .names import tokens
 
 # Origins whose values the code receives as training and evaluation drive them.
 DRIVEN_ORIGINS = frozenset({"data", "random", "model", "logits"})
@@ -84,7 +85,7 @@ FIXED_WORDS = frozenset(
 
 
 def _words(name: str) -> list[str]:
-    return [w.lower() for w in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if w]
+    return [w.lower() for w in tokens(name)]
 
 
 # Words that make a driven-looking name a size or count (``batch_size``, ``input_dim``).

@@ -10,6 +10,7 @@ name such as ``"log"`` or ``"sigmoid"``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -161,3 +162,8 @@ def dotted_name(node: cst.BaseExpression | None) -> str:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return ""
+
+
+def tokens(name: str) -> list[str]:
+    """The words of an identifier or dotted name: `self.logVar_scale` -> self, log, Var, scale."""
+    return [t for t in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if t]

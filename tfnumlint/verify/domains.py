@@ -59,6 +59,7 @@ from ..analysis.invariants import (
     parameter_assertions,
 )
 from ..analysis.module import qualname
+from ..analysis.names import tokens
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
 NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
@@ -237,10 +238,6 @@ def sanitize(code: str) -> str:
     """The label the slicer gives an input for this code: the user's text, white space folded
     (see ``Slicer._input``; a repeated label gets a `` (2)`` suffix)."""
     return " ".join(code.split()) or "x"
-
-
-def tokens(name: str) -> list[str]:
-    return [t for t in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if t]
 
 
 # ---------------------------------------------------------------- static side
