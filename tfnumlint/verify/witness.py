@@ -299,9 +299,8 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
     if w.symptom == "dead-gradient":
         obs = parts["observed"]
         loss = obs.get("loss", obs["value"])
-        logit = next(
-            (i for i in program.inputs if i.name in hazard_logits(program)), program.inputs[0]
-        )
+        dying = hazard_logits(program)
+        logit = next((i for i in program.inputs if i.name in dying), program.inputs[0])
         lname = f"logit({logit.name})" if logit.prob else logit.name
         lname = f"({lname})" if " " in lname and not logit.prob else lname
         label = "loss" if program.has_loss else expr
