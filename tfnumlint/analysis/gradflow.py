@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import re
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
 
 from .module import Scope
-from .names import dotted_name
+from .names import dotted_name, tokens
 
 GRADIENT_ONLY = frozenset({"nan-gradient", "inf-gradient", "exploding-gradient", "dead-gradient"})
 VALUE_ONLY = frozenset({"nan-value", "inf-value"})
@@ -136,6 +137,7 @@ class _Walk:
         # f(z), x)`): their first derivative is taken even inside a gradient rule
         self.differentiated: set[str] = set()
         self.loop_calls: list[cst.Call] = []  # `tf.while_loop(cond, body, loop_vars)` calls
+        self.map_calls: list[cst.Call] = []  # `dataset.map(fn)`: input pipeline functions
         stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], bool]] = [(module, (), False)]
         while stack:
             node, outer, diff = stack.pop()
@@ -154,6 +156,8 @@ class _Walk:
                 self.cg_calls.append(node)
             elif isinstance(node, cst.Call) and dotted_name(node.func).endswith("while_loop"):
                 self.loop_calls.append(node)
+            elif isinstance(node, cst.Call) and _is_dataset_map(node):
+                self.map_calls.append(node)
             elif isinstance(node, cst.Call) and _DIFFERENTIATE.search(dotted_name(node.func)):
                 diff = True
             elif isinstance(node, cst.Name):
@@ -459,9 +463,37 @@ def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | No
                     reason = f"the value only feeds the assertion `{name}`"
                 else:
                     reason = _NO_GRAD_CALL_REASON.get(last, f"the value only feeds `{name}`")
+            elif last in _STEP_FUNCTIONS or _integer_cast(current, last):
+                reason = (
+                    f"the value only feeds `{name or last}`, whose result is an integer or a "
+                    "boolean: no gradient flows back through it"
+                )
+        elif isinstance(current, cst.Comparison):
+            reason = reason or "the value only feeds a comparison, which has no gradient"
         for child in current.children:
             stack.append((child, reason))
     return None
+
+
+# Ops whose gradient is None or zero: their result is an integer, a boolean or piecewise constant.
+_STEP_FUNCTIONS = frozenset(
+    {"round", "floor", "ceil", "rint", "sign", "argmax", "argmin", "greater", "greater_equal",
+     "less", "less_equal", "equal", "not_equal", "is_nan", "is_inf", "is_finite", "int"}
+)  # fmt: skip
+_INTEGER_DTYPE = re.compile(r"^(?:u?int(?:8|16|32|64)|bool)$")
+
+
+def _integer_cast(call: cst.Call, last: str) -> bool:
+    """``tf.cast(x, tf.int32)``, ``tf.cast(x, dtype="int64")``: a cast to an integer dtype."""
+    if last not in ("cast", "saturate_cast"):
+        return False
+    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    dtype = args.get("dtype", positional[1] if len(positional) > 1 else None)
+    if dtype is None:
+        return False
+    text = (_string(dtype) if isinstance(dtype, cst.SimpleString) else dotted_name(dtype)) or ""
+    return bool(_INTEGER_DTYPE.match(text.rsplit(".", 1)[-1]))
 
 
 def probe_reason(probe: dict[str, Any] | None) -> str | None:
@@ -843,16 +875,409 @@ def _guarded_in(
     return None
 
 
+@dataclass(frozen=True)
+class NoGradient:
+    """Why no gradient flows at a finding.
+
+    ``certain``: the code itself rules a gradient out (an optimizer step, ``stop_gradient``, a
+    value rounded to an integer), so a gradient-only confirmation is refuted.  Otherwise the
+    context is read from where the code sits (evaluation code, an input pipeline, a sampling
+    helper, callers passing returns): a project may still differentiate it, so the
+    confirmation only becomes inconclusive."""
+
+    reason: str
+    certain: bool = True
+
+
+def no_gradient(
+    scope: Scope, statement: cst.CSTNode, node: cst.CSTNode, path: str, probe: dict | None
+) -> NoGradient | None:
+    """The one decision of where gradients flow: why none does at this finding, or None."""
+    certain = (
+        context_of_scope(scope, path)
+        or solver_reason(scope, path)
+        or enclosing_call_reason(statement, node)
+        or gradient_free_uses_reason(scope, statement)
+        or probe_reason(probe)
+    )
+    if certain:
+        return NoGradient(certain)
+    likely = (
+        likely_context(scope, path)
+        or data_callers_reason(scope)
+        or logged_only_reason(scope, statement)
+    )
+    return NoGradient(likely, certain=False) if likely else None
+
+
 def no_gradient_reason(
     scope: Scope, statement: cst.CSTNode, node: cst.CSTNode, path: str, probe: dict | None
 ) -> str | None:
     """Why no gradient flows at this finding, or None when one may."""
+    found = no_gradient(scope, statement, node, path, probe)
+    return found.reason if found else None
+
+
+# ---------------------------------------------------------------- contexts read from names
+#
+# Evaluation code, input pipelines and sampling helpers are never differentiated in the usual
+# project, but nothing in the code forbids it: these contexts make a gradient-only symptom
+# inconclusive, not refuted.  Path words are read from the file name and its two parent folders
+# only (not from wherever the project happens to be checked out).
+
+_EVAL_WORDS = frozenset(
+    {"eval", "evals", "evaluate", "evaluation", "evaluations", "evaluator", "evaluators",
+     "validate", "validation", "metrics"}
+)  # fmt: skip
+_INPUT_WORDS = frozenset(
+    {"augment", "augmentation", "augmentations", "augmenter", "augmentor", "preprocess",
+     "preprocessing", "preprocessor", "parse", "parser", "parsing"}
+)  # fmt: skip
+_RANDOM_PATH_WORDS = frozenset({"random", "sampler", "samplers", "sampling"})
+# A function named as a loss or a training step is differentiated wherever it sits (a dice loss
+# in `metrics.py`, a `train_step` in an `evaluation` package).
+_DIFFERENTIATED_WORDS = frozenset({"loss", "losses", "objective", "train", "training", "grad"})
+
+
+def _path_words(path: str) -> list[tuple[str, set[str]]]:
+    """(component, its lower-case words) for the file and its two parent folders."""
+    parts = [p for p in re.split(r"[/\\]", path or "") if p][-3:]
+    out = []
+    for part in parts:
+        stem = part[:-3] if part.endswith(".py") else part
+        out.append((part, {t.lower() for t in tokens(stem)}))
+    return out
+
+
+def _function_words(scope: Scope) -> list[tuple[str, set[str]]]:
+    """(name, lower-case words) of each function and class around ``scope``, innermost first."""
+    out = []
+    s: Scope | None = scope
+    while s is not None:
+        if s.kind in ("function", "class") and isinstance(s.node, (cst.FunctionDef, cst.ClassDef)):
+            out.append((s.name, {t.lower() for t in tokens(s.name)}))
+        s = s.parent
+    return out
+
+
+def likely_context(scope: Scope, path: str = "") -> str | None:
+    """Evaluation code, input pipelines, sampling helpers and ``dataset.map`` functions: no
+    gradient is taken there in the usual project (weak: from names and paths)."""
+    named = _function_words(scope)
+    if any(words & _DIFFERENTIATED_WORDS for _, words in named):
+        return None
+    for name, words in named:
+        if words & _EVAL_WORDS:
+            return f"`{name}` is evaluation code, which is never differentiated"
+        if words & _INPUT_WORDS:
+            return f"`{name}` transforms input data, which no gradient flows through"
+    mapped = dataset_map_reason(scope)
+    if mapped:
+        return mapped
+    for part, words in _path_words(path):
+        if words & _EVAL_WORDS:
+            return f"it is in evaluation code (`{part}`), which is never differentiated"
+        if words & _INPUT_WORDS:
+            return f"it is in input preprocessing (`{part}`), which no gradient flows through"
+    for part, words in _path_words(path)[:-1]:  # folders only: `random/`, `samplers/`
+        if words & _RANDOM_PATH_WORDS:
+            return (
+                f"it is in a random-sampling helper (`{part}/`): a gradient through draws is "
+                "only taken for reparameterised samples"
+            )
+    return None
+
+
+_MAP_METHODS = frozenset({"map", "flat_map", "interleave", "filter"})
+
+
+def _is_dataset_map(call: cst.Call) -> bool:
+    """``dataset.map(fn)`` (any receiver, not a module function such as ``tf.map_fn``)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in _MAP_METHODS):
+        return False
+    receiver = dotted_name(func.value)
+    return receiver.split(".", 1)[0] not in ("tf", "np", "numpy", "jnp", "jax", "keras")
+
+
+def _dataset_map_regions(module: cst.Module) -> dict[int, str]:
+    walk = _Walk(module)
+    regions: dict[int, str] = {}
+    for call in walk.map_calls:
+        args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        value = args.get("map_func", args.get("predicate", positional[0] if positional else None))
+        found = _callable_targets(walk, value) if value is not None else None
+        if found is None:
+            continue
+        targets, label = found
+        for target in targets:
+            regions.setdefault(
+                id(target),
+                f"{label} is mapped over a dataset (`.{_attr(call)}`): no gradient flows "
+                "through the input pipeline",
+            )
+    if regions:
+        _inherit(
+            walk,
+            regions,
+            "`{name}` is only called from a dataset map function (`{caller}`): no gradient "
+            "flows through the input pipeline",
+        )
+    return regions
+
+
+def _attr(call: cst.Call) -> str:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else ""
+
+
+_MAPPED: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDictionary()
+
+
+def dataset_map_reason(scope: Scope) -> str | None:
+    """``scope`` (or a function around it) is mapped over a ``tf.data`` dataset."""
+    root = _root(scope)
+    if not isinstance(root.node, cst.Module):
+        return None
+    regions = _MAPPED.get(root)
+    if regions is None:
+        regions = _MAPPED[root] = _dataset_map_regions(root.node)
+    s: Scope | None = scope
+    while s is not None:
+        if s.kind == "function" and id(s.node) in regions:
+            return regions[id(s.node)]
+        s = s.parent
+    return None
+
+
+def _root(scope: Scope) -> Scope:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope
+
+
+# Arguments that are data, not parameters: returns, rewards and advantages are targets of
+# reinforcement learning (a policy gradient treats them as constants), labels and targets of
+# supervised learning.
+_DATA_ARG = re.compile(
+    r"^(?:\w+_)?(?:returns?|rewards?|advantages?|targets?|labels?|discounted_returns)$",
+    re.IGNORECASE,
+)
+
+
+def data_callers_reason(scope: Scope) -> str | None:
+    """A module-level function that every call site in its module passes only returns,
+    rewards, advantages, labels or targets (literals aside): nothing trains through them."""
+    fs = next(iter(_function_scopes(scope)), None)
+    while fs is not None and fs.parent is not None and fs.parent.kind != "module":
+        fs = next(iter(_function_scopes(fs.parent)), None)
+    if fs is None or fs.parent is None or not isinstance(fs.parent.node, cst.Module):
+        return None
+    passed: list[str] = []
+    for call in _calls_of(fs.parent.node, fs.name):
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.Tuple, cst.List)):
+                continue  # axes, flags
+            last = dotted_name(value).rsplit(".", 1)[-1]
+            if not last or not _DATA_ARG.match(last):
+                return None
+            passed.append(last)
+    if not passed:
+        return None
     return (
-        context_of_scope(scope, path)
-        or solver_reason(scope, path)
-        or enclosing_call_reason(statement, node)
-        or probe_reason(probe)
+        f"`{fs.name}` is only called with `{passed[0]}` (returns, rewards, advantages and "
+        "targets are data, which no gradient trains)"
     )
+
+
+def _calls_of(module: cst.Module, name: str) -> list[cst.Call]:
+    out: list[cst.Call] = []
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == name
+        ):
+            out.append(node)
+        stack.extend(node.children)
+    return out
+
+
+def logged_only_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
+    """``entropy = ...`` used only as an entry of a dict of logs beside a loss it does not
+    enter (``{'class_loss': total_loss, 'entropy': entropy}``): a monitored value."""
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0].target
+    fn = scope.node if scope.kind == "function" else None
+    if not (isinstance(target, cst.Name) and isinstance(fn, cst.FunctionDef)):
+        return None
+    name = target.value
+    uses = _uses_in(fn.body, name, statement)
+    if not uses or not all(isinstance(parent, cst.DictElement) for _, parent in uses):
+        return None
+    for dict_node, element in uses:
+        key = _string(element.key) if isinstance(element, cst.DictElement) else None
+        keys = [
+            _string(e.key)
+            for e in getattr(dict_node, "elements", ())
+            if isinstance(e, cst.DictElement)
+        ]
+        if key is None or "loss" in key or not any(k and "loss" in k for k in keys):
+            return None
+    return f"`{name}` is only logged beside the loss, which it does not enter"
+
+
+def overwritten_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
+    """``p = a / norm(a)`` followed, in the same block and before any read of ``p``, by another
+    plain ``p = ...``: the flagged value is never used, so neither its value nor its gradient
+    reaches anything.  A read inside a nested block, or any other statement that names ``p``
+    (an augmented assignment, a loop), counts as a use."""
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0].target
+    fn = scope.node if scope.kind == "function" else None
+    if not (isinstance(target, cst.Name) and isinstance(fn, cst.FunctionDef)):
+        return None
+    if _has_side_effect(statement.value):
+        return None  # `v = var.assign(a / b)`: the update happens whatever `v` becomes
+    following = _statements_after(fn.body, statement)
+    if following is None:
+        return None
+    for line in following:
+        if not isinstance(line, cst.SimpleStatementLine):
+            if target.value in _names(line):
+                return None  # read, or rebound only on some paths
+            continue
+        for small in line.body:
+            if (
+                isinstance(small, cst.Assign)
+                and _assigns_only(small, target.value)
+                and target.value not in _names(small.value)
+            ):
+                return f"`{target.value}` is assigned again before any use: its value is never read"
+            if target.value in _names(small):
+                return None
+    return None
+
+
+_EFFECT_CALL = re.compile(
+    r"^(?:assign\w*|scatter\w*|apply\w*|update\w*|add_(?:loss|metric|update)\w*|print|write|scalar|histogram)$"
+)
+
+
+def _has_side_effect(value: cst.CSTNode) -> bool:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and _EFFECT_CALL.match(
+            dotted_name(node.func).rsplit(".", 1)[-1]
+        ):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def gradient_free_uses_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
+    """``v = tf.norm(...)`` whose every later read (up to a reassignment in the same block)
+    only feeds a comparison, an integer cast, ``argmax``, ``round``, ``stop_gradient`` or a
+    summary: a leader score compared with ``>=``.  No gradient flows back into ``v``."""
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0].target
+    fn = scope.node if scope.kind == "function" else None
+    if not (isinstance(target, cst.Name) and isinstance(fn, cst.FunctionDef)):
+        return None
+    name = target.value
+    following = _statements_after(fn.body, statement)
+    if not following:
+        return None
+    why: list[str] = []
+    for line in following:
+        for read in _reads(line, name):
+            reason = enclosing_call_reason(line, read)
+            if reason is None:
+                return None
+            why.append(reason)
+        if isinstance(line, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Assign) and _assigns_only(small, name) for small in line.body
+        ):
+            break  # rebound: later reads see another value
+    if not why:
+        return None
+    return f"every use of `{name}` is gradient-free ({why[0]})"
+
+
+def _reads(node: cst.CSTNode, name: str) -> list[cst.Name]:
+    """Every ``Name`` node reading ``name`` under ``node`` (assignment targets excluded)."""
+    out: list[cst.Name] = []
+    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    while stack:
+        current, is_target = stack.pop()
+        if isinstance(current, cst.Name) and current.value == name and not is_target:
+            out.append(current)
+        if isinstance(current, cst.AssignTarget):
+            stack.append((current.target, True))
+            continue
+        stack.extend((child, is_target) for child in current.children)
+    return out
+
+
+def _assigns_only(assign: cst.Assign, name: str) -> bool:
+    """``name = ...`` with a single plain name target."""
+    targets = assign.targets
+    return (
+        len(targets) == 1
+        and isinstance(targets[0].target, cst.Name)
+        and (targets[0].target.value == name)
+    )
+
+
+def _statements_after(body: cst.CSTNode, statement: cst.CSTNode) -> list[cst.BaseStatement] | None:
+    """The statements after the line holding ``statement`` in its own block (None if the line
+    holds more than the statement, or is not found)."""
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not body:
+            continue
+        lines = getattr(node, "body", None)
+        if isinstance(lines, (list, tuple)):
+            for i, line in enumerate(lines):
+                if isinstance(line, cst.SimpleStatementLine) and any(
+                    small is statement for small in line.body
+                ):
+                    return list(lines[i + 1 :]) if len(line.body) == 1 else None
+        stack.extend(node.children)
+    return None
+
+
+def _string(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
+    return None
+
+
+def _uses_in(
+    body: cst.CSTNode, name: str, skip: cst.CSTNode
+) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
+    """(dict or other container, direct parent) of every read of ``name`` in ``body``."""
+    out: list[tuple[cst.CSTNode, cst.CSTNode]] = []
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]] = [(body, None, None)]
+    while stack:
+        node, parent, grand = stack.pop()
+        if node is skip:
+            continue
+        if isinstance(node, cst.Name) and node.value == name and parent is not None:
+            if isinstance(parent, cst.AssignTarget):
+                continue
+            out.append((grand if grand is not None else parent, parent))
+            continue
+        stack.extend((child, node, parent) for child in node.children)
+    return out
 
 
 _SOFTMAX_FAMILY = frozenset({"softmax", "log_softmax"})
@@ -936,6 +1361,13 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                 "is 0 by construction (no loss weights them here): no evidence of saturation"
             ),
         }
+    unused = probe.get("unused")
+    if unused and out.get("status") == "confirmed":
+        return {
+            **out,
+            "status": "refuted",
+            "detail": f"{out.get('detail', '')}; but nothing reads that value: {unused}",
+        }
     branch = probe.get("guarded")
     if branch and out.get("status") == "confirmed":
         return {
@@ -961,6 +1393,12 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         reason = labels_only_reason(out)
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
         return out
+    if probe.get("no_gradient_likely"):
+        return {
+            **out,
+            "status": "inconclusive",
+            "detail": f"{out.get('detail', '')}; but no gradient is likely to flow here: {reason}",
+        }
     return {
         **out,
         "status": "refuted",

@@ -1122,6 +1122,8 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
     except (RecursionError, AttributeError, KeyError, TypeError, ValueError, IndexError):
         for key in (
             "no_gradient",
+            "no_gradient_likely",
+            "unused",
             "loop_state",
             "value_guarded",
             "guarded",
@@ -1134,15 +1136,21 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
 def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     from ..analysis.gradflow import (
         cond_guard_reason,
-        no_gradient_reason,
+        no_gradient,
+        overwritten_reason,
         solver_loop_state,
         where_guard_reason,
     )
 
     site = hit.site
-    reason = no_gradient_reason(site.scope, site.statement, hit.node, ctx.path, probe)
-    if reason:
-        probe["no_gradient"] = reason
+    flow = no_gradient(site.scope, site.statement, hit.node, ctx.path, probe)
+    if flow:
+        probe["no_gradient"] = flow.reason
+        if not flow.certain:
+            probe["no_gradient_likely"] = True  # read from names and paths: inconclusive
+    unused = overwritten_reason(site.scope, site.statement)
+    if unused:
+        probe["unused"] = unused  # a dead store: no symptom of it reaches anything
     state = solver_loop_state(site.scope, ctx.path)
     if state:
         probe["loop_state"] = state  # a witness needing these is not a confirmation

@@ -1,0 +1,371 @@
+"""Issue #11 item 4, round 5: more places where no gradient flows.
+
+Each context gets a snippet written for it, in the shape of a reviewed real-world finding: the
+gradient-only symptom there is not confirmed, the same code in a training function keeps its
+gradient, and a value symptom (a NaN or inf forward) still confirms in the context.  Contexts
+the code itself decides (an integer cast, a comparison) refute; contexts read from names and
+paths (evaluation code, input pipelines, sampling helpers, callers passing returns, logged
+values) only make the finding inconclusive.  Static side only: no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_reachability import one_probe, probed
+
+from tfnumlint.analysis import gradflow
+
+SQRT_OF_VARIANCES = """\
+    import tensorflow as tf
+
+
+    def {name}(a, b):
+        _, var = tf.nn.moments(a, axes=[0])
+        _, var_w = tf.nn.moments(b, axes=[0])
+        return tf.reduce_sum(var + var_w - 2.0 * tf.sqrt(var * var_w))
+    """
+
+
+def sqrt_probe(name: str = "distance", path: str = "model.py") -> dict:
+    return one_probe(SQRT_OF_VARIANCES.format(name=name), "TNL202", path=path)
+
+
+def confirmed(symptom: str) -> dict:
+    return {"status": "confirmed", "symptom": symptom, "detail": "at var = 0", "inputs": {}}
+
+
+def judged(probe: dict, symptom: str) -> dict:
+    return gradflow.apply(probe, confirmed(symptom))
+
+
+# ---------------------------------------------------------------- evaluation code
+
+
+@pytest.mark.parametrize("path", ["gan/eval/fid.py", "pkg/classifier_metrics.py"])
+def test_a_gradient_symptom_in_evaluation_code_is_inconclusive(path):
+    probe = sqrt_probe(path=path)
+    assert "evaluation code" in probe["no_gradient"]
+    assert probe["no_gradient_likely"] is True
+    out = judged(probe, "nan-gradient")
+    assert out["status"] == "inconclusive"
+    assert "no gradient is likely to flow here" in out["detail"]
+
+
+def test_a_value_symptom_in_evaluation_code_still_confirms():
+    probe = sqrt_probe(path="gan/eval/fid.py")
+    assert judged(probe, "nan-value")["status"] == "confirmed"
+    assert judged(probe, "inf-value")["status"] == "confirmed"
+
+
+def test_the_same_code_in_a_model_keeps_its_gradient():
+    probe = sqrt_probe(path="gan/networks.py")
+    assert "no_gradient" not in probe
+    assert judged(probe, "nan-gradient")["status"] == "confirmed"
+
+
+def test_a_loss_in_a_metrics_module_keeps_its_gradient():
+    """`dice_loss` in `metrics.py` is differentiated: the function's name wins over the path."""
+    probe = sqrt_probe(name="dice_loss", path="seg/metrics.py")
+    assert "no_gradient" not in probe
+
+
+def test_the_evaluation_word_must_be_a_word_of_the_path():
+    """`metric_learning.py` (a triplet loss) and `medieval/` hold no evaluation word."""
+    assert "no_gradient" not in sqrt_probe(path="losses/metric_learning.py")
+    assert "no_gradient" not in sqrt_probe(path="medieval/model.py")
+
+
+def test_only_the_last_folders_of_the_path_count():
+    """A checkout under `~/eval/` does not make every file evaluation code."""
+    assert "no_gradient" not in sqrt_probe(path="/home/me/eval/proj/src/pkg/model.py")
+
+
+@pytest.mark.parametrize("name", ["validation_step", "evaluate", "compute_metrics"])
+def test_an_evaluation_function_is_inconclusive(name):
+    probe = sqrt_probe(name=name)
+    assert f"`{name}` is evaluation code" in probe["no_gradient"]
+    assert judged(probe, "inf-gradient")["status"] == "inconclusive"
+
+
+def test_a_train_step_in_an_evaluation_folder_keeps_its_gradient():
+    assert "no_gradient" not in sqrt_probe(name="train_step", path="pkg/evaluation/loop.py")
+
+
+# ---------------------------------------------------------------- input pipelines
+
+
+@pytest.mark.parametrize("name", ["augment_image", "preprocess", "_parse_example"])
+def test_input_processing_functions_carry_no_gradient(name):
+    probe = sqrt_probe(name=name)
+    assert f"`{name}` transforms input data" in probe["no_gradient"]
+    assert judged(probe, "nan-gradient")["status"] == "inconclusive"
+    assert judged(probe, "nan-value")["status"] == "confirmed"
+
+
+def test_an_augmentation_module_carries_no_gradient():
+    probe = sqrt_probe(path="vision/ops/augment.py")
+    assert "input preprocessing (`augment.py`)" in probe["no_gradient"]
+
+
+def test_a_sparse_function_is_not_a_parser():
+    """Words, not substrings: `sparse_distance` holds no `parse`."""
+    assert "no_gradient" not in sqrt_probe(name="sparse_distance")
+
+
+DATASET_MAP = """\
+    import tensorflow as tf
+
+
+    def _scale(image):
+        mean, var = tf.nn.moments(image, axes=[0, 1])
+        return (image - mean) / tf.sqrt(var)
+
+
+    def _decode(record):
+        return _scale(tf.cast(tf.io.decode_png(record), tf.float32))
+
+
+    def build(files):
+        return tf.data.TFRecordDataset(files).map(_decode)
+    """
+
+
+def test_a_dataset_map_function_and_its_private_helpers_carry_no_gradient():
+    probe = one_probe(DATASET_MAP, "TNL202")
+    assert "`_scale` is only called from a dataset map function" in probe["no_gradient"]
+    assert judged(probe, "inf-gradient")["status"] == "inconclusive"
+
+
+def test_a_helper_also_called_by_a_model_keeps_its_gradient():
+    src = DATASET_MAP + "\n\n    def model_fn(x):\n        return _scale(x)\n"
+    assert "no_gradient" not in one_probe(src, "TNL202")
+
+
+def test_tf_map_fn_is_not_an_input_pipeline():
+    src = """\
+        import tensorflow as tf
+
+
+        def _norm(v):
+            _, var = tf.nn.moments(v, axes=[0])
+            return tf.sqrt(var)
+
+
+        def layer(x):
+            return tf.map_fn(_norm, x)
+        """
+    assert "no_gradient" not in one_probe(src, "TNL202")
+
+
+# ---------------------------------------------------------------- integer and boolean results
+
+RANDOM_ERASING = """\
+    import tensorflow as tf
+
+
+    def erase(image, patch):
+        _, var = tf.nn.moments(patch, axes=[0])
+        half = tf.cast(tf.math.round(tf.math.sqrt(var) / 2), dtype=tf.int32)
+        return image[half:]
+    """
+
+
+def test_a_value_rounded_to_an_integer_carries_no_gradient():
+    probe = one_probe(RANDOM_ERASING, "TNL202")
+    assert "integer or a boolean" in probe["no_gradient"]
+    assert "no_gradient_likely" not in probe  # the code decides: refuted
+    assert judged(probe, "nan-gradient")["status"] == "refuted"
+    assert judged(probe, "nan-value")["status"] == "confirmed"
+
+
+def test_an_integer_cast_alone_carries_no_gradient():
+    src = RANDOM_ERASING.replace("tf.math.round(tf.math.sqrt(var) / 2)", "tf.sqrt(var)")
+    assert "integer or a boolean" in one_probe(src, "TNL202")["no_gradient"]
+
+
+def test_a_float_cast_keeps_the_gradient():
+    src = RANDOM_ERASING.replace(
+        "tf.cast(tf.math.round(tf.math.sqrt(var) / 2), dtype=tf.int32)",
+        "tf.cast(tf.math.sqrt(var), dtype=tf.float16)",
+    ).replace("image[half:]", "image * half")
+    assert "no_gradient" not in one_probe(src, "TNL202")
+
+
+def test_a_value_only_compared_carries_no_gradient():
+    src = """\
+        import tensorflow as tf
+
+
+        def keep(x, v):
+            _, var = tf.nn.moments(v, axes=[0])
+            return tf.where(tf.sqrt(var) > 0.5, x, 0.0)
+        """
+    assert "comparison" in one_probe(src, "TNL202")["no_gradient"]
+
+
+# ---------------------------------------------------------------- returns and rewards
+
+NORMALIZE = """\
+    import tensorflow as tf
+
+
+    def _standard_normalize(values, axes=(0,)):
+        mean, var = tf.nn.moments(values, axes=axes, keepdims=True)
+        return (values - mean) / (tf.sqrt(var) + 1e-8)
+
+
+    def loss(self, returns, value_preds):
+        advantages = returns - value_preds
+        advantages = _standard_normalize(advantages, axes=(0, 1))
+        return -tf.reduce_mean(advantages)
+    """
+
+
+def test_a_function_only_called_with_advantages_carries_no_gradient():
+    probe = one_probe(NORMALIZE, "TNL202")
+    assert "only called with `advantages`" in probe["no_gradient"]
+    assert judged(probe, "inf-gradient")["status"] == "inconclusive"
+
+
+def test_the_same_function_also_called_with_logits_keeps_its_gradient():
+    src = NORMALIZE + "\n\n    def head(logits):\n        return _standard_normalize(logits)\n"
+    assert "no_gradient" not in one_probe(src, "TNL202")
+
+
+# ---------------------------------------------------------------- values that are only logged
+
+LOGGED_ENTROPY = """\
+    import tensorflow as tf
+
+
+    def build_losses(labels, outputs):
+        all_losses = {}
+        entropy = -tf.reduce_sum(outputs * tf.math.log(outputs + 1e-8), -1)
+        total_loss = tf.keras.losses.binary_crossentropy(labels, outputs)
+        all_losses.update({"class_loss": total_loss, "entropy": entropy})
+        return all_losses
+    """
+
+
+def test_a_value_only_logged_beside_the_loss_carries_no_gradient():
+    probe = one_probe(LOGGED_ENTROPY, "TNL102")
+    assert "`entropy` is only logged beside the loss" in probe["no_gradient"]
+    assert judged(probe, "exploding-gradient")["status"] == "inconclusive"
+
+
+def test_a_value_added_to_the_loss_keeps_its_gradient():
+    src = LOGGED_ENTROPY.replace(
+        "binary_crossentropy(labels, outputs)", "binary_crossentropy(labels, outputs) + entropy"
+    )
+    assert "no_gradient" not in one_probe(src, "TNL102")
+
+
+def test_a_dict_entry_named_as_a_loss_keeps_its_gradient():
+    src = LOGGED_ENTROPY.replace('"entropy": entropy', '"entropy_loss": entropy')
+    assert "no_gradient" not in one_probe(src, "TNL102")
+
+
+# ---------------------------------------------------------------- random sampling helpers
+
+
+def test_a_random_sampling_folder_is_inconclusive_for_gradients():
+    probe = sqrt_probe(path="prob/random/random_ops.py")
+    assert "random-sampling helper (`random/`)" in probe["no_gradient"]
+    assert judged(probe, "nan-gradient")["status"] == "inconclusive"
+    assert judged(probe, "inf-value")["status"] == "confirmed"
+
+
+# ---------------------------------------------------------------- one decision
+
+
+def test_a_context_the_code_decides_wins_over_a_named_one():
+    """An optimizer step in an evaluation folder is still refuted (certain), not inconclusive."""
+    src = SQRT_OF_VARIANCES.format(name="_resource_apply_dense")
+    probe = one_probe(src, "TNL202", path="pkg/eval/opt.py")
+    assert "no_gradient_likely" not in probe
+    assert judged(probe, "nan-gradient")["status"] == "refuted"
+
+
+# ---------------------------------------------------------------- values nothing reads
+
+OVERWRITTEN = """\
+    import tensorflow as tf
+
+
+    def mixture(weights):
+        unnormalized = tf.exp(weights)
+        probabilities = unnormalized / tf.norm(unnormalized, 1)
+        normalizer = tf.reduce_sum(unnormalized)
+        probabilities = unnormalized / normalizer
+        return probabilities
+    """
+
+
+def overwritten_probes(src: str) -> list[dict]:
+    probes = [f.probe for f in probed(src, select=["TNL201"]) if f.probe is not None]
+    assert len(probes) == 2  # both divisions are probed
+    return probes
+
+
+def test_a_value_assigned_again_before_any_use_confirms_nothing():
+    first, second = sorted(overwritten_probes(OVERWRITTEN), key=lambda p: p.get("unused") is None)
+    assert "`probabilities` is assigned again before any use" in first["unused"]
+    assert gradflow.apply(first, confirmed("nan-value"))["status"] == "refuted"
+    # the second assignment is the one returned: its NaN value stays a confirmed hazard
+    assert "unused" not in second
+    assert gradflow.apply(second, confirmed("nan-value"))["status"] == "confirmed"
+
+
+def test_a_value_read_before_it_is_reassigned_is_used():
+    src = OVERWRITTEN.replace(
+        "normalizer = tf.reduce_sum(unnormalized)",
+        "normalizer = tf.reduce_sum(unnormalized) + tf.reduce_sum(probabilities)",
+    )
+    assert all("unused" not in p for p in overwritten_probes(src))
+
+
+def test_a_value_reassigned_only_inside_a_branch_is_used():
+    src = OVERWRITTEN.replace(
+        "    probabilities = unnormalized / normalizer\n",
+        "    if normalizer > 1.0:\n            probabilities = unnormalized / normalizer\n",
+    )
+    assert all("unused" not in p for p in overwritten_probes(src))
+
+
+def test_an_assignment_with_a_side_effect_is_never_dead():
+    src = OVERWRITTEN.replace(
+        "probabilities = unnormalized / tf.norm(unnormalized, 1)",
+        "probabilities = weights.assign(unnormalized / tf.norm(unnormalized, 1))",
+    )
+    assert all("unused" not in p for p in overwritten_probes(src))
+
+
+LEADER_SCORE = """\
+    import tensorflow as tf
+
+
+    def leaders(x, lap, row, col):
+        v = tf.matmul(lap, x)
+        v = tf.norm(v, axis=-1, keepdims=True)
+        check = tf.cast(tf.gather(v, row) >= tf.gather(v, col), tf.int32)
+        return check
+    """
+
+
+def test_a_value_whose_every_use_is_a_comparison_carries_no_gradient():
+    probe = one_probe(LEADER_SCORE, "TNL203")
+    assert "every use of `v` is gradient-free" in probe["no_gradient"]
+    assert judged(probe, "nan-gradient")["status"] == "refuted"
+    assert judged(probe, "nan-value")["status"] == "confirmed"
+
+
+def test_one_differentiable_use_keeps_the_gradient():
+    src = LEADER_SCORE.replace("return check", "return check, tf.reduce_sum(v)")
+    assert "no_gradient" not in one_probe(src, "TNL203")
+
+
+def test_uses_after_a_reassignment_read_another_value():
+    src = LEADER_SCORE.replace(
+        "        return check\n", "        v = tf.ones_like(x)\n        return check, v\n"
+    )
+    assert "every use of `v`" in one_probe(src, "TNL203")["no_gradient"]
