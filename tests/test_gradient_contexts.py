@@ -369,3 +369,23 @@ def test_uses_after_a_reassignment_read_another_value():
         "        return check\n", "        v = tf.ones_like(x)\n        return check, v\n"
     )
     assert "every use of `v`" in one_probe(src, "TNL203")["no_gradient"]
+
+
+def test_a_pyramid_level_from_a_floor_division_carries_no_gradient():
+    """sqrt(box area) only picks a feature level: floordiv then an int cast."""
+    src = """\
+        import tensorflow as tf
+
+
+        def pick_levels(boxes, patch):
+            _, var = tf.nn.moments(patch, axes=[0])
+            area_sqrt = tf.sqrt(var)
+            levels = tf.math.floordiv(tf.math.log(area_sqrt + 1.0), tf.math.log(2.0))
+            return tf.gather(boxes, levels + 4)
+        """
+    assert "every use of `area_sqrt`" in one_probe(src, "TNL202")["no_gradient"]
+    python_floordiv = src.replace(
+        "tf.math.floordiv(tf.math.log(area_sqrt + 1.0), tf.math.log(2.0))",
+        "tf.math.log(area_sqrt + 1.0) // tf.math.log(2.0)",
+    )
+    assert "floor division" in one_probe(python_floordiv, "TNL202")["no_gradient"]

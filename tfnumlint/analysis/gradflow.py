@@ -7,9 +7,15 @@ assertions are evaluated but never differentiated with respect to anything that 
 *value* symptom (a NaN or inf in the forward result) still matters there, so only the
 gradient-only symptoms are gated.
 
-The static side (:func:`no_gradient_reason`) names the context when there is one; the verdict
-side (:func:`apply`) turns a gradient-only confirmation in such a context into a refutation
-that says why.  Plain data only: no TensorFlow import.
+Values that only feed an integer or boolean result (an int cast, ``round``, a comparison) get
+no gradient either, and a value reassigned before anything reads it reaches nothing at all.
+
+The static side (:func:`no_gradient`) names the context when there is one, and says whether
+the code itself decides it (certain: the confirmation is refuted) or names and paths suggest it
+(evaluation code, input pipelines, sampling folders, callers passing returns, logged values:
+the confirmation becomes inconclusive, since a project may still differentiate there).  The
+verdict side (:func:`apply`) applies that decision with a reason the user reads.  Plain data
+only: no TensorFlow import.
 """
 
 from __future__ import annotations
@@ -470,6 +476,10 @@ def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | No
                 )
         elif isinstance(current, cst.Comparison):
             reason = reason or "the value only feeds a comparison, which has no gradient"
+        elif isinstance(current, cst.BinaryOperation) and isinstance(
+            current.operator, cst.FloorDivide
+        ):
+            reason = reason or "the value only feeds a floor division `//`, which has no gradient"
         for child in current.children:
             stack.append((child, reason))
     return None
@@ -477,7 +487,7 @@ def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | No
 
 # Ops whose gradient is None or zero: their result is an integer, a boolean or piecewise constant.
 _STEP_FUNCTIONS = frozenset(
-    {"round", "floor", "ceil", "rint", "sign", "argmax", "argmin", "greater", "greater_equal",
+    {"round", "floor", "ceil", "rint", "sign", "floordiv", "floor_div", "argmax", "argmin", "greater", "greater_equal",
      "less", "less_equal", "equal", "not_equal", "is_nan", "is_inf", "is_finite", "int"}
 )  # fmt: skip
 _INTEGER_DTYPE = re.compile(r"^(?:u?int(?:8|16|32|64)|bool)$")
