@@ -389,3 +389,31 @@ def test_a_pyramid_level_from_a_floor_division_carries_no_gradient():
         "tf.math.log(area_sqrt + 1.0) // tf.math.log(2.0)",
     )
     assert "floor division" in one_probe(python_floordiv, "TNL202")["no_gradient"]
+
+
+# ---------------------------------------------------------------- the statement's own value
+
+
+def with_statement_value(symptom: str, value: object) -> dict:
+    out = confirmed(symptom)
+    out["observed"] = {"value": 0.0, "gradient": {"variance": "inf"}, "loss": value}
+    return out
+
+
+def test_a_gradient_witness_whose_statement_is_nan_is_a_value_symptom_in_evaluation_code():
+    """(patches - mean) / sqrt(variance) in a metric: at the witness of sqrt's inf gradient the
+    statement itself is 0/0, a NaN the metric returns; it stays confirmed as a value symptom."""
+    probe = sqrt_probe(path="gan/eval/swd.py")
+    out = gradflow.apply(probe, with_statement_value("inf-gradient", "nan"))
+    assert out["status"] == "confirmed"
+    assert out["symptom"] == "nan-value"
+    assert "the enclosing statement's value is nan" in out["detail"]
+    infinite = gradflow.apply(probe, with_statement_value("inf-gradient", "-inf"))
+    assert infinite["symptom"] == "inf-value"
+
+
+def test_a_finite_statement_value_leaves_the_gradient_witness_unconfirmed():
+    probe = sqrt_probe(path="gan/eval/swd.py")
+    out = gradflow.apply(probe, with_statement_value("inf-gradient", 1.0))
+    assert out["status"] == "inconclusive"
+    assert out["symptom"] == "inf-gradient"

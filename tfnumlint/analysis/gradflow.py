@@ -1359,6 +1359,14 @@ def impossible_event_score(probe: dict[str, Any], out: dict[str, Any]) -> str | 
     return f"but -inf is the log-probability of an impossible outcome there: {reason}"
 
 
+def statement_value_symptom(out: dict[str, Any]) -> str | None:
+    """The enclosing statement's non-finite value at a gradient-only witness (``(x - mean) /
+    sqrt(var)`` is 0/0 where ``sqrt(var)`` has its inf gradient): the forward value is broken
+    too, which matters wherever the code runs, differentiated or not."""
+    value = (out.get("observed") or {}).get("loss")
+    return value if value in ("nan", "inf", "-inf") else None
+
+
 def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """The verdict: a gradient-only symptom where no gradient flows is not confirmed, nor is a
     value the code never computes (a guard) or one whose witness sets a solver loop's state."""
@@ -1403,6 +1411,16 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         reason = labels_only_reason(out)
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
         return out
+    statement = statement_value_symptom(out)
+    if statement:
+        return {
+            **out,
+            "symptom": "nan-value" if statement == "nan" else "inf-value",
+            "detail": (
+                f"{out.get('detail', '')}; no gradient flows here ({reason}), but at that point "
+                f"the enclosing statement's value is {statement}: a value symptom"
+            ),
+        }
     if probe.get("no_gradient_likely"):
         return {
             **out,
