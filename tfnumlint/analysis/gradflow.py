@@ -1413,11 +1413,12 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         return out
     statement = statement_value_symptom(out)
     if statement:
+        flows = "is likely to flow" if probe.get("no_gradient_likely") else "flows"
         return {
             **out,
             "symptom": "nan-value" if statement == "nan" else "inf-value",
             "detail": (
-                f"{out.get('detail', '')}; no gradient flows here ({reason}), but at that point "
+                f"{out.get('detail', '')}; no gradient {flows} here ({reason}), but at that point "
                 f"the enclosing statement's value is {statement}: a value symptom"
             ),
         }
