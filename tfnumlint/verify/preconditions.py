@@ -49,7 +49,7 @@ CLAMPED_DRIVES = frozenset({"driven", "computed"})
 SQUASHING = frozenset({"sigmoid", "softmax", "log_softmax"})
 PREDICTED_WORDS = frozenset(
     {"pred", "preds", "prediction", "predictions", "predicted", "prob", "probs", "probability",
-     "probabilities", "yhat", "perm", "policy"}
+     "probabilities", "yhat"}
 )  # fmt: skip
 
 # Whole reductions that are 0 exactly when nothing is selected, and the value-preserving ops a
