@@ -114,9 +114,10 @@ def choose(
 ) -> tuple[Witness, list[str] | None] | None:
     """The witness to report, with the inputs it needs.  In the recipe's symptom order, the
     first point whose every input is at a value the code can give it (see
-    :func:`domains.unreachable`), points inside the far-tail band (``preconditions``) first, and a
-    NaN/Inf value there before a far witness of another symptom; else the first point whose needed inputs are, once the others
-    are relaxed; else the first witness found, which the verdict will not count as confirmed."""
+    :func:`domains.unreachable`), points inside the far-tail band (``preconditions``) first,
+    and a NaN/Inf value there before a far witness of another symptom; else the first point
+    whose needed inputs are, once the others are relaxed; else the first witness found, which
+    the verdict will not count as confirmed."""
     if recipe(program.probe)["check"] == "absorption":
         found = absorbed(rows, res)
         return (found, None) if found is not None else None
