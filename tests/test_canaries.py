@@ -90,8 +90,9 @@ def test_no_canary_runs_with_verification_on(planted):
     report = json.loads(proc.stdout)
     canaries = sorted(p.name for p in planted.glob("CANARY_*"))
     assert canaries == [], f"user code was executed: {canaries}"
-    statuses = {f["verification"]["status"] for f in report["findings"]}
-    assert "confirmed" in statuses, report["findings"]  # verification really ran
+    # verification really ran: a probe found a witness (the log(softmax) and log(sigmoid) here
+    # need a logit of -100, a far tail, so they are inconclusive with the witness they saw)
+    assert any(f["verification"].get("symptom") for f in report["findings"]), report["findings"]
     rules = {
         (f["path"], r) for f in report["findings"] for r in [f["rule"], *f.get("related_rules", [])]
     }

@@ -790,13 +790,17 @@ def fixed_losses(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", sorted(LOSSES))
-def test_tutorial_loss_variants_are_confirmed(fixed_losses, name):
+def test_tutorial_loss_variants_are_found_and_need_a_far_tail(fixed_losses, name):
     report, _ = fixed_losses
     mine = [f for f in report["findings"] if f["path"].endswith(f"{name}.py")]
     rules = {f["rule"] for f in mine} | {r for f in mine for r in f.get("related_rules", [])}
     assert rules >= {"TNL101", "TNL103"}, mine  # one hazard: TNL101 may be merged into TNL103
     for f in mine:
-        assert f["verification"]["status"] == "confirmed", f
+        # log(softmax) is -inf only past a logit gap of 100: a far tail (verify/preconditions.py),
+        # shown as inconclusive with the witness it saw; the fix is still proven and applied
+        v = f["verification"]
+        assert v["status"] == "inconclusive", f
+        assert "past the float32 exp range" in v["detail"].split(" (seen: ")[0], f
 
 
 @pytest.mark.parametrize("mode", ["safe", "unsafe"])

@@ -40,6 +40,13 @@ def one_verdict(src: str, rule: str) -> dict:
     return out
 
 
+def assert_far_tail(out: dict) -> None:
+    """Not rejected by the reachability gate: inconclusive only for needing a far tail."""
+    assert out["status"] == "inconclusive", out
+    assert "past the float32 exp range" in out["detail"].split(" (seen: ")[0], out
+    assert "breaks only if" not in out["detail"], out
+
+
 def spec(name: str, origin: str, **fields) -> dict:
     return {**free(name), "origin": origin, **fields}
 
@@ -82,7 +89,7 @@ def test_a_layer_output_is_a_model_origin_with_its_activation_range():
 
         def loss(x, y):
             p = dense(x)
-            return -tf.reduce_mean(y * tf.math.log(p))
+            return -tf.reduce_mean((1 - y) * tf.math.log(1 - p))
         """
     [finding] = [f for f in probed(src, select=["TNL101"]) if f.probe]
     [p] = [i for i in finding.probe["inputs"] if i["name"] == "p"]
@@ -185,8 +192,9 @@ def test_a_parameter_needed_at_an_ordinary_value_confirms():
     assert out["status"] == "confirmed", out
 
 
-def test_a_log_probability_by_name_may_be_extreme():
-    # PPO's importance ratio: exp(new - old log-probability) overflows when policies diverge
+def test_a_log_probability_by_name_passes_reachability_but_needs_a_far_tail():
+    # PPO's importance ratio: the reachability gate lets a log-probability take any value; the
+    # overflow needs a gap past 88 (preconditions.py: a far tail, not a training hazard)
     src = """\
         import tensorflow as tf
 
@@ -195,12 +203,11 @@ def test_a_log_probability_by_name_may_be_extreme():
             new_log_prob = policy.distribution(time_steps).log_prob(actions)
             return tf.exp(new_log_prob - old_log_prob)
         """
-    out = one_verdict(src, "TNL301")
-    assert out["status"] == "confirmed", out
+    assert_far_tail(one_verdict(src, "TNL301"))
 
 
-def test_a_log_variance_by_name_may_be_extreme():
-    # a reward network's predicted log-variance: exp(-log_variance) overflows for a confident net
+def test_a_log_variance_by_name_passes_reachability_but_needs_a_far_tail():
+    # a reward network's predicted log-variance: exp(-log_variance) overflows only past -88
     src = """\
         import tensorflow as tf
 
@@ -209,8 +216,7 @@ def test_a_log_variance_by_name_may_be_extreme():
             action_log_variance = index_with_actions(predicted_log_variance, actions)
             return tf.exp(-action_log_variance)
         """
-    out = one_verdict(src, "TNL301")
-    assert out["status"] == "confirmed", out
+    assert_far_tail(one_verdict(src, "TNL301"))
 
 
 def test_an_untraced_product_of_data_may_be_zero():
@@ -345,7 +351,7 @@ def test_a_dead_gradient_witness_is_not_minimised():
 # ---------------------------------------------------------------- real hazards stay confirmed
 
 
-def test_log_of_softmax_stays_confirmed():
+def test_log_of_softmax_needs_a_logit_gap_past_100():
     src = """\
         import tensorflow as tf
 
@@ -353,10 +359,11 @@ def test_log_of_softmax_stays_confirmed():
         def loss(labels, logits):
             return -tf.reduce_sum(labels * tf.math.log(tf.nn.softmax(logits)), axis=-1)
         """
-    assert all(v["status"] == "confirmed" for v in verdicts(src, "TNL103"))
+    for out in verdicts(src, "TNL103"):
+        assert_far_tail(out)
 
 
-def test_log_of_sigmoid_stays_confirmed():
+def test_log_of_sigmoid_needs_a_logit_past_minus_88():
     src = """\
         import tensorflow as tf
 
@@ -364,8 +371,7 @@ def test_log_of_sigmoid_stays_confirmed():
         def loss(z):
             return -tf.reduce_mean(tf.math.log(tf.sigmoid(z)))
         """
-    out = one_verdict(src, "TNL101")
-    assert out["status"] == "confirmed", out
+    assert_far_tail(one_verdict(src, "TNL101"))
 
 
 def test_one_minus_sigmoid_saturating_at_17_stays_confirmed():
@@ -406,8 +412,9 @@ def test_sqrt_of_squared_error_at_an_exact_fit_stays_confirmed():
     assert (out["status"], out["symptom"]) == ("confirmed", "nan-gradient"), out
 
 
-def test_log_of_a_relu_prediction_stays_confirmed():
-    # a depth loss: y_pred is a ReLU output, exactly 0 on some pixel
+def test_log_of_a_prediction_by_name_needs_a_far_tail():
+    # a depth loss: nothing here says y_pred is a ReLU output; as a probability by its name it is
+    # probed through a logit, and log(y_pred) = -inf needs that logit at -100
     src = """\
         import tensorflow as tf
 
@@ -417,23 +424,25 @@ def test_log_of_a_relu_prediction_stays_confirmed():
             return tf.sqrt(tf.reduce_mean(tf.square(d)) - 0.5 * tf.square(tf.reduce_mean(d)))
         """
     [out] = [v for v in verdicts(src, "TNL101") if "y_pred" in v.get("inputs", {})]
-    assert (out["status"], out["inputs"]["y_pred"]) == ("confirmed", 0.0), out
+    assert out["inputs"]["y_pred"] == 0.0, out
+    assert_far_tail(out)
 
 
-def test_user_loss_with_an_epsilon_on_a_sigmoid_output_stays_confirmed():
+def test_user_loss_with_an_epsilon_on_a_sigmoid_output_needs_a_far_tail():
     src = """\
         import tensorflow as tf
 
 
-        def loss(y, logits):
+        def loss(logits):
             p = tf.sigmoid(logits)
-            return -tf.reduce_mean(y * tf.math.log(p + 1e-10))
+            return -tf.reduce_mean(tf.math.log(p + 1e-10))
         """
     out = one_verdict(src, "TNL102")
-    assert (out["status"], out["symptom"]) == ("confirmed", "dead-gradient"), out
+    assert out["symptom"] == "dead-gradient", out  # exactly 0 at -100; about 1e-3 at -30
+    assert_far_tail(out)
 
 
-def test_tf1_tutorial_loss_stays_confirmed():
+def test_tf1_tutorial_loss_needs_a_logit_gap_past_100():
     src = """\
         import tensorflow.compat.v1 as tf
 
@@ -445,7 +454,8 @@ def test_tf1_tutorial_loss_stays_confirmed():
         cross_entropy = tf.reduce_mean(-tf.reduce_sum(y_ * tf.log(y), reduction_indices=[1]))
         """
     for rule in ("TNL101", "TNL103"):
-        assert all(v["status"] == "confirmed" for v in verdicts(src, rule)), rule
+        for out in verdicts(src, rule):
+            assert_far_tail(out)
 
 
 def test_a_constant_the_slicer_kept_as_an_input_is_never_held_against_the_witness():

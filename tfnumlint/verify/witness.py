@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from . import domains, generic, trace
+from . import domains, generic, preconditions, trace
 from . import intervals as iv
 from .program import Input, Program, recipe, run
 from .symptoms import GENERIC, Witness, absorbed, flat, hazard_logits, masks
@@ -114,8 +114,10 @@ def choose(
 ) -> tuple[Witness, list[str] | None] | None:
     """The witness to report, with the inputs it needs.  In the recipe's symptom order, the
     first point whose every input is at a value the code can give it (see
-    :func:`domains.unreachable`); else the first point whose needed inputs are, once the others
-    are relaxed; else the first witness found, which the verdict will not count as confirmed."""
+    :func:`domains.unreachable`), points inside the far-tail band (``preconditions``) first,
+    and a NaN/Inf value there before a far witness of another symptom; else the first point
+    whose needed inputs are, once the others are relaxed; else the first witness found, which
+    the verdict will not count as confirmed."""
     if recipe(program.probe)["check"] == "absorption":
         found = absorbed(rows, res)
         return (found, None) if found is not None else None
@@ -123,10 +125,15 @@ def choose(
     m = masks(program, rows, res, thr)
     first: tuple[Witness, list[str] | None] | None = None
     budget = MAX_MINIMISED
-    for symptom in tuple(how["symptoms"]) + (() if how["only_listed"] else GENERIC):
-        hits = [int(i) for i in np.flatnonzero(m[symptom])]
-        clean = next((i for i in hits if not unreachable_reasons(program, rows[i], None)), None)
+    order = tuple(how["symptoms"]) + (() if how["only_listed"] else GENERIC)
+    hits_of = {s: [int(i) for i in np.flatnonzero(m[s])] for s in order}
+    far = {i for s in order for i in hits_of[s] if far_inputs(program, rows[i])}
+    for symptom in order:
+        hits = sorted(hits_of[symptom], key=lambda i: i in far)  # in-band points first
+        clean = next((i for i in hits if _reachable(program, rows[i])), None)
         if clean is not None:
+            if clean in far:  # a NaN/Inf value at values models give, if there is one
+                symptom, clean = _value_in_band(program, rows, hits_of, far) or (symptom, clean)
             return minimise(program, Witness(symptom, clean, rows, res), thr)
         for i in hits[:2]:
             if budget == 0:
@@ -137,6 +144,26 @@ def choose(
             if needed is not None and not unreachable_reasons(program, w.rows[w.row], needed):
                 return w, needed
     return first
+
+
+# A NaN or Inf value inside the far-tail band is the strongest evidence there is: it is
+# preferred to a far witness of an earlier symptom (an eps absorbed at a logit of 17 beats a
+# dead gradient at -100).  Other symptoms keep the recipe's order.
+VALUE_SYMPTOMS = ("inf-value", "nan-value")  # in this order
+
+
+def _value_in_band(
+    program: Program, rows: np.ndarray, found: dict[str, list[int]], far: set[int]
+) -> tuple[str, int] | None:
+    for symptom in [s for s in VALUE_SYMPTOMS if s in found]:
+        for i in found[symptom]:
+            if i not in far and _reachable(program, rows[i]):
+                return symptom, i
+    return None
+
+
+def _reachable(program: Program, row: np.ndarray) -> bool:
+    return not unreachable_reasons(program, row, None)
 
 
 def unreachable_reasons(
@@ -192,8 +219,9 @@ def confirmed_generic(
     values; the outcome goes in ``observed["generic"]`` for the verdict side.  When the symptom
     survives and the witness had a free input at an unusual value, the generic point, evaluated
     alone, becomes the witness."""
-    if w.symptom not in RELAXABLE:
-        return confirmed(program, w, needed)
+    w, tail = clamp_far_tail(program, w, thr)
+    if tail is not None or w.symptom not in RELAXABLE:
+        return _with_tail(program, w, needed, tail)
     row = w.rows[w.row]
     point = {i.name: float(v) for i, v in zip(program.inputs, row, strict=True)}
     points = generic.generic_points(program.probe, point)
@@ -219,6 +247,83 @@ def confirmed_generic(
     out = confirmed(program, w, needed)
     out["observed"]["generic"] = outcome
     return out
+
+
+def _with_tail(
+    program: Program, w: Witness, needed: list[str] | None, tail: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """:func:`confirmed`, with the far tail the witness needs (``observed["far_tail"]``; the
+    verdict side, ``preconditions.judge``, weighs it after the domains and guards)."""
+    out = confirmed(program, w, needed)
+    if tail is not None:
+        out["observed"]["far_tail"] = tail
+    return out
+
+
+# ---------------------------------------------------------------- far tails
+
+
+def clamp_far_tail(
+    program: Program, w: Witness, thr: float
+) -> tuple[Witness, dict[str, Any] | None]:
+    """The witness with its log-scale inputs past :data:`preconditions.BAND` clamped into it
+    (sign kept, mildest clamp first) when the symptom survives there; else the witness as it is
+    with what it needs (``{"inputs": {name: value}, "band": 30}``) for the verdict side, which
+    makes the finding inconclusive.  Inputs at values inside the band are left alone."""
+    row = w.rows[w.row]
+    far = far_inputs(program, row)
+    if not far or w.symptom not in TAIL_CHECKED:
+        return w, None
+    trials = [
+        {j: preconditions.clamped(float(row[j]), m) for j in far} for m in preconditions.CLAMPS
+    ]
+    inside = _inside(program, row, trials)
+    found = _clamped_witness(program, w, inside, thr) if inside else None
+    if found is not None:
+        return found, None
+    names = [_shown_name(program.inputs[j]) for j in far]
+    return w, {
+        "inputs": {n: float(row[j]) for n, j in zip(names, far, strict=True)},
+        "band": preconditions.BAND,
+    }
+
+
+def far_inputs(program: Program, row: np.ndarray) -> list[int]:
+    """The inputs of a point at a far tail: log-scale values past the band (``preconditions``)."""
+    specs = {s.get("name"): s for s in program.probe.get("inputs") or []}
+    return [
+        j
+        for j, spec in enumerate(program.inputs)
+        if preconditions.tail_candidate(specs.get(spec.name) or {}, spec.prob, float(row[j]))
+    ]
+
+
+# Symptoms the clamp re-checks: those a point decides alone, and a dead gradient, which is
+# judged against the witness's other points (the loss far above what its logits can reach).
+TAIL_CHECKED = RELAXABLE | {"dead-gradient"}
+
+
+def _clamped_witness(
+    program: Program, w: Witness, inside: list[dict[int, float]], thr: float
+) -> Witness | None:
+    """The first clamped trial that still shows the witness's symptom, as a witness."""
+    row = w.rows[w.row]
+    if w.symptom in RELAXABLE:
+        for trial in _keeping(program, row, inside, w.symptom, thr):
+            point = _with(row, trial)[None, :]
+            res = run(program, point)
+            if masks(program, point, res, thr)[w.symptom][0]:
+                return Witness(w.symptom, 0, point, res, w.note)
+        return None
+    rows = np.concatenate([w.rows, np.array([_with(row, t) for t in inside])])
+    res = run(program, rows)
+    hit = masks(program, rows, res, thr)[w.symptom]
+    k = next((k for k in range(len(w.rows), len(rows)) if hit[k]), None)
+    return Witness(w.symptom, k, rows, res, w.note) if k is not None else None
+
+
+def _shown_name(spec: Input) -> str:
+    return f"logit({spec.name})" if spec.prob else spec.name
 
 
 # ---------------------------------------------------------------- witnesses in words

@@ -1,0 +1,241 @@
+"""Preconditions a confirmed witness may still rest on (issue 11): a far tail, an empty selection.
+
+A witness on a *driven* input (a logit, a layer input, a log-variance) is evidence at any value
+the input really takes.  Two kinds of values it can take in principle but not in practice make a
+symptom a precondition of the code rather than a hazard of training:
+
+**Far tails of log-scale values.**  A logit, a log-probability, a log-variance, or the logit of a
+modelled probability is a value on a log scale: its size is an exponent.  A witness at
+``logits`` = -100 asks for a probability of e^-100.  The band :data:`BAND` = 30 comes from the
+numerics: exp(30) ~ 1.1e13 is still finite in float32 (and bfloat16, float64), sigmoid(30)
+already rounds to 1 in float32 and sigmoid(-30) ~ 9e-14 is still a normal number, so within
+|x| <= 30 every float32 saturation a model can express already shows, and past it only values no
+trained model, data or optimiser step produces are reached.  float16's exp overflows at 11.1,
+inside the band, so a float16 overflow still confirms.  The worker (``witness.clamp_far_tail``)
+re-runs the symptom with each such input clamped into the band (sign kept): if the symptom
+survives, the clamped point is the witness; if it vanishes, :func:`far_tail_reason` makes the
+finding inconclusive.  Values not on a log scale (a reward sum, a pixel, a feature) have no
+known scale, so no band is claimed for them; inputs nothing drives are the genericity gate's
+(``generic.py``); a probability taken as it is (``output`` = 0) is at its domain's edge, not in
+a tail.
+
+**Empty selections.**  A whole reduction of a mask, an indicator, an adjacency or a count
+(``reduce_sum(target_mask)``, ``count_nonzero(a)``) is 0 only when nothing is selected: no
+target token, a graph without edges, no legal action.  When the witness needs such an input
+(one the code reads only through whole reductions) with every entry 0,
+:func:`empty_selection_reason` says so: a precondition on the batch, not a numeric hazard.  A
+norm of a feature vector or of a target is no selection: a zero feature row stays confirmed.
+
+Plain Python: no TensorFlow, no numpy (the verdict side runs in the static process too).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..analysis.heuristics import looks_like_mask
+from ..analysis.names import tokens
+from . import domains
+
+BAND = 30.0  # |x| of a log-scale value a model or data produces (see the module docstring)
+CLAMPS = (17.0, BAND)  # clamped magnitudes tried, mildest first (a sigmoid saturates at 17)
+# log(max finite value): past it exp overflows (shown in the far-tail reason)
+EXP_RANGE = {"float16": 11.09, "bfloat16": 88.72, "float32": 88.72, "float64": 709.78}
+# Drives this gate owns: values training or code produces (free inputs are the genericity
+# gate's, fixed ones never move; a probe without drive labels keeps its verdict).
+CLAMPED_DRIVES = frozenset({"driven", "computed"})
+
+SQUASHING = frozenset({"sigmoid", "softmax", "log_softmax"})
+PREDICTED_WORDS = frozenset(
+    {"pred", "preds", "prediction", "predictions", "predicted", "prob", "probs", "probability",
+     "probabilities", "yhat"}
+)  # fmt: skip
+
+# Whole reductions that are 0 exactly when nothing is selected, and the value-preserving ops a
+# selection may pass through on its way there (`reduce_sum(cast(reshape(mask)))`).
+SELECTING = frozenset({"reduce_sum", "reduce_mean", "reduce_max", "reduce_any", "count_nonzero"})
+PRESERVING = frozenset(
+    {"cast", "reshape", "expand_dims", "squeeze", "stop_gradient", "identity", "to_float"}
+)
+# A product under a selecting reduction is a masked sum: its factors are read through it.
+MASKING_PRODUCTS = frozenset({("bin", "*"), ("call", "multiply")})
+SELECTION_PRODUCERS = frozenset({"mask", "bool", "one_hot"})
+SELECTION_WORDS = frozenset(
+    {"mask", "masks", "indicator", "indicators", "adjacency", "adj", "selected", "selection"}
+)
+DIVIDING = frozenset({"divide", "truediv", "div", "reciprocal", "divide_no_nan", "inv"})
+
+
+# ---------------------------------------------------------------- far tails
+
+
+def log_scale(spec: dict[str, Any], modelled_probability: bool) -> bool:
+    """Is the input's value an exponent: a logit by origin, a log-space name
+    (``domains.log_space``: ``logits``, ``log_var``, ``log_prob``), or the logit through which a
+    predicted probability is probed (:func:`predicted`)?"""
+    if spec.get("origin") == "logits" or spec.get("producer") == "logits":
+        return True
+    if modelled_probability:
+        return predicted(spec)
+    return domains.log_space(str(spec.get("name", "")), str(spec.get("source") or ""))
+
+
+def predicted(spec: dict[str, Any]) -> bool:
+    """A probability that squashes logits (a sigmoid or softmax, a model output) or is named as
+    a prediction or a distribution's probabilities: 0 or 1 only at a far logit.  A target of 0
+    (`p`, `labels`) is data at its domain's edge."""
+    if spec.get("producer") in SQUASHING or spec.get("origin") in ("model", "logits"):
+        return True
+    words = {t.lower() for t in tokens(str(spec.get("name", "")))}
+    return bool(words & PREDICTED_WORDS)
+
+
+def tail_candidate(spec: dict[str, Any], modelled_probability: bool, v: float) -> bool:
+    """An input whose witness value is past the band on a log scale, and that this gate owns."""
+    return (
+        abs(v) > BAND
+        and math.isfinite(v)
+        and spec.get("drive") in CLAMPED_DRIVES
+        and log_scale(spec, modelled_probability)
+    )
+
+
+def clamped(v: float, magnitude: float) -> float:
+    """``v`` brought to at most ``magnitude``, its sign kept."""
+    return math.copysign(min(abs(v), magnitude), v)
+
+
+def far_tail_reason(out: dict[str, Any]) -> str | None:
+    """Why a witness is a far-tail precondition (``observed["far_tail"]``, set by the worker when
+    the clamped point lost the symptom), or None."""
+    observed = out.get("observed")
+    tail = observed.get("far_tail") if isinstance(observed, dict) else None
+    if not isinstance(tail, dict) or not tail.get("inputs"):
+        return None
+    dtype = str(out.get("dtype") or "float32")
+    values = ", ".join(f"`{n}` = {domains._fmt(float(v))}" for n, v in tail["inputs"].items())
+    names = ", ".join(f"|`{n}`|" for n in tail["inputs"])
+    biggest = max(abs(float(v)) for v in tail["inputs"].values())
+    past = EXP_RANGE.get(dtype, EXP_RANGE["float32"])
+    where = f"past the {dtype} exp range" if biggest > past else "far in the tail of a log scale"
+    band = domains._fmt(float(tail.get("band", BAND)))
+    return (
+        f"needs {values}, {where}; at {names} <= {band}, which trained models and data produce "
+        f"(exp({band}) is finite in {dtype}), the symptom is gone"
+    )
+
+
+# ---------------------------------------------------------------- empty selections
+
+
+def _children(node: dict[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    for key, value in node.items():
+        if key == "kw" and isinstance(value, dict):
+            out.extend(value.values())
+        elif isinstance(value, (dict, list)):
+            out.append(value)
+    return out
+
+
+def _reads(node: Any, via: str | None, found: dict[str, list[str | None]]) -> None:
+    """Every read of each input, with the selecting reduction it reaches through
+    value-preserving ops and products only (None for any other read)."""
+    if isinstance(node, list):
+        for item in node:
+            _reads(item, None, found)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("k") == "input":
+        found.setdefault(str(node.get("name")), []).append(via)
+        return
+    if via and (node.get("k"), node.get("op")) in MASKING_PRODUCTS:
+        for child in _children(node):  # `reduce_sum(values * mask)`: a masked sum
+            _reads(child, via, found)
+        return
+    op = node.get("op") if node.get("k") == "call" else None
+    args = node.get("args") or []
+    if op in SELECTING or (op in PRESERVING and via):
+        _reads(args[0] if args else None, op if op in SELECTING else via, found)
+        rest = {**node, "args": args[1:]}
+        for child in _children(rest):
+            _reads(child, None, found)
+        return
+    for child in _children(node):
+        _reads(child, None, found)
+
+
+def _selection_like(spec: dict[str, Any]) -> bool:
+    """A mask, indicator, adjacency or count by its provenance: what zero entries mean there is
+    'not selected', unlike a feature or a target value."""
+    name = str(spec.get("name", ""))
+    words = {t.lower() for t in tokens(name)}
+    return (
+        spec.get("producer") in SELECTION_PRODUCERS
+        or looks_like_mask(name)
+        or bool(words & SELECTION_WORDS)
+        or domains._count_like(name)
+    )
+
+
+def selections(probe: dict[str, Any]) -> dict[str, str]:
+    """Inputs read only through whole selecting reductions -> the reduction
+    (``count_nonzero`` of anything; a sum, mean or max of a mask-like input)."""
+    found: dict[str, list[str | None]] = {}
+    _reads(probe.get("target"), None, found)
+    specs = {s.get("name"): s for s in probe.get("inputs") or []}
+    out: dict[str, str] = {}
+    for name, vias in found.items():
+        if not vias or None in vias:
+            continue
+        if set(vias) == {"count_nonzero"} or _selection_like(specs.get(name) or {"name": name}):
+            out[name] = "count_nonzero" if "count_nonzero" in vias else str(vias[0])
+    return out
+
+
+def _divides(node: Any) -> bool:
+    if isinstance(node, list):
+        return any(_divides(n) for n in node)
+    if not isinstance(node, dict):
+        return False
+    if (node.get("k") == "bin" and node.get("op") in ("/", "//")) or node.get("op") in DIVIDING:
+        return True
+    return any(_divides(c) for c in _children(node))
+
+
+def empty_selection_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """Why a witness only shows on an empty selection: every input it needs that the code reads
+    through whole reductions of a mask or a count is all zeros.  None otherwise."""
+    observed, point = out.get("observed"), out.get("inputs")
+    if not isinstance(observed, dict) or not isinstance(point, dict):
+        return None
+    needed = observed.get("needed")
+    if not isinstance(needed, list):
+        return None
+    chosen = selections(probe)
+    empty = [n for n in needed if n in chosen and point.get(n) == 0]
+    if not empty:
+        return None
+    parts = [
+        f"every entry of `{n}` is 0 "
+        + ("(nothing counted)" if chosen[n] == "count_nonzero" else "(no element selected)")
+        for n in empty
+    ]
+    what = "the division" if _divides(probe.get("target")) else "it"
+    return f"needs an empty selection: {'; '.join(parts)}; guard {what} if such a batch can occur"
+
+
+# ---------------------------------------------------------------- verdict
+
+
+def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """A confirmed witness that rests on a far tail or an empty selection is inconclusive, with
+    the reason; what was seen stays in the detail."""
+    if out.get("status") != "confirmed":
+        return out
+    reason = far_tail_reason(out) or empty_selection_reason(probe, out)
+    if not reason:
+        return out
+    return {**out, "status": "inconclusive", "detail": f"{reason} (seen: {out.get('detail', '')})"}
