@@ -26,6 +26,7 @@ from .verdicts import (
     inconclusive,
     range_refutation,
     refuted,
+    review_witness,
     verify_constant_absorption,
     verify_diverges,
     verify_underflow,
@@ -100,7 +101,7 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
 
             out = verify_training(probe)
         elif probe.get("kind", "expr") == "expr":
-            out = verify_expr(probe, threshold)
+            out = review_witness(probe, verify_expr(probe, threshold))
         else:
             out = inconclusive(f"unknown probe kind {probe.get('kind')!r}")
     except UnsupportedProbe as exc:

@@ -1,0 +1,118 @@
+"""Related inputs, attribution and known-call ranges (issue 11): a witness must respect what
+the slice knows about how its values are computed, and the flagged op must be where the
+symptom starts."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+from libcst.metadata import MetadataWrapper, PositionProvider  # noqa: E402
+from probe_helpers import binop, call, const, expr, free, inp  # noqa: E402
+
+from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
+from tfnumlint.verify import probing, slicer  # noqa: E402
+from tfnumlint.verify.verdicts import related_inputs_reason  # noqa: E402
+
+HEADER = "import tensorflow as tf\n\n\n"
+
+
+def slice_of(body: str, args: str) -> dict:
+    """The probe of the returned expression of ``def f(args)``, by the real slicer."""
+    src = HEADER + f"def f({args}):\n    return tf.identity({body})\n"
+    module = cst.parse_module(src)
+    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
+    sl = slicer.Slicer(ctx, positions)
+    target = sl.tree(site.node.args[0].value, site.scope, site.order)
+    return {**expr("TNL201", target, list(sl.inputs.values())), "unsupported": sl.unsupported}
+
+
+def test_a_fractional_part_is_traced_so_its_log_with_an_epsilon_is_refuted():
+    probe = slice_of("tf.math.log(y - tf.math.floor(y) + 1e-6)", "y")
+    assert [i["name"] for i in probe["inputs"]] == ["y"]  # floor(y) is not a free input
+    assert probing.verify({**probe, "rule": "TNL101"}, 1e6)["status"] == "refuted"
+
+
+def test_a_divisor_of_bessel_i0e_is_refuted_by_its_range():
+    probe = slice_of("x / tf.math.bessel_i0e(concentration)", "x, concentration")
+    verdict = probing.verify(probe, 1e6)
+    assert verdict["status"] == "refuted"
+    assert "denominator" in verdict["detail"]
+
+
+def test_cosine_keeps_its_range_and_its_input():
+    probe = slice_of("tf.math.acos(0.5 * tf.math.cos(a))", "a")
+    assert [i["name"] for i in probe["inputs"]] == ["a"]
+    assert probing.verify({**probe, "rule": "TNL101"}, 1e6)["status"] == "refuted"
+
+
+def test_a_vector_divided_by_its_own_norm_keeps_the_norm_of_that_vector():
+    probe = slice_of("v / tf.norm(v, ord=2, axis=-1)[..., tf.newaxis]", "v")
+    assert [i["name"] for i in probe["inputs"]] == ["v"]
+    verdict = probing.verify(probe, 1e6)
+    # the only witness is the zero vector itself: the norm is never set apart from `v`
+    assert verdict["status"] in ("confirmed", "inconclusive")
+    assert verdict.get("inputs", {"v": 0.0})["v"] == 0.0
+    assert "independently" not in verdict["detail"]
+
+
+def test_new_axis_indexing_is_expand_dims_and_other_indexing_stays_cut():
+    kept = slice_of("v[:, None] + v[..., tf.newaxis, :]", "v")
+    assert [i["name"] for i in kept["inputs"]] == ["v"]
+    cut = slice_of("v[0] + v", "v")
+    element = next(i for i in cut["inputs"] if i["name"] == "v[0]")
+    assert element["reads"] == ["v"]
+
+
+def test_a_negated_comparison_is_traced_so_the_mask_follows_the_count():
+    probe = slice_of("tf.where(~tf.equal(counts, 0), totals / counts, 0.)", "counts, totals")
+    assert sorted(i["name"] for i in probe["inputs"]) == ["counts", "totals"]
+    verdict = probing.verify({**probe, "rule": "TNL201"}, 1e6)
+    assert "~tf.equal" not in verdict["detail"]
+
+
+def test_a_cut_call_set_apart_from_the_input_it_reads_does_not_confirm():
+    probe = slice_of("tf.math.log(y - untraced(y))", "y, untraced")
+    cut = next(i for i in probe["inputs"] if i["name"] == "untraced(y)")
+    assert cut["reads"] == ["y"]
+    verdict = probing.verify({**probe, "rule": "TNL101"}, 1e6)
+    assert verdict["status"] == "inconclusive"
+    assert "independently, though the first is computed from the second" in verdict["detail"]
+
+
+def test_a_cut_call_of_other_inputs_only_is_not_related():
+    spec = {**free("g(z)"), "reads": ["z"]}
+    assert related_inputs_reason({"inputs": [spec, free("y")]}, {"g(z)": 1, "y": 0}) is None
+
+
+def test_an_inf_that_enters_the_flagged_division_from_upstream_is_not_confirmed():
+    # t = 1 / sqrt(w) is inf at w = 0; the flagged divisor 2 * v_abs is never 0 (v_abs >= 1)
+    t = call("reciprocal", call("sqrt", inp("w")))
+    target = binop("/", t, binop("*", const(2.0), inp("v_abs")))
+    probe = expr("TNL201", target, [free("w", 0.0, "inf"), free("v_abs", 1.0, "inf")])
+    verdict = probing.verify(probe, 1e6)
+    assert verdict["status"] == "inconclusive"
+    assert "numerator `reciprocal(sqrt(w))` is already inf" in verdict["detail"]
+
+
+def test_a_division_by_a_zero_divisor_is_still_confirmed():
+    target = binop("/", inp("x"), binop("-", inp("a"), const(1.0)))
+    probe = expr("TNL201", target, [free("x", 1.0, 2.0), free("a", 0.0, 2.0)])
+    verdict = probing.verify(probe, 1e6)
+    assert verdict["status"] == "confirmed"
+    assert verdict["inputs"]["a"] == 1.0
+
+
+def test_a_nan_gradient_from_elsewhere_is_not_the_flagged_log():
+    # log(1 + sqrt(w)): the log's argument is >= 1; the inf gradient at w = 0 is the sqrt's
+    target = call("log", binop("+", const(1.0), call("sqrt", inp("w"))))
+    probe = expr("TNL101", target, [free("w", 0.0, "inf")])
+    verdict = probing.verify(probe, 1e6)
+    assert verdict["status"] == "inconclusive"
+    assert "argument `1 + sqrt(w)` = 1 at the witness, away from its danger zone" in (
+        verdict["detail"]
+    )
