@@ -362,6 +362,10 @@ for _op in (
         "squared_difference",
         spellings=("tf.math.squared_difference", "tf.squared_difference"),
         transfer=Transfer("unary", 0.0, INF, zero="its operands are equal"),
+        params=("x", "y"),
+        trace="elementwise(math.squared_difference)",
+        graph=("SquaredDifference",),
+        interval="nonnegative",
     ),
     Op(
         "sqrt",

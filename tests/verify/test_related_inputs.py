@@ -113,6 +113,54 @@ def test_a_nan_gradient_from_elsewhere_is_not_the_flagged_log():
     probe = expr("TNL101", target, [free("w", 0.0, "inf")])
     verdict = probing.verify(probe, 1e6)
     assert verdict["status"] == "inconclusive"
-    assert "argument `1 + sqrt(w)` = 1 at the witness, away from its danger zone" in (
-        verdict["detail"]
+    assert (
+        "argument `1 + sqrt(w)` = 1 at the witness, away from its danger zone"
+        in (verdict["detail"])
     )
+
+
+def test_one_untraced_call_on_both_ends_of_an_ordered_pair_does_not_confirm():
+    body = "tf.math.log(cdf(bins_upper - f) - cdf(bins_lower - f) + 1e-6)"
+    probe = slice_of(body, "bins_upper, bins_lower, f, cdf")
+    verdict = probing.verify({**probe, "rule": "TNL101"}, 1e6)
+    assert verdict["status"] == "inconclusive"
+    assert "one call on the ordered pair upper/lower" in verdict["detail"]
+
+
+def test_calls_on_unrelated_names_are_not_an_ordered_pair():
+    a = {**free("cdf(a)"), "origin": "call", "source": "cdf(a)"}
+    b = {**free("cdf(b)"), "origin": "call", "source": "cdf(b)"}
+    slow = {**free("f(slow)"), "origin": "call", "source": "f(slow)"}
+    shigh = {**free("f(shigh)"), "origin": "call", "source": "f(shigh)"}
+    witness = dict.fromkeys(["cdf(a)", "cdf(b)", "f(slow)", "f(shigh)"], 0.5)
+    assert related_inputs_reason({"inputs": [a, b, slow, shigh]}, witness) is None
+
+
+def test_a_cut_call_reads_what_its_arguments_are_computed_from():
+    probe = slice_of("tf.math.log(y - untraced(z))", "y, untraced, z=None")
+    # z is a parameter here: the call reads z only; with z computed from y it reads y
+    assert next(i for i in probe["inputs"] if i["name"] == "untraced(z)")["reads"] == ["z"]
+    src = HEADER + "def f(y, untraced):\n    z = 2.0 * y\n    return tf.identity(untraced(z))\n"
+    module = cst.parse_module(src)
+    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
+    sl = slicer.Slicer(ctx, positions)
+    sl.tree(site.node.args[0].value, site.scope, site.order)
+    assert sl.inputs["untraced(z)"]["reads"] == ["y", "z"]
+
+
+def test_two_untraced_calls_on_one_value_do_not_confirm_a_cosine_out_of_range():
+    body = "tf.math.acos(dot(u, w) / norm(u))"
+    probe = slice_of(body, "u, w, dot, norm")
+    verdict = probing.verify({**probe, "rule": "TNL205"}, 1e6)
+    assert verdict["status"] == "inconclusive"
+    assert "independently, though both are computed from `u`" in verdict["detail"]
+
+
+def test_a_squared_difference_is_traced_with_its_operands():
+    probe = slice_of("tf.math.squared_difference(a, b) / tf.math.square(b)", "a, b")
+    assert sorted(i["name"] for i in probe["inputs"]) == ["a", "b"]
+    verdict = probing.verify(probe, 1e6)
+    assert verdict["status"] == "confirmed"
+    assert verdict["inputs"]["b"] == 0.0

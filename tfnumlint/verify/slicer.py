@@ -100,6 +100,7 @@ DATA_CALLS = frozenset({"get_next", "next"})  # iterator.get_next(), next(iterat
 MAX_SOURCE = 120  # characters of a producer's code kept for messages
 MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
 MAX_DEPTH = 40
+MAX_READS = 40  # names an untraced expression is recorded to read
 SATURATING = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
 
 
@@ -373,7 +374,7 @@ class Slicer:
         key = f"attr:{' '.join(code.split())}:{id(scope)}" if _attribute_chain(node) else None
         origin = self.origin(node, scope, order)
         if origin["origin"] in ("call", "subscript") and not _attribute_chain(node):
-            reads = _names_read(node)
+            reads = self._reads(node, scope, order)
             if reads:  # a witness must not set it apart from these inputs (verdicts.related)
                 origin = {**origin, "reads": reads}
         return self._input(
@@ -382,6 +383,23 @@ class Slicer:
             key or f"node:{id(node)}",
             origin,
         )
+
+    def _reads(self, node: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
+        """The values an untraced expression reads (:func:`_names_read`), and those its local
+        names are computed from, a few assignments back: ``f(z)`` with ``z = 2 * y`` reads
+        ``y`` too."""
+        found: set[str] = set()
+        todo = [(node, scope, order, 0)]
+        while todo and len(found) < MAX_READS:
+            expr, where, at, depth = todo.pop()
+            for name in _names_read(expr):
+                if name in found:
+                    continue
+                found.add(name)
+                binding = self.lookup(name, where, at) if "." not in name else None
+                if isinstance(binding, Binding) and binding.value is not None and depth < 4:
+                    todo.append((binding.value, binding.scope, binding.at, depth + 1))
+        return sorted(found)
 
     def _boolean(self, node: cst.BaseExpression) -> bool:
         """``~x`` is a logical not when x is a comparison or a boolean op (``~tf.equal(c, 0)``);

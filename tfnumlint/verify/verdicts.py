@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -207,7 +208,80 @@ def review_witness(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
 def related_inputs_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
     """A cut input (an untraced call, an element) is a function of the inputs it reads: a
     witness that sets it and one of them to values of its choosing may break that relation
-    (``floor(y)`` = 1 at ``y`` = 0.5)."""
+    (``floor(y)`` = 1 at ``y`` = 0.5).  Two cut inputs that are one call on the two ends of
+    an ordered pair (``cdf(lower)``, ``cdf(upper)``) are ordered as the pair is."""
+    return (
+        _read_input_reason(probe, witness)
+        or _ordered_pair_reason(probe, witness)
+        or _common_read_reason(probe, witness)
+    )
+
+
+def _common_read_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+    """Two untraced calls computed from one value (``dot(x, y)`` and ``norm(x)``) are set
+    jointly by it: a witness that gives each a value of its own may pick a pair no value of
+    it yields (a cosine of 2)."""
+    cut = [
+        s
+        for s in probe.get("inputs") or []
+        if s.get("origin") == "call" and s.get("reads") and s.get("name") in witness
+    ]
+    for i, a in enumerate(cut):
+        for b in cut[i + 1 :]:
+            common = sorted(
+                r for r in set(a["reads"]) & set(b["reads"]) if "." not in r and r != "self"
+            )
+            if common:
+                return (
+                    f"sets `{a['name']}` = {_shown(witness[a['name']])} and `{b['name']}` = "
+                    f"{_shown(witness[b['name']])} independently, though both are computed "
+                    f"from `{common[0]}`"
+                )
+    return None
+
+
+# the two ends of an ordered pair, as words of a name (`bins_left`, `upperBound`)
+ORDERED_PAIRS = (
+    ("left", "right"),
+    ("lower", "upper"),
+    ("low", "high"),
+    ("lo", "hi"),
+    ("min", "max"),
+    ("start", "end"),
+    ("begin", "end"),
+    ("first", "last"),
+    ("prev", "next"),
+    ("old", "new"),
+)
+
+
+def _pair_words(source: str, word: str) -> str:
+    """``source`` with every name segment equal to ``word`` (lower or capitalised) marked."""
+    segment = rf"(?<![A-Za-z]){word}(?![a-z])|(?<![A-Za-z]){word.capitalize()}(?![a-z])"
+    return re.sub(segment, "<pair>", source)
+
+
+def _ordered_pair_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+    cut = [
+        s
+        for s in probe.get("inputs") or []
+        if s.get("origin") == "call" and s.get("source") and s.get("name") in witness
+    ]
+    for i, a in enumerate(cut):
+        for b in cut[i + 1 :]:
+            for one, other in ORDERED_PAIRS:
+                for x, y in ((one, other), (other, one)):
+                    left, right = _pair_words(a["source"], x), _pair_words(b["source"], y)
+                    if left == right and left != a["source"]:
+                        return (
+                            f"sets `{a['name']}` = {_shown(witness[a['name']])} and "
+                            f"`{b['name']}` = {_shown(witness[b['name']])} independently, "
+                            f"though both are one call on the ordered pair {x}/{y}"
+                        )
+    return None
+
+
+def _read_input_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
     for spec in probe.get("inputs") or []:
         name = spec.get("name")
         if name not in witness:
