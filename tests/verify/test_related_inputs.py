@@ -164,3 +164,22 @@ def test_a_squared_difference_is_traced_with_its_operands():
     verdict = probing.verify(probe, 1e6)
     assert verdict["status"] == "confirmed"
     assert verdict["inputs"]["b"] == 0.0
+
+
+def test_names_bound_to_untraced_calls_record_what_they_read():
+    src = HEADER + (
+        "def f(x, x2, dot, sq):\n"
+        "    den = tf.sqrt(sq(x))\n"
+        "    numerator = dot(x, x2)\n"
+        "    return tf.identity(tf.math.acos(numerator / den))\n"
+    )
+    module = cst.parse_module(src)
+    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
+    sl = slicer.Slicer(ctx, positions)
+    target = sl.tree(site.node.args[0].value, site.scope, site.order)
+    assert sl.inputs["numerator"]["reads"] == ["x", "x2"]
+    verdict = probing.verify(expr("TNL205", target, list(sl.inputs.values())), 1e6)
+    assert verdict["status"] == "inconclusive"
+    assert "though both are computed from `x`" in verdict["detail"]

@@ -372,17 +372,22 @@ class Slicer:
         code = self.ctx.code(node)
         # the same attribute read twice in one scope (`d.d_k`) is one value, one input
         key = f"attr:{' '.join(code.split())}:{id(scope)}" if _attribute_chain(node) else None
-        origin = self.origin(node, scope, order)
-        if origin["origin"] in ("call", "subscript") and not _attribute_chain(node):
-            reads = self._reads(node, scope, order)
-            if reads:  # a witness must not set it apart from these inputs (verdicts.related)
-                origin = {**origin, "reads": reads}
         return self._input(
             code,
             self.ctx.ev.value(node, scope, order),
             key or f"node:{id(node)}",
-            origin,
+            self._cut_origin(node, scope, order),
         )
+
+    def _cut_origin(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
+        """The origin of a value the slice cuts, with the values an untraced call or element
+        reads: a witness must not set it apart from them (``verdicts.related_inputs_reason``)."""
+        origin = self.origin(node, scope, order)
+        if origin["origin"] in ("call", "subscript") and not _attribute_chain(node):
+            reads = self._reads(node, scope, order)
+            if reads:
+                origin = {**origin, "reads": reads}
+        return origin
 
     def _reads(self, node: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
         """The values an untraced expression reads (:func:`_names_read`), and those its local
@@ -448,7 +453,7 @@ class Slicer:
                     node.value,
                     value,
                     f"name:{node.value}:{id(found)}",
-                    self.origin(found.value, found.scope, found.at),
+                    self._cut_origin(found.value, found.scope, found.at),
                 )
             return self._expand_once(found, node.value, depth)
         if isinstance(found, cst.Param) and found.default is not None:
