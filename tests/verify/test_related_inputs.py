@@ -183,3 +183,23 @@ def test_names_bound_to_untraced_calls_record_what_they_read():
     verdict = probing.verify(expr("TNL205", target, list(sl.inputs.values())), 1e6)
     assert verdict["status"] == "inconclusive"
     assert "though both are computed from `x`" in verdict["detail"]
+
+
+def test_inputs_read_only_as_gather_indices_are_not_related_values():
+    src = HEADER + (
+        "def f(x, i, pick):\n"
+        "    index_n = pick(i)\n"
+        "    index_k = pick(i + 1)\n"
+        "    x_n = tf.gather(x, index_n)\n"
+        "    x_k = tf.gather(x, index_k)\n"
+        "    return tf.identity(tf.reduce_sum(x_n * x_k, -1) / tf.norm(x_n, axis=-1))\n"
+    )
+    module = cst.parse_module(src)
+    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
+    sl = slicer.Slicer(ctx, positions)
+    target = sl.tree(site.node.args[0].value, site.scope, site.order)
+    verdict = probing.verify(expr("TNL201", target, list(sl.inputs.values())), 1e6)
+    assert verdict["status"] == "confirmed"  # the zero vector x, whatever it picks
+    assert verdict["inputs"]["x"] == 0.0

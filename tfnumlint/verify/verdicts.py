@@ -209,7 +209,10 @@ def related_inputs_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str
     """A cut input (an untraced call, an element) is a function of the inputs it reads: a
     witness that sets it and one of them to values of its choosing may break that relation
     (``floor(y)`` = 1 at ``y`` = 0.5).  Two cut inputs that are one call on the two ends of
-    an ordered pair (``cdf(lower)``, ``cdf(upper)``) are ordered as the pair is."""
+    an ordered pair (``cdf(lower)``, ``cdf(upper)``) are ordered as the pair is.  Only inputs
+    whose values the probe computes with count: a gather index only picks elements."""
+    valued = valued_inputs(probe.get("target"))
+    witness = {k: v for k, v in witness.items() if k in valued}
     return (
         _read_input_reason(probe, witness)
         or _ordered_pair_reason(probe, witness)
@@ -238,6 +241,31 @@ def _common_read_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str |
                     f"from `{common[0]}`"
                 )
     return None
+
+
+def valued_inputs(tree: Any) -> set[str]:
+    """Inputs whose values reach the result: not those read only as a gather/tile index or a
+    shape argument, which the probe's value-keeping ops ignore."""
+    names: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if node.get("k") == "input":
+            names.add(str(node.get("name")))
+            continue
+        if node.get("k") == "call":
+            entry = registry.REGISTRY.get(str(node.get("op")))
+            if entry is not None and entry.trace == "_values_kept":
+                stack.extend((node.get("args") or [])[:1])
+                stack.append((node.get("kw") or {}).get("x"))
+                continue
+        stack.extend(v for k, v in node.items() if k not in ("as", "line", "col"))
+    return names
 
 
 # the two ends of an ordered pair, as words of a name (`bins_left`, `upperBound`)
