@@ -76,8 +76,9 @@ def test_a_negated_comparison_is_traced_so_the_mask_follows_the_count():
 
 
 def test_a_cut_call_set_apart_from_the_input_it_reads_does_not_confirm():
-    probe = slice_of("tf.math.log(y - untraced(y))", "y, untraced")
-    cut = next(i for i in probe["inputs"] if i["name"] == "untraced(y)")
+    # `dot` names a producer whose everyday values the reachability gate accepts
+    probe = slice_of("tf.math.log(y - dot(y, y) + 0.1)", "y, dot")
+    cut = next(i for i in probe["inputs"] if i["name"] == "dot(y, y)")
     assert cut["reads"] == ["y"]
     verdict = probing.verify({**probe, "rule": "TNL101"}, 1e6)
     assert verdict["status"] == "inconclusive"
@@ -120,8 +121,9 @@ def test_a_nan_gradient_from_elsewhere_is_not_the_flagged_log():
 
 
 def test_one_untraced_call_on_both_ends_of_an_ordered_pair_does_not_confirm():
-    body = "tf.math.log(cdf(bins_upper - f) - cdf(bins_lower - f) + 1e-6)"
-    probe = slice_of(body, "bins_upper, bins_lower, f, cdf")
+    # `dot` names a producer whose everyday values the reachability gate accepts
+    body = "tf.math.log(dot(bins_upper, f) - dot(bins_lower, f) + 1e-6)"
+    probe = slice_of(body, "bins_upper, bins_lower, f, dot")
     verdict = probing.verify({**probe, "rule": "TNL101"}, 1e6)
     assert verdict["status"] == "inconclusive"
     assert "one call on the ordered pair upper/lower" in verdict["detail"]
@@ -151,8 +153,8 @@ def test_a_cut_call_reads_what_its_arguments_are_computed_from():
 
 
 def test_two_untraced_calls_on_one_value_do_not_confirm_a_cosine_out_of_range():
-    body = "tf.math.acos(dot(u, w) / norm(u))"
-    probe = slice_of(body, "u, w, dot, norm")
+    body = "tf.math.acos(dot(u, w) / dot(u, u))"
+    probe = slice_of(body, "u, w, dot")
     verdict = probing.verify({**probe, "rule": "TNL205"}, 1e6)
     assert verdict["status"] == "inconclusive"
     assert "independently, though both are computed from `u`" in verdict["detail"]
@@ -168,8 +170,8 @@ def test_a_squared_difference_is_traced_with_its_operands():
 
 def test_names_bound_to_untraced_calls_record_what_they_read():
     src = HEADER + (
-        "def f(x, x2, dot, sq):\n"
-        "    den = tf.sqrt(sq(x))\n"
+        "def f(x, x2, dot):\n"
+        "    den = tf.sqrt(dot(x, x))\n"
         "    numerator = dot(x, x2)\n"
         "    return tf.identity(tf.math.acos(numerator / den))\n"
     )

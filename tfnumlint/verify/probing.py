@@ -101,7 +101,7 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
 
             out = verify_training(probe)
         elif probe.get("kind", "expr") == "expr":
-            out = review_witness(probe, verify_expr(probe, threshold))
+            out = verify_expr(probe, threshold)
         else:
             out = inconclusive(f"unknown probe kind {probe.get('kind')!r}")
     except UnsupportedProbe as exc:
@@ -120,5 +120,6 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         )
     if probe.get("kind", "expr") == "expr":
         out = domains.judge(probe, out)  # issue #11: domains and where gradients flow
+        out = review_witness(probe, out)  # related inputs, where the symptom starts
     out["seconds"] = round(time.perf_counter() - start, 4)
     return {k: v for k, v in out.items() if v is not None}

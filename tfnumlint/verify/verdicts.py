@@ -244,8 +244,8 @@ def _common_read_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str |
 
 
 def valued_inputs(tree: Any) -> set[str]:
-    """Inputs whose values reach the result: not those read only as a gather/tile index or a
-    shape argument, which the probe's value-keeping ops ignore."""
+    """Inputs whose values reach the result: not those read only as a gather/tile index or
+    for a shape (``ones_like(x)``), which the probe's ops ignore."""
     names: set[str] = set()
     stack = [tree]
     while stack:
@@ -264,6 +264,8 @@ def valued_inputs(tree: Any) -> set[str]:
                 stack.extend((node.get("args") or [])[:1])
                 stack.append((node.get("kw") or {}).get("x"))
                 continue
+            if entry is not None and str(entry.trace).startswith("like("):
+                continue  # ones_like(x): only x's shape
         stack.extend(v for k, v in node.items() if k not in ("as", "line", "col"))
     return names
 
