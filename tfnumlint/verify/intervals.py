@@ -190,6 +190,10 @@ UNARY_TRANSFERS: dict[str, Callable[[Interval], Interval]] = {
     "one": lambda x: (1.0, 1.0),
     "top": lambda x: TOP,
     "acos": lambda x: (0.0, math.pi),
+    "signed_unit": lambda x: (-1.0, 1.0),  # cos, sin
+    "i0e": lambda x: (1e-20, 1.0),  # exp(-|x|) I0(x): positive, at most 1 (at 0)
+    "i1e": lambda x: (-0.25, 0.25),  # |exp(-|x|) I1(x)| < 0.216
+    "lgamma": lambda x: (-0.125, INF),  # min of log|Gamma| on the reals: -0.1215 at 1.46
     "asin": lambda x: (-math.pi / 2, math.pi / 2),
 }
 _MONOTONE: dict[str, Callable[[float], float]] = {
@@ -198,6 +202,8 @@ _MONOTONE: dict[str, Callable[[float], float]] = {
     "expm1": lambda v: _exp(v) - 1,
     "log": _log,
     "log1p": lambda v: _log(1 + v),
+    "round": lambda v: float(round(v)),  # half to even, as tf.math.round
+    "sign": lambda v: float((v > 0) - (v < 0)),
 }
 BINARY_TRANSFERS: dict[str, Callable[[Interval, Interval], Interval]] = {
     "add": lambda x, y: (x[0] + y[0], x[1] + y[1]),

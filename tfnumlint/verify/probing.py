@@ -26,6 +26,7 @@ from .verdicts import (
     inconclusive,
     range_refutation,
     refuted,
+    review_witness,
     verify_constant_absorption,
     verify_diverges,
     verify_underflow,
@@ -119,6 +120,7 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         )
     if probe.get("kind", "expr") == "expr":
         out = domains.judge(probe, out)  # issue #11: domains and where gradients flow
+        out = review_witness(probe, out)  # related inputs, where the symptom starts
         out = preconditions.judge(probe, out)  # then a far tail or an empty selection
     out["seconds"] = round(time.perf_counter() - start, 4)
     return {k: v for k, v in out.items() if v is not None}

@@ -88,8 +88,9 @@ def without_eps(tree: Any, eps: float) -> Any:
 
 
 def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
-          grads: bool = True) -> Program:  # fmt: skip
-    """Trace the probe: target, loss and gradients, one row per probe point."""
+          grads: bool = True, shape: tuple[int, int] | None = None) -> Program:  # fmt: skip
+    """Trace the probe: target, loss and gradients, one row per probe point.  ``shape`` (k,
+    rank) gives a part of a probe the input shapes of the whole, so it sees the same values."""
     dtype = dtype or probe_dtype(probe)
     tf_dtype = trace.DTYPES[dtype]
     inputs = declared_inputs(probe)
@@ -109,6 +110,8 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
         )
     k = 2 if ops & trace.SOFTMAX_OPS else 1
     rank = user_rank(target_tree, loss_tree)
+    if shape is not None:
+        k, rank = shape
     logits = trace.logit_inputs(target_tree) | trace.logit_inputs(loss_tree)
     logits |= {i.name for i in inputs if i.prob}
 

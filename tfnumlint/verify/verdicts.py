@@ -5,12 +5,15 @@ constants, an epsilon that underflows, a result that diverges from float64).
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
+from .. import ops as registry
 from . import intervals as iv
 from . import trace
 from .points import point_grid
@@ -182,3 +185,263 @@ def verify_diverges(program: Program, probe: dict[str, Any]) -> dict[str, Any]:
         "observed": w["observed"],
         "detail": detail,
     }
+
+
+# ---------------------------------------------------------------- a witness, checked again
+
+VALUE_SYMPTOMS = frozenset({"nan-value", "inf-value"})
+POINT_GRADIENT_SYMPTOMS = frozenset({"nan-gradient", "inf-gradient"})
+
+
+def review_witness(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """A confirmed witness the slice itself contradicts is not a confirmation: it sets a cut
+    input apart from the inputs it is computed from, or the symptom does not start at the
+    flagged op."""
+    if out.get("status") != "confirmed" or not isinstance(out.get("inputs"), dict):
+        return out
+    reason = related_inputs_reason(probe, out["inputs"]) or attribution_reason(probe, out)
+    if reason is None:
+        return out
+    return inconclusive(f"{reason} (seen: {out.get('detail', '')})", out.get("dtype"))
+
+
+def related_inputs_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+    """A cut input (an untraced call, an element) is a function of the inputs it reads: a
+    witness that sets it and one of them to values of its choosing may break that relation
+    (``floor(y)`` = 1 at ``y`` = 0.5).  Two cut inputs that are one call on the two ends of
+    an ordered pair (``cdf(lower)``, ``cdf(upper)``) are ordered as the pair is.  Only inputs
+    whose values the probe computes with count: a gather index only picks elements."""
+    valued = valued_inputs(probe.get("target"))
+    witness = {k: v for k, v in witness.items() if k in valued}
+    return (
+        _read_input_reason(probe, witness)
+        or _ordered_pair_reason(probe, witness)
+        or _common_read_reason(probe, witness)
+    )
+
+
+def _common_read_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+    """Two untraced calls computed from one value (``dot(x, y)`` and ``norm(x)``) are set
+    jointly by it: a witness that gives each a value of its own may pick a pair no value of
+    it yields (a cosine of 2)."""
+    cut = [
+        s
+        for s in probe.get("inputs") or []
+        if s.get("origin") == "call" and s.get("reads") and s.get("name") in witness
+    ]
+    for i, a in enumerate(cut):
+        for b in cut[i + 1 :]:
+            common = sorted(
+                r for r in set(a["reads"]) & set(b["reads"]) if "." not in r and r != "self"
+            )
+            if common:
+                return (
+                    f"sets `{a['name']}` = {_shown(witness[a['name']])} and `{b['name']}` = "
+                    f"{_shown(witness[b['name']])} independently, though both are computed "
+                    f"from `{common[0]}`"
+                )
+    return None
+
+
+def valued_inputs(tree: Any) -> set[str]:
+    """Inputs whose values reach the result: not those read only as a gather/tile index or
+    for a shape (``ones_like(x)``), which the probe's ops ignore."""
+    names: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if node.get("k") == "input":
+            names.add(str(node.get("name")))
+            continue
+        if node.get("k") == "call":
+            entry = registry.REGISTRY.get(str(node.get("op")))
+            if entry is not None and entry.trace == "_values_kept":
+                stack.extend((node.get("args") or [])[:1])
+                stack.append((node.get("kw") or {}).get("x"))
+                continue
+            if entry is not None and str(entry.trace).startswith("like("):
+                continue  # ones_like(x): only x's shape
+        stack.extend(v for k, v in node.items() if k not in ("as", "line", "col"))
+    return names
+
+
+# the two ends of an ordered pair, as words of a name (`bins_left`, `upperBound`)
+ORDERED_PAIRS = (
+    ("left", "right"),
+    ("lower", "upper"),
+    ("low", "high"),
+    ("lo", "hi"),
+    ("min", "max"),
+    ("start", "end"),
+    ("begin", "end"),
+    ("first", "last"),
+    ("prev", "next"),
+    ("old", "new"),
+)
+
+
+def _pair_words(source: str, word: str) -> str:
+    """``source`` with every name segment equal to ``word`` (lower or capitalised) marked."""
+    segment = rf"(?<![A-Za-z]){word}(?![a-z])|(?<![A-Za-z]){word.capitalize()}(?![a-z])"
+    return re.sub(segment, "<pair>", source)
+
+
+def _ordered_pair_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+    cut = [
+        s
+        for s in probe.get("inputs") or []
+        if s.get("origin") == "call" and s.get("source") and s.get("name") in witness
+    ]
+    for i, a in enumerate(cut):
+        for b in cut[i + 1 :]:
+            for one, other in ORDERED_PAIRS:
+                for x, y in ((one, other), (other, one)):
+                    left, right = _pair_words(a["source"], x), _pair_words(b["source"], y)
+                    if left == right and left != a["source"]:
+                        return (
+                            f"sets `{a['name']}` = {_shown(witness[a['name']])} and "
+                            f"`{b['name']}` = {_shown(witness[b['name']])} independently, "
+                            f"though both are one call on the ordered pair {x}/{y}"
+                        )
+    return None
+
+
+def _read_input_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+    for spec in probe.get("inputs") or []:
+        name = spec.get("name")
+        if name not in witness:
+            continue
+        for other in spec.get("reads") or ():
+            if other != name and other in witness:
+                return (
+                    f"sets `{name}` = {_shown(witness[name])} and `{other}` = "
+                    f"{_shown(witness[other])} independently, though the first is computed "
+                    "from the second"
+                )
+    return None
+
+
+def _shown(v: Any) -> str:
+    return format_number(trace.parse_float(v)) if isinstance(v, (int, float, str)) else str(v)
+
+
+def flagged_operands(tree: Any) -> tuple[str, list[tuple[str, Any]]] | None:
+    """The flagged op at the root of the target and its operands that can hold the symptom's
+    start: (the op's name in messages, [(role, subtree)]); None for a root with no danger zone
+    of its own (a where, a sum)."""
+    if not isinstance(tree, dict):
+        return None
+    if tree.get("k") == "bin" and tree.get("op") in ("/", "**"):
+        name = "division" if tree["op"] == "/" else "power"
+        roles = ("numerator", "divisor") if tree["op"] == "/" else ("base", "exponent")
+        return name, [(roles[0], tree["l"]), (roles[1], tree["r"])]
+    if tree.get("k") != "call":
+        return None
+    entry = registry.REGISTRY.get(str(tree.get("op")))
+    if entry is None or entry.danger is None or entry.danger.test in ("never", "branches"):
+        return None
+    args = list(tree.get("args") or [])
+    args += [v for k, v in (tree.get("kw") or {}).items() if k in (entry.params or ())]
+    what = entry.danger.what or "argument"
+    return entry.name, [
+        (what if i == entry.danger.arg else "operand", a) for i, a in enumerate(args)
+    ]
+
+
+def attribution_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """The flagged op must be where the symptom starts: an operand already inf/NaN at the
+    witness carries a symptom from upstream (another finding's op), and a NaN/inf gradient of
+    an op whose input is outside its danger zone comes from elsewhere in the slice."""
+    symptom = out.get("symptom")
+    found = flagged_operands(probe.get("target"))
+    if found is None or symptom not in VALUE_SYMPTOMS | POINT_GRADIENT_SYMPTOMS:
+        return None
+    op_name, operands = found
+    values = _operand_values(probe, out, [t for _, t in operands], str(out.get("dtype")))
+    if values is None:
+        return None
+    for (role, subtree), value in zip(operands, values, strict=True):
+        if value is not None and not math.isfinite(value):
+            return (
+                f"the {op_name}'s {role} `{trace.render(subtree)}` is already "
+                f"{format_number(value)} at the witness: the symptom starts upstream of the "
+                "flagged op, where another finding belongs"
+            )
+    if symptom in POINT_GRADIENT_SYMPTOMS:
+        entry = registry.REGISTRY.get(op_name)
+        zone = entry.danger if entry is not None else None
+        if op_name == "division":
+            zone = registry.REGISTRY["divide"].danger
+        value = values[zone.arg] if zone is not None and zone.arg < len(values) else None
+        if zone is not None and value is not None:
+            x = float(value)
+            if not _near_zone(zone.test, zone.bound, x):
+                role, subtree = operands[zone.arg]
+                return (
+                    f"the {op_name}'s {role} `{trace.render(subtree)}` = {format_number(x)} "
+                    f"at the witness, away from its danger zone ({zone.label}): the gradient "
+                    "symptom starts elsewhere in the slice"
+                )
+    return None
+
+
+NEAR = 1e-3  # how close to its danger zone an op's input must be for a NaN/inf gradient there
+
+
+def _near_zone(test: str, bound: float, x: float) -> bool:
+    if test in ("reaches", "pow_base"):
+        return x <= bound + NEAR
+    if test == "straddles":
+        return abs(x - bound) <= NEAR
+    if test == "leaves_unit":
+        return abs(x) >= 1 - NEAR
+    return True  # overflows and the rest: no local test
+
+
+def _operand_values(
+    probe: dict[str, Any], out: dict[str, Any], trees: list[Any], dtype: str
+) -> list[float | None] | None:
+    """Each operand's value at the witness (the worst element: a NaN, else an inf, else the
+    one nearest 0), or None when the witness cannot be rebuilt."""
+    from .program import TRACE_ERRORS, probe_dtype
+
+    witness = out["inputs"]
+    try:
+        dtype = dtype if dtype in trace.DTYPES else probe_dtype(probe)
+        whole = build(probe, dtype, extras=False, grads=False)
+    except TRACE_ERRORS:
+        return None
+    row = []
+    for spec in whole.inputs:
+        key = f"logit({spec.name})" if spec.prob else spec.name
+        if key not in witness:
+            return None
+        row.append(trace.parse_float(witness[key]))
+    rows = np.array([row], dtype=np.float64)
+    values: list[float | None] = []
+    for tree in trees:
+        if '"k": "input"' not in json.dumps(tree):
+            values.append(None)  # a constant operand carries nothing from upstream
+            continue
+        part = {**probe, "target": tree, "loss": None}
+        try:
+            program = build(part, dtype, extras=False, grads=False, shape=(whole.k, whole.rank))
+            t = flat(run(program, rows)["t"])[0]
+        except TRACE_ERRORS:
+            values.append(None)
+            continue
+        values.append(_worst(t))
+    return values
+
+
+def _worst(t: np.ndarray) -> float:
+    if np.isnan(t).any():
+        return math.nan
+    if np.isinf(t).any():
+        return float(t[np.isinf(t)][0])
+    return float(t[np.argmin(np.abs(t))])
