@@ -49,3 +49,78 @@ def test_a_loss_function_in_a_module_named_as_a_loss_stays_confirmed():
         """
     assert verdict_in(src, "TNL201", "cost.py")["status"] == "confirmed"
     assert verdict_in(src, "TNL201", "linalg_util.py")["status"] == "inconclusive"
+
+
+# ---------------------------------------------------------------- contracts the library declares
+
+
+def test_a_witness_against_a_constraining_bijector_and_the_sample_check_is_refuted():
+    src = """\
+        import tensorflow as tf
+        from tensorflow_probability.python.internal import parameter_properties
+        from tensorflow_probability.python.bijectors import softplus as softplus_bijector
+
+
+        class Rate(tf.Module):
+            @classmethod
+            def _parameter_properties(cls, dtype):
+                return dict(
+                    rate=parameter_properties.ParameterProperties(
+                        default_constraining_bijector_fn=lambda: softplus_bijector.Softplus(low=1.)))
+
+            def _log_prob(self, x):
+                return tf.math.log(self.rate - x)
+
+            def _sample_control_dependencies(self, value):
+                return [tf.debugging.assert_non_positive(value)]
+        """
+    out = verdict_in(src, "TNL104", "rate.py")
+    assert out["status"] == "refuted", out
+    assert "its constraining bijector is Softplus" in out["detail"]
+
+
+def test_a_witness_that_breaks_the_sample_check_is_refuted():
+    src = """\
+        import tensorflow as tf
+        from tensorflow_probability.python.internal import assert_util
+
+
+        class Counts(tf.Module):
+            def _log_prob(self, x):
+                return tf.math.log(x - self.shift)
+
+            def _sample_control_dependencies(self, value):
+                assertions = []
+                if not self.validate_args:
+                    return assertions
+                assertions.append(assert_util.assert_positive(value))
+                return assertions
+
+            def _parameter_control_dependencies(self, is_init):
+                if not self.validate_args:
+                    return []
+                return [assert_util.assert_less_equal(self.shift, -1.)]
+        """
+    out = verdict_in(src, "TNL104", "counts.py")
+    assert out["status"] == "refuted", out
+    assert "`_sample_control_dependencies` asserts `assert_positive`" in out["detail"]
+
+
+def test_a_bijector_inverse_outside_the_forward_image_is_refuted():
+    src = """\
+        import tensorflow as tf
+        from tensorflow_probability.python.internal import assert_util
+
+
+        class Squash(tf.Module):
+            def _forward(self, x):
+                return tf.nn.tanh(x)
+
+            def _inverse(self, y):
+                return tf.math.log(y - self.low)
+
+            def _parameter_control_dependencies(self, is_init):
+                return [assert_util.assert_less(self.low, -2.)]
+        """
+    out = verdict_in(src, "TNL104", "squash.py")
+    assert out["status"] == "refuted", out  # y < low < -2 is outside tanh's image [-1, 1]

@@ -50,6 +50,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..analysis.contracts import Bound, inverse_image, sample_bounds
 from ..analysis.driven import mark_inputs
 from ..analysis.invariants import (
     bound_arguments,
@@ -426,6 +427,30 @@ def class_domains(ctx, fn_scope, names: list[str]) -> tuple[list[Domain], list[R
     return doms, rels
 
 
+def contract_domains(
+    ctx, fn_scope, statement, names: list[str]
+) -> tuple[list[Domain], list[Relation]]:
+    """The API contract the library declares for a method's inputs (analysis/contracts.py):
+    the sample check of a density method, the forward's image for a bijector's inverse.  A
+    witness outside it is a misuse by the caller: strong, so refuted."""
+    found = sample_bounds(fn_scope) + inverse_image(ctx, fn_scope, statement)
+    doms: list[Domain] = []
+    rels: list[Relation] = []
+    keys = {name: input_key(name, fn_scope) for name in names}
+    for item in found:
+        if item.name not in names:
+            continue
+        if isinstance(item, Bound):
+            doms.append(Domain(item.name, item.lo, item.hi, item.lo_open, item.why, True))
+            continue
+        for other, key in keys.items():
+            if key == item.low:
+                rels.append(Relation(item.name, ">=", other, item.why, True))
+            elif key == item.high:
+                rels.append(Relation(item.name, "<=", other, item.why, True))
+    return doms, rels
+
+
 def _inside(scope, fn) -> bool:
     s = scope
     while s is not None:
@@ -742,6 +767,10 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
             domains.setdefault(d.name, d)
         relations += rels
         doms, rels = class_domains(ctx, fn_scope, names)
+        for d in doms:
+            domains.setdefault(d.name, d)
+        relations += rels
+        doms, rels = contract_domains(ctx, fn_scope, site.statement, names)
         for d in doms:
             domains.setdefault(d.name, d)
         relations += rels
