@@ -126,6 +126,20 @@ def test_a_value_the_object_computes_from_its_parameters_is_free_outside_trainin
     assert (probs["drive"], probs["owner"]) == ("free", "Coin")
 
 
+def test_a_function_returning_a_batch_mean_is_a_training_objective():
+    src = """\
+        import tensorflow as tf
+
+
+        def log_weight(probs, weights):
+            {body}
+        """
+    mean = "objective = tf.reduce_mean(tf.math.log(probs - weights))\n            return objective"
+    assert drives(src.format(body=mean), "TNL104", "rein.py")["probs"] == "driven"
+    total = "return tf.reduce_sum(tf.math.log(probs - weights))"
+    assert drives(src.format(body=total), "TNL104", "rein.py")["probs"] == "free"
+
+
 def test_a_logit_cut_is_driven_only_in_a_training_context():
     src = """\
         import tensorflow as tf

@@ -152,6 +152,27 @@ def function_name(scope: Scope) -> str:
     return node.name.value if isinstance(node, cst.FunctionDef) else ""
 
 
+# Reductions that make a returned value a batch mean: the shape of a loss or metric.
+BATCH_MEANS = frozenset({"reduce_mean", "mean"})
+
+
+def returns_batch_mean(scope: Scope) -> bool:
+    """The function returns ``tf.reduce_mean(...)`` (directly or through a local bound once):
+    an objective or metric averaged over a batch (a REINFORCE ``mean(log(probs) * weights)``)."""
+    for _, expr in scope.returns:
+        node = expr
+        for _ in range(3):
+            if not isinstance(node, cst.Name):
+                break
+            bindings = scope.bindings.get(node.value) or []
+            if len(bindings) != 1 or bindings[0].value is None or bindings[0].index is not None:
+                break
+            node = bindings[0].value
+        if isinstance(node, cst.Call) and _dotted(node.func).rsplit(".", 1)[-1] in BATCH_MEANS:
+            return True
+    return False
+
+
 def driving_function(scope: Scope) -> str | None:
     """Why the parameters of this function are driven by training, or None."""
     name = function_name(scope)
@@ -207,7 +228,8 @@ def _module_words(ctx: Any) -> list[str]:
 
 def training_context(scope: Scope | None, ctx: Any = None) -> str | None:
     """Why training or evaluation feeds the values of this function, or None: it (or a function
-    around it) is a forward pass, loss or metric (:func:`driving_function`), a method of a class
+    around it) is a forward pass, loss or metric (:func:`driving_function`, or it returns a batch
+    mean: :func:`returns_batch_mean`), a method of a class
     training runs (:func:`training_class`), or its module is named as a loss, metric or model.
     Elsewhere (a distribution's ``_log_prob``, a bijector's ``_inverse``, a math helper) its
     inputs are API parameters, whatever their names."""
@@ -218,6 +240,8 @@ def training_context(scope: Scope | None, ctx: Any = None) -> str | None:
             why = driving_function(s)
             if why:
                 return why
+            if returns_batch_mean(s):
+                return f"`{function_name(s)}` returns a batch mean, the shape of a loss or metric"
             cls = cls or s.cls
         s = s.parent
     why = training_class(cls, ctx)
