@@ -124,3 +124,18 @@ def test_a_bijector_inverse_outside_the_forward_image_is_refuted():
         """
     out = verdict_in(src, "TNL104", "squash.py")
     assert out["status"] == "refuted", out  # y < low < -2 is outside tanh's image [-1, 1]
+
+
+def test_a_log_prob_by_its_name_reaches_extremes_only_in_a_training_context():
+    src = """\
+        import tensorflow as tf
+
+
+        def {name}(output, df):
+            return tf.math.exp(-_helper_log_prob(output, df))
+        """
+    outside = verdict_in(src.format(name="_quantile_grad"), "TNL301", "chi2.py")
+    assert outside["status"] == "inconclusive", outside
+    assert "computed by a call that was not traced" in outside["detail"]
+    inside = verdict_in(src.format(name="ratio_loss"), "TNL301", "chi2.py")
+    assert inside["status"] == "confirmed", inside

@@ -401,8 +401,10 @@ def _method(scope: Scope | None) -> Scope | None:
 
 
 def mark_inputs(probe: dict[str, Any], ctx, site) -> None:
-    """Label every input of the probe (in place) with :func:`classify`."""
+    """Label every input of the probe (in place) with :func:`classify`, and record whether the
+    finding is in a training context (``probe["training_context"]``, read by the reachability gate)."""
     scope = site.scope
+    probe["training_context"] = bool(training_context(scope, ctx))
     for spec in probe.get("inputs") or []:
         name = str(spec.get("name", ""))
         default = False

@@ -1015,10 +1015,13 @@ def _count_like(name: str) -> bool:
     return words[-1] in COUNT_WORDS or (len(words) > 1 and words[0] in COUNT_PREFIXES)
 
 
-def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
+def _covered(spec: dict[str, Any], v: float, dom: Domain | None, training: bool = True) -> bool:
     """What the static pass knows of the producer allows ``v``: its value range (a sigmoid,
     ReLU or exp output, a probability), a domain from the code, a producer that is 0 for
-    ordinary inputs (:data:`NATURAL_ZERO_CALLS`), a probability or a log-space name."""
+    ordinary inputs (:data:`NATURAL_ZERO_CALLS`), and, in a training context (``training``:
+    where training sweeps model outputs over their range), a probability or a log-space name.
+    Outside one (a distribution's quantile gradient, a quadrature's weights) a name is no
+    evidence that the computed value reaches 0 or an extreme."""
     lo, hi = _pf(spec.get("lo", "-inf")), _pf(spec.get("hi", "inf"))
     slack = 1e-6 * max(abs(v), 1e-300)  # the witness holds the bound rounded to the dtype
     if (math.isfinite(lo) or math.isfinite(hi)) and lo - slack <= v <= hi + slack:
@@ -1028,16 +1031,24 @@ def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
     name, source = str(spec.get("name", "")), str(spec.get("source", ""))
     if _callee(source) in NATURAL_ZERO_CALLS and (v == 0 or value_class(v, None) == "ordinary"):
         return True  # counts and products of data: 0 and everyday values alike
+    if not training:
+        return False
     if 0 <= v <= 1 and PROBABILITY_WORDS & {t.lower() for t in tokens(name)}:
         return True  # a probability by its name: 0 is reached by underflow
     return log_space(name, source)
 
 
 def unreachable(
-    spec: dict[str, Any], v: float, dom: Domain | None, dtype: str | None, small_ok: bool = False
+    spec: dict[str, Any],
+    v: float,
+    dom: Domain | None,
+    dtype: str | None,
+    small_ok: bool = False,
+    training: bool = True,
 ) -> str | None:
     """Why the witness value ``v`` of a needed input is not one the code gives it, or None.
-    ``small_ok``: a small computed value is evidence (a precision loss needs one)."""
+    ``small_ok``: a small computed value is evidence (a precision loss needs one);
+    ``training``: the finding is in a training context (see :func:`_covered`)."""
     name, origin = spec.get("name", "x"), spec.get("origin")
     if dom is not None and dom.callers and not dom.holds(v):
         # whatever the origin (a driven parameter too): the code gives it another range
@@ -1052,7 +1063,7 @@ def unreachable(
         return f"needs `{name}` = {_fmt(v)}, {what}" + (_producer(spec) if computed else "")
     if _count_like(name) and (v < 0 or v != math.floor(v)):
         return f"needs `{name}` = {_fmt(v)}, which is not a count"
-    if not computed or (kind == "small" and small_ok) or _covered(spec, v, dom):
+    if not computed or (kind == "small" and small_ok) or _covered(spec, v, dom, training):
         return None
     # Any value, ordinary ones too: the review found computed values set to what their code
     # never gives (a softmax output of -1, floor(0.5) = 1, mel weights of -1).
@@ -1090,12 +1101,13 @@ def unreachable_inputs(
     """For each of ``names`` whose value in ``point`` the code is not known to give it, why."""
     specs = {s.get("name"): s for s in probe.get("inputs") or []}
     doms = {d.name: d for d in _load(probe)[0]}
+    training = probe.get("training_context", True) is not False  # absent: as before contexts
     reasons = []
     for name in names:
         spec, v = specs.get(name), point.get(name)
         if spec is None or isinstance(v, bool) or not isinstance(v, (int, float)):
             continue
-        reason = unreachable(spec, float(v), doms.get(name), dtype, small_ok)
+        reason = unreachable(spec, float(v), doms.get(name), dtype, small_ok, training)
         if reason:
             reasons.append(reason)
     return reasons
