@@ -138,6 +138,8 @@ def test_a_function_returning_a_batch_mean_is_a_training_objective():
     assert drives(src.format(body=mean), "TNL104", "rein.py")["probs"] == "driven"
     total = "return tf.reduce_sum(tf.math.log(probs - weights))"
     assert drives(src.format(body=total), "TNL104", "rein.py")["probs"] == "free"
+    weighted = "total = tf.reduce_sum(tf.math.log(probs - weights))\n            return total / tf.reduce_sum(weights)"
+    assert drives(src.format(body=weighted), "TNL104", "rein.py")["probs"] == "driven"
 
 
 def test_a_logit_cut_is_driven_only_in_a_training_context():

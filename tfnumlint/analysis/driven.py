@@ -154,21 +154,40 @@ def function_name(scope: Scope) -> str:
 
 # Reductions that make a returned value a batch mean: the shape of a loss or metric.
 BATCH_MEANS = frozenset({"reduce_mean", "mean"})
+BATCH_SUMS = frozenset({"reduce_sum", "sum"})
+
+
+def _local_value(node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression:
+    """Follow a local name bound once (a few steps)."""
+    for _ in range(3):
+        if not isinstance(node, cst.Name):
+            break
+        bindings = scope.bindings.get(node.value) or []
+        if len(bindings) != 1 or bindings[0].value is None or bindings[0].index is not None:
+            break
+        node = bindings[0].value
+    return node
+
+
+def _reduces(node: cst.BaseExpression, scope: Scope, names: frozenset[str]) -> bool:
+    node = _local_value(node, scope)
+    return isinstance(node, cst.Call) and _dotted(node.func).rsplit(".", 1)[-1] in names
 
 
 def returns_batch_mean(scope: Scope) -> bool:
-    """The function returns ``tf.reduce_mean(...)`` (directly or through a local bound once):
-    an objective or metric averaged over a batch (a REINFORCE ``mean(log(probs) * weights)``)."""
+    """The function returns ``tf.reduce_mean(...)`` or a weighted mean ``reduce_sum(a) /
+    reduce_sum(w)`` (directly or through locals bound once): an objective or metric averaged
+    over a batch (a REINFORCE ``mean(log(probs) * weights)``, a masked mean)."""
     for _, expr in scope.returns:
-        node = expr
-        for _ in range(3):
-            if not isinstance(node, cst.Name):
-                break
-            bindings = scope.bindings.get(node.value) or []
-            if len(bindings) != 1 or bindings[0].value is None or bindings[0].index is not None:
-                break
-            node = bindings[0].value
-        if isinstance(node, cst.Call) and _dotted(node.func).rsplit(".", 1)[-1] in BATCH_MEANS:
+        node = _local_value(expr, scope)
+        if _reduces(node, scope, BATCH_MEANS):
+            return True
+        if (
+            isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, cst.Divide)
+            and _reduces(node.left, scope, BATCH_SUMS)
+            and _reduces(node.right, scope, BATCH_SUMS)
+        ):
             return True
     return False
 
