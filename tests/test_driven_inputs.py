@@ -8,9 +8,9 @@ from test_reachability import probed
 from tfnumlint.analysis.driven import classify
 
 
-def drives(src: str, rule: str) -> dict[str, str]:
+def drives(src: str, rule: str, path: str = "model.py") -> dict[str, str]:
     """input name -> its ``drive`` label, for the one finding of ``rule`` in the snippet."""
-    [finding] = [f for f in probed(src, select=[rule]) if f.rule == rule and f.probe]
+    [finding] = [f for f in probed(src, path, select=[rule]) if f.rule == rule and f.probe]
     return {spec["name"]: spec["drive"] for spec in finding.probe["inputs"]}
 
 
@@ -51,7 +51,7 @@ def test_parameters_of_a_function_named_as_a_loss_are_driven():
     assert drives(src, "TNL104") == {"a": "driven", "b": "driven"}
 
 
-def test_model_output_names_are_driven_in_any_function():
+def test_model_output_names_are_driven_in_a_model_module():
     src = """\
         import tensorflow as tf
 
@@ -60,6 +60,136 @@ def test_model_output_names_are_driven_in_any_function():
             return tf.math.log(y_pred - shift)
         """
     assert drives(src, "TNL104") == {"y_pred": "driven", "shift": "free"}
+
+
+def test_the_same_names_outside_a_training_context_are_api_parameters():
+    src = """\
+        import tensorflow as tf
+
+
+        def helper(y_pred, shift):
+            return tf.math.log(y_pred - shift)
+        """
+    assert drives(src, "TNL104", path="mathutil.py") == {"y_pred": "free", "shift": "free"}
+
+
+def test_a_distribution_method_reads_probs_as_a_parameter_of_its_class():
+    src = """\
+        import tensorflow as tf
+
+
+        class Coin(tf.Module):
+            def _log_prob(self, x, probs):
+                return x * tf.math.log(probs) + tf.math.log(self.probs - x)
+        """
+    [finding] = [f for f in probed(src, "coin.py", ["TNL104"]) if f.probe]
+    owners = {s["name"]: (s["drive"], s.get("owner")) for s in finding.probe["inputs"]}
+    assert owners == {
+        "probs": ("free", "_log_prob"),
+        "self.probs": ("free", "Coin"),
+        "x": ("free", "_log_prob"),
+    }
+
+
+def test_a_keras_layer_call_keeps_its_inputs_and_attributes_driven_by_name():
+    src = """\
+        import tensorflow as tf
+
+
+        class Pool(tf.keras.layers.Layer):
+            pass
+
+
+        class NormPool(Pool):
+            def similarity_of(self, mask):
+                return tf.math.log(mask - self.probs)
+        """
+    labels = drives(src, "TNL104", path="pool.py")
+    assert labels == {"mask": "driven", "self.probs": "driven"}
+
+
+def test_a_value_the_object_computes_from_its_parameters_is_free_outside_training():
+    src = """\
+        import tensorflow as tf
+
+
+        class Coin(tf.Module):
+            def _probs_parameter(self):
+                return tf.sigmoid(self._logits)
+
+            def _mean_ratio(self, x):
+                probs = self._probs_parameter()
+                return x / probs
+        """
+    [finding] = [f for f in probed(src, "coin.py", ["TNL201"]) if f.probe]
+    [probs] = [s for s in finding.probe["inputs"] if s["name"] == "probs"]
+    assert (probs["drive"], probs["owner"]) == ("free", "Coin")
+
+
+def test_a_function_returning_a_batch_mean_is_a_training_objective():
+    src = """\
+        import tensorflow as tf
+
+
+        def log_weight(probs, weights):
+            {body}
+        """
+    mean = "objective = tf.reduce_mean(tf.math.log(probs - weights))\n            return objective"
+    assert drives(src.format(body=mean), "TNL104", "rein.py")["probs"] == "driven"
+    total = "return tf.reduce_sum(tf.math.log(probs - weights))"
+    assert drives(src.format(body=total), "TNL104", "rein.py")["probs"] == "free"
+    weighted = "total = tf.reduce_sum(tf.math.log(probs - weights))\n            return total / tf.reduce_sum(weights)"
+    assert drives(src.format(body=weighted), "TNL104", "rein.py")["probs"] == "driven"
+
+
+def test_a_logit_cut_is_driven_only_in_a_training_context():
+    src = """\
+        import tensorflow as tf
+
+
+        def {name}(x):
+            return tf.math.log(tf.sigmoid(x))
+        """
+    assert set(drives(src.format(name="stable_sigmoid"), "TNL101", "ops.py").values()) == {"free"}
+    assert set(drives(src.format(name="focal_loss"), "TNL101", "ops.py").values()) == {"driven"}
+
+
+def test_a_base_class_from_another_project_module_makes_a_training_class(tmp_path):
+    from test_project import project
+
+    from tfnumlint.config import load_config
+    from tfnumlint.discovery import discover
+    from tfnumlint.engine import LintOptions
+    from tfnumlint.incremental import Job, analyse_project
+
+    root = project(
+        tmp_path,
+        {
+            "base.py": """\
+                import tensorflow as tf
+
+
+                class Pool(tf.keras.layers.Layer):
+                    pass
+                """,
+            "lapool.py": """\
+                import tensorflow as tf
+                from base import Pool
+
+
+                class LaPool(Pool):
+                    def scores(self, features, other):
+                        return tf.math.log(features - other)
+                """,
+        },
+    )
+    config = load_config(None, root)
+    candidates = discover(["."], root, config.exclude, config.extend_exclude, config.root)
+    options = LintOptions(codes=frozenset({"TNL104"}), slice_probes=True)
+    results = analyse_project(candidates, Job(options, "", None), 1)
+    [finding] = [f for r in results for f in r.findings if f.probe]
+    labels = {s["name"]: s["drive"] for s in finding.probe["inputs"]}
+    assert labels == {"features": "driven", "other": "free"}
 
 
 def test_a_size_named_like_data_is_not_driven():

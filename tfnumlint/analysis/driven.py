@@ -7,19 +7,29 @@ that value.  The same shapes on *driven* inputs (a loss's ``y_pred``, a layer's 
 model output) are real hazards: training sweeps those values.  Each input of a probe gets a
 ``drive`` label (plain data, read by the verifier's genericity test, ``verify/generic.py``):
 
-- ``driven``: data, draws, model outputs and logits (the slicer's origins), a parameter of a
-  training-time forward or loss (:data:`FORWARD_FUNCTIONS`, :data:`LOSS_WORDS`, methods of a
-  Keras ``Loss``/``Metric`` subclass) or named as model output or data (:data:`DRIVEN_NAMES`),
-  a parameter whose callers in the project pass such a value (:data:`PASSED_KINDS`, from the
-  index's cross-function provenance), an attribute that is a trainable weight created in its
-  class (``add_weight``, ``tf.Variable``) or named so (:data:`WEIGHT_NAMES`): the witness keeps
+- ``driven``: data, draws and model outputs (the slicer's origins), a parameter whose callers
+  in the project pass such a value (:data:`PASSED_KINDS`, from the index's cross-function
+  provenance), an attribute that is a trainable weight created in its class (``add_weight``,
+  ``tf.Variable``) or named so (:data:`WEIGHT_NAMES`), and, *in a training context* only
+  (:func:`training_context`), a parameter of the forward pass or loss, an input named as model
+  output or data (:data:`DRIVEN_NAMES`) and a logit cut at a sigmoid/softmax: the witness keeps
   its value;
 - ``fixed``: an epsilon-like name (:data:`FIXED_WORDS`) or a parameter with a literal default: a
   setting, kept at its witness value, never jittered;
 - ``free``: any other parameter, attribute, loop or global value: the genericity test replaces it
-  by ordinary values, and a symptom that needs its special value is a precondition;
+  by ordinary values, and a symptom that needs its special value is a precondition.  Outside a
+  training context the lexicon's names are API parameters: a distribution's ``probs``, a
+  bijector's ``y``, a math helper's ``logits`` are what the library's caller passes, within
+  the domain the library documents, and so is a value the object computes from its own
+  parameters (``self._probs_parameter_no_checks()``, ``convert_to_tensor(probs)``);
 - ``computed``: a value computed by code the slice did not follow (an untraced call, a cut):
   the reachability gate (``verify/domains.py``) judges those; the genericity test leaves them.
+
+**Training context** (:func:`training_context`): where training or evaluation feeds the
+values: a method of a Keras ``Layer``/``Model``/``Loss``/``Metric`` subclass (its bases, through
+the module's and the project's classes: :data:`TRAINING_BASES`), a function of
+:data:`FORWARD_FUNCTIONS`, a function whose name or module is a loss, metric or model
+(:data:`LOSS_WORDS`, :data:`FORWARD_WORDS`, :data:`MODEL_MODULE_WORDS`).
 
 No TensorFlow, no execution of the analysed code.
 """
@@ -28,11 +38,13 @@ from __future__ import annotations
 
 import itertools
 import re
+from pathlib import PurePath
 from typing import Any
 
 import libcst as cst
 
-from .module import Scope
+from .invariants import CONVERSIONS
+from .module import ClassInfo, Scope
 from .names import tokens
 
 # Origins whose values the code receives as training and evaluation drive them.
@@ -57,6 +69,16 @@ LOSS_WORDS = frozenset(
 )  # fmt: skip
 # Bases that make a class a Keras loss or metric: every method is evaluated on model outputs.
 LOSS_BASES = re.compile(r"(?:^|\.)(?:\w*Loss|LossFunctionWrapper|\w*Metric|MeanMetricWrapper)$")
+# Bases (the last part of the dotted name, as written or resolved) that make a class one that
+# training runs: a Keras layer, model, network, loss or metric.  A bare ``tf.Module`` is not
+# one: distributions, bijectors and variable holders are modules too.
+TRAINING_BASES = re.compile(
+    r"(?:^|\.)(?:\w*Layer|\w*Model|Sequential|\w*Network|\w*Loss|LossFunctionWrapper|\w*Metric"
+    r"|MeanMetricWrapper)$"
+)
+# Words of a module's file name that make its functions part of a model, loss or metric
+# (`cost.py`, `losses.py`, `d_fine_loss.py`, `models.py`), with :data:`LOSS_WORDS`.
+MODEL_MODULE_WORDS = frozenset({"model", "models"})
 # A word of a parameter's (or attribute's) name that says it is model output or data.
 DRIVEN_NAMES = frozenset(
     {"pred", "preds", "prediction", "predictions", "logits", "logit", "output", "outputs",
@@ -130,6 +152,46 @@ def function_name(scope: Scope) -> str:
     return node.name.value if isinstance(node, cst.FunctionDef) else ""
 
 
+# Reductions that make a returned value a batch mean: the shape of a loss or metric.
+BATCH_MEANS = frozenset({"reduce_mean", "mean"})
+BATCH_SUMS = frozenset({"reduce_sum", "sum"})
+
+
+def _local_value(node: cst.BaseExpression, scope: Scope) -> cst.BaseExpression:
+    """Follow a local name bound once (a few steps)."""
+    for _ in range(3):
+        if not isinstance(node, cst.Name):
+            break
+        bindings = scope.bindings.get(node.value) or []
+        if len(bindings) != 1 or bindings[0].value is None or bindings[0].index is not None:
+            break
+        node = bindings[0].value
+    return node
+
+
+def _reduces(node: cst.BaseExpression, scope: Scope, names: frozenset[str]) -> bool:
+    node = _local_value(node, scope)
+    return isinstance(node, cst.Call) and _dotted(node.func).rsplit(".", 1)[-1] in names
+
+
+def returns_batch_mean(scope: Scope) -> bool:
+    """The function returns ``tf.reduce_mean(...)`` or a weighted mean ``reduce_sum(a) /
+    reduce_sum(w)`` (directly or through locals bound once): an objective or metric averaged
+    over a batch (a REINFORCE ``mean(log(probs) * weights)``, a masked mean)."""
+    for _, expr in scope.returns:
+        node = _local_value(expr, scope)
+        if _reduces(node, scope, BATCH_MEANS):
+            return True
+        if (
+            isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, cst.Divide)
+            and _reduces(node.left, scope, BATCH_SUMS)
+            and _reduces(node.right, scope, BATCH_SUMS)
+        ):
+            return True
+    return False
+
+
 def driving_function(scope: Scope) -> str | None:
     """Why the parameters of this function are driven by training, or None."""
     name = function_name(scope)
@@ -142,6 +204,81 @@ def driving_function(scope: Scope) -> str | None:
     if any(w in FORWARD_WORDS for w in _words(name)):
         return f"`{name}` is part of a model's forward pass by its name"
     return None
+
+
+MAX_ANCESTORS = 32  # classes walked up a base chain (cycles and deep hierarchies stop here)
+
+
+def class_ancestry(cls: ClassInfo, ctx: Any = None) -> list[str]:
+    """The names of the class's ancestors: its bases as written and as resolved, through the
+    module's own classes and (with a context that has a project index) the project's."""
+    out: list[str] = []
+    todo, seen = [cls], set[int]()
+    while todo and len(seen) < MAX_ANCESTORS:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        written = [_dotted(b.value) for b in c.node.bases]
+        out += [w for w in written if w] + [b for b in c.bases if b]
+        for w in filter(None, written):
+            local = ctx.info.classes.get(w) if ctx is not None else None
+            if local is not None:
+                todo.append(local)
+            elif ctx is not None and getattr(ctx.ev, "project", None) is not None:
+                out += ctx.ev.project.ancestry(w)
+    return out
+
+
+def training_class(cls: ClassInfo | None, ctx: Any = None) -> str | None:
+    """Why training runs the class's methods (a Keras layer, model, loss or metric), or None."""
+    if cls is None:
+        return None
+    for base in class_ancestry(cls, ctx):
+        if TRAINING_BASES.search(base):
+            return f"`{cls.node.name.value}` is a `{base.rsplit('.', 1)[-1]}`"
+    return None
+
+
+def _module_words(ctx: Any) -> list[str]:
+    path = str(getattr(ctx, "path", "") or "")
+    return _words(PurePath(path).stem) if path else []
+
+
+def training_context(scope: Scope | None, ctx: Any = None) -> str | None:
+    """Why training or evaluation feeds the values of this function, or None: it (or a function
+    around it) is a forward pass, loss or metric (:func:`driving_function`, or it returns a batch
+    mean: :func:`returns_batch_mean`), a method of a class
+    training runs (:func:`training_class`), or its module is named as a loss, metric or model.
+    Elsewhere (a distribution's ``_log_prob``, a bijector's ``_inverse``, a math helper) its
+    inputs are API parameters, whatever their names."""
+    s = _function(scope)
+    cls = None
+    while s is not None:
+        if s.kind == "function":
+            why = driving_function(s)
+            if why:
+                return why
+            if returns_batch_mean(s):
+                return f"`{function_name(s)}` returns a batch mean, the shape of a loss or metric"
+            cls = cls or s.cls
+        s = s.parent
+    why = training_class(cls, ctx)
+    if why:
+        return why
+    words = _module_words(ctx)
+    if any(w in LOSS_WORDS or w in MODEL_MODULE_WORDS for w in words):
+        return f"its module `{'_'.join(words)}` is a loss, metric or model by its name"
+    return None
+
+
+def _self_computed(source: str, self_name: str | None) -> bool:
+    """``self._probs_parameter_no_checks()``, ``convert_to_tensor(probs)``: a value an object
+    computes from its own parameters (a method of its own, a conversion of one)."""
+    callee = source.split("(", 1)[0].strip() if "(" in source else ""
+    if self_name and callee.startswith(f"{self_name}."):
+        return True
+    return callee.rsplit(".", 1)[-1] in CONVERSIONS
 
 
 def owner_of(name: str, scope: Scope | None) -> Scope | None:
@@ -199,35 +336,54 @@ _SELF_ATTR = re.compile(r"^(\w+)\.(\w+)")
 _LEADING_NAME = re.compile(r"^([A-Za-z_]\w*)")
 
 
-def classify(spec: dict[str, Any], scope: Scope | None, param_default: bool) -> dict[str, str]:
+def classify(
+    spec: dict[str, Any], scope: Scope | None, param_default: bool, ctx: Any = None
+) -> dict[str, str]:
     """The ``drive`` label of one probe input (and ``owner``/``drive_why`` when known).
-    ``scope`` is where the finding is; ``param_default``: the parameter has a default value."""
+    ``scope`` is where the finding is; ``param_default``: the parameter has a default value;
+    ``ctx`` (the module's analysis context, optional) resolves base classes and the module."""
     name = re.sub(r" \(\d+\)$", "", str(spec.get("name", "")))
     origin = spec.get("origin")
     of = spec.get("of")
-    if origin in DRIVEN_ORIGINS or (origin == "subscript" and of in DRIVEN_ORIGINS):
-        return {"drive": "driven", "drive_why": f"its origin is {origin if of is None else of}"}
+    base = origin if origin != "subscript" else of
+    fn = _function(scope)
+    if base in DRIVEN_ORIGINS:
+        if base != "logits":
+            return {"drive": "driven", "drive_why": f"its origin is {base}"}
+        context = training_context(scope, ctx)  # a sigmoid's input: whatever reaches it
+        if context:
+            return {"drive": "driven", "drive_why": f"a logit in a training context: {context}"}
+        return {"drive": "free"}
     if named_fixed(name):
         return {"drive": "fixed", "drive_why": "an epsilon-like setting by its name"}
-    if origin in COMPUTED_ORIGINS or (origin == "subscript" and of in COMPUTED_ORIGINS):
-        if _creates_weight(str(spec.get("source", ""))):
+    if base in COMPUTED_ORIGINS:
+        source = str(spec.get("source", ""))
+        if _creates_weight(source):
             return {"drive": "driven", "drive_why": "a trainable weight"}
+        method = _method(scope)
+        cls = method.cls if method is not None else None
+        if (
+            cls is not None
+            and _self_computed(source, method.self_name if method else None)
+            and not training_context(scope, ctx)
+        ):  # the object's own parameters, as its caller set them
+            return {"drive": "free", "owner": cls.node.name.value}
         return {"drive": "computed"}
-    fn = _function(scope)
-    base = origin if origin != "subscript" else of
     if base == "param":
         found = _LEADING_NAME.match(name)
         owner = owner_of(found.group(1), scope) if found else None
         if param_default:
             return {"drive": "fixed", "drive_why": "a parameter with a literal default"}
-        if named_driven(name):
-            return {"drive": "driven", "drive_why": "model output or data by its name"}
         if spec.get("producer") in PASSED_KINDS:  # the project's callers pass such a value
             return {"drive": "driven", "drive_why": f"its callers pass a {spec['producer']}"}
+        why = driving_function(owner) if owner is not None else None
+        if why:
+            return {"drive": "driven", "drive_why": why}
+        if named_driven(name):
+            context = training_context(owner or scope, ctx)
+            if context:
+                return {"drive": "driven", "drive_why": _by_name(context)}
         if owner is not None:
-            why = driving_function(owner)
-            if why:
-                return {"drive": "driven", "drive_why": why}
             return {"drive": "free", "owner": owner_name(owner)}
         return {"drive": "free"}
     if base == "attr":
@@ -238,28 +394,43 @@ def classify(spec: dict[str, Any], scope: Scope | None, param_default: bool) -> 
             cls_name = fn.cls.node.name.value if fn is not None and fn.cls is not None else ""
             if trainable_attribute(attr, fn):
                 return {"drive": "driven", "drive_why": "a trainable weight of its class"}
-            if named_driven(attr):
-                return {"drive": "driven", "drive_why": "model output or data by its name"}
+            context = training_context(scope, ctx) if named_driven(attr) else None
+            if context:
+                return {"drive": "driven", "drive_why": _by_name(context)}
             return {"drive": "free", "owner": cls_name}
-        last = name.rsplit(".", 1)[-1]
-        if named_driven(last):
-            return {"drive": "driven", "drive_why": "model output or data by its name"}
-        return {"drive": "free"}
-    if named_driven(name):
-        return {"drive": "driven", "drive_why": "model output or data by its name"}
+        name = name.rsplit(".", 1)[-1]
+    context = training_context(scope, ctx) if named_driven(name) else None
+    if context:
+        return {"drive": "driven", "drive_why": _by_name(context)}
     return {"drive": "free"}
 
 
+def _by_name(context: str) -> str:
+    return f"model output or data by its name, in a training context ({context})"
+
+
+def _method(scope: Scope | None) -> Scope | None:
+    """The method of a class that ``scope`` is in (through nested functions), or None."""
+    s = _function(scope)
+    while s is not None:
+        if s.kind == "function" and s.cls is not None:
+            return s
+        s = s.parent
+    return None
+
+
 def mark_inputs(probe: dict[str, Any], ctx, site) -> None:
-    """Label every input of the probe (in place) with :func:`classify`."""
+    """Label every input of the probe (in place) with :func:`classify`, and record whether the
+    finding is in a training context (``probe["training_context"]``, read by the reachability gate)."""
     scope = site.scope
+    probe["training_context"] = bool(training_context(scope, ctx))
     for spec in probe.get("inputs") or []:
         name = str(spec.get("name", ""))
         default = False
         found = ctx.ev.lookup(name, scope, site.order) if re.fullmatch(r"\w+", name) else None
         if isinstance(found, cst.Param):
             default = _numeric_literal(found.default)
-        spec.update(classify(spec, scope, default))
+        spec.update(classify(spec, scope, default, ctx))
 
 
 def _numeric_literal(node: cst.BaseExpression | None) -> bool:

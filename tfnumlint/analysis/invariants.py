@@ -36,6 +36,8 @@ ASSERT_TWO: dict[str, str] = {
     "assert_less": "<",
     "assert_less_equal": "<=",
 }
+# Assertions that imply one of :data:`ASSERT_ONE` (a non-negative integer is non-negative).
+IMPLIED_ONE = {"assert_nonnegative_integer_form": "assert_non_negative"}
 # Calls that only convert a value (the converted value keeps the attribute's invariants).
 CONVERSIONS = frozenset(
     {"convert_to_tensor", "convert_nonref_to_tensor", "identity", "cast", "as_tensor", "constant"}
@@ -317,11 +319,12 @@ def parameter_assertions(fn: Scope) -> dict[str, list[tuple[float, bool, float, 
     for node in descendants(fn.node):
         if not isinstance(node, cst.Call):
             continue
-        what = _callee(node.func)
+        written = _callee(node.func)
+        what = IMPLIED_ONE.get(written, written)
         args = [a.value for a in node.args if a.keyword is None and not a.star]
         if not args or not isinstance(args[0], cst.Name) or args[0].value not in fn.params:
             continue
-        why = f"`{fn.name}` asserts `{what}` on it"
+        why = f"`{fn.name}` asserts `{written}` on it"
         if what in ASSERT_ONE:
             lo, lo_open, hi = ASSERT_ONE[what]
             out.setdefault(args[0].value, []).append((lo, lo_open, hi, why))

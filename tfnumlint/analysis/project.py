@@ -675,6 +675,10 @@ class ProjectIndex:
             value = self._param(rest[0], rest[1], rest[2])
         elif kind == "pall" and len(rest) == 3:
             value = True if self._every_site_passes(rest[0], rest[1], rest[2]) else None
+        elif kind == "ancestry" and len(rest) == 2:
+            sym = self._dotted(rest[0], rest[1], 0)
+            if sym is not None and sym.kind == "class":
+                value = self._ancestry(sym.module, sym.name, 0) or None
         self._facts[key] = value
         return value
 
@@ -756,6 +760,21 @@ class ProjectIndex:
             if sym is not None and sym.kind == "class":
                 out.append((sym.module, sym.name))
         return out
+
+    def _ancestry(self, module: str, cname: str, depth: int) -> tuple[str, ...]:
+        """The names of a project class's ancestors, as written where each is a base: the
+        project's own classes by name, and the bases outside the project (``layers.Layer``)
+        at the chain's ends."""
+        cls = self._classes.get(module, {}).get(cname)
+        if cls is None or depth > MAX_DEPTH:
+            return ()
+        out: list[str] = []
+        for base in cls.bases:
+            out.append(base)
+            sym = self._dotted(module, base, 0)
+            if sym is not None and sym.kind == "class":
+                out += self._ancestry(sym.module, sym.name, depth + 1)
+        return tuple(out)
 
     def _pending_method(self, spec: str, name: str) -> FunctionSummary | None:
         module, _, dotted = spec.partition("?")
@@ -973,6 +992,14 @@ class ProjectView:
     def param(self, qual: str, name: str) -> Val | None:
         fact = self.ask(f"param|{self.module}|{qual}|{name}")
         return fact if isinstance(fact, Val) else None
+
+    def ancestry(self, dotted: str) -> tuple[str, ...]:
+        """The ancestors of a class this module imports from the project (see
+        ``ProjectIndex._ancestry``); empty when it is not a project class."""
+        if not self._may_resolve(dotted):
+            return ()
+        fact = self.ask(f"ancestry|{self.module}|{dotted}")
+        return fact if isinstance(fact, tuple) else ()
 
     def every_caller_passes(self, qual: str, name: str) -> bool:
         """Every call site of the function in the project passes a known value for ``name``."""

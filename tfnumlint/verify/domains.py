@@ -50,6 +50,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..analysis.contracts import Bound, inverse_image, sample_bounds
 from ..analysis.driven import mark_inputs
 from ..analysis.invariants import (
     bound_arguments,
@@ -426,6 +427,30 @@ def class_domains(ctx, fn_scope, names: list[str]) -> tuple[list[Domain], list[R
     return doms, rels
 
 
+def contract_domains(
+    ctx, fn_scope, statement, names: list[str]
+) -> tuple[list[Domain], list[Relation]]:
+    """The API contract the library declares for a method's inputs (analysis/contracts.py):
+    the sample check of a density method, the forward's image for a bijector's inverse.  A
+    witness outside it is a misuse by the caller: strong, so refuted."""
+    found = sample_bounds(fn_scope) + inverse_image(ctx, fn_scope, statement)
+    doms: list[Domain] = []
+    rels: list[Relation] = []
+    keys = {name: input_key(name, fn_scope) for name in names}
+    for item in found:
+        if item.name not in names:
+            continue
+        if isinstance(item, Bound):
+            doms.append(Domain(item.name, item.lo, item.hi, item.lo_open, item.why, True))
+            continue
+        for other, key in keys.items():
+            if key == item.low:
+                rels.append(Relation(item.name, ">=", other, item.why, True))
+            elif key == item.high:
+                rels.append(Relation(item.name, "<=", other, item.why, True))
+    return doms, rels
+
+
 def _inside(scope, fn) -> bool:
     s = scope
     while s is not None:
@@ -745,6 +770,10 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         for d in doms:
             domains.setdefault(d.name, d)
         relations += rels
+        doms, rels = contract_domains(ctx, fn_scope, site.statement, names)
+        for d in doms:
+            domains.setdefault(d.name, d)
+        relations += rels
     for spec in probe.get("inputs") or []:
         passed = caller_domain(ctx, spec, site)
         if passed is not None:
@@ -986,10 +1015,13 @@ def _count_like(name: str) -> bool:
     return words[-1] in COUNT_WORDS or (len(words) > 1 and words[0] in COUNT_PREFIXES)
 
 
-def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
+def _covered(spec: dict[str, Any], v: float, dom: Domain | None, training: bool = True) -> bool:
     """What the static pass knows of the producer allows ``v``: its value range (a sigmoid,
     ReLU or exp output, a probability), a domain from the code, a producer that is 0 for
-    ordinary inputs (:data:`NATURAL_ZERO_CALLS`), a probability or a log-space name."""
+    ordinary inputs (:data:`NATURAL_ZERO_CALLS`), and, in a training context (``training``:
+    where training sweeps model outputs over their range), a probability or a log-space name.
+    Outside one (a distribution's quantile gradient, a quadrature's weights) a name is no
+    evidence that the computed value reaches 0 or an extreme."""
     lo, hi = _pf(spec.get("lo", "-inf")), _pf(spec.get("hi", "inf"))
     slack = 1e-6 * max(abs(v), 1e-300)  # the witness holds the bound rounded to the dtype
     if (math.isfinite(lo) or math.isfinite(hi)) and lo - slack <= v <= hi + slack:
@@ -999,16 +1031,24 @@ def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
     name, source = str(spec.get("name", "")), str(spec.get("source", ""))
     if _callee(source) in NATURAL_ZERO_CALLS and (v == 0 or value_class(v, None) == "ordinary"):
         return True  # counts and products of data: 0 and everyday values alike
+    if not training:
+        return False
     if 0 <= v <= 1 and PROBABILITY_WORDS & {t.lower() for t in tokens(name)}:
         return True  # a probability by its name: 0 is reached by underflow
     return log_space(name, source)
 
 
 def unreachable(
-    spec: dict[str, Any], v: float, dom: Domain | None, dtype: str | None, small_ok: bool = False
+    spec: dict[str, Any],
+    v: float,
+    dom: Domain | None,
+    dtype: str | None,
+    small_ok: bool = False,
+    training: bool = True,
 ) -> str | None:
     """Why the witness value ``v`` of a needed input is not one the code gives it, or None.
-    ``small_ok``: a small computed value is evidence (a precision loss needs one)."""
+    ``small_ok``: a small computed value is evidence (a precision loss needs one);
+    ``training``: the finding is in a training context (see :func:`_covered`)."""
     name, origin = spec.get("name", "x"), spec.get("origin")
     if dom is not None and dom.callers and not dom.holds(v):
         # whatever the origin (a driven parameter too): the code gives it another range
@@ -1023,7 +1063,7 @@ def unreachable(
         return f"needs `{name}` = {_fmt(v)}, {what}" + (_producer(spec) if computed else "")
     if _count_like(name) and (v < 0 or v != math.floor(v)):
         return f"needs `{name}` = {_fmt(v)}, which is not a count"
-    if not computed or (kind == "small" and small_ok) or _covered(spec, v, dom):
+    if not computed or (kind == "small" and small_ok) or _covered(spec, v, dom, training):
         return None
     # Any value, ordinary ones too: the review found computed values set to what their code
     # never gives (a softmax output of -1, floor(0.5) = 1, mel weights of -1).
@@ -1061,12 +1101,13 @@ def unreachable_inputs(
     """For each of ``names`` whose value in ``point`` the code is not known to give it, why."""
     specs = {s.get("name"): s for s in probe.get("inputs") or []}
     doms = {d.name: d for d in _load(probe)[0]}
+    training = probe.get("training_context", True) is not False  # absent: as before contexts
     reasons = []
     for name in names:
         spec, v = specs.get(name), point.get(name)
         if spec is None or isinstance(v, bool) or not isinstance(v, (int, float)):
             continue
-        reason = unreachable(spec, float(v), doms.get(name), dtype, small_ok)
+        reason = unreachable(spec, float(v), doms.get(name), dtype, small_ok, training)
         if reason:
             reasons.append(reason)
     return reasons
