@@ -214,6 +214,9 @@ def test_an_epsilon_name_or_a_literal_default_is_fixed_and_a_layer_output_is_dri
         classify({"name": "h[0]", "origin": "subscript", "of": "data"}, None, False)["drive"]
         == "driven"
     )
+    # the setting word must end the name: a relaxed permutation is a value, not a setting
+    assert classify({"name": "label_smoothing", "origin": "param"}, None, False)["drive"] == "fixed"
+    assert classify({"name": "smooth_perm", "origin": "param"}, None, False)["drive"] == "free"
     computed = {"name": "kve", "origin": "call", "source": "bessel_kve(v, x)"}
     assert classify(computed, None, False)["drive"] == "computed"
 

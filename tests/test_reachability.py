@@ -388,6 +388,7 @@ def test_gradient_symptoms_confirm_where_gradients_flow():
         ("global_step", 3.0, -1.0),  # a negative step counter
         ("self_scale", 0.5, 0.0),  # a scale of exactly 0
         ("variance", 0.0, -1.0),
+        ("noncentrality", 0.0, -1.0),  # a noncentral chi-square's noncentrality of -1
     ],
 )
 def test_name_lexicon_domains(name, inside, outside):

@@ -126,8 +126,11 @@ def named_driven(name: str) -> bool:
 
 
 def named_fixed(name: str) -> bool:
-    """``eps``, ``self.epsilon``, ``smooth``: a numerical setting, not a value training sweeps."""
-    return any(w in FIXED_WORDS for w in _words(name))
+    """``eps``, ``self.epsilon``, ``label_smoothing``: a numerical setting, not a value training
+    sweeps.  The setting word must end the name: ``smooth_perm`` (a relaxed permutation matrix)
+    and ``delta_x`` are values, not settings."""
+    words = _words(name)
+    return bool(words) and words[-1] in FIXED_WORDS
 
 
 def _dotted(node: cst.BaseExpression) -> str:

@@ -73,7 +73,7 @@ for _words, _dom in (
     (("num", "size", "length", "len", "n"), (0.0, False, math.inf)),
     (("std", "stddev", "scale", "sigma", "temperature", "concentration", "df", "bandwidth"),
      (0.0, True, math.inf)),
-    (("var", "variance", "rate", "norm", "distance", "dist", "area", "areas"),
+    (("var", "variance", "rate", "norm", "distance", "dist", "area", "areas", "noncentrality"),
      (0.0, False, math.inf)),
 ):  # fmt: skip
     for _w in _words:
