@@ -22,13 +22,18 @@ HEADER = "import tensorflow as tf\n\n\n"
 def slice_of(body: str, args: str) -> dict:
     """The probe of the returned expression of ``def f(args)``, by the real slicer."""
     src = HEADER + f"def f({args}):\n    return tf.identity({body})\n"
+    sl, target = sliced(src)
+    return {**expr("TNL201", target, list(sl.inputs.values())), "unsupported": sl.unsupported}
+
+
+def sliced(src: str) -> tuple[slicer.Slicer, dict]:
+    """The real slicer and the tree of the argument of the ``tf.identity(...)`` in ``src``."""
     module = cst.parse_module(src)
     _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
     sl = slicer.Slicer(ctx, positions)
-    target = sl.tree(site.node.args[0].value, site.scope, site.order)
-    return {**expr("TNL201", target, list(sl.inputs.values())), "unsupported": sl.unsupported}
+    return sl, sl.tree(site.node.args[0].value, site.scope, site.order)
 
 
 def test_a_fractional_part_is_traced_so_its_log_with_an_epsilon_is_refuted():
@@ -143,12 +148,7 @@ def test_a_cut_call_reads_what_its_arguments_are_computed_from():
     # z is a parameter here: the call reads z only; with z computed from y it reads y
     assert next(i for i in probe["inputs"] if i["name"] == "untraced(z)")["reads"] == ["z"]
     src = HEADER + "def f(y, untraced):\n    z = 2.0 * y\n    return tf.identity(untraced(z))\n"
-    module = cst.parse_module(src)
-    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
-    sl = slicer.Slicer(ctx, positions)
-    sl.tree(site.node.args[0].value, site.scope, site.order)
+    sl, _ = sliced(src)
     assert sl.inputs["untraced(z)"]["reads"] == ["y", "z"]
 
 
@@ -175,12 +175,7 @@ def test_names_bound_to_untraced_calls_record_what_they_read():
         "    numerator = dot(x, x2)\n"
         "    return tf.identity(tf.math.acos(numerator / den))\n"
     )
-    module = cst.parse_module(src)
-    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
-    sl = slicer.Slicer(ctx, positions)
-    target = sl.tree(site.node.args[0].value, site.scope, site.order)
+    sl, target = sliced(src)
     assert sl.inputs["numerator"]["reads"] == ["x", "x2"]
     verdict = probing.verify(expr("TNL205", target, list(sl.inputs.values())), 1e6)
     assert verdict["status"] == "inconclusive"
@@ -196,12 +191,7 @@ def test_inputs_read_only_as_gather_indices_are_not_related_values():
         "    x_k = tf.gather(x, index_k)\n"
         "    return tf.identity(tf.reduce_sum(x_n * x_k, -1) / tf.norm(x_n, axis=-1))\n"
     )
-    module = cst.parse_module(src)
-    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
-    sl = slicer.Slicer(ctx, positions)
-    target = sl.tree(site.node.args[0].value, site.scope, site.order)
+    sl, target = sliced(src)
     verdict = probing.verify(expr("TNL201", target, list(sl.inputs.values())), 1e6)
     assert verdict["status"] == "confirmed"  # the zero vector x, whatever it picks
     assert verdict["inputs"]["x"] == 0.0

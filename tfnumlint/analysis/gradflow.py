@@ -1116,16 +1116,24 @@ def _calls_of(module: cst.Module, name: str) -> list[cst.Call]:
     return out
 
 
-def logged_only_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
-    """``entropy = ...`` used only as an entry of a dict of logs beside a loss it does not
-    enter (``{'class_loss': total_loss, 'entropy': entropy}``): a monitored value."""
+def _assigned_name(scope: Scope, statement: cst.CSTNode) -> tuple[str, cst.FunctionDef] | None:
+    """``name = ...`` in a function body: the name and the function, else None."""
     if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
         return None
     target = statement.targets[0].target
     fn = scope.node if scope.kind == "function" else None
     if not (isinstance(target, cst.Name) and isinstance(fn, cst.FunctionDef)):
         return None
-    name = target.value
+    return target.value, fn
+
+
+def logged_only_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
+    """``entropy = ...`` used only as an entry of a dict of logs beside a loss it does not
+    enter (``{'class_loss': total_loss, 'entropy': entropy}``): a monitored value."""
+    assigned = _assigned_name(scope, statement)
+    if assigned is None:
+        return None
+    name, fn = assigned
     uses = _uses_in(fn.body, name, statement)
     if not uses or not all(isinstance(parent, cst.DictElement) for _, parent in uses):
         return None
@@ -1195,13 +1203,10 @@ def gradient_free_uses_reason(scope: Scope, statement: cst.CSTNode) -> str | Non
     """``v = tf.norm(...)`` whose every later read (up to a reassignment in the same block)
     only feeds a comparison, an integer cast, ``argmax``, ``round``, ``stop_gradient`` or a
     summary: a leader score compared with ``>=``.  No gradient flows back into ``v``."""
-    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+    assigned = _assigned_name(scope, statement)
+    if assigned is None:
         return None
-    target = statement.targets[0].target
-    fn = scope.node if scope.kind == "function" else None
-    if not (isinstance(target, cst.Name) and isinstance(fn, cst.FunctionDef)):
-        return None
-    name = target.value
+    name, fn = assigned
     following = _statements_after(fn.body, statement)
     if not following:
         return None
