@@ -270,3 +270,53 @@ def test_a_mask_read_outside_a_whole_reduction_is_no_selection():
     assert preconditions.selections(summed) == {"keep": "reduce_sum"}
     feature = expr("TNL201", call("reduce_sum", inp("x")), [free("x")])
     assert preconditions.selections(feature) == {}
+
+
+# ---------------------------------------------------------------- constant batches
+
+
+def test_a_standard_deviation_across_the_batch_needs_a_constant_batch():
+    """ProGAN's minibatch stddev without its epsilon: the variance over axis 0 is 0 only when
+    every example is identical."""
+    src = """\
+        import tensorflow as tf
+
+
+        class MinibatchStddev(tf.keras.layers.Layer):
+            def call(self, x):
+                mean, var = tf.nn.moments(x=x, axes=[0])
+                return tf.reduce_mean(tf.sqrt(var))
+        """
+    out = one_verdict(src, "TNL202")
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith("needs a constant batch: `var` is the spread across the batch")
+
+
+def test_a_spread_within_each_example_stays_confirmed():
+    """A flat image patch is real data: its variance over the patch's own axes is 0."""
+    src = """\
+        import tensorflow as tf
+
+
+        class PatchNorm(tf.keras.layers.Layer):
+            def call(self, patches):
+                mean, variance = tf.nn.moments(x=patches, axes=[1, 2, 3], keepdims=True)
+                return tf.reduce_mean(tf.sqrt(variance))
+        """
+    assert one_verdict(src, "TNL202")["status"] == "confirmed"
+
+
+@pytest.mark.parametrize(
+    ("source", "across"),
+    [
+        ("tf.nn.moments(x=x, axes=[0])", True),
+        ("tf.nn.moments(x, axes=(0,))", True),
+        ("tf.math.reduce_variance(h, axis=0)", True),
+        ("tf.nn.moments(x=x, axes=[0, 1])", False),
+        ("tf.nn.moments(x=x, axes=[1, 2, 3])", False),
+        ("tf.math.reduce_variance(h, axis=-1)", False),
+    ],
+)
+def test_which_spreads_are_across_the_batch_axis_only(source, across):
+    spec = {"name": "v", "producer": "variance", "source": source}
+    assert preconditions.across_batch_spread(spec) is across
