@@ -32,7 +32,6 @@ Plain Python: no TensorFlow, no numpy (the verdict side runs in the static proce
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from ..analysis.heuristics import looks_like_mask
@@ -228,55 +227,15 @@ def empty_selection_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | 
     return f"needs an empty selection: {'; '.join(parts)}; guard {what} if such a batch can occur"
 
 
-# ---------------------------------------------------------------- constant batches
-
-# `tf.nn.moments(x, axes=[0])`, `reduce_variance(x, axis=0)`: statistics across the batch axis.
-BATCH_AXIS = re.compile(r"\baxes\s*=\s*[\[(]\s*0\s*,?\s*[\])]|\baxis\s*=\s*0\b")
-SPREAD_PRODUCERS = frozenset({"variance", "reduce_variance", "reduce_std", "std"})
-
-
-def across_batch_spread(spec: dict[str, Any]) -> bool:
-    """A variance or standard deviation taken across the batch axis only: 0 exactly when every
-    example of the batch is identical (a batch of one, a collapsed generator), unlike a spread
-    within an example (a flat image patch), which real data has."""
-    return spec.get("producer") in SPREAD_PRODUCERS and bool(
-        BATCH_AXIS.search(str(spec.get("source") or ""))
-    )
-
-
-def constant_batch_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
-    """Why a witness only shows on a constant batch: it needs a spread across the batch axis
-    to be exactly 0.  None otherwise."""
-    point = out.get("inputs")
-    if not isinstance(point, dict):
-        return None
-    flat = [
-        str(s.get("name"))
-        for s in probe.get("inputs") or []
-        if across_batch_spread(s) and point.get(s.get("name")) == 0
-    ]
-    if not flat:
-        return None
-    names = ", ".join(f"`{n}`" for n in flat)
-    return (
-        f"needs a constant batch: {names} is the spread across the batch axis, 0 only when every "
-        "example is identical (a batch of one); add an epsilon if such a batch can occur"
-    )
-
-
 # ---------------------------------------------------------------- verdict
 
 
 def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """A confirmed witness that rests on a far tail, an empty selection or a constant batch is
-    inconclusive, with the reason; what was seen stays in the detail."""
+    """A confirmed witness that rests on a far tail or an empty selection is inconclusive, with
+    the reason; what was seen stays in the detail."""
     if out.get("status") != "confirmed":
         return out
-    reason = (
-        far_tail_reason(out)
-        or empty_selection_reason(probe, out)
-        or constant_batch_reason(probe, out)
-    )
+    reason = far_tail_reason(out) or empty_selection_reason(probe, out)
     if not reason:
         return out
     return {**out, "status": "inconclusive", "detail": f"{reason} (seen: {out.get('detail', '')})"}
