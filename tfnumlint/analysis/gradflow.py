@@ -237,9 +237,7 @@ _REGIONS: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDict
 
 def custom_gradient_reason(scope: Scope) -> str | None:
     """Why ``scope`` (or a function around it) is custom-gradient code, or None."""
-    root: Scope = scope
-    while root.parent is not None:
-        root = root.parent
+    root = _root(scope)
     module = root.node
     if not isinstance(module, cst.Module):
         return None
@@ -248,12 +246,8 @@ def custom_gradient_reason(scope: Scope) -> str | None:
         regions = _REGIONS[root] = _custom_gradient_regions(module)
     if not regions:
         return None
-    s: Scope | None = scope
-    while s is not None:
-        if s.kind == "function" and id(s.node) in regions:
-            return regions[id(s.node)]
-        s = s.parent
-    return None
+    found = _enclosing_region(scope, regions)
+    return found[1] if found else None
 
 
 # Iterative numerical code: root searches, ODE step control, MCMC kernels and their adaptation.
@@ -383,20 +377,13 @@ def solver_reason(scope: Scope, path: str = "") -> str | None:
 
 def _solver_region(scope: Scope, path: str) -> tuple[Scope, str] | None:
     """The function scope around ``scope`` that runs in a solver loop, and why."""
-    root: Scope = scope
-    while root.parent is not None:
-        root = root.parent
+    root = _root(scope)
     if not isinstance(root.node, cst.Module):
         return None
     regions = _SOLVERS.get(root)
     if regions is None:
         regions = _SOLVERS[root] = _solver_regions(root.node, path or "")
-    s: Scope | None = scope
-    while s is not None:
-        if s.kind == "function" and id(s.node) in regions:
-            return s, regions[id(s.node)]
-        s = s.parent
-    return None
+    return _enclosing_region(scope, regions)
 
 
 def solver_loop_state(scope: Scope, path: str = "") -> list[str]:
@@ -1052,10 +1039,17 @@ def dataset_map_reason(scope: Scope) -> str | None:
     regions = _MAPPED.get(root)
     if regions is None:
         regions = _MAPPED[root] = _dataset_map_regions(root.node)
+    found = _enclosing_region(scope, regions)
+    return found[1] if found else None
+
+
+def _enclosing_region(scope: Scope, regions: dict[int, str]) -> tuple[Scope, str] | None:
+    """The innermost function around ``scope`` (itself included) that is one of a module's
+    ``regions`` (function node id -> why), with its reason."""
     s: Scope | None = scope
     while s is not None:
         if s.kind == "function" and id(s.node) in regions:
-            return regions[id(s.node)]
+            return s, regions[id(s.node)]
         s = s.parent
     return None
 
