@@ -3,6 +3,7 @@ with whether training drives it (analysis/driven.py), statically and without Ten
 
 from __future__ import annotations
 
+from test_caller_ranges import probes
 from test_reachability import probed
 
 from tfnumlint.analysis.driven import classify
@@ -12,6 +13,13 @@ def drives(src: str, rule: str, path: str = "model.py") -> dict[str, str]:
     """input name -> its ``drive`` label, for the one finding of ``rule`` in the snippet."""
     [finding] = [f for f in probed(src, path, select=[rule]) if f.rule == rule and f.probe]
     return {spec["name"]: spec["drive"] for spec in finding.probe["inputs"]}
+
+
+def project_drives(root, path: str, rule: str) -> dict[str, str]:
+    """Input name -> drive label of the one probed finding of ``rule`` in ``path``, linted as
+    one project (so callers and base classes in other modules count)."""
+    [probe] = probes(root, path, rule)
+    return {s["name"]: s["drive"] for s in probe["inputs"]}
 
 
 def test_a_library_parameter_is_free_and_names_its_function():
@@ -157,11 +165,6 @@ def test_a_logit_cut_is_driven_only_in_a_training_context():
 def test_a_base_class_from_another_project_module_makes_a_training_class(tmp_path):
     from test_project import project
 
-    from tfnumlint.config import load_config
-    from tfnumlint.discovery import discover
-    from tfnumlint.engine import LintOptions
-    from tfnumlint.incremental import Job, analyse_project
-
     root = project(
         tmp_path,
         {
@@ -183,12 +186,7 @@ def test_a_base_class_from_another_project_module_makes_a_training_class(tmp_pat
                 """,
         },
     )
-    config = load_config(None, root)
-    candidates = discover(["."], root, config.exclude, config.extend_exclude, config.root)
-    options = LintOptions(codes=frozenset({"TNL104"}), slice_probes=True)
-    results = analyse_project(candidates, Job(options, "", None), 1)
-    [finding] = [f for r in results for f in r.findings if f.probe]
-    labels = {s["name"]: s["drive"] for s in finding.probe["inputs"]}
+    labels = project_drives(root, "lapool.py", "TNL104")
     assert labels == {"features": "driven", "other": "free"}
 
 
@@ -241,11 +239,6 @@ def test_an_attribute_is_driven_only_when_it_is_a_trainable_weight():
 def test_a_helper_parameter_is_driven_when_its_callers_pass_a_model_output(tmp_path):
     from test_project import project
 
-    from tfnumlint.config import load_config
-    from tfnumlint.discovery import discover
-    from tfnumlint.engine import LintOptions
-    from tfnumlint.incremental import Job, analyse_project
-
     root = project(
         tmp_path,
         {
@@ -266,10 +259,5 @@ def test_a_helper_parameter_is_driven_when_its_callers_pass_a_model_output(tmp_p
                 """,
         },
     )
-    config = load_config(None, root)
-    candidates = discover(["."], root, config.exclude, config.extend_exclude, config.root)
-    options = LintOptions(codes=frozenset({"TNL104"}), slice_probes=True)
-    results = analyse_project(candidates, Job(options, "", None), 1)
-    [finding] = [f for r in results for f in r.findings if f.probe]
-    labels = {s["name"]: s["drive"] for s in finding.probe["inputs"]}
+    labels = project_drives(root, "helpers.py", "TNL104")
     assert labels == {"a": "driven", "b": "free"}
