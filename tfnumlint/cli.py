@@ -29,7 +29,7 @@ from .discovery import (
     excluded_explicitly,
 )
 from .engine import LintOptions
-from .grouping import merge_same_hazard
+from .grouping import fold_upstream, merge_same_hazard
 from .model import FileError, Finding, Report
 from .report import FORMATS, render
 from .report.style import Style, use_colour
@@ -422,6 +422,7 @@ def run(argv: list[str] | None) -> int:
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)
     findings = merge_same_hazard(findings)  # one hazard, one finding (rules stay in related_rules)
+    findings = fold_upstream(findings)  # a symptom carried in from another finding joins it
     findings, unconfirmed = _evidence_gate(findings, named_codes(config, _codes(args.select)))
     shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
     refuted = len(findings) - len(shown)

@@ -22,6 +22,7 @@ from .points import point_grid
 from .program import build_with_fallback, probe_dtype, recipe, run
 from .symptoms import find_symptom, points_independent, witness_alone
 from .trace import UnsupportedProbe
+from .upstream import upstream_start, with_upstream
 from .verdicts import (
     inconclusive,
     range_refutation,
@@ -119,8 +120,10 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
             f"could not trace the slice: {type(exc).__name__}: {msg}", probe.get("dtype")
         )
     if probe.get("kind", "expr") == "expr":
+        upstream = upstream_start(probe, out)  # before the judges replace the witness
         out = domains.judge(probe, out)  # issue #11: domains and where gradients flow
         out = review_witness(probe, out)  # related inputs, where the symptom starts
         out = preconditions.judge(probe, out)  # then a far tail or an empty selection
+        out = with_upstream(out, upstream)  # the report folds it into the upstream finding
     out["seconds"] = round(time.perf_counter() - start, 4)
     return {k: v for k, v in out.items() if v is not None}
