@@ -369,6 +369,7 @@ def run(argv: list[str] | None) -> int:
 
         changed = changed_lines(args.diff_base, cwd)
 
+    float_notice = _settle_float_type(config, inputs.candidates)
     recording = args.write_baseline is not None
     verify = not args.no_verify and not recording
     fixing = args.fix or args.diff
@@ -397,6 +398,7 @@ def run(argv: list[str] | None) -> int:
     # hidden findings are never verified: the gate's cost follows what it shows
     findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
     notices = _verify(findings, config, cache_dir) if verify and findings else []
+    notices += [float_notice] if float_notice and args.format in ("text", "concise") else []
     if fixing:
         from .fix.apply import apply_fixes
 
@@ -460,6 +462,32 @@ def _evidence_gate(findings: list[Finding], named: frozenset[str]) -> tuple[list
         or not (f.rule in docs and docs[f.rule].evidence)
     ]
     return kept, len(findings) - len(kept)
+
+
+def _settle_float_type(config: Config, candidates) -> str | None:
+    """The project's float type: the config's ``float``, else the one the linted code fixes
+    (analysis/dtypectx.project_float); the notice naming where it was read, if it was."""
+    if config.settings.float_type is not None:
+        return None
+    from .analysis.dtypectx import project_float
+
+    found = project_float(_texts(candidates))
+    if found is None:
+        return None
+    config.settings.float_type, where = found
+    return (
+        f"the project computes in {found[0]} ({where}): epsilons and probes use it where no "
+        "local dtype says otherwise (`float` in [tool.tfnumlint] overrides)"
+    )
+
+
+def _texts(candidates):
+    for c in candidates:
+        try:
+            raw = c.data if c.data is not None else c.path.read_bytes()
+        except OSError:
+            continue
+        yield c.display, raw.decode("utf-8", errors="replace")
 
 
 def _noqa_codes(args: argparse.Namespace) -> set[str] | None:

@@ -35,6 +35,9 @@ class Settings:
         default_factory=lambda: {f: o.high_lr for f, o in OPTIMIZERS.items()}
     )
     exploding_gradient: float = 1e6
+    # the float type the project computes in when no local dtype says otherwise: the
+    # ``float`` key, else what analysis/dtypectx.project_float finds in the code; None is float32
+    float_type: str | None = None
 
 
 @dataclass
@@ -60,6 +63,7 @@ class Config:
             "lr": self.settings.lr_thresholds,
             "grad": self.settings.exploding_gradient,
             "pfi": self.per_file_ignores,
+            "float": self.settings.float_type,
         }
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -124,7 +128,9 @@ _KEYS = {
     "severity",
     "learning-rate-thresholds",
     "exploding-gradient-threshold",
+    "float",
 }
+FLOAT_TYPES = ("float16", "bfloat16", "float32", "float64")
 
 
 def parse_section(section: Any, path: Path) -> Config:
@@ -192,6 +198,14 @@ def parse_section(section: Any, path: Path) -> Config:
                 f"config key 'exploding-gradient-threshold' must be a positive number, got {value!r}"
             )
         cfg.settings.exploding_gradient = float(value)
+    if "float" in section:
+        value = section["float"]
+        if value not in FLOAT_TYPES:
+            raise ConfigError(
+                f"config key 'float' must be one of {', '.join(FLOAT_TYPES)} (the float type "
+                f"the project computes in), got {value!r}"
+            )
+        cfg.settings.float_type = value
     return cfg
 
 

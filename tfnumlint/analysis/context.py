@@ -38,6 +38,7 @@ class Context:
 
     def __init__(self, info: ModuleInfo, settings: Settings, project=None) -> None:
         self.info = info
+        info.default_float = settings.float_type or "float32"
         self.ev = Evaluator(info, project)
         self.settings = settings
         self._facts: dict[str, object] = {}

@@ -1,4 +1,4 @@
-"""Low-precision dtype context from real dtype positions only.
+"""Dtype context from real dtype positions only, and the project's float type.
 
 float16 changes every threshold (exp overflows past 11.09, 1e-8 is 0), so the context must come
 from code that really sets a dtype: a ``dtype=`` argument, the dtype of ``tf.cast``,
@@ -10,9 +10,14 @@ or a local that happens to be called ``half`` says nothing about the dtype the c
 
 from __future__ import annotations
 
+import ast
+import re
+from collections.abc import Iterable, Iterator
+
 import libcst as cst
 
 LOW_PRECISION = frozenset({"float16", "half", "bfloat16", "mixed_float16", "mixed_bfloat16"})
+CONTEXT = LOW_PRECISION | {"float32"}
 _DTYPE_KEYWORDS = frozenset({"dtype", "compute_dtype", "variable_dtype", "policy", "dtype_policy"})
 # Calls whose N-th positional argument is a dtype or a policy name.
 _POSITIONAL = {
@@ -82,6 +87,13 @@ def dtype_word(value: cst.BaseExpression, scope) -> str | None:
 
 def low_precision_words(node: cst.Call, scope) -> set[str]:
     """Low-precision dtypes this call really sets (an empty set for a bare mention)."""
+    return context_words(node, scope) & LOW_PRECISION
+
+
+def context_words(node: cst.Call, scope) -> set[str]:
+    """The dtypes this call really sets that decide a scope's context: the low-precision
+    ones, and float32, which wins over a float64 project default (a local cast to float32
+    computes in float32 whatever the project's float is)."""
     position = _POSITIONAL.get(_callee(node))
     words: set[str] = set()
     positional = 0
@@ -95,6 +107,114 @@ def low_precision_words(node: cst.Call, scope) -> set[str]:
             positional += 1
         if at_dtype:
             word = dtype_word(arg.value, scope)
-            if word in LOW_PRECISION:
+            if word in CONTEXT:
                 words.add(word)
     return words
+
+
+# ---------------------------------------------------------------- the project's float type
+#
+# A library may compute in float64 throughout (a Gaussian-process library's
+# ``default_float()``, Keras' ``set_floatx("float64")``): there ``1 + 2e-15`` keeps its
+# epsilon.  Read from the project's own code, only where the float64 is written there: a
+# ``set_floatx`` call, or a default-float helper whose return or whose module's float setting
+# is a float64 literal.  Test files are left out (a test may switch the dtype for itself), and
+# any disagreement (one call sets float32, another float64) leaves the default, float32.
+
+_FLOAT_WORDS = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16",
+                "float32": "float32", "single": "float32", "float64": "float64",
+                "double": "float64"}  # fmt: skip
+_HELPER = re.compile(r"^(get_)?(default_float(x|_type|_dtype)?|floatx)$")
+_MENTION = re.compile(r"set_floatx|def\s+(get_)?(default_float|floatx)")  # worth parsing
+
+
+def project_float(sources: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
+    """(float type, where it was read) when the project's own code fixes it as float64, else
+    None.  ``sources`` are (display path, text) pairs; a file that does not parse says
+    nothing."""
+    found: dict[str, str] = {}
+    for path, text in sources:
+        if _is_test_path(path) or not _MENTION.search(text):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for word, how in _float_settings(tree):
+            found.setdefault(word, f"{path}: {how}")
+    if set(found) != {"float64"}:
+        return None
+    return "float64", found["float64"]
+
+
+def _is_test_path(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return (
+        any(p in ("test", "tests", "testing") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def _float_settings(tree: ast.Module) -> Iterator[tuple[str, str]]:
+    """(dtype, how) for each place in a module that sets the project's float type."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_name(node.func) == "set_floatx" and node.args:
+            word = _ast_float_word(node.args[0])
+            if word is not None:
+                yield word, f"set_floatx({word!r})"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _HELPER.match(node.name):
+            word = _helper_result(node, tree)
+            if word is not None:
+                yield word, f"{node.name}() is {word}"
+
+
+def _helper_result(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> str | None:
+    """What a default-float helper returns: a float literal it returns, else the one float
+    literal its module's float setting holds (``FLOAT = Value("FLOAT", np.float64)``,
+    ``_FLOATX = "float64"``); None when that is not one dtype."""
+    returned = {
+        _ast_float_word(n.value)
+        for n in ast.walk(func)
+        if isinstance(n, ast.Return) and n.value is not None
+    }
+    if returned and None not in returned:
+        return returned.pop() if len(returned) == 1 else None
+    settings: set[str | None] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _names_a_float_setting(node):
+            value = node.value
+            if value is not None:
+                settings |= {_ast_float_word(n) for n in ast.walk(value) if isinstance(n, ast.expr)}
+                settings -= {None}
+    return settings.pop() if len(settings) == 1 else None
+
+
+def _names_a_float_setting(node: ast.Assign | ast.AnnAssign) -> bool:
+    """A module- or class-level name for the float type: ``FLOAT``, ``_FLOATX``, ``float``."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return any(
+        isinstance(t, ast.Name) and t.id.strip("_").lower() in ("float", "floatx", "default_float")
+        for t in targets
+    )
+
+
+def _call_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _ast_float_word(node: ast.expr) -> str | None:
+    """``tf.float64``, ``np.float64``, ``"float64"``, ``float64`` -> ``float64``."""
+    if isinstance(node, ast.Attribute):
+        name = node.attr
+    elif isinstance(node, ast.Name):
+        name = node.id
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        name = node.value
+    else:
+        return None
+    return _FLOAT_WORDS.get(name)

@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 
 import libcst as cst
 
-from .dtypectx import low_precision_words
+from .dtypectx import context_words
 from .names import ImportMap
 
 # Fields that never hold code: skipping them makes the walk several times cheaper.
@@ -175,6 +175,7 @@ class ModuleInfo:
     defined: set[str] = field(default_factory=set)  # module-level def/class names
     functions: dict[str, Scope] = field(default_factory=dict)  # module-level defs
     import_nodes: list[cst.Import | cst.ImportFrom] = field(default_factory=list)  # incl. relative
+    default_float: str = "float32"  # the project's float type (config.Settings.float_type)
 
     def float16_storage(self, scope: Scope) -> bool:
         """float16 variables or casts, not just the mixed policy (which keeps variables and
@@ -187,7 +188,8 @@ class ModuleInfo:
         return bool(markers & {"float16", "half"})
 
     def dtype(self, scope: Scope) -> str:
-        """The lowest precision the code in ``scope`` may run in (module markers apply to all)."""
+        """The lowest precision the code in ``scope`` may run in (module markers apply to all);
+        with no local dtype, the project's float type (``default_float``)."""
         markers: set[str] = set(self.root.dtype_markers)
         s: Scope | None = scope
         while s is not None:
@@ -197,7 +199,9 @@ class ModuleInfo:
             return "float16"
         if markers & BFLOAT16_MARKERS:
             return "bfloat16"
-        return "float32"
+        if "float32" in markers:
+            return "float32"
+        return self.default_float
 
 
 _LEAVE = object()
@@ -314,9 +318,10 @@ def _push_children(stack: list, node: cst.CSTNode, scope: Scope, stmt: cst.CSTNo
 
 def _note_call_dtypes(node: cst.Call, scope: Scope) -> None:
     """A low-precision dtype set by a call (tf.cast(x, tf.float16), dtype=tf.float16,
-    set_global_policy("mixed_float16"), x.astype("float16")) sets the scope's dtype context.
-    A bare mention (np.finfo(np.float16), a dtype list, a local named `half`) does not."""
-    scope.dtype_markers |= low_precision_words(node, scope)
+    set_global_policy("mixed_float16"), x.astype("float16")) sets the scope's dtype context,
+    and so does float32 in a float64 project.  A bare mention (np.finfo(np.float16), a dtype
+    list, a local named `half`) does not."""
+    scope.dtype_markers |= context_words(node, scope)
 
 
 def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:

@@ -14,7 +14,12 @@ SMALL_EPS = 1e-3  # a positive constant at most this large, added to a value, is
 
 # where exp overflows, from each dtype's largest finite value (float32: 88.72, float16: 11.09)
 EXP_OVERFLOW = {d: round(exp_overflow(d), 2) for d in ("float16", "bfloat16", "float32", "float64")}
-MAX_VALUE = {"float16": 65504.0, "bfloat16": 3.39e38, "float32": 3.4028235e38}
+MAX_VALUE = {
+    "float16": 65504.0,
+    "bfloat16": 3.39e38,
+    "float32": 3.4028235e38,
+    "float64": 1.7976931348623157e308,
+}
 
 
 def eps_value(ctx: Context, node: cst.BaseExpression, site: Site) -> float | None:
