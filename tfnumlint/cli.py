@@ -482,12 +482,14 @@ def _settle_float_type(config: Config, candidates) -> str | None:
 
 
 def _texts(candidates):
+    """Each readable candidate's text, read as linting reads it (a FIFO, a symlink loop or
+    an undecodable file is skipped here and reported by the lint)."""
     for c in candidates:
         try:
-            raw = c.data if c.data is not None else c.path.read_bytes()
-        except OSError:
+            text = read_source(c.path, c.display, c.data).text
+        except Exception:  # any unreadable file says nothing about the dtype
             continue
-        yield c.display, raw.decode("utf-8", errors="replace")
+        yield c.display, text
 
 
 def _noqa_codes(args: argparse.Namespace) -> set[str] | None:

@@ -138,8 +138,8 @@ def project_float(sources: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
             continue
         try:
             tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # a file that does not parse (or nests too deep) says nothing
         for word, how in _float_settings(tree):
             found.setdefault(word, f"{path}: {how}")
     if set(found) != {"float64"}:
