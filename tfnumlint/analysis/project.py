@@ -25,6 +25,7 @@ from pathlib import Path
 import libcst as cst
 
 from .heuristics import looks_like_probability
+from .invariants import Invariants, argument_invariant, class_invariants
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name, imported_names
 from .values import UNKNOWN, Val, join_vals
@@ -34,6 +35,7 @@ Origin = tuple[str, int, int, str, str, str]
 
 MAX_CALL_SITES = 32  # a parameter's fact joins at most this many call sites (sorted by place)
 MAX_DEPTH = 12  # re-export chains, base-class chains
+MAX_HOPS = 3  # a parameter passed on as it is: its callers' callers, at most this far out
 NO_FACT = "-"
 
 
@@ -80,6 +82,10 @@ class CallSite:
     positional: tuple[Val | None, ...]
     keywords: tuple[tuple[str, Val], ...]
     origin: Origin
+    # arguments that are the calling function's own parameters, passed on as they are:
+    # (slot: the position as a string or the keyword, module, the caller's qualname, its
+    # parameter), so that the parameter's fact follows that caller's callers (several hops)
+    forwards: tuple[tuple[str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -233,6 +239,7 @@ _CARRIED = frozenset(
         "mask",
         "layer",
         "model",
+        "asserted",
     }
 )
 
@@ -252,7 +259,7 @@ def informative(v: Val) -> bool:
     return v.kind in _CARRIED or v.has_exp or v.exp_sum or v.log_space or v.guarded
 
 
-_BOUNDS = frozenset({"clip_by_value", "maximum", "log_softmax", "log_sigmoid"})
+_BOUNDS = frozenset({"clip_by_value", "maximum", "log_softmax", "log_sigmoid", "asserted"})
 
 
 def _makes_hazard(v: Val) -> bool:
@@ -413,6 +420,7 @@ class Summariser:
         self.is_package = is_package
         self.text = text
         self.imports, self.stars = import_table(info.import_nodes, module, is_package)
+        self._invariants: dict[int, Invariants] = {}
 
     def build(self) -> ModuleSummary:
         info, ev, module = self.info, self.ev, self.module
@@ -467,26 +475,35 @@ class Summariser:
                 continue
             positional: list[Val | None] = []
             keywords: list[tuple[str, Val]] = []
+            forwards: list[tuple[str, str, str, str]] = []
             useful = False
             for a in site.node.args:
                 if a.star:
                     break
+                slot = a.keyword.value if a.keyword is not None else str(len(positional))
                 if type(a.value) in _NEVER_INFORMATIVE or (
                     type(a.value) is cst.Name and a.value.value in ("None", "True", "False")
                 ):
                     if a.keyword is None:
                         positional.append(None)
                     continue
-                v = self.ev.value(a.value, site.scope, site.order)
+                v = self._asserted(a.value, site.scope) or self.ev.value(
+                    a.value, site.scope, site.order
+                )
                 keep = informative(v)
                 useful = useful or keep
                 pv = portable(v, self.module) if keep else None
+                if pv is None:
+                    passed_on = self._forwarded(a.value, site.scope, site.order)
+                    if passed_on is not None:
+                        forwards.append((slot, self.module, *passed_on))
+                        useful = True
                 if a.keyword is None:
                     positional.append(pv)
                 elif pv is not None:
                     keywords.append((a.keyword.value, pv))
             if useful:
-                pending.append((site, callee, tuple(positional), tuple(keywords)))
+                pending.append((site, callee, tuple(positional), tuple(keywords), tuple(forwards)))
             elif callee not in seen:
                 seen.add(callee)
                 opaque.append(callee)
@@ -494,11 +511,58 @@ class Summariser:
             return [], opaque
         where = _call_places(self.text, self.info, [s for s, *_ in pending])
         out = []
-        for site, callee, args, kwargs in pending:
+        for site, callee, args, kwargs, fwd in pending:
             line, col = where.get(id(site.node), (0, 0))
             text = _short(dotted_name(site.node.func) or "...")
-            out.append(CallSite(callee, args, kwargs, (self.path, line, col, text, "", "")))
+            origin = (self.path, line, col, text, "", "")
+            out.append(CallSite(callee, args, kwargs, origin, fwd))
         return out, opaque
+
+    def _forwarded(
+        self, node: cst.BaseExpression, scope: Scope, order: int
+    ) -> tuple[str, str] | None:
+        """``g(x)`` inside ``f(x)``: the argument is ``f``'s own parameter, passed on as it is
+        (a function the index tracks: module level, or a method of a module-level class)."""
+        if not isinstance(node, cst.Name):
+            return None
+        found = self.ev.lookup(node.value, scope, order)
+        if not isinstance(found, cst.Param):
+            return None
+        owner: Scope | None = scope
+        while owner is not None and owner.params.get(node.value) is not found:
+            owner = owner.parent
+        qual = qualname(owner) if owner is not None else None
+        if qual is None or node.value == getattr(owner, "self_name", None):
+            return None
+        return qual, node.value
+
+    def _asserted(self, node: cst.BaseExpression, scope: Scope) -> Val | None:
+        """An argument that reads an attribute its class asserts (``_log_combinations(n, k)``
+        with ``n`` from ``self.total_count``, asserted non-negative and integer-form): the
+        class invariant is the range of what this call passes."""
+        fn: Scope | None = scope
+        while fn is not None and fn.kind != "function":
+            fn = fn.parent
+        if fn is None or fn.cls is None:
+            return None
+        cls = fn.cls
+        inv = self._invariants.get(id(cls))
+        if inv is None:
+            inv = self._invariants[id(cls)] = class_invariants(cls)
+        if not inv.bounds and not inv.integer:
+            return None
+        found = argument_invariant(node, fn, inv)
+        if found is None:
+            return None
+        return Val(
+            "asserted",
+            found.lo,
+            found.hi,
+            tensor=True,
+            integer=found.integer,
+            desc=f"`{_short(cst.Module([]).code_for_node(node), 40)}` of "
+            f"`{cls.node.name.value}`: {found.why}",
+        )
 
     def _callee(self, node: cst.Call, scope: Scope, order: int) -> tuple[str, ...] | None:
         func = node.func
@@ -596,7 +660,7 @@ def _call_places(text: str, info: ModuleInfo, sites) -> dict[int, tuple[int, int
     starts: list[int] | None = None
     for name, nodes in wanted.items():
         parts = [re.escape(p) for p in name.split(".")]
-        pattern = re.compile(r"(?<![\w.])" + r"\s*\.\s*".join(parts) + r"\s*\(")
+        pattern = re.compile(r"(?<![\w.])(?<!def )" + r"\s*\.\s*".join(parts) + r"\s*\(")
         matches = list(pattern.finditer(text))
         if len(matches) != len(nodes):
             continue
@@ -843,9 +907,13 @@ class ProjectIndex:
             self._by_target = by
         return self._by_target.get((module, qual), [])[:MAX_CALL_SITES]
 
-    def _every_site_passes(self, module: str, qual: str, name: str) -> bool:
+    def _every_site_passes(
+        self, module: str, qual: str, name: str, hops: int = 0, seen: frozenset = frozenset()
+    ) -> bool:
         """Every call of the function in the project passes a known value for ``name`` (so
-        the parameter's fact is the join over all its callers, not over some of them)."""
+        the parameter's fact is the join over all its callers, not over some of them).  A
+        caller that passes on its own parameter passes what its callers pass: followed up to
+        :data:`MAX_HOPS` out; a cycle or a longer chain is not known."""
         if self._opaque_targets is None:
             targets = set()
             for m in sorted(self.summaries):
@@ -854,31 +922,29 @@ class ProjectIndex:
                     if target is not None:
                         targets.add((target.module, target.qualname))
             self._opaque_targets = targets
-        if (module, qual) in self._opaque_targets:
+        if (module, qual) in self._opaque_targets or (module, qual, name) in seen:
             return False
         self._sites(module, qual)
         assert self._by_target is not None
         sites = self._by_target.get((module, qual), [])
         if not sites or len(sites) > MAX_CALL_SITES:
             return False
+        seen = seen | {(module, qual, name)}
         for site, target in sites:
             val = _argument(site, target, name)
-            if val is None or val.instance_of is not None:
+            if val is not None and val.instance_of is None:
+                continue
+            passed_on = _forward(site, target, name) if val is None else None
+            if passed_on is None or hops >= MAX_HOPS:
+                return False
+            if not self._every_site_passes(*passed_on, hops + 1, seen):
                 return False
         return True
 
-    def _param(self, module: str, qual: str, name: str) -> Val | None:
-        vals: list[Val] = []
-        for site, target in self._sites(module, qual):
-            val = _argument(site, target, name)
-            if val is None:
-                continue
-            path, line, col, text, _, _ = site.origin
-            if val.instance_of is not None:
-                continue  # objects passed around: dispatch through them is not followed
-            if val.kind == "diff" and val.zero is not None:
-                val = replace(val, zero=None)  # a - b passed on: unbounded, but no zero source
-            vals.append(replace(val, origin=(path, line, col, text, name, _producer(val))))
+    def _param(
+        self, module: str, qual: str, name: str, hops: int = 0, seen: frozenset = frozenset()
+    ) -> Val | None:
+        vals = self._passed_values(module, qual, name, hops, seen)
         if not vals:
             return None
         joined = join_vals(vals)
@@ -892,12 +958,37 @@ class ProjectIndex:
             return None  # a bare guard only silences a name-based guess, and there is none
         return replace(joined, desc=f"`{name}`")
 
+    def _passed_values(
+        self, module: str, qual: str, name: str, hops: int, seen: frozenset
+    ) -> list[Val]:
+        """The known values the call sites pass for ``name``, each marked with its call
+        site; a site that passes on its caller's parameter contributes what that caller's
+        callers pass (the outermost known call decides)."""
+        if (module, qual, name) in seen:
+            return []
+        seen = seen | {(module, qual, name)}
+        vals: list[Val] = []
+        for site, target in self._sites(module, qual):
+            val = _argument(site, target, name)
+            if val is None:
+                passed_on = _forward(site, target, name)
+                if passed_on is not None and hops < MAX_HOPS:
+                    vals += self._passed_values(*passed_on, hops + 1, seen)
+                continue
+            path, line, col, text, _, _ = site.origin
+            if val.instance_of is not None:
+                continue  # objects passed around: dispatch through them is not followed
+            if val.kind == "diff" and val.zero is not None:
+                val = replace(val, zero=None)  # a - b passed on: unbounded, but no zero source
+            vals.append(replace(val, origin=(path, line, col, text, name, _producer(val))))
+        return vals
+
 
 def _producer(val: Val) -> str:
     """How a message names what a call site passes: its description, with its kind when the
     description is only a name (`out`, a softmax output)."""
     desc = val.desc or ""
-    kind = val.kind if val.kind not in ("unknown", "arith", "call") else ""
+    kind = val.kind if val.kind not in ("unknown", "arith", "call", "asserted") else ""
     if desc.startswith("`") and " = " in desc and len(desc) > 32:
         desc = desc.split(" = ", 1)[0]  # `hot` = (`y` = matmul(...)) * 0.125: the name will do
     if kind and (not desc or desc.startswith("`")) and kind not in desc:
@@ -914,6 +1005,18 @@ def _argument(site: CallSite, target: FunctionSummary, name: str) -> Val | None:
         i = target.positional.index(name)
         if i < len(site.positional):
             return site.positional[i]
+    return None
+
+
+def _forward(site: CallSite, target: FunctionSummary, name: str) -> tuple[str, str, str] | None:
+    """(module, the caller's qualname, its parameter) when the call passes the caller's own
+    parameter on for ``name``."""
+    slot = name
+    if name in target.positional:
+        slot = str(target.positional.index(name))
+    for s, module, qual, param in site.forwards:
+        if s in (slot, name):
+            return module, qual, param
     return None
 
 

@@ -57,6 +57,7 @@ from ..analysis.invariants import (
     callee_scope,
     class_invariants,
     input_key,
+    key_invariant,
     parameter_assertions,
 )
 from ..analysis.module import qualname
@@ -192,10 +193,13 @@ class Domain:
     why: str
     strong: bool  # from the code itself (an assertion, a producer), not from a name
     callers: bool = False  # the range of what the project's call sites pass
+    integer: bool = False  # whole numbers only (an integer-form assertion, a count of items)
 
     def holds(self, v: float) -> bool:
         if math.isnan(v):
             return True
+        if self.integer and math.isfinite(v) and v != math.floor(v):
+            return False
         return (v > self.lo if self.lo_open else v >= self.lo) and v <= self.hi
 
 
@@ -407,18 +411,18 @@ def class_domains(ctx, fn_scope, names: list[str]) -> tuple[list[Domain], list[R
     if cls is None:
         return [], []
     inv = ctx.fact(f"invariants:{id(cls)}", lambda: class_invariants(cls))
-    if not inv.bounds and not inv.relations:
+    if not inv.bounds and not inv.relations and not inv.integer:
         return [], []
     keys = {name: input_key(name, fn_scope) for name in names}
     doms: list[Domain] = []
     for name, key in keys.items():
-        bounds = inv.bounds.get(key) if key else None
-        if bounds:
-            lo = max(b[0] for b in bounds)
-            lo_open = any(b[1] for b in bounds if b[0] == lo)
-            hi = min(b[2] for b in bounds)
-            why = next(b[3] for b in bounds if b[0] == lo or b[2] == hi)
-            doms.append(Domain(name, lo, hi, lo_open, why, strong=True))
+        found = key_invariant(inv, key)
+        if found is not None:
+            doms.append(
+                Domain(
+                    name, found.lo, found.hi, found.lo_open, found.why, True, False, found.integer
+                )
+            )
     rels = []
     for a_key, op, b_key, why in inv.relations:
         for a in (n for n, k in keys.items() if k == a_key):
@@ -701,7 +705,8 @@ def _labels(ctx, node, names: set[str]) -> str | None:
 # refuted.  Any other bounded join (`s * mask`, a clip) is evidence, not proof: inconclusive.
 CODE_RANGED_KINDS = frozenset(
     {"sigmoid", "softmax", "relu", "relu6", "softplus", "exp", "square", "abs", "sqrt", "norm",
-     "euclidean_norm", "reduce_euclidean_norm", "exponential", "tanh", "one_hot", "normalised"}
+     "euclidean_norm", "reduce_euclidean_norm", "exponential", "tanh", "one_hot", "normalised",
+     "asserted"}
 )  # fmt: skip
 
 
@@ -719,7 +724,7 @@ def caller_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
     if val.origin is None or val.origin[4] != name:
         return None  # not what callers pass (a default, a name guess, an annotation)
     lo, hi = val.lo, val.hi
-    if math.isinf(lo) and math.isinf(hi):
+    if math.isinf(lo) and math.isinf(hi) and not val.integer:
         return None
     if lo == hi:
         return None  # one constant: the probe is set to it already
@@ -729,14 +734,20 @@ def caller_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
     where = (
         f"in [{_fmt(lo)}, {_fmt(hi)}]"
         if math.isfinite(lo) and math.isfinite(hi)
-        else (f">= {_fmt(lo)}" if math.isfinite(lo) else f"<= {_fmt(hi)}")
+        else (
+            f">= {_fmt(lo)}"
+            if math.isfinite(lo)
+            else (f"<= {_fmt(hi)}" if math.isfinite(hi) else "of any size")
+        )
     )
+    if val.integer:
+        where = f"that is a whole number {where}" if where != "of any size" else "whole"
     example = f"{what or 'a value'}, {path}:{line}" if line else (what or "a value")
     if every:
         why = f"every caller in the project passes a value {where} ({example})"
     else:
         why = f"the callers in the project that pass a known value pass one {where} ({example})"
-    return Domain(name, lo, hi, False, why, strong, callers=True)
+    return Domain(name, lo, hi, False, why, strong, callers=True, integer=val.integer)
 
 
 def _every_caller_passes(ctx, param: cst.Param, scope, name: str) -> bool:
@@ -872,11 +883,21 @@ def _negate(it: Domain | Relation) -> str:
             return f"breaks only if `{it.a}` != sigmoid(`{it.b}`)"
         flip = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!="}[it.op]
         return f"breaks only if `{it.a}` {flip} `{it.b}`"
+    if it.integer and it.lo == -math.inf and it.hi == math.inf:
+        return f"breaks only if `{it.name}` is not a whole number"
+    if it.integer:
+        return f"breaks only if `{it.name}` is not a whole number in {_span(it)}"
     if it.lo != -math.inf and it.hi != math.inf:
         return f"breaks only if `{it.name}` is outside [{_fmt(it.lo)}, {_fmt(it.hi)}]"
     if it.lo != -math.inf:
         return f"breaks only if `{it.name}` {'<=' if it.lo_open else '<'} {_fmt(it.lo)}"
     return f"breaks only if `{it.name}` > {_fmt(it.hi)}"
+
+
+def _span(it: Domain) -> str:
+    if it.hi == math.inf:
+        return f"({_fmt(it.lo)}, inf)" if it.lo_open else f"[{_fmt(it.lo)}, inf)"
+    return f"[{_fmt(it.lo)}, {_fmt(it.hi)}]"
 
 
 def outside_verdict(
