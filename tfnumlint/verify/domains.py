@@ -21,6 +21,10 @@ gets a domain, and pairs of inputs get relations, from four sources (strongest f
 - **relations**: the shifted slices ``x[1:] - x[:-1]`` of a sorted array (``sort``, ``cumsum`` of a
   non-negative value, ``linspace``, ``range``) are non-negative; ``probs`` from a sigmoid and its
   ``logits`` are one parameter;
+- **whole numbers** (:func:`integer_inputs`): an input read from ``tf.shape``/``tf.size``/
+  ``count_nonzero``/``argmax`` (>= 0), ``tf.range``, a cast to an integer dtype or a rounding,
+  or one asserted ``assert_integer_form`` in scope, takes whole values only: a witness that
+  needs it at 1e-8 or 0.5 breaks a code-derived domain (refuted);
 - **names** (weak evidence): the lexicon in :data:`NAME_LEXICON`, and ``high``/``low``-style
   pairs in :data:`PAIR_WORDS`.
 
@@ -700,6 +704,80 @@ def _labels(ctx, node, names: set[str]) -> str | None:
     return taken[0] if len(taken) == 1 else None
 
 
+# Calls whose results are whole numbers: sizes and counts (>= 0), and the ones of any sign.
+SIZE_CALLS = frozenset(
+    {"shape", "size", "rank", "count_nonzero", "bincount", "argmax", "argmin", "num_elements",
+     "shape_tensor", "prefer_static_shape", "prefer_static_size", "prefer_static_rank"}
+)  # fmt: skip
+WHOLE_CALLS = frozenset({"range", "floor", "ceil", "round", "rint", "to_int32", "to_int64"})
+_INT_DTYPE = re.compile(r"\bu?int(?:8|16|32|64)\b")
+# assertion -> the lower bound it implies besides the integer form
+_ASSERT_INTEGER = {
+    "assert_integer_form": -math.inf,
+    "assert_nonnegative_integer_form": 0.0,
+}
+
+
+def _whole_source(source: str) -> tuple[float, str] | None:
+    """(lower bound, why) when ``source`` (a call's text) gives whole numbers."""
+    try:
+        node = cst.parse_expression(source)
+    except cst.ParserSyntaxError:
+        return None
+    if isinstance(node, cst.Subscript):
+        node = node.value  # tf.shape(x)[0]: an item of a shape
+    if not isinstance(node, cst.Call):
+        return None
+    what = _call_name(node)
+    if what in SIZE_CALLS:
+        return 0.0, f"`{what}` gives sizes and counts: whole numbers >= 0"
+    if what in WHOLE_CALLS:
+        return -math.inf, f"`{what}` gives whole numbers"
+    if what == "cast" and len(node.args) > 1:
+        dtype = cst.Module([]).code_for_node(node.args[1].value)
+        if _INT_DTYPE.search(dtype):
+            return -math.inf, "it is cast to an integer dtype"
+    return None
+
+
+def integer_inputs(ctx, probe: dict[str, Any], fn_scope) -> dict[str, tuple[float, str]]:
+    """Inputs that take whole values only, by the code that makes them: name -> (lower
+    bound, why).  From the call the slice stopped at (``tf.shape(x)[0]``, ``tf.range(n)``, a
+    cast to ``tf.int32``) or an ``assert_integer_form`` on the input in the same function."""
+    out: dict[str, tuple[float, str]] = {}
+    names = set()
+    for spec in probe.get("inputs") or []:
+        name = spec.get("name", "")
+        names.add(name)
+        origin = spec.get("origin")
+        if origin == "call" or (origin == "subscript" and spec.get("of") == "call"):
+            found = _whole_source(str(spec.get("source") or name))
+            if found is not None:
+                out[name] = found
+    if fn_scope is None:
+        return out
+    for site in ctx.info.calls:
+        if site.scope is not fn_scope and not _inside(site.scope, fn_scope.node):
+            continue
+        what = _call_name(site.node)
+        args = [a.value for a in site.node.args if a.keyword is None]
+        if what in _ASSERT_INTEGER and args:
+            label = sanitize(ctx.code(args[0]))
+            if label in names:
+                out[label] = (_ASSERT_INTEGER[what], f"asserted by `{what}`")
+    return out
+
+
+def _with_integer(dom: Domain | None, name: str, lo: float, why: str) -> Domain:
+    """A code-derived domain of ``name`` that also says it takes whole values only."""
+    if dom is None or not dom.strong:
+        return Domain(name, lo, math.inf, False, why, True, integer=True)
+    lo_open = dom.lo_open if dom.lo >= lo else False
+    return Domain(
+        name, max(dom.lo, lo), dom.hi, lo_open, f"{dom.why}; {why}", True, dom.callers, True
+    )
+
+
 # Producer kinds whose range is a fact of the op (a softmax is in [0, 1], a ReLU >= 0), so the
 # range of what every call site passes is code-derived and strong: a witness outside it is
 # refuted.  Any other bounded join (`s * mask`, a clip) is evidence, not proof: inconclusive.
@@ -789,6 +867,8 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         passed = caller_domain(ctx, spec, site)
         if passed is not None:
             domains.setdefault(passed.name, passed)
+    for name, (lo, why) in integer_inputs(ctx, probe, fn_scope).items():
+        domains[name] = _with_integer(domains.get(name), name, lo, why)
     for spec in probe.get("inputs") or []:
         name = spec["name"]
         if name in domains or spec.get("prob") or spec.get("producer") in ("logits", "sigmoid"):
