@@ -116,6 +116,16 @@ def test_a_parameter_passed_on_twice_takes_the_range_of_the_outermost_call(tmp_p
     assert domains.judge(probe, seen("s", -1.0))["status"] == "refuted"
 
 
+def test_a_chain_longer_than_the_project_rounds_is_followed_through_its_forwards(tmp_path):
+    """Each round of project linting makes one more hop known; a call that passes its own
+    parameter on is followed within a round too (``CallSite.forwards``), so six hops still
+    reach the softmax."""
+    root = project(tmp_path, chain("tf.nn.softmax(tf.matmul(x, w))", hops=6))
+    [probe] = probes(root, "helper.py", "TNL102")
+    dom = caller_domain(probe, "s")
+    assert dom is not None and dom["strong"] and (dom["lo"], dom["hi"]) == (0.0, 1.0)
+
+
 def test_an_unbounded_outermost_argument_gives_no_domain(tmp_path):
     root = project(tmp_path, chain("tf.matmul(x, w)", hops=2))
     [probe] = probes(root, "helper.py", "TNL102")
@@ -242,3 +252,30 @@ def test_an_attribute_without_an_assertion_passes_nothing_known(tmp_path):
     root = project(tmp_path, {"dist.py": code})
     [probe] = probes(root, "dist.py", "TNL105")
     assert caller_domain(probe, "n") is None
+
+
+def test_a_staticmethod_passes_its_first_parameter_on(tmp_path):
+    """A staticmethod's first parameter is no instance: what ``self.loss(...)`` passes for
+    it reaches the helper it is passed on to."""
+    root = project(
+        tmp_path,
+        {
+            "helper.py": HELPER,
+            "pool.py": """\
+                import tensorflow as tf
+                from helper import log_loss
+
+
+                class Pool(tf.keras.layers.Layer):
+                    def call(self, x):
+                        return self.loss(tf.nn.softmax(x), x)
+
+                    @staticmethod
+                    def loss(s, a):
+                        return log_loss(s) + tf.reduce_sum(a)
+                """,
+        },
+    )
+    [probe] = probes(root, "helper.py", "TNL102")
+    dom = caller_domain(probe, "s")
+    assert dom is not None and dom["strong"] and (dom["lo"], dom["hi"]) == (0.0, 1.0)

@@ -357,6 +357,14 @@ def return_candidates(
     return [ReturnCandidate(val=export(ev.value(expr, scope, at)), when=when)]
 
 
+def _static(node: cst.CSTNode) -> bool:
+    """A ``@staticmethod``: its first parameter is no instance."""
+    return isinstance(node, cst.FunctionDef) and any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+        for d in node.decorators
+    )
+
+
 def function_summary(ev, scope: Scope, module: str, portable_vals: bool = True) -> FunctionSummary:
     """A function's parameters and returns; ``portable_vals`` strips syntax-tree references
     (for the index; the module's own evaluator keeps them, for the fixes)."""
@@ -368,11 +376,12 @@ def function_summary(ev, scope: Scope, module: str, portable_vals: bool = True) 
     assert isinstance(node, cst.FunctionDef)
     params = node.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-    is_static = any(
-        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
-        for d in node.decorators
-    )
-    if scope.parent is not None and scope.parent.kind == "class" and not is_static and positional:
+    if (
+        scope.parent is not None
+        and scope.parent.kind == "class"
+        and not _static(node)
+        and positional
+    ):
         positional = positional[1:]
     defaults = []
     for p in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -532,8 +541,10 @@ class Summariser:
         while owner is not None and owner.params.get(node.value) is not found:
             owner = owner.parent
         qual = qualname(owner) if owner is not None else None
-        if qual is None or node.value == getattr(owner, "self_name", None):
+        if qual is None or owner is None:
             return None
+        if owner.cls is not None and node.value == owner.self_name and not _static(owner.node):
+            return None  # the instance: dispatch through it is not followed
         return qual, node.value
 
     def _asserted(self, node: cst.BaseExpression, scope: Scope) -> Val | None:
