@@ -279,3 +279,51 @@ def test_a_staticmethod_passes_its_first_parameter_on(tmp_path):
     [probe] = probes(root, "helper.py", "TNL102")
     dom = caller_domain(probe, "s")
     assert dom is not None and dom["strong"] and (dom["lo"], dom["hi"]) == (0.0, 1.0)
+
+
+SPREAD = """\
+    import tensorflow as tf
+    from tensorflow_probability.python.internal import assert_util
+    from tensorflow_probability.python.internal import distribution_util
+
+
+    class Spread:
+        def __init__(self, total_count):
+            self._total_count = total_count
+
+        def _prob(self, x):
+            return _pdf(self._total_count, x)
+
+        def _parameter_control_dependencies(self, is_init):
+            total_count = tf.convert_to_tensor(self._total_count)
+            return [
+                assert_util.assert_positive(total_count),
+                distribution_util.assert_casting_closed(total_count, target_dtype=tf.int32),
+            ]
+
+
+    def _pdf(total_count, x):
+        total_count = tf.cast(total_count, tf.float32)
+        flat = tf.reshape(tf.broadcast_to(total_count, tf.shape(x)), [-1])
+        reps = {REPEAT}
+        return 1. / ((reps + 1.) * tf.math.exp(x))
+    """
+
+
+def test_a_parameter_moved_by_untraced_calls_keeps_what_its_callers_pass(tmp_path):
+    """``tf.repeat(tf.reshape(tf.cast(n)))`` only moves ``n``'s values: the class's invariant
+    on what it passes (positive, whole: a round trip through int32) is the input's domain."""
+    root = project(tmp_path, {"dist.py": SPREAD.replace("{REPEAT}", "tf.repeat(flat, 3)")})
+    [probe] = probes(root, "dist.py", "TNL206")
+    [dom] = [d for d in probe["domains"] or [] if d["name"] == "reps"]
+    assert dom["strong"] and dom["integer"] and dom["lo"] == 1.0  # positive and whole
+    assert "`reps` is `total_count` passed through `repeat`" in dom["why"]
+    assert "assert_casting_closed" in dom["why"] and "assert_positive" in dom["why"]
+    assert domains.broken(probe, {"reps": 0.0}) and domains.broken(probe, {"reps": 0.5})
+    assert not domains.broken(probe, {"reps": 4.0})
+
+
+def test_a_call_that_computes_new_values_from_the_parameter_gives_no_domain(tmp_path):
+    root = project(tmp_path, {"dist.py": SPREAD.replace("{REPEAT}", "tf.math.cumsum(flat) - 9.")})
+    [probe] = probes(root, "dist.py", "TNL206")
+    assert not any(d.get("callers") for d in probe.get("domains") or [])

@@ -188,7 +188,7 @@ def _assertions(inv: Invariants, scope: Scope, init_params: frozenset[str]) -> N
         written = _callee(node.func)
         what = IMPLIED_ONE.get(written, written)
         args = [a.value for a in node.args if a.keyword is None and not a.star]
-        if written in ASSERT_INTEGER and args:
+        if _integer_assertion(node, written) and args:
             key = value_key(args[0], scope, init_params)
             if key:
                 inv.integer.setdefault(key, f"the class asserts `{written}` on it")
@@ -207,6 +207,19 @@ def _assertions(inv: Invariants, scope: Scope, init_params: frozenset[str]) -> N
                 _const_bound(inv, a, op, args[1], what)
             elif b:
                 _const_bound(inv, b, _FLIP[op], args[0], what)
+
+
+def _integer_assertion(call: cst.Call, written: str) -> bool:
+    """``assert_integer_form(x)``, or ``assert_casting_closed(x, target_dtype=tf.int32)``: the
+    value survives a round trip through an integer dtype, so it is a whole number."""
+    if written in ASSERT_INTEGER:
+        return True
+    if written != "assert_casting_closed":
+        return False
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "target_dtype":
+            return re.search(r"\bu?int(8|16|32|64)\b", dotted_name(arg.value)) is not None
+    return False
 
 
 def _const_bound(inv: Invariants, key: str, op: str, bound: cst.BaseExpression, why: str) -> None:

@@ -17,6 +17,7 @@ import ast
 import bisect
 import dataclasses
 import hashlib
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -565,9 +566,12 @@ class Summariser:
         found = argument_invariant(node, fn, inv)
         if found is None:
             return None
+        lo = found.lo
+        if found.integer and found.lo_open and math.isfinite(lo):
+            lo = math.floor(lo) + 1.0  # a positive whole number is >= 1
         return Val(
             "asserted",
-            found.lo,
+            lo,
             found.hi,
             tensor=True,
             integer=found.integer,

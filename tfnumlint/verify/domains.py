@@ -64,7 +64,7 @@ from ..analysis.invariants import (
     key_invariant,
     parameter_assertions,
 )
-from ..analysis.module import qualname
+from ..analysis.module import Binding, qualname
 from ..analysis.names import tokens
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
@@ -798,15 +798,22 @@ def caller_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
     found = ctx.ev.lookup(name, site.scope, site.order)
     if not isinstance(found, cst.Param) or ctx.ev.project is None:
         return None
-    val = ctx.ev.value(found.name, site.scope, site.order)
-    if val.origin is None or val.origin[4] != name:
+    return _callers_range(ctx, name, found, site.scope, site.order, "")
+
+
+def _callers_range(ctx, name: str, param: cst.Param, scope, order: int, via: str) -> Domain | None:
+    """The domain of input ``name`` from what the callers pass for ``param`` (``via``: how
+    the input is made from the parameter, for the message)."""
+    pname = param.name.value
+    val = ctx.ev.value(param.name, scope, order)
+    if val.origin is None or val.origin[4] != pname:
         return None  # not what callers pass (a default, a name guess, an annotation)
     lo, hi = val.lo, val.hi
     if math.isinf(lo) and math.isinf(hi) and not val.integer:
         return None
     if lo == hi:
         return None  # one constant: the probe is set to it already
-    every = _every_caller_passes(ctx, found, site.scope, name)
+    every = _every_caller_passes(ctx, param, scope, pname)
     strong = every and val.kind in CODE_RANGED_KINDS and not val.prob_by_name
     path, line, _, _, _, what = val.origin
     where = (
@@ -815,17 +822,68 @@ def caller_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
         else (
             f">= {_fmt(lo)}"
             if math.isfinite(lo)
-            else (f"<= {_fmt(hi)}" if math.isfinite(hi) else "of any size")
+            else (f"<= {_fmt(hi)}" if math.isfinite(hi) else "")
         )
     )
     if val.integer:
-        where = f"that is a whole number {where}" if where != "of any size" else "whole"
+        where = f"that is a whole number {where}".rstrip()
     example = f"{what or 'a value'}, {path}:{line}" if line else (what or "a value")
+    subject = f"for `{pname}` " if via else ""
     if every:
-        why = f"every caller in the project passes a value {where} ({example})"
+        why = f"every caller in the project passes {subject}a value {where} ({example})"
     else:
-        why = f"the callers in the project that pass a known value pass one {where} ({example})"
+        why = (
+            f"the callers in the project that pass a known value {subject}pass one {where} "
+            f"({example})"
+        )
+    if via:
+        why = f"`{name}` is `{pname}` passed through {via}, and {why}"
     return Domain(name, lo, hi, False, why, strong, callers=True, integer=val.integer)
+
+
+# Calls that only move, copy or convert a value: what comes out is one of the values that went
+# in (a float cast of a whole number stays whole).
+VALUE_PRESERVING = frozenset(
+    {"repeat", "reshape", "broadcast_to", "cast", "convert_to_tensor", "identity",
+     "expand_dims", "squeeze", "tile", "gather", "transpose", "stop_gradient", "ensure_shape",
+     "convert_nonref_to_tensor"}
+)  # fmt: skip
+MAX_MOVES = 16  # calls and bindings followed back to the parameter
+
+
+def passthrough_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
+    """An input computed by an untraced call that only moves a parameter's values
+    (``tf.repeat(tf.reshape(tf.cast(total_count, dt), [-1]), k)``) takes the values the
+    parameter's callers pass: the callers' range is its domain."""
+    name = spec.get("name", "")
+    if spec.get("origin") != "call" or ctx.ev.project is None:
+        return None
+    try:
+        node = cst.parse_expression(name if re.fullmatch(r"\w+", name) else spec.get("source", ""))
+    except cst.ParserSyntaxError:
+        return None
+    scope, order = site.scope, site.order
+    moves: list[str] = []
+    for _ in range(MAX_MOVES):
+        if isinstance(node, cst.Call):
+            what = _call_name(node)
+            if what not in VALUE_PRESERVING or not node.args or node.args[0].keyword:
+                return None
+            moves.append(what)
+            node = node.args[0].value
+            continue
+        if not isinstance(node, cst.Name):
+            return None
+        found = ctx.ev.lookup(node.value, scope, order)
+        if isinstance(found, cst.Param):
+            if not moves:
+                return None
+            via = ", ".join(f"`{m}`" for m in dict.fromkeys(moves))
+            return _callers_range(ctx, name, found, scope, order, via)
+        if not isinstance(found, Binding) or found.value is None or found.index is not None:
+            return None
+        node, scope, order = found.value, found.scope, found.at
+    return None
 
 
 def _every_caller_passes(ctx, param: cst.Param, scope, name: str) -> bool:
@@ -864,7 +922,7 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
             domains.setdefault(d.name, d)
         relations += rels
     for spec in probe.get("inputs") or []:
-        passed = caller_domain(ctx, spec, site)
+        passed = caller_domain(ctx, spec, site) or passthrough_domain(ctx, spec, site)
         if passed is not None:
             domains.setdefault(passed.name, passed)
     for name, (lo, why) in integer_inputs(ctx, probe, fn_scope).items():
