@@ -497,9 +497,9 @@ class Summariser:
                     if a.keyword is None:
                         positional.append(None)
                     continue
-                v = self._asserted(a.value, site.scope) or self.ev.value(
-                    a.value, site.scope, site.order
-                )
+                v = self.ev.value(a.value, site.scope, site.order)
+                if not informative(v):  # what the caller's class asserts about the argument
+                    v = self._asserted(a.value, site.scope) or v
                 keep = informative(v)
                 useful = useful or keep
                 pv = portable(v, self.module) if keep else None
