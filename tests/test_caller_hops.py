@@ -327,3 +327,43 @@ def test_a_call_that_computes_new_values_from_the_parameter_gives_no_domain(tmp_
     root = project(tmp_path, {"dist.py": SPREAD.replace("{REPEAT}", "tf.math.cumsum(flat) - 9.")})
     [probe] = probes(root, "dist.py", "TNL206")
     assert not any(d.get("callers") for d in probe.get("domains") or [])
+
+
+BOX = """\
+    import tensorflow as tf
+    from tensorflow_probability.python.internal import assert_util
+
+
+    class Box:
+        def __init__(self, low, high):
+            self._low = low
+            self._high = high
+
+        def _prob(self, x):
+            return _pdf(self._low, self._high, x)
+
+        def _parameter_control_dependencies(self, is_init):
+            return [assert_util.assert_less(self.low, self.high)]
+
+
+    def _pdf(low, high, x):
+        low = tf.convert_to_tensor(low)
+        return x / (high - low)
+    """
+
+
+def test_attributes_the_class_asserts_ordered_stay_ordered_in_the_helper(tmp_path):
+    root = project(tmp_path, {"dist.py": BOX})
+    [probe] = probes(root, "dist.py", "TNL201")
+    [rel] = [r for r in probe["relations"] or [] if r["strong"]]
+    assert (rel["a"], rel["op"], rel["b"]) == ("low", "<", "high")
+    assert "every caller" in rel["why"] and "assert_less" in rel["why"]
+    assert domains.broken(probe, {"low": 1.0, "high": 1.0, "x": 1.0})
+    assert not domains.broken(probe, {"low": 0.0, "high": 1.0, "x": 1.0})
+
+
+def test_a_caller_passing_unrelated_values_drops_the_relation(tmp_path):
+    code = BOX + "\n\n    def other(a, b, x):\n        return _pdf(b, a, x)\n"
+    root = project(tmp_path, {"dist.py": code})
+    [probe] = probes(root, "dist.py", "TNL201")
+    assert not [r for r in probe["relations"] or [] if r["strong"]]

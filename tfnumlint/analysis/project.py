@@ -26,7 +26,7 @@ from pathlib import Path
 import libcst as cst
 
 from .heuristics import looks_like_probability
-from .invariants import Invariants, argument_invariant, class_invariants
+from .invariants import Invariants, argument_invariant, class_invariants, value_key
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name, imported_names
 from .values import UNKNOWN, Val, join_vals
@@ -87,6 +87,9 @@ class CallSite:
     # (slot: the position as a string or the keyword, module, the caller's qualname, its
     # parameter), so that the parameter's fact follows that caller's callers (several hops)
     forwards: tuple[tuple[str, str, str, str], ...] = ()
+    # relations the caller's class asserts between two of the attributes it passes: (slot a,
+    # op, slot b, why): ``_pdf(self.low, self.high)`` with ``assert_less(self.low, self.high)``
+    relations: tuple[tuple[str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -486,11 +489,13 @@ class Summariser:
             positional: list[Val | None] = []
             keywords: list[tuple[str, Val]] = []
             forwards: list[tuple[str, str, str, str]] = []
+            slots: list[tuple[str, cst.BaseExpression]] = []
             useful = False
             for a in site.node.args:
                 if a.star:
                     break
                 slot = a.keyword.value if a.keyword is not None else str(len(positional))
+                slots.append((slot, a.value))
                 if type(a.value) in _NEVER_INFORMATIVE or (
                     type(a.value) is cst.Name and a.value.value in ("None", "True", "False")
                 ):
@@ -512,8 +517,11 @@ class Summariser:
                     positional.append(pv)
                 elif pv is not None:
                     keywords.append((a.keyword.value, pv))
-            if useful:
-                pending.append((site, callee, tuple(positional), tuple(keywords), tuple(forwards)))
+            related = self._related(slots, site.scope)
+            if useful or related:
+                pending.append(
+                    (site, callee, tuple(positional), tuple(keywords), tuple(forwards), related)
+                )
             elif callee not in seen:
                 seen.add(callee)
                 opaque.append(callee)
@@ -521,11 +529,11 @@ class Summariser:
             return [], opaque
         where = _call_places(self.text, self.info, [s for s, *_ in pending])
         out = []
-        for site, callee, args, kwargs, fwd in pending:
+        for site, callee, args, kwargs, fwd, related in pending:
             line, col = where.get(id(site.node), (0, 0))
             text = _short(dotted_name(site.node.func) or "...")
             origin = (self.path, line, col, text, "", "")
-            out.append(CallSite(callee, args, kwargs, origin, fwd))
+            out.append(CallSite(callee, args, kwargs, origin, fwd, related))
         return out, opaque
 
     def _forwarded(
@@ -548,19 +556,46 @@ class Summariser:
             return None  # the instance: dispatch through it is not followed
         return qual, node.value
 
-    def _asserted(self, node: cst.BaseExpression, scope: Scope) -> Val | None:
-        """An argument that reads an attribute its class asserts (``_log_combinations(n, k)``
-        with ``n`` from ``self.total_count``, asserted non-negative and integer-form): the
-        class invariant is the range of what this call passes."""
+    def _class_of(self, scope: Scope) -> tuple[Scope, Invariants] | None:
+        """The method around ``scope`` and its class's invariants (memoised per class)."""
         fn: Scope | None = scope
         while fn is not None and fn.kind != "function":
             fn = fn.parent
         if fn is None or fn.cls is None:
             return None
-        cls = fn.cls
-        inv = self._invariants.get(id(cls))
+        inv = self._invariants.get(id(fn.cls))
         if inv is None:
-            inv = self._invariants[id(cls)] = class_invariants(cls)
+            inv = self._invariants[id(fn.cls)] = class_invariants(fn.cls)
+        return fn, inv
+
+    def _related(
+        self, slots: list[tuple[str, cst.BaseExpression]], scope: Scope
+    ) -> tuple[tuple[str, str, str, str], ...]:
+        """The class's asserted relations between two attributes this call passes."""
+        found = self._class_of(scope)
+        if found is None or not found[1].relations or len(slots) < 2:
+            return ()
+        fn, inv = found
+        cname = fn.cls.node.name.value if fn.cls is not None else ""
+        init_params = frozenset(fn.params) if fn.name == "__init__" else frozenset()
+        keys = {slot: value_key(node, fn, init_params) for slot, node in slots}
+        out = []
+        for a_key, op, b_key, why in inv.relations:
+            for sa in (sl for sl, k in keys.items() if k == a_key):
+                for sb in (sl for sl, k in keys.items() if k == b_key and sl != sa):
+                    out.append((sa, op, sb, f"{why} in `{cname}`"))
+        return tuple(out)
+
+    def _asserted(self, node: cst.BaseExpression, scope: Scope) -> Val | None:
+        """An argument that reads an attribute its class asserts (``_log_combinations(n, k)``
+        with ``n`` from ``self.total_count``, asserted non-negative and integer-form): the
+        class invariant is the range of what this call passes."""
+        found_cls = self._class_of(scope)
+        if found_cls is None:
+            return None
+        fn, inv = found_cls
+        cls = fn.cls
+        assert cls is not None
         if not inv.bounds and not inv.integer:
             return None
         found = argument_invariant(node, fn, inv)
@@ -752,6 +787,8 @@ class ProjectIndex:
             value = self._attr(rest[0], rest[1], rest[2], 0)
         elif kind == "param" and len(rest) == 3:
             value = self._param(rest[0], rest[1], rest[2])
+        elif kind == "prel" and len(rest) == 2:
+            value = self._caller_relations(rest[0], rest[1]) or None
         elif kind == "pall" and len(rest) == 3:
             value = True if self._every_site_passes(rest[0], rest[1], rest[2]) else None
         elif kind == "ancestry" and len(rest) == 2:
@@ -922,13 +959,8 @@ class ProjectIndex:
             self._by_target = by
         return self._by_target.get((module, qual), [])[:MAX_CALL_SITES]
 
-    def _every_site_passes(
-        self, module: str, qual: str, name: str, hops: int = 0, seen: frozenset = frozenset()
-    ) -> bool:
-        """Every call of the function in the project passes a known value for ``name`` (so
-        the parameter's fact is the join over all its callers, not over some of them).  A
-        caller that passes on its own parameter passes what its callers pass: followed up to
-        :data:`MAX_HOPS` out; a cycle or a longer chain is not known."""
+    def _opaque(self) -> set[tuple[str, str]]:
+        """The functions some call site calls passing nothing informative."""
         if self._opaque_targets is None:
             targets = set()
             for m in sorted(self.summaries):
@@ -937,7 +969,16 @@ class ProjectIndex:
                     if target is not None:
                         targets.add((target.module, target.qualname))
             self._opaque_targets = targets
-        if (module, qual) in self._opaque_targets or (module, qual, name) in seen:
+        return self._opaque_targets
+
+    def _every_site_passes(
+        self, module: str, qual: str, name: str, hops: int = 0, seen: frozenset = frozenset()
+    ) -> bool:
+        """Every call of the function in the project passes a known value for ``name`` (so
+        the parameter's fact is the join over all its callers, not over some of them).  A
+        caller that passes on its own parameter passes what its callers pass: followed up to
+        :data:`MAX_HOPS` out; a cycle or a longer chain is not known."""
+        if (module, qual) in self._opaque() or (module, qual, name) in seen:
             return False
         self._sites(module, qual)
         assert self._by_target is not None
@@ -972,6 +1013,26 @@ class ProjectIndex:
         ):
             return None  # a bare guard only silences a name-based guess, and there is none
         return replace(joined, desc=f"`{name}`")
+
+    def _caller_relations(self, module: str, qual: str) -> tuple[tuple[str, str, str, str], ...]:
+        """Relations between two parameters that every call site passes from attributes its
+        class asserts so related (``a < b`` by ``assert_less(self.low, self.high)``)."""
+        if (module, qual) in self._opaque():
+            return ()
+        self._sites(module, qual)
+        assert self._by_target is not None
+        sites = self._by_target.get((module, qual), [])
+        if not sites or len(sites) > MAX_CALL_SITES:
+            return ()
+        common: dict[tuple[str, str, str], str] | None = None
+        for site, target in sites:
+            here: dict[tuple[str, str, str], str] = {}
+            for sa, op, sb, why in site.relations:
+                a, b = _slot_name(target, sa), _slot_name(target, sb)
+                if a and b:
+                    here.setdefault((a, op, b), why)
+            common = here if common is None else {k: v for k, v in common.items() if k in here}
+        return tuple((a, op, b, why) for (a, op, b), why in sorted((common or {}).items()))
 
     def _passed_values(
         self, module: str, qual: str, name: str, hops: int, seen: frozenset
@@ -1021,6 +1082,14 @@ def _argument(site: CallSite, target: FunctionSummary, name: str) -> Val | None:
         if i < len(site.positional):
             return site.positional[i]
     return None
+
+
+def _slot_name(target: FunctionSummary, slot: str) -> str | None:
+    """The parameter a call's argument slot fills (a position or a keyword)."""
+    if slot.isdigit():
+        i = int(slot)
+        return target.positional[i] if i < len(target.positional) else None
+    return slot if slot in target.positional or slot in target.keyword_only else None
 
 
 def _forward(site: CallSite, target: FunctionSummary, name: str) -> tuple[str, str, str] | None:
@@ -1117,6 +1186,11 @@ class ProjectView:
         if not self._may_resolve(dotted):
             return ()
         fact = self.ask(f"ancestry|{self.module}|{dotted}")
+        return fact if isinstance(fact, tuple) else ()
+
+    def caller_relations(self, qual: str) -> tuple[tuple[str, str, str, str], ...]:
+        """(a, op, b, why): every call site passes parameters ``a op b`` (a class invariant)."""
+        fact = self.ask(f"prel|{self.module}|{qual}")
         return fact if isinstance(fact, tuple) else ()
 
     def every_caller_passes(self, qual: str, name: str) -> bool:

@@ -886,6 +886,31 @@ def passthrough_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
     return None
 
 
+def caller_relations(ctx, probe: dict[str, Any], fn_scope) -> list[Relation]:
+    """Two parameter inputs that every call site passes from attributes its class asserts
+    related (``_pdf(self.low, self.high)`` under ``assert_less(self.low, self.high)``) keep
+    that relation: strong, since every caller is known and the class checks it."""
+    if fn_scope is None or ctx.ev.project is None:
+        return []
+    qual = qualname(fn_scope)
+    if not qual:
+        return []
+    params = {
+        s["name"]
+        for s in probe.get("inputs") or []
+        if s.get("origin") == "param" and s.get("name") in fn_scope.params
+    }
+    if len(params) < 2:
+        return []
+    out = []
+    for a, op, b, why in ctx.ev.project.caller_relations(qual):
+        if a in params and b in params:
+            out.append(
+                Relation(a, op, b, f"every caller in the project passes them so ({why})", True)
+            )
+    return out
+
+
 def _every_caller_passes(ctx, param: cst.Param, scope, name: str) -> bool:
     owner = scope
     while owner is not None and owner.params.get(name) is not param:
@@ -925,6 +950,7 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         passed = caller_domain(ctx, spec, site) or passthrough_domain(ctx, spec, site)
         if passed is not None:
             domains.setdefault(passed.name, passed)
+    relations += caller_relations(ctx, probe, fn_scope)
     for name, (lo, why) in integer_inputs(ctx, probe, fn_scope).items():
         domains[name] = _with_integer(domains.get(name), name, lo, why)
     for spec in probe.get("inputs") or []:
