@@ -17,7 +17,10 @@ gets a domain, and pairs of inputs get relations, from four sources (strongest f
   >= 0); strong when every call site passes a known value and the range is its producer's own
   (:data:`CODE_RANGED_KINDS`), weak when a caller passes an unknown value or the range rests on
   a name (`s * mask`).  A witness outside it is refuted or inconclusive whatever the input's
-  origin: a driven parameter too (:func:`unreachable`);
+  origin: a driven parameter too (:func:`unreachable`).  An input that untraced calls only
+  move from a parameter (``repeat``, ``reshape``, ``cast``...) keeps that range
+  (:func:`passthrough_domain`); two parameters every caller passes from attributes its class
+  asserts ordered keep the order (:func:`caller_relations`);
 - **relations**: the shifted slices ``x[1:] - x[:-1]`` of a sorted array (``sort``, ``cumsum`` of a
   non-negative value, ``linspace``, ``range``) are non-negative; ``probs`` from a sigmoid and its
   ``logits`` are one parameter;
