@@ -38,6 +38,10 @@ ASSERT_TWO: dict[str, str] = {
 }
 # Assertions that imply one of :data:`ASSERT_ONE` (a non-negative integer is non-negative).
 IMPLIED_ONE = {"assert_nonnegative_integer_form": "assert_non_negative"}
+# Assertions that the value has no fractional part (its values are whole numbers).
+ASSERT_INTEGER = frozenset(
+    {"assert_integer_form", "assert_nonnegative_integer_form", "assert_integer"}
+)
 # Calls that only convert a value (the converted value keeps the attribute's invariants).
 CONVERSIONS = frozenset(
     {"convert_to_tensor", "convert_nonref_to_tensor", "identity", "cast", "as_tensor", "constant"}
@@ -60,6 +64,7 @@ class Invariants:
 
     bounds: dict[str, list[tuple[float, bool, float, str]]] = field(default_factory=dict)
     relations: list[tuple[str, str, str, str]] = field(default_factory=list)
+    integer: dict[str, str] = field(default_factory=dict)  # key -> why it is whole-numbered
 
     def bound(self, key: str, lo: float, lo_open: bool, hi: float, why: str) -> None:
         self.bounds.setdefault(key, []).append((lo, lo_open, hi, why))
@@ -96,9 +101,70 @@ def value_key(node: cst.BaseExpression, scope: Scope, init_params: frozenset[str
             if len(bindings) == 1 and bindings[0].value is not None and bindings[0].index is None:
                 node = bindings[0].value
                 continue
+            if len(bindings) == 1 and bindings[0].value is not None:
+                item = _unpacked(bindings[0].value, bindings[0].index, scope)
+                if item is not None:
+                    node = item
+                    continue
             if not bindings and node.value in init_params and node.value in scope.params:
                 return node.value.lstrip("_") or None
         return None
+    return None
+
+
+def _unpacked(
+    value: cst.BaseExpression, index: int | None, scope: Scope, depth: int = 0
+) -> cst.BaseExpression | None:
+    """``a, b = self._params()``: the ``index``-th item of what the method returns, when it
+    returns one list or tuple (``[self._a, self._b]``), or converts each item of another such
+    method's list (``[tf.convert_to_tensor(p) for p in self._params()]``)."""
+    cls = scope.cls
+    if index is None or depth > 3 or cls is None or not isinstance(value, cst.Call):
+        return None
+    func = value.func
+    if not (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value == scope.self_name
+    ):
+        return None
+    method = cls.method_scopes.get(func.attr.value)
+    if method is None:
+        return None
+    returns = [n for n in descendants(method.node) if isinstance(n, cst.Return)]
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    returned = returns[0].value
+    if isinstance(returned, (cst.List, cst.Tuple)):
+        items = returned.elements
+        if index < len(items) and not isinstance(items[index], cst.StarredElement):
+            return _as_self(items[index].value, method, scope)
+        return None
+    if (
+        isinstance(returned, cst.ListComp)
+        and isinstance(returned.elt, cst.Call)
+        and _callee(returned.elt.func) in CONVERSIONS
+        and returned.elt.args
+        and isinstance(returned.elt.args[0].value, cst.Name)
+        and isinstance(returned.for_in.target, cst.Name)
+        and returned.elt.args[0].value.value == returned.for_in.target.value
+        and returned.for_in.inner_for_in is None
+        and not returned.for_in.ifs
+    ):
+        inner = _unpacked(returned.for_in.iter, index, method, depth + 1)
+        return _as_self(inner, method, scope) if inner is not None else None
+    return None
+
+
+def _as_self(node: cst.BaseExpression, method: Scope, scope: Scope) -> cst.BaseExpression | None:
+    """``self._a`` read in ``method``, spelled with ``scope``'s name for the instance."""
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == method.self_name
+        and scope.self_name is not None
+    ):
+        return node.with_changes(value=cst.Name(scope.self_name))
     return None
 
 
@@ -119,13 +185,18 @@ def _assertions(inv: Invariants, scope: Scope, init_params: frozenset[str]) -> N
     for node in descendants(scope.node):
         if not isinstance(node, cst.Call):
             continue
-        what = _callee(node.func)
+        written = _callee(node.func)
+        what = IMPLIED_ONE.get(written, written)
         args = [a.value for a in node.args if a.keyword is None and not a.star]
+        if _integer_assertion(node, written) and args:
+            key = value_key(args[0], scope, init_params)
+            if key:
+                inv.integer.setdefault(key, f"the class asserts `{written}` on it")
         if what in ASSERT_ONE and args:
             key = value_key(args[0], scope, init_params)
             if key:
                 lo, lo_open, hi = ASSERT_ONE[what]
-                inv.bound(key, lo, lo_open, hi, f"the class asserts `{what}` on it")
+                inv.bound(key, lo, lo_open, hi, f"the class asserts `{written}` on it")
         elif what in ASSERT_TWO and len(args) >= 2:
             a = value_key(args[0], scope, init_params)
             b = value_key(args[1], scope, init_params)
@@ -136,6 +207,19 @@ def _assertions(inv: Invariants, scope: Scope, init_params: frozenset[str]) -> N
                 _const_bound(inv, a, op, args[1], what)
             elif b:
                 _const_bound(inv, b, _FLIP[op], args[0], what)
+
+
+def _integer_assertion(call: cst.Call, written: str) -> bool:
+    """``assert_integer_form(x)``, or ``assert_casting_closed(x, target_dtype=tf.int32)``: the
+    value survives a round trip through an integer dtype, so it is a whole number."""
+    if written in ASSERT_INTEGER:
+        return True
+    if written != "assert_casting_closed":
+        return False
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "target_dtype":
+            return re.search(r"\bu?int(8|16|32|64)\b", dotted_name(arg.value)) is not None
+    return False
 
 
 def _const_bound(inv: Invariants, key: str, op: str, bound: cst.BaseExpression, why: str) -> None:
@@ -362,3 +446,44 @@ def bound_arguments(call: cst.Call, callee: Scope) -> dict[str, cst.BaseExpressi
         if arg.keyword is not None:
             out[arg.keyword.value] = arg.value
     return out
+
+
+@dataclass(frozen=True)
+class KeyInvariant:
+    """What a class says about one attribute: its range and whether it is whole-numbered."""
+
+    lo: float
+    lo_open: bool
+    hi: float
+    integer: bool
+    why: str
+
+
+def key_invariant(inv: Invariants, key: str | None) -> KeyInvariant | None:
+    """The attribute's bounds joined (the tightest of each end) and its integer form."""
+    if not key:
+        return None
+    bounds = inv.bounds.get(key) or []
+    integer = inv.integer.get(key)
+    if not bounds and integer is None:
+        return None
+    lo = max((b[0] for b in bounds), default=-math.inf)
+    hi = min((b[2] for b in bounds), default=math.inf)
+    lo_open = any(b[1] for b in bounds if b[0] == lo)
+    reasons = [b[3] for b in bounds if b[0] == lo or b[2] == hi][:1]
+    if integer is not None and integer not in reasons:
+        reasons.append(integer)
+    asserted = [re.fullmatch(r"the class asserts (`\w+`) on it", r) for r in reasons]
+    if len(reasons) > 1 and all(asserted):
+        reasons = [f"the class asserts {' and '.join(m.group(1) for m in asserted if m)} on it"]
+    return KeyInvariant(lo, lo_open, hi, integer is not None, " and ".join(reasons))
+
+
+def argument_invariant(node: cst.BaseExpression, fn: Scope, inv: Invariants) -> KeyInvariant | None:
+    """What the class of the method ``fn`` asserts about an argument ``fn`` passes on: the
+    argument reads one of its attributes (``self.total_count``, a conversion of it, a local
+    bound to one, an item of ``self._params_list_as_tensors()``)."""
+    if fn.cls is None:
+        return None
+    init_params = frozenset(fn.params) if fn.name == "__init__" else frozenset()
+    return key_invariant(inv, value_key(node, fn, init_params))

@@ -17,6 +17,7 @@ import ast
 import bisect
 import dataclasses
 import hashlib
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from pathlib import Path
 import libcst as cst
 
 from .heuristics import looks_like_probability
+from .invariants import Invariants, argument_invariant, class_invariants, value_key
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name, imported_names
 from .values import UNKNOWN, Val, join_vals
@@ -34,6 +36,7 @@ Origin = tuple[str, int, int, str, str, str]
 
 MAX_CALL_SITES = 32  # a parameter's fact joins at most this many call sites (sorted by place)
 MAX_DEPTH = 12  # re-export chains, base-class chains
+MAX_HOPS = 3  # a parameter passed on as it is: its callers' callers, at most this far out
 NO_FACT = "-"
 
 
@@ -80,6 +83,13 @@ class CallSite:
     positional: tuple[Val | None, ...]
     keywords: tuple[tuple[str, Val], ...]
     origin: Origin
+    # arguments that are the calling function's own parameters, passed on as they are:
+    # (slot: the position as a string or the keyword, module, the caller's qualname, its
+    # parameter), so that the parameter's fact follows that caller's callers (several hops)
+    forwards: tuple[tuple[str, str, str, str], ...] = ()
+    # relations the caller's class asserts between two of the attributes it passes: (slot a,
+    # op, slot b, why): ``_pdf(self.low, self.high)`` with ``assert_less(self.low, self.high)``
+    relations: tuple[tuple[str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -233,6 +243,7 @@ _CARRIED = frozenset(
         "mask",
         "layer",
         "model",
+        "asserted",
     }
 )
 
@@ -252,7 +263,7 @@ def informative(v: Val) -> bool:
     return v.kind in _CARRIED or v.has_exp or v.exp_sum or v.log_space or v.guarded
 
 
-_BOUNDS = frozenset({"clip_by_value", "maximum", "log_softmax", "log_sigmoid"})
+_BOUNDS = frozenset({"clip_by_value", "maximum", "log_softmax", "log_sigmoid", "asserted"})
 
 
 def _makes_hazard(v: Val) -> bool:
@@ -350,6 +361,14 @@ def return_candidates(
     return [ReturnCandidate(val=export(ev.value(expr, scope, at)), when=when)]
 
 
+def _static(node: cst.CSTNode) -> bool:
+    """A ``@staticmethod``: its first parameter is no instance."""
+    return isinstance(node, cst.FunctionDef) and any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+        for d in node.decorators
+    )
+
+
 def function_summary(ev, scope: Scope, module: str, portable_vals: bool = True) -> FunctionSummary:
     """A function's parameters and returns; ``portable_vals`` strips syntax-tree references
     (for the index; the module's own evaluator keeps them, for the fixes)."""
@@ -361,11 +380,12 @@ def function_summary(ev, scope: Scope, module: str, portable_vals: bool = True) 
     assert isinstance(node, cst.FunctionDef)
     params = node.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-    is_static = any(
-        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
-        for d in node.decorators
-    )
-    if scope.parent is not None and scope.parent.kind == "class" and not is_static and positional:
+    if (
+        scope.parent is not None
+        and scope.parent.kind == "class"
+        and not _static(node)
+        and positional
+    ):
         positional = positional[1:]
     defaults = []
     for p in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -413,6 +433,7 @@ class Summariser:
         self.is_package = is_package
         self.text = text
         self.imports, self.stars = import_table(info.import_nodes, module, is_package)
+        self._invariants: dict[int, Invariants] = {}
 
     def build(self) -> ModuleSummary:
         info, ev, module = self.info, self.ev, self.module
@@ -467,10 +488,14 @@ class Summariser:
                 continue
             positional: list[Val | None] = []
             keywords: list[tuple[str, Val]] = []
+            forwards: list[tuple[str, str, str, str]] = []
+            slots: list[tuple[str, cst.BaseExpression]] = []
             useful = False
             for a in site.node.args:
                 if a.star:
                     break
+                slot = a.keyword.value if a.keyword is not None else str(len(positional))
+                slots.append((slot, a.value))
                 if type(a.value) in _NEVER_INFORMATIVE or (
                     type(a.value) is cst.Name and a.value.value in ("None", "True", "False")
                 ):
@@ -478,15 +503,25 @@ class Summariser:
                         positional.append(None)
                     continue
                 v = self.ev.value(a.value, site.scope, site.order)
+                if not informative(v):  # what the caller's class asserts about the argument
+                    v = self._asserted(a.value, site.scope) or v
                 keep = informative(v)
                 useful = useful or keep
                 pv = portable(v, self.module) if keep else None
+                if pv is None:
+                    passed_on = self._forwarded(a.value, site.scope, site.order)
+                    if passed_on is not None:
+                        forwards.append((slot, self.module, *passed_on))
+                        useful = True
                 if a.keyword is None:
                     positional.append(pv)
                 elif pv is not None:
                     keywords.append((a.keyword.value, pv))
-            if useful:
-                pending.append((site, callee, tuple(positional), tuple(keywords)))
+            related = self._related(slots, site.scope)
+            if useful or related:
+                pending.append(
+                    (site, callee, tuple(positional), tuple(keywords), tuple(forwards), related)
+                )
             elif callee not in seen:
                 seen.add(callee)
                 opaque.append(callee)
@@ -494,11 +529,90 @@ class Summariser:
             return [], opaque
         where = _call_places(self.text, self.info, [s for s, *_ in pending])
         out = []
-        for site, callee, args, kwargs in pending:
+        for site, callee, args, kwargs, fwd, related in pending:
             line, col = where.get(id(site.node), (0, 0))
             text = _short(dotted_name(site.node.func) or "...")
-            out.append(CallSite(callee, args, kwargs, (self.path, line, col, text, "", "")))
+            origin = (self.path, line, col, text, "", "")
+            out.append(CallSite(callee, args, kwargs, origin, fwd, related))
         return out, opaque
+
+    def _forwarded(
+        self, node: cst.BaseExpression, scope: Scope, order: int
+    ) -> tuple[str, str] | None:
+        """``g(x)`` inside ``f(x)``: the argument is ``f``'s own parameter, passed on as it is
+        (a function the index tracks: module level, or a method of a module-level class)."""
+        if not isinstance(node, cst.Name):
+            return None
+        found = self.ev.lookup(node.value, scope, order)
+        if not isinstance(found, cst.Param):
+            return None
+        owner: Scope | None = scope
+        while owner is not None and owner.params.get(node.value) is not found:
+            owner = owner.parent
+        qual = qualname(owner) if owner is not None else None
+        if qual is None or owner is None:
+            return None
+        if owner.cls is not None and node.value == owner.self_name and not _static(owner.node):
+            return None  # the instance: dispatch through it is not followed
+        return qual, node.value
+
+    def _class_of(self, scope: Scope) -> tuple[Scope, Invariants] | None:
+        """The method around ``scope`` and its class's invariants (memoised per class)."""
+        fn: Scope | None = scope
+        while fn is not None and fn.kind != "function":
+            fn = fn.parent
+        if fn is None or fn.cls is None:
+            return None
+        inv = self._invariants.get(id(fn.cls))
+        if inv is None:
+            inv = self._invariants[id(fn.cls)] = class_invariants(fn.cls)
+        return fn, inv
+
+    def _related(
+        self, slots: list[tuple[str, cst.BaseExpression]], scope: Scope
+    ) -> tuple[tuple[str, str, str, str], ...]:
+        """The class's asserted relations between two attributes this call passes."""
+        found = self._class_of(scope)
+        if found is None or not found[1].relations or len(slots) < 2:
+            return ()
+        fn, inv = found
+        cname = fn.cls.node.name.value if fn.cls is not None else ""
+        init_params = frozenset(fn.params) if fn.name == "__init__" else frozenset()
+        keys = {slot: value_key(node, fn, init_params) for slot, node in slots}
+        out = []
+        for a_key, op, b_key, why in inv.relations:
+            for sa in (sl for sl, k in keys.items() if k == a_key):
+                for sb in (sl for sl, k in keys.items() if k == b_key and sl != sa):
+                    out.append((sa, op, sb, f"{why} in `{cname}`"))
+        return tuple(out)
+
+    def _asserted(self, node: cst.BaseExpression, scope: Scope) -> Val | None:
+        """An argument that reads an attribute its class asserts (``_log_combinations(n, k)``
+        with ``n`` from ``self.total_count``, asserted non-negative and integer-form): the
+        class invariant is the range of what this call passes."""
+        found_cls = self._class_of(scope)
+        if found_cls is None:
+            return None
+        fn, inv = found_cls
+        cls = fn.cls
+        assert cls is not None
+        if not inv.bounds and not inv.integer:
+            return None
+        found = argument_invariant(node, fn, inv)
+        if found is None:
+            return None
+        lo = found.lo
+        if found.integer and found.lo_open and math.isfinite(lo):
+            lo = math.floor(lo) + 1.0  # a positive whole number is >= 1
+        return Val(
+            "asserted",
+            lo,
+            found.hi,
+            tensor=True,
+            integer=found.integer,
+            desc=f"`{_short(cst.Module([]).code_for_node(node), 40)}` of "
+            f"`{cls.node.name.value}`: {found.why}",
+        )
 
     def _callee(self, node: cst.Call, scope: Scope, order: int) -> tuple[str, ...] | None:
         func = node.func
@@ -596,7 +710,7 @@ def _call_places(text: str, info: ModuleInfo, sites) -> dict[int, tuple[int, int
     starts: list[int] | None = None
     for name, nodes in wanted.items():
         parts = [re.escape(p) for p in name.split(".")]
-        pattern = re.compile(r"(?<![\w.])" + r"\s*\.\s*".join(parts) + r"\s*\(")
+        pattern = re.compile(r"(?<![\w.])(?<!def )" + r"\s*\.\s*".join(parts) + r"\s*\(")
         matches = list(pattern.finditer(text))
         if len(matches) != len(nodes):
             continue
@@ -673,6 +787,8 @@ class ProjectIndex:
             value = self._attr(rest[0], rest[1], rest[2], 0)
         elif kind == "param" and len(rest) == 3:
             value = self._param(rest[0], rest[1], rest[2])
+        elif kind == "prel" and len(rest) == 2:
+            value = self._caller_relations(rest[0], rest[1]) or None
         elif kind == "pall" and len(rest) == 3:
             value = True if self._every_site_passes(rest[0], rest[1], rest[2]) else None
         elif kind == "ancestry" and len(rest) == 2:
@@ -843,9 +959,8 @@ class ProjectIndex:
             self._by_target = by
         return self._by_target.get((module, qual), [])[:MAX_CALL_SITES]
 
-    def _every_site_passes(self, module: str, qual: str, name: str) -> bool:
-        """Every call of the function in the project passes a known value for ``name`` (so
-        the parameter's fact is the join over all its callers, not over some of them)."""
+    def _opaque(self) -> set[tuple[str, str]]:
+        """The functions some call site calls passing nothing informative."""
         if self._opaque_targets is None:
             targets = set()
             for m in sorted(self.summaries):
@@ -854,31 +969,38 @@ class ProjectIndex:
                     if target is not None:
                         targets.add((target.module, target.qualname))
             self._opaque_targets = targets
-        if (module, qual) in self._opaque_targets:
+        return self._opaque_targets
+
+    def _every_site_passes(
+        self, module: str, qual: str, name: str, hops: int = 0, seen: frozenset = frozenset()
+    ) -> bool:
+        """Every call of the function in the project passes a known value for ``name`` (so
+        the parameter's fact is the join over all its callers, not over some of them).  A
+        caller that passes on its own parameter passes what its callers pass: followed up to
+        :data:`MAX_HOPS` out; a cycle or a longer chain is not known."""
+        if (module, qual) in self._opaque() or (module, qual, name) in seen:
             return False
         self._sites(module, qual)
         assert self._by_target is not None
         sites = self._by_target.get((module, qual), [])
         if not sites or len(sites) > MAX_CALL_SITES:
             return False
+        seen = seen | {(module, qual, name)}
         for site, target in sites:
             val = _argument(site, target, name)
-            if val is None or val.instance_of is not None:
+            if val is not None and val.instance_of is None:
+                continue
+            passed_on = _forward(site, target, name) if val is None else None
+            if passed_on is None or hops >= MAX_HOPS:
+                return False
+            if not self._every_site_passes(*passed_on, hops + 1, seen):
                 return False
         return True
 
-    def _param(self, module: str, qual: str, name: str) -> Val | None:
-        vals: list[Val] = []
-        for site, target in self._sites(module, qual):
-            val = _argument(site, target, name)
-            if val is None:
-                continue
-            path, line, col, text, _, _ = site.origin
-            if val.instance_of is not None:
-                continue  # objects passed around: dispatch through them is not followed
-            if val.kind == "diff" and val.zero is not None:
-                val = replace(val, zero=None)  # a - b passed on: unbounded, but no zero source
-            vals.append(replace(val, origin=(path, line, col, text, name, _producer(val))))
+    def _param(
+        self, module: str, qual: str, name: str, hops: int = 0, seen: frozenset = frozenset()
+    ) -> Val | None:
+        vals = self._passed_values(module, qual, name, hops, seen)
         if not vals:
             return None
         joined = join_vals(vals)
@@ -892,12 +1014,57 @@ class ProjectIndex:
             return None  # a bare guard only silences a name-based guess, and there is none
         return replace(joined, desc=f"`{name}`")
 
+    def _caller_relations(self, module: str, qual: str) -> tuple[tuple[str, str, str, str], ...]:
+        """Relations between two parameters that every call site passes from attributes its
+        class asserts so related (``a < b`` by ``assert_less(self.low, self.high)``)."""
+        if (module, qual) in self._opaque():
+            return ()
+        self._sites(module, qual)
+        assert self._by_target is not None
+        sites = self._by_target.get((module, qual), [])
+        if not sites or len(sites) > MAX_CALL_SITES:
+            return ()
+        common: dict[tuple[str, str, str], str] | None = None
+        for site, target in sites:
+            here: dict[tuple[str, str, str], str] = {}
+            for sa, op, sb, why in site.relations:
+                a, b = _slot_name(target, sa), _slot_name(target, sb)
+                if a and b:
+                    here.setdefault((a, op, b), why)
+            common = here if common is None else {k: v for k, v in common.items() if k in here}
+        return tuple((a, op, b, why) for (a, op, b), why in sorted((common or {}).items()))
+
+    def _passed_values(
+        self, module: str, qual: str, name: str, hops: int, seen: frozenset
+    ) -> list[Val]:
+        """The known values the call sites pass for ``name``, each marked with its call
+        site; a site that passes on its caller's parameter contributes what that caller's
+        callers pass (the outermost known call decides)."""
+        if (module, qual, name) in seen:
+            return []
+        seen = seen | {(module, qual, name)}
+        vals: list[Val] = []
+        for site, target in self._sites(module, qual):
+            val = _argument(site, target, name)
+            if val is None:
+                passed_on = _forward(site, target, name)
+                if passed_on is not None and hops < MAX_HOPS:
+                    vals += self._passed_values(*passed_on, hops + 1, seen)
+                continue
+            path, line, col, text, _, _ = site.origin
+            if val.instance_of is not None:
+                continue  # objects passed around: dispatch through them is not followed
+            if val.kind == "diff" and val.zero is not None:
+                val = replace(val, zero=None)  # a - b passed on: unbounded, but no zero source
+            vals.append(replace(val, origin=(path, line, col, text, name, _producer(val))))
+        return vals
+
 
 def _producer(val: Val) -> str:
     """How a message names what a call site passes: its description, with its kind when the
     description is only a name (`out`, a softmax output)."""
     desc = val.desc or ""
-    kind = val.kind if val.kind not in ("unknown", "arith", "call") else ""
+    kind = val.kind if val.kind not in ("unknown", "arith", "call", "asserted") else ""
     if desc.startswith("`") and " = " in desc and len(desc) > 32:
         desc = desc.split(" = ", 1)[0]  # `hot` = (`y` = matmul(...)) * 0.125: the name will do
     if kind and (not desc or desc.startswith("`")) and kind not in desc:
@@ -914,6 +1081,26 @@ def _argument(site: CallSite, target: FunctionSummary, name: str) -> Val | None:
         i = target.positional.index(name)
         if i < len(site.positional):
             return site.positional[i]
+    return None
+
+
+def _slot_name(target: FunctionSummary, slot: str) -> str | None:
+    """The parameter a call's argument slot fills (a position or a keyword)."""
+    if slot.isdigit():
+        i = int(slot)
+        return target.positional[i] if i < len(target.positional) else None
+    return slot if slot in target.positional or slot in target.keyword_only else None
+
+
+def _forward(site: CallSite, target: FunctionSummary, name: str) -> tuple[str, str, str] | None:
+    """(module, the caller's qualname, its parameter) when the call passes the caller's own
+    parameter on for ``name``."""
+    slot = name
+    if name in target.positional:
+        slot = str(target.positional.index(name))
+    for s, module, qual, param in site.forwards:
+        if s in (slot, name):
+            return module, qual, param
     return None
 
 
@@ -999,6 +1186,11 @@ class ProjectView:
         if not self._may_resolve(dotted):
             return ()
         fact = self.ask(f"ancestry|{self.module}|{dotted}")
+        return fact if isinstance(fact, tuple) else ()
+
+    def caller_relations(self, qual: str) -> tuple[tuple[str, str, str, str], ...]:
+        """(a, op, b, why): every call site passes parameters ``a op b`` (a class invariant)."""
+        fact = self.ask(f"prel|{self.module}|{qual}")
         return fact if isinstance(fact, tuple) else ()
 
     def every_caller_passes(self, qual: str, name: str) -> bool:

@@ -42,6 +42,7 @@ class Val:
     instance_of: str | None = None  # an instance of a class: `C` here, `module:C` elsewhere
     log_space: bool = False  # computed from logs (a log-likelihood): exp of it is intended
     origin: tuple | None = None  # the call site that passed it (project.Origin)
+    integer: bool = False  # takes whole-number values only (an asserted integer-form count)
 
     @property
     def known(self) -> bool:
@@ -89,6 +90,7 @@ def join_vals(vals: list[Val]) -> Val:
         exp_sum=any(v.exp_sum for v in vals),
         one_hot=all(v.one_hot for v in vals),
         tuple_items=rep.tuple_items,
+        integer=all(v.integer for v in vals),
     )
 
 

@@ -17,10 +17,17 @@ gets a domain, and pairs of inputs get relations, from four sources (strongest f
   >= 0); strong when every call site passes a known value and the range is its producer's own
   (:data:`CODE_RANGED_KINDS`), weak when a caller passes an unknown value or the range rests on
   a name (`s * mask`).  A witness outside it is refuted or inconclusive whatever the input's
-  origin: a driven parameter too (:func:`unreachable`);
+  origin: a driven parameter too (:func:`unreachable`).  An input that untraced calls only
+  move from a parameter (``repeat``, ``reshape``, ``cast``...) keeps that range
+  (:func:`passthrough_domain`); two parameters every caller passes from attributes its class
+  asserts ordered keep the order (:func:`caller_relations`);
 - **relations**: the shifted slices ``x[1:] - x[:-1]`` of a sorted array (``sort``, ``cumsum`` of a
   non-negative value, ``linspace``, ``range``) are non-negative; ``probs`` from a sigmoid and its
   ``logits`` are one parameter;
+- **whole numbers** (:func:`integer_inputs`): an input read from ``tf.shape``/``tf.size``/
+  ``count_nonzero``/``argmax`` (>= 0), ``tf.range``, a cast to an integer dtype or a rounding,
+  or one asserted ``assert_integer_form`` in scope, takes whole values only: a witness that
+  needs it at 1e-8 or 0.5 breaks a code-derived domain (refuted);
 - **names** (weak evidence): the lexicon in :data:`NAME_LEXICON`, and ``high``/``low``-style
   pairs in :data:`PAIR_WORDS`.
 
@@ -57,9 +64,10 @@ from ..analysis.invariants import (
     callee_scope,
     class_invariants,
     input_key,
+    key_invariant,
     parameter_assertions,
 )
-from ..analysis.module import qualname
+from ..analysis.module import Binding, qualname
 from ..analysis.names import tokens
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
@@ -192,10 +200,13 @@ class Domain:
     why: str
     strong: bool  # from the code itself (an assertion, a producer), not from a name
     callers: bool = False  # the range of what the project's call sites pass
+    integer: bool = False  # whole numbers only (an integer-form assertion, a count of items)
 
     def holds(self, v: float) -> bool:
         if math.isnan(v):
             return True
+        if self.integer and math.isfinite(v) and v != math.floor(v):
+            return False
         return (v > self.lo if self.lo_open else v >= self.lo) and v <= self.hi
 
 
@@ -407,18 +418,18 @@ def class_domains(ctx, fn_scope, names: list[str]) -> tuple[list[Domain], list[R
     if cls is None:
         return [], []
     inv = ctx.fact(f"invariants:{id(cls)}", lambda: class_invariants(cls))
-    if not inv.bounds and not inv.relations:
+    if not inv.bounds and not inv.relations and not inv.integer:
         return [], []
     keys = {name: input_key(name, fn_scope) for name in names}
     doms: list[Domain] = []
     for name, key in keys.items():
-        bounds = inv.bounds.get(key) if key else None
-        if bounds:
-            lo = max(b[0] for b in bounds)
-            lo_open = any(b[1] for b in bounds if b[0] == lo)
-            hi = min(b[2] for b in bounds)
-            why = next(b[3] for b in bounds if b[0] == lo or b[2] == hi)
-            doms.append(Domain(name, lo, hi, lo_open, why, strong=True))
+        found = key_invariant(inv, key)
+        if found is not None:
+            doms.append(
+                Domain(
+                    name, found.lo, found.hi, found.lo_open, found.why, True, False, found.integer
+                )
+            )
     rels = []
     for a_key, op, b_key, why in inv.relations:
         for a in (n for n, k in keys.items() if k == a_key):
@@ -696,12 +707,87 @@ def _labels(ctx, node, names: set[str]) -> str | None:
     return taken[0] if len(taken) == 1 else None
 
 
+# Calls whose results are whole numbers: sizes and counts (>= 0), and the ones of any sign.
+SIZE_CALLS = frozenset(
+    {"shape", "size", "rank", "count_nonzero", "bincount", "argmax", "argmin", "num_elements",
+     "shape_tensor", "prefer_static_shape", "prefer_static_size", "prefer_static_rank"}
+)  # fmt: skip
+WHOLE_CALLS = frozenset({"range", "floor", "ceil", "round", "rint", "to_int32", "to_int64"})
+_INT_DTYPE = re.compile(r"\bu?int(?:8|16|32|64)\b")
+# assertion -> the lower bound it implies besides the integer form
+_ASSERT_INTEGER = {
+    "assert_integer_form": -math.inf,
+    "assert_nonnegative_integer_form": 0.0,
+}
+
+
+def _whole_source(source: str) -> tuple[float, str] | None:
+    """(lower bound, why) when ``source`` (a call's text) gives whole numbers."""
+    try:
+        node = cst.parse_expression(source)
+    except cst.ParserSyntaxError:
+        return None
+    if isinstance(node, cst.Subscript):
+        node = node.value  # tf.shape(x)[0]: an item of a shape
+    if not isinstance(node, cst.Call):
+        return None
+    what = _call_name(node)
+    if what in SIZE_CALLS:
+        return 0.0, f"`{what}` gives sizes and counts: whole numbers >= 0"
+    if what in WHOLE_CALLS:
+        return -math.inf, f"`{what}` gives whole numbers"
+    if what == "cast" and len(node.args) > 1:
+        dtype = cst.Module([]).code_for_node(node.args[1].value)
+        if _INT_DTYPE.search(dtype):
+            return -math.inf, "it is cast to an integer dtype"
+    return None
+
+
+def integer_inputs(ctx, probe: dict[str, Any], fn_scope) -> dict[str, tuple[float, str]]:
+    """Inputs that take whole values only, by the code that makes them: name -> (lower
+    bound, why).  From the call the slice stopped at (``tf.shape(x)[0]``, ``tf.range(n)``, a
+    cast to ``tf.int32``) or an ``assert_integer_form`` on the input in the same function."""
+    out: dict[str, tuple[float, str]] = {}
+    names = set()
+    for spec in probe.get("inputs") or []:
+        name = spec.get("name", "")
+        names.add(name)
+        origin = spec.get("origin")
+        if origin == "call" or (origin == "subscript" and spec.get("of") == "call"):
+            found = _whole_source(str(spec.get("source") or name))
+            if found is not None:
+                out[name] = found
+    if fn_scope is None:
+        return out
+    for site in ctx.info.calls:
+        if site.scope is not fn_scope and not _inside(site.scope, fn_scope.node):
+            continue
+        what = _call_name(site.node)
+        args = [a.value for a in site.node.args if a.keyword is None]
+        if what in _ASSERT_INTEGER and args:
+            label = sanitize(ctx.code(args[0]))
+            if label in names:
+                out[label] = (_ASSERT_INTEGER[what], f"asserted by `{what}`")
+    return out
+
+
+def _with_integer(dom: Domain | None, name: str, lo: float, why: str) -> Domain:
+    """A code-derived domain of ``name`` that also says it takes whole values only."""
+    if dom is None or not dom.strong:
+        return Domain(name, lo, math.inf, False, why, True, integer=True)
+    lo_open = dom.lo_open if dom.lo >= lo else False
+    return Domain(
+        name, max(dom.lo, lo), dom.hi, lo_open, f"{dom.why}; {why}", True, dom.callers, True
+    )
+
+
 # Producer kinds whose range is a fact of the op (a softmax is in [0, 1], a ReLU >= 0), so the
 # range of what every call site passes is code-derived and strong: a witness outside it is
 # refuted.  Any other bounded join (`s * mask`, a clip) is evidence, not proof: inconclusive.
 CODE_RANGED_KINDS = frozenset(
     {"sigmoid", "softmax", "relu", "relu6", "softplus", "exp", "square", "abs", "sqrt", "norm",
-     "euclidean_norm", "reduce_euclidean_norm", "exponential", "tanh", "one_hot", "normalised"}
+     "euclidean_norm", "reduce_euclidean_norm", "exponential", "tanh", "one_hot", "normalised",
+     "asserted"}
 )  # fmt: skip
 
 
@@ -715,28 +801,117 @@ def caller_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
     found = ctx.ev.lookup(name, site.scope, site.order)
     if not isinstance(found, cst.Param) or ctx.ev.project is None:
         return None
-    val = ctx.ev.value(found.name, site.scope, site.order)
-    if val.origin is None or val.origin[4] != name:
+    return _callers_range(ctx, name, found, site.scope, site.order, "")
+
+
+def _callers_range(ctx, name: str, param: cst.Param, scope, order: int, via: str) -> Domain | None:
+    """The domain of input ``name`` from what the callers pass for ``param`` (``via``: how
+    the input is made from the parameter, for the message)."""
+    pname = param.name.value
+    val = ctx.ev.value(param.name, scope, order)
+    if val.origin is None or val.origin[4] != pname:
         return None  # not what callers pass (a default, a name guess, an annotation)
     lo, hi = val.lo, val.hi
-    if math.isinf(lo) and math.isinf(hi):
+    if math.isinf(lo) and math.isinf(hi) and not val.integer:
         return None
     if lo == hi:
         return None  # one constant: the probe is set to it already
-    every = _every_caller_passes(ctx, found, site.scope, name)
+    every = _every_caller_passes(ctx, param, scope, pname)
     strong = every and val.kind in CODE_RANGED_KINDS and not val.prob_by_name
     path, line, _, _, _, what = val.origin
     where = (
         f"in [{_fmt(lo)}, {_fmt(hi)}]"
         if math.isfinite(lo) and math.isfinite(hi)
-        else (f">= {_fmt(lo)}" if math.isfinite(lo) else f"<= {_fmt(hi)}")
+        else (
+            f">= {_fmt(lo)}"
+            if math.isfinite(lo)
+            else (f"<= {_fmt(hi)}" if math.isfinite(hi) else "")
+        )
     )
+    if val.integer:
+        where = f"that is a whole number {where}".rstrip()
     example = f"{what or 'a value'}, {path}:{line}" if line else (what or "a value")
+    subject = f"for `{pname}` " if via else ""
     if every:
-        why = f"every caller in the project passes a value {where} ({example})"
+        why = f"every caller in the project passes {subject}a value {where} ({example})"
     else:
-        why = f"the callers in the project that pass a known value pass one {where} ({example})"
-    return Domain(name, lo, hi, False, why, strong, callers=True)
+        why = (
+            f"the callers in the project that pass a known value {subject}pass one {where} "
+            f"({example})"
+        )
+    if via:
+        why = f"`{name}` is `{pname}` passed through {via}, and {why}"
+    return Domain(name, lo, hi, False, why, strong, callers=True, integer=val.integer)
+
+
+# Calls that only move, copy or convert a value: what comes out is one of the values that went
+# in (a float cast of a whole number stays whole).
+VALUE_PRESERVING = frozenset(
+    {"repeat", "reshape", "broadcast_to", "cast", "convert_to_tensor", "identity",
+     "expand_dims", "squeeze", "tile", "gather", "transpose", "stop_gradient", "ensure_shape",
+     "convert_nonref_to_tensor"}
+)  # fmt: skip
+MAX_MOVES = 16  # calls and bindings followed back to the parameter
+
+
+def passthrough_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
+    """An input computed by an untraced call that only moves a parameter's values
+    (``tf.repeat(tf.reshape(tf.cast(total_count, dt), [-1]), k)``) takes the values the
+    parameter's callers pass: the callers' range is its domain."""
+    name = spec.get("name", "")
+    if spec.get("origin") != "call" or ctx.ev.project is None:
+        return None
+    try:
+        node = cst.parse_expression(name if re.fullmatch(r"\w+", name) else spec.get("source", ""))
+    except cst.ParserSyntaxError:
+        return None
+    scope, order = site.scope, site.order
+    moves: list[str] = []
+    for _ in range(MAX_MOVES):
+        if isinstance(node, cst.Call):
+            what = _call_name(node)
+            if what not in VALUE_PRESERVING or not node.args or node.args[0].keyword:
+                return None
+            moves.append(what)
+            node = node.args[0].value
+            continue
+        if not isinstance(node, cst.Name):
+            return None
+        found = ctx.ev.lookup(node.value, scope, order)
+        if isinstance(found, cst.Param):
+            if not moves:
+                return None
+            via = ", ".join(f"`{m}`" for m in dict.fromkeys(moves))
+            return _callers_range(ctx, name, found, scope, order, via)
+        if not isinstance(found, Binding) or found.value is None or found.index is not None:
+            return None
+        node, scope, order = found.value, found.scope, found.at
+    return None
+
+
+def caller_relations(ctx, probe: dict[str, Any], fn_scope) -> list[Relation]:
+    """Two parameter inputs that every call site passes from attributes its class asserts
+    related (``_pdf(self.low, self.high)`` under ``assert_less(self.low, self.high)``) keep
+    that relation: strong, since every caller is known and the class checks it."""
+    if fn_scope is None or ctx.ev.project is None:
+        return []
+    qual = qualname(fn_scope)
+    if not qual:
+        return []
+    params = {
+        s["name"]
+        for s in probe.get("inputs") or []
+        if s.get("origin") == "param" and s.get("name") in fn_scope.params
+    }
+    if len(params) < 2:
+        return []
+    out = []
+    for a, op, b, why in ctx.ev.project.caller_relations(qual):
+        if a in params and b in params:
+            out.append(
+                Relation(a, op, b, f"every caller in the project passes them so ({why})", True)
+            )
+    return out
 
 
 def _every_caller_passes(ctx, param: cst.Param, scope, name: str) -> bool:
@@ -775,9 +950,12 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
             domains.setdefault(d.name, d)
         relations += rels
     for spec in probe.get("inputs") or []:
-        passed = caller_domain(ctx, spec, site)
+        passed = caller_domain(ctx, spec, site) or passthrough_domain(ctx, spec, site)
         if passed is not None:
             domains.setdefault(passed.name, passed)
+    relations += caller_relations(ctx, probe, fn_scope)
+    for name, (lo, why) in integer_inputs(ctx, probe, fn_scope).items():
+        domains[name] = _with_integer(domains.get(name), name, lo, why)
     for spec in probe.get("inputs") or []:
         name = spec["name"]
         if name in domains or spec.get("prob") or spec.get("producer") in ("logits", "sigmoid"):
@@ -872,11 +1050,21 @@ def _negate(it: Domain | Relation) -> str:
             return f"breaks only if `{it.a}` != sigmoid(`{it.b}`)"
         flip = {">": "<=", ">=": "<", "<": ">=", "<=": ">", "==": "!="}[it.op]
         return f"breaks only if `{it.a}` {flip} `{it.b}`"
+    if it.integer and it.lo == -math.inf and it.hi == math.inf:
+        return f"breaks only if `{it.name}` is not a whole number"
+    if it.integer:
+        return f"breaks only if `{it.name}` is not a whole number in {_span(it)}"
     if it.lo != -math.inf and it.hi != math.inf:
         return f"breaks only if `{it.name}` is outside [{_fmt(it.lo)}, {_fmt(it.hi)}]"
     if it.lo != -math.inf:
         return f"breaks only if `{it.name}` {'<=' if it.lo_open else '<'} {_fmt(it.lo)}"
     return f"breaks only if `{it.name}` > {_fmt(it.hi)}"
+
+
+def _span(it: Domain) -> str:
+    if it.hi == math.inf:
+        return f"({_fmt(it.lo)}, inf)" if it.lo_open else f"[{_fmt(it.lo)}, inf)"
+    return f"[{_fmt(it.lo)}, {_fmt(it.hi)}]"
 
 
 def outside_verdict(

@@ -39,6 +39,11 @@ def free_inputs(probe: dict[str, Any]) -> list[str]:
     return [s["name"] for s in probe.get("inputs") or [] if s.get("drive") == "free"]
 
 
+def _whole(probe: dict[str, Any], name: str) -> bool:
+    """A domain of the input says it takes whole values only (a size, an asserted count)."""
+    return any(d.get("name") == name and d.get("integer") for d in probe.get("domains") or [])
+
+
 def _bounds(probe: dict[str, Any], spec: dict[str, Any]) -> tuple[float, float]:
     lo, hi = float(spec.get("lo", "-inf")), float(spec.get("hi", "inf"))
     for dom in probe.get("domains") or []:
@@ -55,7 +60,7 @@ def generic_value(rng: random.Random, spec: dict[str, Any], v: float, lo: float,
         return rng.uniform(-LOGIT_SPAN / 2, LOGIT_SPAN / 2)
     if lo == hi:
         return lo
-    if domains._count_like(str(spec.get("name", ""))):
+    if spec.get("integer") or domains._count_like(str(spec.get("name", ""))):
         first = max(1, math.ceil(lo)) if math.isfinite(lo) else 1
         return float(rng.randint(first, first + 2))
     if math.isfinite(lo) and math.isfinite(hi):
@@ -100,7 +105,8 @@ def generic_points(
         point = dict(witness)
         for name in free:
             lo, hi = _bounds(probe, specs[name])
-            point[name] = generic_value(rng, specs[name], witness[name], lo, hi)
+            spec = {**specs[name], "integer": True} if _whole(probe, name) else specs[name]
+            point[name] = generic_value(rng, spec, witness[name], lo, hi)
         _tie(probe, point, set(free))
         plain = {n: v for n, v in point.items() if not specs.get(n, {}).get("prob")}
         if not domains.broken(probe, plain):

@@ -1,0 +1,121 @@
+"""Integer-valued inputs (issue 11): a value the code makes whole-numbered (a size, a count, a
+range, a cast to an integer dtype, an ``assert_integer_form``) never takes 1e-8 or 0.5, so a
+witness that needs such a value for it breaks a code-derived domain and is refuted.  A name
+alone (`num_items`) stays weak evidence.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from test_caller_ranges import probes
+from test_project import project
+
+from tfnumlint.verify import domains, generic
+
+
+def whole_domain(probe: dict, name: str) -> dict | None:
+    return next(
+        (d for d in probe.get("domains") or [] if d["name"] == name and d.get("integer")), None
+    )
+
+
+def precision_loss(name: str, value: float) -> dict:
+    """A confirmed TNL105-style outcome that needs ``name`` = ``value``."""
+    return {
+        "status": "confirmed",
+        "symptom": "precision-loss",
+        "detail": f"at {name} = {value:g}, log(n + 1) = 0 but the exact value is {value:g}",
+        "dtype": "float32",
+        "inputs": {name: value},
+        "observed": {"needed": [name]},
+    }
+
+
+def one_probe(tmp_path, body: str, params: str = "x") -> dict:
+    code = f"import tensorflow as tf\n\n\ndef f({params}):\n" + "".join(
+        f"    {line}\n" for line in body.splitlines()
+    )
+    root = project(tmp_path, {"m.py": code})
+    [probe] = probes(root, "m.py", "TNL105")
+    return probe
+
+
+def test_an_item_of_a_shape_is_a_whole_number_at_least_zero(tmp_path):
+    probe = one_probe(
+        tmp_path, "n = tf.cast(tf.shape(x)[0], tf.float32)\nreturn tf.math.log(n + 1.0)"
+    )
+    dom = whole_domain(probe, "tf.shape(x)[0]")
+    assert dom is not None and dom["strong"] and dom["lo"] == 0.0
+    verdict = domains.judge(probe, precision_loss("tf.shape(x)[0]", 1e-8))
+    assert verdict["status"] == "refuted"
+    assert "is not a whole number" in verdict["detail"] and "`shape`" in verdict["detail"]
+    assert domains.judge(probe, precision_loss("tf.shape(x)[0]", 2.0))["status"] == "confirmed"
+
+
+def test_sizes_and_counts_of_other_calls(tmp_path):
+    for i, call in enumerate(("tf.size(x)", "tf.rank(x)", "tf.argmax(x)")):
+        probe = one_probe(
+            tmp_path / str(i), f"n = tf.cast({call}, tf.float32)\nreturn tf.math.log(n + 1.0)"
+        )
+        dom = whole_domain(probe, call)
+        assert dom is not None and dom["lo"] == 0.0, call
+        assert domains.broken(probe, {call: 0.5}), call
+        assert not domains.broken(probe, {call: 3.0}), call
+
+
+def test_a_range_and_an_integer_cast_are_whole_numbers_of_any_sign(tmp_path):
+    probe = one_probe(
+        tmp_path / "r", "i = tf.cast(tf.range(10), tf.float32)\nreturn tf.math.log(i + 1.0)"
+    )
+    dom = whole_domain(probe, "tf.range(10)")
+    assert dom is not None and dom["lo"] == "-inf"
+    assert domains.broken(probe, {"tf.range(10)": 1e-8})
+    assert not domains.broken(probe, {"tf.range(10)": -3.0})
+
+
+def test_an_in_scope_integer_form_assertion_makes_the_parameter_whole(tmp_path):
+    probe = one_probe(
+        tmp_path,
+        "tf.debugging.assert_nonnegative_integer_form(n)\nreturn tf.math.log(n + 1.0)",
+        params="n",
+    )
+    dom = whole_domain(probe, "n")
+    assert dom is not None and dom["strong"] and dom["lo"] == 0.0
+    assert "assert_nonnegative_integer_form" in dom["why"]
+    assert domains.judge(probe, precision_loss("n", 1e-8))["status"] == "refuted"
+
+
+def test_a_count_by_its_name_alone_gets_no_code_derived_whole_domain(tmp_path):
+    probe = one_probe(tmp_path, "return tf.math.log(num_items + 1.0)", params="num_items")
+    assert whole_domain(probe, "num_items") is None
+    assert domains.judge(probe, precision_loss("num_items", 1e-8))["status"] != "refuted"
+
+
+def test_a_float_cast_and_an_unknown_call_are_not_whole(tmp_path):
+    probe = one_probe(
+        tmp_path, "n = tf.cast(tf.reduce_mean(x), tf.float64)\nreturn tf.math.log(n + 1.0)"
+    )
+    assert not any(d.get("integer") for d in probe.get("domains") or [])
+
+
+def test_the_integer_form_joins_a_stronger_range_and_narrows_generic_values():
+    dom = domains._with_integer(
+        domains.Domain("n", 1.0, 5.0, False, "asserted by `assert_positive`", True),
+        "n",
+        0.0,
+        "asserted by `assert_integer_form`",
+    )
+    assert (dom.lo, dom.hi, dom.integer, dom.strong) == (1.0, 5.0, True, True)
+    assert dom.holds(3.0) and not dom.holds(2.5) and not dom.holds(6.0)
+    assert dom.holds(math.nan)
+    probe = {
+        "inputs": [{"name": "n", "drive": "free"}],
+        "domains": [{**dom.__dict__, "lo": 1.0, "hi": 5.0}],
+    }
+    for point in generic.generic_points(probe, {"n": 1e-8}):
+        assert point["n"] == math.floor(point["n"]) and 1 <= point["n"] <= 5
+    assert generic.generic_points(probe, {"n": 1e-8})  # whole draws exist inside the domain
+    rng = random.Random(0)
+    assert generic.generic_value(rng, {"name": "n", "integer": True}, 0.5, 0.0, math.inf) % 1 == 0
