@@ -230,3 +230,46 @@ def test_additive_terms_split_a_chain_of_sums_and_differences():
     assert additive_terms(tree) == [a, b, c]
     product = {"k": "bin", "op": "*", "l": a, "r": b}
     assert additive_terms(product) == [product]
+
+
+# ---------------------------------------------------------------- through a function of the module
+
+HELPER = """\
+    import tensorflow as tf
+    from tensorflow_probability.python.math import generic
+
+
+    def _log_l2(loga, logb):
+        return {body}
+
+
+    def reliability(prob_true, log_prob_pred):
+        log_prob_true = tf.math.log(prob_true)
+        return _log_l2(log_prob_pred, log_prob_true)
+    """
+
+
+def test_a_minus_inf_passed_to_a_module_function_that_log_sub_exps_it_is_handled_there():
+    body = "tf.math.reduce_logsumexp(2.0 * generic.log_sub_exp(loga, logb), axis=-1)"
+    probe, out = confirmed_log_at_zero(HELPER.format(body=body))
+    [sink] = probe["uses"]["sinks"]
+    assert sink["kind"] == "logsumexp" and sink["line"] == 6
+    assert sink["arg"]["op"] == "log"  # the callee's `logb` stands for the caller's log(p)
+    assert out["symptom"] == "inf-gradient"
+
+
+def test_a_minus_inf_subtracted_from_in_log_sub_exp_is_not_handled():
+    body = "generic.log_sub_exp(logb, loga)"  # log(exp(-inf) - exp(a)) is NaN
+    probe, _out = confirmed_log_at_zero(HELPER.format(body=body))
+    assert "uses" not in probe
+
+
+def test_a_module_function_that_returns_the_value_lets_it_escape():
+    probe, out = confirmed_log_at_zero(HELPER.format(body="loga + logb"))
+    assert "uses" not in probe
+    assert out["symptom"] == "inf-value"
+
+
+def test_a_comparison_with_the_value_on_its_right_is_a_comparison_too():
+    probe = one_probe(COMPARED.format(use="tf.where(0.5 < xi, t, 0.5)"), "TNL201")
+    assert [s["kind"] for s in probe["uses"]["sinks"]] == ["compare"]

@@ -181,13 +181,15 @@ def _witness_row(program: Program, witness: dict[str, Any]) -> list[float] | Non
 # ---------------------------------------------------------------- precision absorbed by the sum
 
 FLAGGED = "flagged value"
+NON_FINITE = "the statement is not finite there"
 
 
 def precision_absorbed(
     program: Program, probe: dict[str, Any], rows: np.ndarray
 ) -> list[str | None]:
     """Per row: why the precision lost at the flagged expression does not show in its
-    statement, or None when it does (or cannot be told).  The statement must be a sum whose
+    statement, or None when it does (or cannot be told).  A statement already NaN/inf there
+    (another term's log(0)) shows no precision at all: that is another finding's symptom.  The statement must be a sum whose
     terms hold the flagged expression; its own rounding is the largest term's (unit roundoff
     times its magnitude), and the loss is how much the statement moves when the flagged
     expression is computed exactly instead of in the dtype (both in float64)."""
@@ -218,6 +220,12 @@ def precision_absorbed(
     unit = float(iv.finfo(program.dtype).eps) / 2
     out = list(none)
     for i in range(len(rows)):
+        if not np.isfinite(with_high[i]).all():
+            out[i] = NON_FINITE + (
+                f" ({format_number(float(with_high[i][0]))}) whatever the precision of "
+                f"`{trace.render(target)}`"
+            )
+            continue
         lost = float(np.max(np.abs(with_low[i] - with_high[i])))
         largest = max(float(np.max(np.abs(s[i]))) for s in sizes)
         own = unit * largest
@@ -233,6 +241,13 @@ def precision_absorbed(
 def _exact(probe: dict[str, Any], shape: tuple[int, int]) -> Program:
     """The probe's target in float64, on the input shapes of the whole probe."""
     return build(probe, "float64", extras=False, grads=False, shape=shape)
+
+
+def absorbed_reason(reasons: list[str | None]) -> str:
+    """The reason to show when every diverging point's loss is absorbed: one at a point where
+    the statement is finite, if any (a rounding comparison says more than a broken value)."""
+    given = [r for r in reasons if r]
+    return next((r for r in given if not r.startswith(NON_FINITE)), given[0])
 
 
 def additive_terms(tree: Any) -> list[Any]:

@@ -23,6 +23,7 @@ import libcst as cst
 from .. import ops as registry
 from ..analysis.gradflow import _reads, _statements_after
 from ..analysis.module import Scope, call_arg, parent_map
+from ..analysis.names import dotted_name
 
 if TYPE_CHECKING:
     from ..analysis.context import Context, Hit
@@ -81,6 +82,8 @@ class Consumers:
         self.sinks: list[Sink] = []
         self.before = set(slicer.inputs)
         self._orders: dict[int, int] | None = None
+        # a callee's parameter, as the slicer keys its input -> the caller's argument's slice
+        self.bound: dict[str, dict[str, Any]] = {}
 
     def run(self) -> dict[str, Any] | None:
         site = self.hit.site
@@ -90,7 +93,12 @@ class Consumers:
             return None
         if not self.sinks:
             return None
-        extra = [spec for name, spec in self.slicer.inputs.items() if name not in self.before]
+        read = _input_names([(s.cond, s.arg) for s in self.sinks])
+        extra = [
+            spec
+            for name, spec in self.slicer.inputs.items()
+            if name not in self.before and name in read
+        ]
         return {"sinks": [asdict(s) for s in self.sinks], "inputs": extra}
 
     # -- walking up a statement -------------------------------------------------------------
@@ -103,10 +111,12 @@ class Consumers:
                 current, parent = parent, parents.get(id(parent))
                 if not isinstance(parent, cst.Call):
                     raise _Escapes
+            if isinstance(parent, cst.ComparisonTarget):  # `a < v`: v is the comparator
+                current, parent = parent, parents.get(id(parent))
             if parent is None:
                 raise _Escapes  # an expression statement, a bare value
             if isinstance(parent, cst.Call):
-                if self._call_sink(parent, current, scope):
+                if self._call_sink(parent, current, scope, hops):
                     return
                 current = parent
                 continue
@@ -127,11 +137,13 @@ class Consumers:
                 return
             raise _Escapes  # returned, indexed, put in a container, an augmented assignment
 
-    def _call_sink(self, call: cst.Call, arg: cst.CSTNode, scope: Scope) -> bool:
+    def _call_sink(self, call: cst.Call, arg: cst.CSTNode, scope: Scope, hops: int) -> bool:
         """True when ``call`` ends the value's flow; False when its result carries it on."""
         value = arg.value if isinstance(arg, cst.Arg) else arg
+        if not isinstance(value, cst.BaseExpression):
+            raise _Escapes
         op = self.slicer.op_of(call)
-        dotted = self.ctx.ev.imports.resolve(call.func) or ""
+        dotted = self.ctx.ev.imports.resolve(call.func) or self._imported(call.func)
         if op == "where" or dotted.endswith(NUMPY_WHERE):
             return self._where_sink(call, value, scope)
         if dotted.rsplit(".", 1)[-1] in NO_NAN_CALLS or op in NO_NAN_CALLS:
@@ -139,14 +151,15 @@ class Consumers:
         if op in COMPARE_OPS:
             self._add(Sink("compare", self._line(call), self._code(call)))
             return True
-        if op in LOGSUMEXP_OPS and value is call_arg(call, 0, "x", "input_tensor", "logits"):
+        if _logsumexp_operand(call, value, op, dotted):
             tree = self._slice(value, scope, call)
             self._add(Sink("logsumexp", self._line(call), self._code(call), arg=tree))
             return True
         if _shape_only(op, dotted):
             return True  # `tf.shape(v)`, `zeros_like(v)`: only the shape goes on
         if op is None:
-            raise _Escapes  # an unknown function: whatever it does with the value is unseen
+            self._follow_call(call, value, scope, hops)  # a function of this module, or escape
+            return True
         return False
 
     def _where_sink(self, call: cst.Call, value: cst.CSTNode, scope: Scope) -> bool:
@@ -182,7 +195,7 @@ class Consumers:
         self._add(Sink("select", self._line(call), self._code(call), zero, selected_when=False))
         return True
 
-    # -- through a local name -----------------------------------------------------------------
+    # -- through a local name, into a function of the module ----------------------------------
     def _follow_name(self, assign: cst.CSTNode, scope: Scope, hops: int) -> None:
         """Every read of the assigned name in the statements after it (same block, until it is
         rebound) must end in a sink; a read inside a nested block, or none at all, escapes."""
@@ -190,9 +203,31 @@ class Consumers:
         fn = scope.node
         if target is None or hops >= MAX_HOPS or not isinstance(fn, cst.FunctionDef):
             raise _Escapes
-        following = _statements_after(fn.body, assign)
-        if not following:
+        self._follow_reads(target, _statements_after(fn.body, assign) or [], scope, hops)
+
+    def _follow_call(self, call: cst.Call, value: cst.CSTNode, scope: Scope, hops: int) -> None:
+        """``f(..., v, ...)`` with ``f`` a function of this module: the value goes on as its
+        parameter, followed through the callee's body; the callee's parameters in a sink's
+        slice stand for the caller's arguments."""
+        name = call.func.value if isinstance(call.func, cst.Name) else None
+        callee = self.ctx.info.functions.get(name or "")
+        fn = callee.node if callee is not None else None
+        if callee is None or not isinstance(fn, cst.FunctionDef) or hops >= MAX_HOPS:
+            raise _Escapes  # an unknown function: whatever it does with the value is unseen
+        if name in scope.bindings or name in scope.params:
+            raise _Escapes  # a local name shadows the module's function
+        pairs = _bind(call, fn)
+        param = next((p for p, a in pairs if a is value), None)
+        if param is None:
             raise _Escapes
+        for p, a in pairs:
+            self.bound[f"name:{p.name.value}:{id(p)}"] = self._slice(a, scope, call)
+        body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+        self._follow_reads(param.name.value, list(body), callee, hops)
+
+    def _follow_reads(
+        self, target: str, following: list[cst.BaseStatement], scope: Scope, hops: int
+    ) -> None:
         read = False
         for line in following:
             reads = _reads(line, target)
@@ -224,7 +259,24 @@ class Consumers:
         tree = self.slicer.tree(node, scope, order)
         if self.slicer.truncated or self.slicer.unsupported:
             raise _Escapes
-        return tree
+        return self._substitute(tree)
+
+    def _substitute(self, tree: Any) -> Any:
+        """A callee's parameter input replaced by the caller's argument it receives."""
+        if not self.bound:
+            return tree
+        names = {self.slicer._input_keys.get(key): t for key, t in self.bound.items()}
+        return _replace_inputs(tree, {k: v for k, v in names.items() if k is not None})
+
+    def _imported(self, func: cst.BaseExpression) -> str:
+        """``generic.log_sub_exp`` with ``generic`` an import (any library, not only TF's):
+        its dotted name; '' for a local function or anything else."""
+        root = func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name) or root.value not in self.ctx.ev.imports.aliases:
+            return ""
+        return dotted_name(func)
 
     def _add(self, sink: Sink) -> None:
         if len(self.sinks) >= MAX_SINKS:
@@ -232,12 +284,77 @@ class Consumers:
         self.sinks.append(sink)
 
     def _line(self, node: cst.CSTNode) -> int:
-        pos = self.slicer.positions.get(node)
+        positions = self.slicer.positions
+        pos = positions.get(node)
+        if pos is None and hasattr(positions, "resolve"):  # a sink in another top statement
+            top = next((s.top for s in self.ctx.info.calls if s.node is node), None)
+            positions.resolve([top] if top is not None else [])
+            pos = positions.get(node)
         return pos.start.line if pos else 0
 
     def _code(self, node: cst.CSTNode) -> str:
         code = " ".join(self.ctx.code(node).split())
         return code if len(code) <= 80 else code[:77] + "..."
+
+
+def _bind(call: cst.Call, fn: cst.FunctionDef) -> list[tuple[cst.Param, cst.BaseExpression]]:
+    """(parameter, argument) of a call to a plain function; a star argument binds unseen."""
+    params = list(fn.params.posonly_params) + list(fn.params.params)
+    by_name = {p.name.value: p for p in params + list(fn.params.kwonly_params)}
+    out = []
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            raise _Escapes
+        if arg.keyword is not None:
+            param = by_name.get(arg.keyword.value)
+        else:
+            param = params[i] if i < len(params) else None
+        if param is None:
+            raise _Escapes
+        out.append((param, arg.value))
+    return out
+
+
+def _replace_inputs(tree: Any, by: dict[str, Any]) -> Any:
+    if isinstance(tree, dict):
+        if tree.get("k") == "input" and tree.get("name") in by:
+            return by[tree["name"]]
+        return {k: _replace_inputs(v, by) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [_replace_inputs(v, by) for v in tree]
+    return tree
+
+
+def _input_names(tree: Any) -> set[str]:
+    names: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("k") == "input":
+                names.add(str(node.get("name")))
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    return names
+
+
+def _logsumexp_operand(call: cst.Call, value: cst.CSTNode, op: str | None, dotted: str) -> bool:
+    """``value`` is an operand a log-sum-exp handles exactly at -inf: the argument of a
+    reduce_logsumexp/log_softmax/softmax/exp, either term of ``log_add_exp(x, y)``, or the
+    subtracted term of ``log_sub_exp(x, y)`` (log(exp(x) - 0) = x)."""
+    last = dotted.rsplit(".", 1)[-1]
+    if op in LOGSUMEXP_OPS or last in (
+        "reduce_logsumexp",
+        "logsumexp",
+        "reduce_weighted_logsumexp",
+    ):
+        return value is call_arg(call, 0, "x", "input_tensor", "logits", "logx")
+    if last in ("log_add_exp", "logaddexp"):
+        return value is call_arg(call, 0, "x", "x1") or value is call_arg(call, 1, "y", "x2")
+    if last == "log_sub_exp":
+        return value is call_arg(call, 1, "y")
+    return False
 
 
 def _shape_only(op: str | None, dotted: str) -> bool:
