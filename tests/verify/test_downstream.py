@@ -273,3 +273,23 @@ def test_a_module_function_that_returns_the_value_lets_it_escape():
 def test_a_comparison_with_the_value_on_its_right_is_a_comparison_too():
     probe = one_probe(COMPARED.format(use="tf.where(0.5 < xi, t, 0.5)"), "TNL201")
     assert [s["kind"] for s in probe["uses"]["sinks"]] == ["compare"]
+
+
+def test_a_ratio_only_tested_for_nan_is_a_comparison():
+    probe = one_probe(COMPARED.format(use="tf.where(tf.math.is_nan(xi), t, 0.5)"), "TNL201")
+    assert [s["kind"] for s in probe["uses"]["sinks"]] == ["compare"]
+
+
+def test_a_precision_loss_where_the_statement_is_not_finite_does_not_show_there():
+    import numpy as np
+    from probe_helpers import binop, call, const, expr, free, inp
+
+    from tfnumlint.verify.downstream import NON_FINITE, precision_absorbed
+    from tfnumlint.verify.program import build
+
+    target = call("log", binop("+", const(1.0), inp("w")))
+    loss = binop("-", call("log", inp("y")), target)
+    probe = expr("TNL105", target, [free("w"), free("y")], loss=loss)
+    at_zero, at_one = precision_absorbed(build(probe), probe, np.array([[1e-8, 0.0], [1e-8, 1.0]]))
+    assert at_zero is not None and at_zero.startswith(NON_FINITE)  # log(0) = -inf anyway
+    assert at_one is None  # log(1) = 0: the lost 1e-8 is the whole result

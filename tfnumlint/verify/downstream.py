@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.gradflow import labels_only_reason
 from . import intervals as iv
 from . import trace
 from .program import TRACE_ERRORS, Program, build, probe_dtype, run
@@ -67,13 +68,17 @@ def _gradient_verdict(probe: dict[str, Any], out: dict[str, Any], handled: Handl
         detail = f"{seen}; but handled: {handled.reason}, and no gradient flows here ({no_grad})"
         return {**out, "status": "refuted", "detail": detail}
     bad = _bad_gradient(out)
+    labels = labels_only_reason(out)  # gradflow's rule: a label's gradient trains nothing
+    if bad is not None and labels:
+        detail = f"{seen}; but handled: {handled.reason}, and {labels}"
+        return {**out, "status": "refuted", "detail": detail}
     if bad is None:
         detail = f"{seen}; but handled: {handled.reason}, and its gradient is finite there"
         return {**out, "status": "refuted", "detail": detail}
     name, value = bad
     trap = (
-        f"{seen}; {handled.reason}, but its gradient is {value} there "
-        f"(d/d{name}): the discarded value's gradient still reaches the inputs"
+        f"{seen}; {handled.reason}, but its gradient is {value} there (d/d{name}): the "
+        f"chain rule multiplies it by 0 and still gets nan, which reaches the inputs"
     )
     if no_grad:
         detail = f"{trap}; no gradient is likely to flow here ({no_grad})"

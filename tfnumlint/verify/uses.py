@@ -37,6 +37,7 @@ MAX_SINKS = 8
 NUMPY_WHERE = ("experimental.numpy.where",)
 NO_NAN_CALLS = ("multiply_no_nan", "divide_no_nan")
 COMPARE_OPS = frozenset({"greater", "greater_equal", "less", "less_equal", "equal", "not_equal"})
+NAN_TESTS = frozenset({"is_nan", "is_inf", "is_finite", "isnan", "isinf", "isfinite"})
 # Ops where a -inf entry is exact (exp(-inf) = 0): a log value of -inf is handled there.
 LOGSUMEXP_OPS = frozenset({"reduce_logsumexp", "log_softmax", "softmax", "exp"})
 # Reads that keep only the value's shape or dtype, never its entries.
@@ -148,7 +149,7 @@ class Consumers:
             return self._where_sink(call, value, scope)
         if dotted.rsplit(".", 1)[-1] in NO_NAN_CALLS or op in NO_NAN_CALLS:
             return self._no_nan_sink(call, value, scope)
-        if op in COMPARE_OPS:
+        if op in COMPARE_OPS or dotted.rsplit(".", 1)[-1] in NAN_TESTS:
             self._add(Sink("compare", self._line(call), self._code(call)))
             return True
         if _logsumexp_operand(call, value, op, dotted):
