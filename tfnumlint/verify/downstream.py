@@ -159,8 +159,9 @@ def _evaluate(
     inputs = list(probe.get("inputs") or []) + extra
     part = {**probe, "target": tree, "loss": None, "inputs": inputs}
     try:
-        dtype = out.get("dtype") if out.get("dtype") in trace.DTYPES else probe_dtype(probe)
-        whole = build(probe, dtype, extras=False, grads=False)
+        given = out.get("dtype")
+        dtype = given if isinstance(given, str) and given in trace.DTYPES else probe_dtype(probe)
+        whole = _whole(probe, dtype)
         row = _witness_row(whole, out["inputs"])
         if row is None:
             return None
@@ -171,6 +172,17 @@ def _evaluate(
     except TRACE_ERRORS:
         return None
     return [t[i] for i in range(len(rows))]
+
+
+def _whole(probe: dict[str, Any], dtype: str) -> Program:
+    """The probe as the witness was found on: with its statement, or the target alone when
+    the statement does not trace (``program.build_with_fallback``), forward only."""
+    try:
+        return build(probe, dtype, extras=False, grads=False)
+    except TRACE_ERRORS:
+        if probe.get("loss") is None:
+            raise
+    return build({**probe, "loss": None}, dtype, extras=False, grads=False)
 
 
 def _witness_row(program: Program, witness: dict[str, Any]) -> list[float] | None:
