@@ -293,3 +293,18 @@ def test_a_precision_loss_where_the_statement_is_not_finite_does_not_show_there(
     at_zero, at_one = precision_absorbed(build(probe), probe, np.array([[1e-8, 0.0], [1e-8, 1.0]]))
     assert at_zero is not None and at_zero.startswith(NON_FINITE)  # log(0) = -inf anyway
     assert at_one is None  # log(1) = 0: the lost 1e-8 is the whole result
+
+
+def test_a_condition_on_an_input_only_the_statement_reads_is_tried_at_every_generic_value():
+    src = """\
+        import tensorflow as tf
+
+
+        def body(should_stop, f, a, b, c):
+            return tf.where(should_stop, f, (a - b) / (c - b))
+        """
+    probe = one_probe(src, "TNL201")
+    assert "should_stop" in [i["name"] for i in probe["inputs"]]  # read by the statement only
+    probe["no_gradient"] = "solver code"
+    out = probing.verify(probe, THR)
+    assert "handled" not in out.get("detail", "")  # some should_stop selects the division

@@ -153,25 +153,35 @@ def _evaluate(
     does not have; None when it cannot be rebuilt or traced."""
     if not isinstance(tree, dict):
         return None
-    extra = list(uses.get("inputs") or [])
-    if len(extra) > MAX_EXTRA:
+    # the witness fixes only what the flagged expression reads; an input of its statement
+    # alone (`should_stop` in `tf.where(should_stop, f, a / b)`) took an arbitrary value there
+    read = _tree_inputs(probe.get("target"))
+    probe_inputs = list(probe.get("inputs") or [])
+    fixed = [spec for spec in probe_inputs if spec.get("name") in read]
+    free = [spec for spec in probe_inputs if spec.get("name") not in read]
+    free += list(uses.get("inputs") or [])
+    if len(free) > MAX_EXTRA:
         return None
-    inputs = list(probe.get("inputs") or []) + extra
-    part = {**probe, "target": tree, "loss": None, "inputs": inputs}
+    part = {**probe, "target": tree, "loss": None, "inputs": fixed + free}
     try:
         given = out.get("dtype")
         dtype = given if isinstance(given, str) and given in trace.DTYPES else probe_dtype(probe)
         whole = _whole(probe, dtype)
-        row = _witness_row(whole, out["inputs"])
-        if row is None:
+        witness = _witness_row(whole, out["inputs"])
+        if witness is None:
             return None
+        row = [v for spec, v in zip(whole.inputs, witness, strict=True) if spec.name in read]
         program = build(part, dtype, extras=False, grads=False, shape=(whole.k, whole.rank))
-        tails = list(itertools.product(GENERIC_VALUES, repeat=len(extra))) or [()]
+        tails = list(itertools.product(GENERIC_VALUES, repeat=len(free))) or [()]
         rows = np.array([row + list(tail) for tail in tails], dtype=np.float64)
         t = flat(run(program, rows)["t"])
     except TRACE_ERRORS:
         return None
     return [t[i] for i in range(len(rows))]
+
+
+def _tree_inputs(tree: Any) -> set[str]:
+    return {str(n.get("name")) for n in trace.walk(tree) if n.get("k") == "input"}
 
 
 def _whole(probe: dict[str, Any], dtype: str) -> Program:
