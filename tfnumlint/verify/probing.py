@@ -16,7 +16,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import domains, preconditions
+from . import domains, downstream, preconditions
 from .climb import CLIMB_STEPS, climb
 from .points import point_grid
 from .program import build_with_fallback, probe_dtype, recipe, run
@@ -123,6 +123,7 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         upstream = upstream_start(probe, out)  # before the judges replace the witness
         out = domains.judge(probe, out)  # issue #11: domains and where gradients flow
         out = review_witness(probe, out)  # related inputs, where the symptom starts
+        out = downstream.review(probe, out)  # where the value goes: handled right after?
         out = preconditions.judge(probe, out)  # then a far tail or an empty selection
         out = with_upstream(out, upstream)  # the report folds it into the upstream finding
     out["seconds"] = round(time.perf_counter() - start, 4)

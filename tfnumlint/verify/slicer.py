@@ -36,6 +36,7 @@ from ..analysis.values import Val, literal_number
 from ..rules.recipes import recipe_for
 from .contract import ALLOWED_OPS, STRUCTURAL
 from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
+from .uses import consumers
 
 _BINOPS = {
     cst.Add: "+",
@@ -869,6 +870,9 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     }
     if unsupported:
         probe["unsupported"] = unsupported
+    uses = consumers(slicer, ctx, hit)  # where the flagged value goes: a select, a comparison
+    if uses is not None:
+        probe["uses"] = uses
     return probe
 
 

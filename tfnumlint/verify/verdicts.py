@@ -16,6 +16,7 @@ import tensorflow as tf
 from .. import ops as registry
 from . import intervals as iv
 from . import trace
+from .downstream import absorbed_reason, precision_absorbed
 from .points import point_grid
 from .program import Program, build, run
 from .symptoms import Witness, extreme_rows, find_symptom, flat
@@ -156,6 +157,16 @@ def verify_diverges(program: Program, probe: dict[str, Any]) -> dict[str, Any]:
         return refuted(
             f"matches the float64 result within 1% at {len(rows)} boundary points ({dtype})", dtype
         )
+    absorbed = precision_absorbed(program, probe, rows[hits])  # the statement hides the loss?
+    shown = [int(i) for i, why in zip(hits, absorbed, strict=True) if why is None]
+    if not shown:
+        why = absorbed_reason(absorbed)
+        return refuted(
+            f"diverges from float64 at {len(hits)} boundary point(s), but at each the loss does "
+            f"not show in its statement: {why}",
+            dtype,
+        )
+    hits = np.array(shown)
     # a point at values the code gives its inputs, if any; else the first, whose inputs at
     # unusual values all count as needed (a divergence is not relaxed input by input)
     row = next(
