@@ -13,7 +13,16 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "tfnumlint"
 # probing.py's stages in the order they may import each other (CONTRIBUTING.md's picture)
-PROBING_STAGES = ("program", "points", "symptoms", "climb", "witness", "downstream", "verdicts", "upstream")
+PROBING_STAGES = (
+    "program",
+    "points",
+    "symptoms",
+    "climb",
+    "witness",
+    "downstream",
+    "verdicts",
+    "upstream",
+)
 WORKER_SIDE = frozenset(
     f"tfnumlint.verify.{m}"
     for m in (

@@ -308,3 +308,34 @@ def test_a_condition_on_an_input_only_the_statement_reads_is_tried_at_every_gene
     probe["no_gradient"] = "solver code"
     out = probing.verify(probe, THR)
     assert "handled" not in out.get("detail", "")  # some should_stop selects the division
+
+
+# ------------------------------------------- a gradient only with respect to counts
+
+COUNTED = """\
+    import tensorflow as tf
+
+
+    def reliability(logits, labels, num_classes):
+        pred_class = tf.argmax(logits, axis=-1, output_type=labels.dtype)
+        counts = tf.math.confusion_matrix(
+            pred_class, labels, num_classes=num_classes, dtype=logits.dtype{weights}
+        )
+        dist_mean = counts / (1e-7 + tf.reduce_sum(counts, axis=-1, keepdims=True))
+        prob_true = tf.gather(dist_mean, pred_class, axis=0)
+        log_prob_true = tf.math.log(prob_true)
+        log_prob_pred = tf.nn.log_softmax(logits)
+        return tf.math.reduce_logsumexp(log_prob_pred + log_prob_true, axis=-1)
+    """
+
+
+def test_a_handled_minus_inf_whose_bad_gradient_is_only_wrt_counts_is_refuted():
+    out = verdict(COUNTED.format(weights=""), "TNL101")
+    assert out["status"] == "refuted", out
+    assert "`counts`, a count, which has none" in out["detail"]
+
+
+def test_a_weighted_confusion_matrix_is_not_a_count_and_keeps_its_gradient_symptom():
+    out = verdict(COUNTED.format(weights=", weights=w"), "TNL101")
+    assert out["status"] == "confirmed", out
+    assert out["symptom"] == "inf-gradient" or out["symptom"] == "nan-gradient"

@@ -710,7 +710,8 @@ def _labels(ctx, node, names: set[str]) -> str | None:
 # Calls whose results are whole numbers: sizes and counts (>= 0), and the ones of any sign.
 SIZE_CALLS = frozenset(
     {"shape", "size", "rank", "count_nonzero", "bincount", "argmax", "argmin", "num_elements",
-     "shape_tensor", "prefer_static_shape", "prefer_static_size", "prefer_static_rank"}
+     "shape_tensor", "prefer_static_shape", "prefer_static_size", "prefer_static_rank",
+     "confusion_matrix", "histogram_fixed_width"}
 )  # fmt: skip
 WHOLE_CALLS = frozenset({"range", "floor", "ceil", "round", "rint", "to_int32", "to_int64"})
 _INT_DTYPE = re.compile(r"\bu?int(?:8|16|32|64)\b")

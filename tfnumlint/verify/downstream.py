@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +69,8 @@ def _gradient_verdict(probe: dict[str, Any], out: dict[str, Any], handled: Handl
         detail = f"{seen}; but handled: {handled.reason}, and no gradient flows here ({no_grad})"
         return {**out, "status": "refuted", "detail": detail}
     bad = _bad_gradient(out)
-    labels = labels_only_reason(out)  # gradflow's rule: a label's gradient trains nothing
+    # gradflow's rule: a label's gradient trains nothing; nor does a count's
+    labels = labels_only_reason(out) or counts_only_reason(probe, out)
     if bad is not None and labels:
         detail = f"{seen}; but handled: {handled.reason}, and {labels}"
         return {**out, "status": "refuted", "detail": detail}
@@ -85,6 +87,40 @@ def _gradient_verdict(probe: dict[str, Any], out: dict[str, Any], handled: Handl
         return {**out, "status": "inconclusive", "detail": detail}
     symptom = "nan-gradient" if value == "nan" else "inf-gradient"
     return {**out, "symptom": symptom, "detail": trap}
+
+
+# Ops whose result counts items: TensorFlow defines no gradient through them.
+COUNTING_CALLS = frozenset(
+    {"confusion_matrix", "bincount", "histogram_fixed_width", "count_nonzero"}
+)
+
+
+def counts_only_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """The bad gradient is only with respect to counts (``tf.math.confusion_matrix(...)``,
+    ``bincount``) and NumPy host constants (``np.finfo(dtype).eps``): no gradient reaches
+    either, so nothing trains through that one."""
+    grads = (out.get("observed") or {}).get("gradient") or {}
+    bad = [n for n, v in grads.items() if _non_finite(v)]
+    sources = {str(s.get("name")): str(s.get("source") or "") for s in probe.get("inputs") or []}
+    counts = [n for n in bad if _counting(sources.get(n, ""))]
+    if not counts or not all(n in counts or _host(sources.get(n, "")) for n in bad):
+        return None
+    return f"the bad gradient is only with respect to `{counts[0]}`, a count, which has none"
+
+
+def _counting(source: str) -> bool:
+    call = re.match(r"[\w.]*?(\w+)\(", source)
+    return bool(call) and call.group(1) in COUNTING_CALLS and "weights=" not in source
+
+
+def _host(source: str) -> bool:
+    return bool(re.match(r"(?:np|numpy|math)\.", source))
+
+
+def _non_finite(value: Any) -> bool:
+    if value in ("nan", "inf", "-inf"):
+        return True
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 def _bad_gradient(out: dict[str, Any]) -> tuple[str, str] | None:
