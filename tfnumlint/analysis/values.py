@@ -16,6 +16,8 @@ from ..floats import round_to
 INF = math.inf
 # producer kinds of a linear output (a logit): scaling it by a Python scalar keeps it one
 LINEAR_KINDS = frozenset({"matmul", "linear"})
+# Keras layers and models: calling one gives its output activation's range
+LAYER_KINDS = frozenset({"layer", "model"})
 
 
 @dataclass(frozen=True)
