@@ -312,8 +312,9 @@ class Evaluator:
         return val
 
     def _built_layer(self, attr: str | None, binding: Binding, val: Val, fn: Scope | None) -> Val:
-        """A ``Sequential`` grown by ``.add(layer)``: the last layer added decides its output.  ``attr``: the attribute it is bound to (``self.mlp.add`` in any method of the
-        class); else a local name bound by ``binding`` (``model.add`` after it, same scope)."""
+        """A ``Sequential`` grown by ``.add(layer)``: the last layer added decides its output.
+        ``attr``: the attribute it is bound to (``self.mlp.add`` in any method of the class);
+        else a local name bound by ``binding`` (``model.add`` after it, same scope)."""
         value = binding.value
         if not isinstance(value, cst.Call) or self.op(value) != "sequential":
             return val
