@@ -21,6 +21,7 @@ from .values import (
     LAYER_KINDS,
     LINEAR_KINDS,
     NOT_KNOWN,
+    STRICTLY_POSITIVE_KINDS,
     UNKNOWN,
     Val,
     constant,
@@ -431,6 +432,7 @@ class Evaluator:
                 zero=zero,
                 one_hot=a.one_hot and b.one_hot,
                 desc=f"{paren(a.desc)} * {paren(b.desc)}",
+                masked_by=_masked(a, b, node.right) or _masked(b, a, node.left),
                 has_exp=a.has_exp or b.has_exp,
                 log_space=a.log_space or b.log_space,
             )
@@ -702,6 +704,19 @@ def _is_none(node: cst.BaseExpression) -> bool:
 def _log_space(op: str) -> bool:
     entry = ops.REGISTRY.get(op)
     return entry is not None and entry.log_space
+
+
+def _masked(value: Val, factor: Val, factor_node: cst.BaseExpression) -> tuple[str, str] | None:
+    """``softmax(z) * mask``: a strictly positive value (or one already masked) times a mask is
+    0 exactly where the mask is, so a witness needing it all-zero needs an empty mask.  A ReLU
+    output is no such value: it is 0 by itself."""
+    if factor.kind != "mask":
+        return None
+    if value.masked_by:
+        return value.masked_by
+    if value.kind not in STRICTLY_POSITIVE_KINDS:
+        return None
+    return (cst.Module([]).code_for_node(factor_node), value.kind)
 
 
 def _scaled_linear(x: Val, factor: Val) -> bool:

@@ -44,6 +44,9 @@ class Val:
     instance_of: str | None = None  # an instance of a class: `C` here, `module:C` elsewhere
     log_space: bool = False  # computed from logs (a log-likelihood): exp of it is intended
     origin: tuple | None = None  # the call site that passed it (project.Origin)
+    # a strictly positive value (softmax, sigmoid, exp, softplus) times a mask: 0 only where
+    # the mask is; the mask's code (`mask[0]`) and the positive producer's kind
+    masked_by: tuple[str, str] | None = None
 
     @property
     def known(self) -> bool:
@@ -59,6 +62,8 @@ class Val:
 
 
 UNKNOWN = Val()
+# producers whose output is never exactly 0 short of a saturation or an underflow
+STRICTLY_POSITIVE_KINDS = frozenset({"softmax", "sigmoid", "exp", "softplus"})
 NOT_KNOWN = ("unknown", "param", "call", "name")
 
 
@@ -91,6 +96,7 @@ def join_vals(vals: list[Val]) -> Val:
         exp_sum=any(v.exp_sum for v in vals),
         one_hot=all(v.one_hot for v in vals),
         tuple_items=rep.tuple_items,
+        masked_by=rep.masked_by if all(v.masked_by for v in vals) else None,
     )
 
 
