@@ -163,6 +163,13 @@ def ops_with(predicate: Callable[[Op], bool]) -> frozenset[str]:
     return frozenset(n for n, op in REGISTRY.items() if predicate(op))
 
 
+# Keras convolution-like layers: their activation is a keyword after the geometry arguments
+_CONV_LAYERS = (
+    "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
+    "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D", "DepthwiseConv2D", "Convolution1D",
+    "Convolution2D", "Convolution3D", "LocallyConnected1D", "LocallyConnected2D", "EinsumDense",
+)  # fmt: skip
+
 for _op in (
     Op(
         "log",
@@ -900,6 +907,29 @@ for _op in (
         ),
     ),
     Op("dense", spellings=("keras.layers.Dense",), transfer=Transfer("dense_layer")),
+    # Keras layers whose output range is their activation's: `self.mlp = Conv2D(...,
+    # activation="relu")` built in `build` makes `self.mlp(x)` a ReLU output wherever it is called
+    Op(
+        "conv_layer",
+        spellings=tuple(f"keras.layers.{name}" for name in _CONV_LAYERS),
+        transfer=Transfer("conv_layer"),
+    ),
+    Op(
+        "activation_layer",
+        spellings=("keras.layers.Activation",),
+        transfer=Transfer("activation_layer"),
+    ),
+    Op("lambda_layer", spellings=("keras.layers.Lambda",), transfer=Transfer("lambda_layer")),
+    Op(
+        "softmax_layer",
+        spellings=("keras.layers.Softmax",),
+        transfer=Transfer("activation_layer_of", kind="softmax"),
+    ),
+    Op(
+        "relu_layer",
+        spellings=("keras.layers.ReLU",),
+        transfer=Transfer("activation_layer_of", kind="relu"),
+    ),
     Op(
         "sequential",
         spellings=("keras.Sequential", "keras.models.Sequential"),

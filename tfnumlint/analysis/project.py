@@ -29,7 +29,7 @@ from .heuristics import looks_like_probability
 from .invariants import Invariants, argument_invariant, class_invariants, value_key
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name, imported_names
-from .values import UNKNOWN, Val, join_vals
+from .values import LAYER_KINDS, UNKNOWN, Val, join_vals
 
 # path, line, column, the call's text, the parameter, what the argument is
 Origin = tuple[str, int, int, str, str, str]
@@ -452,6 +452,8 @@ class Summariser:
                 b = _last_value(bindings)
                 if b is not None:
                     v = ev.value(b.value, b.scope, b.at)
+                    if v.kind in LAYER_KINDS:  # a layer built in `build`, called in subclasses
+                        v = ev.layer_attribute(attr, bindings, b, v)
                     if informative(v):
                         attrs.append((attr, portable(v, module)))
             bases = tuple(dotted_name(b.value) for b in cls.node.bases if dotted_name(b.value))

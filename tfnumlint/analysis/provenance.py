@@ -18,8 +18,10 @@ from .module import Binding, ModuleInfo, Scope, qualname
 from .transfer import ACTIVATION_RANGES, handler_for
 from .values import (
     INF,
+    LAYER_KINDS,
     LINEAR_KINDS,
     NOT_KNOWN,
+    STRICTLY_POSITIVE_KINDS,
     UNKNOWN,
     Val,
     constant,
@@ -189,6 +191,8 @@ class Evaluator:
             if found.value is None:
                 return Val("name", desc=f"`{name}`")
             val = self.value(found.value, found.scope, found.at)
+            if val.kind in LAYER_KINDS:
+                val = self._built_layer(None, found, val, None)
             if found.index is not None:
                 items = val.tuple_items
                 val = items[found.index] if items and found.index < len(items) else UNKNOWN
@@ -260,6 +264,10 @@ class Evaluator:
                     chosen = same[-1] if same else bindings[-1]
                     if chosen.value is not None:
                         val = self.value(chosen.value, chosen.scope, chosen.at)
+                        if val.kind in LAYER_KINDS:
+                            # set in another method: any of its assignments may be live
+                            val = self.layer_attribute(node.attr.value, bindings, chosen, val,
+                                                       every=not same)  # fmt: skip
                         name = f"self.{node.attr.value}"
                         if val.kind in ("unknown", "call"):
                             prob = looks_like_probability(node.attr.value)
@@ -281,6 +289,68 @@ class Evaluator:
                 if val is not None:
                     return replace(val, desc=_named(dotted, val))
         return Val(desc=f"`{_dotted(node)}`")
+
+    def layer_attribute(
+        self, attr: str, bindings: list[Binding], chosen: Binding, val: Val, every: bool = True
+    ) -> Val:
+        """``self.<attr>`` bound to a layer or model by ``chosen``: a ``Sequential`` grown by
+        ``self.<attr>.add(...)`` has its last layer's output; read from a method that did not
+        set it (``every``), the output is known only when every assignment (``None``
+        placeholders aside) makes a layer with the same activation."""
+        val = self._built_layer(attr, chosen, val, chosen.scope)
+        if not every:
+            return val
+        for b in bindings:
+            if b is chosen or b.value is None or b.index is not None or _is_none(b.value):
+                continue
+            other = self.value(b.value, b.scope, b.at)
+            if other.kind in LAYER_KINDS:
+                other = self._built_layer(attr, b, other, b.scope)
+            if other.kind not in LAYER_KINDS:
+                return Val("call", desc=val.desc)  # a layer here, something else there
+            if other.activation != val.activation:
+                return replace(val, activation=None)
+        return val
+
+    def _built_layer(self, attr: str | None, binding: Binding, val: Val, fn: Scope | None) -> Val:
+        """A ``Sequential`` grown by ``.add(layer)``: the last layer added decides its output.
+        ``attr``: the attribute it is bound to (``self.mlp.add`` in any method of the class);
+        else a local name bound by ``binding`` (``model.add`` after it, same scope)."""
+        value = binding.value
+        if not isinstance(value, cst.Call) or self.op(value) != "sequential":
+            return val
+        added = [site for site in self.info.calls if self._adds_to(site, attr, binding, fn)]
+        if not added:
+            return val
+        last = added[-1]
+        layer = self.value(last.node.args[0].value, last.scope, last.order)
+        act = layer.activation if layer.kind in LAYER_KINDS else None
+        return replace(val, activation=act, desc="a Sequential model")
+
+    def _adds_to(self, site, attr: str | None, binding: Binding, fn: Scope | None) -> bool:
+        """``site`` is ``self.<attr>.add(layer)`` in a method of ``fn``'s class (with ``attr``),
+        or ``<name>.add(layer)`` where ``<name>`` is bound by ``binding`` (without)."""
+        func = site.node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "add" and site.node.args):
+            return False
+        target = func.value
+        if attr is None:
+            return (
+                isinstance(target, cst.Name)
+                and self.lookup(target.value, site.scope, site.order) is binding
+            )
+        s: Scope | None = site.scope
+        while s is not None and s.kind != "function":
+            s = s.parent
+        return (
+            s is not None
+            and fn is not None
+            and s.cls is fn.cls
+            and isinstance(target, cst.Attribute)
+            and target.attr.value == attr
+            and isinstance(target.value, cst.Name)
+            and target.value.value == s.self_name
+        )
 
     def _inherited_attr(self, cls_node: cst.ClassDef, attr: str) -> Val | None:
         """``self.attr`` set by a base class (here or in another module of the project)."""
@@ -362,6 +432,7 @@ class Evaluator:
                 zero=zero,
                 one_hot=a.one_hot and b.one_hot,
                 desc=f"{paren(a.desc)} * {paren(b.desc)}",
+                masked_by=_masked(a, b, node.right) or _masked(b, a, node.left),
                 has_exp=a.has_exp or b.has_exp,
                 log_space=a.log_space or b.log_space,
             )
@@ -626,9 +697,26 @@ class Evaluator:
         )
 
 
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
 def _log_space(op: str) -> bool:
     entry = ops.REGISTRY.get(op)
     return entry is not None and entry.log_space
+
+
+def _masked(value: Val, factor: Val, factor_node: cst.BaseExpression) -> tuple[str, str] | None:
+    """``softmax(z) * mask``: a strictly positive value (or one already masked) times a mask is
+    0 exactly where the mask is, so a witness needing it all-zero needs an empty mask.  A ReLU
+    output is no such value: it is 0 by itself."""
+    if factor.kind != "mask":
+        return None
+    if value.masked_by:
+        return value.masked_by
+    if value.kind not in STRICTLY_POSITIVE_KINDS:
+        return None
+    return (cst.Module([]).code_for_node(factor_node), value.kind)
 
 
 def _scaled_linear(x: Val, factor: Val) -> bool:

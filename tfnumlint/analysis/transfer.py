@@ -18,7 +18,7 @@ import libcst as cst
 from .. import ops
 from ..floats import exp_overflow, exp_underflow
 from .module import call_arg
-from .values import INF, LINEAR_KINDS, UNKNOWN, Val, constant, join_vals, paren
+from .values import INF, LAYER_KINDS, LINEAR_KINDS, UNKNOWN, Val, constant, join_vals, paren
 
 if TYPE_CHECKING:
     from .provenance import Evaluator
@@ -318,18 +318,65 @@ def _source(kind: str):
     return handler
 
 
-def _layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
-    act_node = call_arg(node, 1, "activation")
-    act: str | None = "linear" if act_node is None else None
-    if isinstance(act_node, cst.Name) and act_node.value == "None":
-        act = "linear"
-    elif isinstance(act_node, cst.SimpleString):
+def activation_name(ev: Evaluator, act_node: cst.BaseExpression | None) -> str | None:
+    """The activation a layer argument names: ``"softmax"``, ``tf.nn.softmax``, ``None``
+    (linear); None when it is not known (``self.act``, a custom function)."""
+    if act_node is None or (isinstance(act_node, cst.Name) and act_node.value == "None"):
+        return "linear"
+    if isinstance(act_node, cst.SimpleString):
         text = act_node.evaluated_value
-        act = text if isinstance(text, str) else None
-    elif act_node is not None:
-        op = ev.imports.op(act_node)
-        act = op if op else None
-    return Val("layer", activation=act, desc="a Dense layer")
+        return text if isinstance(text, str) else None
+    return ev.imports.op(act_node) or None
+
+
+def _layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    """``Dense(units, activation)``: the activation is the second positional argument."""
+    return Val("layer", activation=activation_name(ev, call_arg(node, 1, "activation")),
+               desc="a Dense layer")  # fmt: skip
+
+
+def _conv_layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    """A convolution (``Conv2D(filters, kernel_size, ..., activation=...)``): its activation
+    sits after the geometry arguments, which differ by layer and version, so only the
+    keyword is read."""
+    act = activation_name(ev, call_arg(node, -1, "activation"))
+    return Val("layer", activation=act, desc="a convolution layer")
+
+
+def _activation_layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    """``Activation("sigmoid")``: a layer that only applies the named activation."""
+    act_node = call_arg(node, 0, "activation")
+    act = activation_name(ev, act_node) if act_node is not None else None
+    return Val("layer", activation=act, desc="an Activation layer")
+
+
+def _lambda_layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    """``Lambda(tf.nn.softmax)``: a layer whose function is a known activation op; any other
+    function (a lambda, a helper) says nothing about the output."""
+    fn = call_arg(node, 0, "function")
+    op = ev.imports.op(fn) if isinstance(fn, (cst.Name, cst.Attribute)) else None
+    act = op if op in ACTIVATION_RANGES else None
+    return Val("layer", activation=act, desc="a Lambda layer")
+
+
+# Arguments of an activation layer that change its function (`ReLU(negative_slope=0.1)` is a
+# leaky ReLU, `threshold` moves its zero): given at all, the output is not the plain activation.
+_RESHAPING_ARGS = frozenset({"negative_slope", "threshold", "alpha"})
+
+
+def _fixed_layer(kind: str) -> Handler:
+    """``Softmax()``, ``ReLU()``: a layer that is one activation (``axis``, ``max_value``
+    keep its range's lower end and its zeros)."""
+
+    def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+        reshaped = any(
+            a.keyword is not None and a.keyword.value in _RESHAPING_ARGS for a in node.args
+        )
+        if reshaped or (kind == "relu" and len(args) > 1):
+            return Val("layer", activation=None, desc=f"a {kind} layer")
+        return Val("layer", activation=kind, desc=f"a {kind} layer")
+
+    return handler
 
 
 def _sequential(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
@@ -340,7 +387,7 @@ def _sequential(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
         last = ev.value(layers.elements[-1].value, scope, order)
         return Val(
             "model",
-            activation=last.activation if last.kind == "layer" else None,
+            activation=last.activation if last.kind in LAYER_KINDS else None,
             desc="a Sequential model",
         )
     return Val("model", desc="a model")
@@ -391,6 +438,7 @@ _FACTORIES: dict[str, Callable[[str, ops.Transfer], Handler]] = {
     "passthrough": lambda kind, t: _passthrough(kind),
     "arith": lambda kind, t: _arith_op(kind),
     "source": lambda kind, t: _source(kind),
+    "activation_layer_of": lambda kind, t: _fixed_layer(kind),
 }
 # handler families that are one function
 _HANDLERS: dict[str, Handler] = {
@@ -402,6 +450,9 @@ _HANDLERS: dict[str, Handler] = {
     "concat": _concat,
     "moments": _moments,
     "dense_layer": _layer,
+    "conv_layer": _conv_layer,
+    "activation_layer": _activation_layer,
+    "lambda_layer": _lambda_layer,
     "sequential": _sequential,
     "functional_model": _functional,
     "one_hot": _one_hot,

@@ -16,6 +16,8 @@ from ..floats import round_to
 INF = math.inf
 # producer kinds of a linear output (a logit): scaling it by a Python scalar keeps it one
 LINEAR_KINDS = frozenset({"matmul", "linear"})
+# Keras layers and models: calling one gives its output activation's range
+LAYER_KINDS = frozenset({"layer", "model"})
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class Val:
     log_space: bool = False  # computed from logs (a log-likelihood): exp of it is intended
     origin: tuple | None = None  # the call site that passed it (project.Origin)
     integer: bool = False  # takes whole-number values only (an asserted integer-form count)
+    # a strictly positive value (softmax, sigmoid, exp, softplus) times a mask: 0 only where
+    # the mask is; the mask's code (`mask[0]`) and the positive producer's kind
+    masked_by: tuple[str, str] | None = None
 
     @property
     def known(self) -> bool:
@@ -58,6 +63,8 @@ class Val:
 
 
 UNKNOWN = Val()
+# producers whose output is never exactly 0 short of a saturation or an underflow
+STRICTLY_POSITIVE_KINDS = frozenset({"softmax", "sigmoid", "exp", "softplus"})
 NOT_KNOWN = ("unknown", "param", "call", "name")
 
 
@@ -91,6 +98,7 @@ def join_vals(vals: list[Val]) -> Val:
         one_hot=all(v.one_hot for v in vals),
         tuple_items=rep.tuple_items,
         integer=all(v.integer for v in vals),
+        masked_by=rep.masked_by if all(v.masked_by for v in vals) else None,
     )
 
 

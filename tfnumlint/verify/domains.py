@@ -69,6 +69,7 @@ from ..analysis.invariants import (
 )
 from ..analysis.module import Binding, qualname
 from ..analysis.names import tokens
+from ..analysis.values import STRICTLY_POSITIVE_KINDS
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
 NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
@@ -972,6 +973,9 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         found = found or name_domain(name)
         if found is not None:
             domains[name] = found
+    mark_masked(probe, ctx, site)
+    for name, dom in gram_domains(probe, ctx, site).items():
+        domains.setdefault(name, dom)
     relations += shifted_slice_relations(ctx, site.statement, site, set(names))
     relations += repeated_reads(ctx, site.statement, names)
     relations += stop_gradient_copies(ctx, site, names)
@@ -989,6 +993,116 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
     relations = without_weaker_duplicates(relations)
     if relations:
         probe["relations"] = [asdict(r) for r in relations]
+
+
+def _name_value(ctx, name: str, scope, order: int):
+    """The value of ``name`` at ``order`` in ``scope`` (a parameter: what its callers pass)."""
+    found = ctx.ev.lookup(name, scope, order)
+    node = found.name if isinstance(found, cst.Param) else cst.Name(name)
+    return ctx.ev.value(node, scope, order)
+
+
+def mark_masked(probe: dict[str, Any], ctx, site) -> None:
+    """Inputs that are a strictly positive value times a mask (``softmax(z) * mask``, passed by
+    the callers or bound here): ``spec["masked_by"] = [mask code, producer]``.  Such a value is
+    0 only where the mask is, so the precondition gate reads a witness needing it all-zero as an
+    empty selection (``preconditions.empty_selection_reason``)."""
+    for spec in probe.get("inputs") or []:
+        name = spec.get("name", "")
+        if not re.fullmatch(r"\w+", name):
+            continue
+        masked = _name_value(ctx, name, site.scope, site.order).masked_by
+        if masked:
+            spec["masked_by"] = list(masked)
+
+
+GRAM_CALLS = frozenset({"matmul", "modal_dot", "dot", "batch_dot", "tensordot"})
+TRANSPOSE_KEYWORDS = frozenset({"transpose_a", "transpose_b", "adjoint_a", "adjoint_b"})
+GRAM_EINSUMS = frozenset({"ij,ik->jk", "ji,ki->jk", "ij,kj->ik", "...ij,...ik->...jk"})
+
+
+def _same_name(a: cst.BaseExpression, b: cst.BaseExpression) -> str | None:
+    if isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value == b.value:
+        return a.value
+    return None
+
+
+def _transposed(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`tf.transpose(s)` / `s.T` -> `s`."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "T":
+        return node.value
+    if isinstance(node, cst.Call) and _call_name(node).split(".")[-1] in ("transpose", "adjoint"):
+        return node.args[0].value if node.args else None
+    return None
+
+
+def gram_factor(node: cst.BaseExpression | None) -> str | None:
+    """The `s` of a Gram product of one value with itself: ``matmul(s, s, transpose_a=True)``
+    (or ``transpose_b``, or an untraced helper given ``s`` twice with such a flag),
+    ``s @ tf.transpose(s)``, ``einsum('ij,ik->jk', s, s)``.  None for anything else."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+        left, right = _transposed(node.left), _transposed(node.right)
+        return (
+            _same_name(left, node.right)
+            if left is not None
+            else (_same_name(node.left, right) if right is not None else None)
+        )
+    if not isinstance(node, cst.Call):
+        return None
+    word = _call_name(node).split(".")[-1]
+    positional = [a.value for a in node.args if a.keyword is None]
+    flags = {
+        a.keyword.value
+        for a in node.args
+        if a.keyword is not None and isinstance(a.value, cst.Name) and a.value.value == "True"
+    }
+    if word == "einsum" and len(positional) == 3 and isinstance(positional[0], cst.SimpleString):
+        spec = positional[0].evaluated_value
+        if isinstance(spec, str) and spec.replace(" ", "") in GRAM_EINSUMS:
+            return _same_name(positional[1], positional[2])
+        return None
+    matmul_like = word in GRAM_CALLS or word.endswith(("dot", "matmul"))
+    if matmul_like and len(positional) == 2 and len(flags & TRANSPOSE_KEYWORDS) == 1:
+        return _same_name(positional[0], positional[1])
+    return None
+
+
+def _single_binding(name: str, scope):
+    s = scope
+    while s is not None:
+        bindings = s.bindings.get(name)
+        if bindings:
+            return bindings[0] if len(bindings) == 1 and bindings[0].index is None else None
+        s = s.parent
+    return None
+
+
+def gram_domains(probe: dict[str, Any], ctx, site) -> dict[str, Domain]:
+    """Inputs cut at a Gram product ``sᵀ s`` / ``s sᵀ``: positive semi-definite, its diagonal the
+    squared norms of ``s``, so zero only when ``s`` is.  Of a strictly positive ``s`` (a softmax:
+    rows sum to 1, so the diagonal of ``s sᵀ`` is >= 1/k) it is never zero: a strong domain
+    (0, inf) as the probe sets it (one value everywhere).  Of a masked one it is marked masked
+    too (``spec["masked_by"]``): zero only on an empty mask."""
+    out: dict[str, Domain] = {}
+    for spec in probe.get("inputs") or []:
+        name = spec.get("name", "")
+        if spec.get("origin") == "param" or not re.fullmatch(r"\w+", name):
+            continue
+        binding = _single_binding(name, site.scope)
+        factor = gram_factor(binding.value) if binding is not None else None
+        if factor is None:
+            continue
+        val = _name_value(ctx, factor, binding.scope, binding.at)
+        if val.masked_by:
+            mask, kind = val.masked_by
+            spec["masked_by"] = [mask, f"Gram product of a {kind}"]
+        elif val.kind in STRICTLY_POSITIVE_KINDS:
+            why = (
+                f"`{name}` is a Gram product of the {val.kind} output `{factor}` (its diagonal "
+                "holds squared norms of entries that are never 0), never zero"
+            )
+            out[name] = Domain(name, 0.0, math.inf, True, why, strong=True)
+    return out
 
 
 def without_weaker_duplicates(relations: list[Relation]) -> list[Relation]:

@@ -1,5 +1,7 @@
 """Preconditions a confirmed witness may still rest on (issue 11): a far tail, an empty selection.
 
+(And one thing a witness cannot show: an identity matrix set to one value everywhere.)
+
 A witness on a *driven* input (a logit, a layer input, a log-variance) is evidence at any value
 the input really takes.  Two kinds of values it can take in principle but not in practice make a
 symptom a precondition of the code rather than a hazard of training:
@@ -32,6 +34,7 @@ Plain Python: no TensorFlow, no numpy (the verdict side runs in the static proce
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from ..analysis.heuristics import looks_like_mask
@@ -195,6 +198,17 @@ def selections(probe: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def masked_inputs(probe: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Inputs that are a strictly positive value times a mask (``domains.mark_masked``) ->
+    (the mask's code, the positive producer): all-zero only on an empty mask."""
+    out: dict[str, tuple[str, str]] = {}
+    for spec in probe.get("inputs") or []:
+        masked = spec.get("masked_by")
+        if isinstance(masked, list) and len(masked) == 2:
+            out[str(spec.get("name"))] = (str(masked[0]), str(masked[1]))
+    return out
+
+
 def _divides(node: Any) -> bool:
     if isinstance(node, list):
         return any(_divides(n) for n in node)
@@ -216,15 +230,54 @@ def empty_selection_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | 
         return None
     chosen = selections(probe)
     empty = [n for n in needed if n in chosen and point.get(n) == 0]
-    if not empty:
+    masked = masked_inputs(probe)
+    zeroed = [n for n in needed if n in masked and n not in empty and point.get(n) == 0]
+    if not empty and not zeroed:
         return None
     parts = [
         f"every entry of `{n}` is 0 "
         + ("(nothing counted)" if chosen[n] == "count_nonzero" else "(no element selected)")
         for n in empty
+    ] + [
+        f"every entry of `{masked[n][0]}` is 0 (`{n}` is a {masked[n][1]} output times it, "
+        "never 0 where the mask is not)"
+        for n in zeroed
     ]
     what = "the division" if _divides(probe.get("target")) else "it"
     return f"needs an empty selection: {'; '.join(parts)}; guard {what} if such a batch can occur"
+
+
+# ---------------------------------------------------------------- identity matrices
+
+# `tf.eye(k)`: 1 on the diagonal, 0 elsewhere.  The probe sets an input to one value
+# everywhere, so an identity cut as an input becomes an all-ones matrix, which no code gets.
+IDENTITY_CALL = re.compile(r"(?:^|\.)(?:eye|identity_matrix)\(")
+
+
+def identity_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """Why a witness resting on an identity matrix is no witness: the probe gave the identity
+    one value everywhere (an all-ones matrix), a structure the code never has.  It rests on it
+    when the identity is a needed input, or when no input is needed (the symptom shows at every
+    point: it comes from the all-ones structure); a witness needing another input (``ss`` = 0
+    next to the identity) keeps its verdict."""
+    point, observed = out.get("inputs"), out.get("observed")
+    if not isinstance(point, dict) or not isinstance(observed, dict):
+        return None
+    needed = observed.get("needed")
+    if not isinstance(needed, list):
+        return None
+    names = [
+        str(spec.get("name"))
+        for spec in probe.get("inputs") or []
+        if spec.get("name") in point and IDENTITY_CALL.search(str(spec.get("source") or ""))
+    ]
+    if not names or (needed and not set(needed) & set(names)):
+        return None
+    shown = ", ".join(f"`{n}`" for n in names)
+    return (
+        f"sets the identity matrix {shown} to {domains._fmt(float(point[names[0]]))} everywhere; "
+        "it is 1 only on its diagonal, which the probe's single value cannot represent"
+    )
 
 
 # ---------------------------------------------------------------- verdict
@@ -235,7 +288,9 @@ def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     the reason; what was seen stays in the detail."""
     if out.get("status") != "confirmed":
         return out
-    reason = far_tail_reason(out) or empty_selection_reason(probe, out)
+    reason = (
+        far_tail_reason(out) or empty_selection_reason(probe, out) or identity_reason(probe, out)
+    )
     if not reason:
         return out
     return {**out, "status": "inconclusive", "detail": f"{reason} (seen: {out.get('detail', '')})"}

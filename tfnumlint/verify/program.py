@@ -33,6 +33,7 @@ class Input:
     lo: float
     hi: float
     prob: bool  # modelled as sigmoid(free logit)
+    scale: bool = False  # read only as a divisor: every entry of a row holds its value
 
 
 @dataclass
@@ -72,7 +73,8 @@ def declared_inputs(probe: dict[str, Any]) -> list[Input]:
         lo, hi = trace.parse_float(spec.get("lo", "-inf")), trace.parse_float(spec.get("hi", "inf"))
         is_prob = bool(spec.get("prob")) or spec.get("producer") in ("sigmoid", "softmax")
         prob = is_prob and lo <= 0 and hi >= 1
-        out.append(Input(str(spec["name"]), f"in_{i}", lo, hi, prob))
+        scale = spec.get("row") == "scale"
+        out.append(Input(str(spec["name"]), f"in_{i}", lo, hi, prob, scale))
     return out
 
 
@@ -300,9 +302,9 @@ def to_batch(program: Program, rows: np.ndarray) -> list[tf.Tensor]:
         col = rows[:, j]
         arr = np.zeros((n, program.k), dtype=np.float64)
         arr[:, 0] = col
-        if program.k > 1 and not spec.prob:
+        if program.k > 1 and not spec.prob and not spec.scale:
             arr[:, 1:] = 0.0  # softmax-family probes: [v, 0] against a reference logit
-        elif program.k > 1:
+        elif program.k > 1:  # a probability, or a divisor: the same value in every entry
             arr[:, 1:] = col[:, None]
         arr = arr.reshape((n, *[1] * (program.rank - 1), program.k))
         tensors.append(tf.constant(arr.astype(iv.np_dtype(program.dtype))))

@@ -30,6 +30,7 @@ from typing import Any
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, call_arg, contains
 from ..analysis.values import Val, literal_number
@@ -781,6 +782,58 @@ def _input_names(*trees: Any) -> set[str]:
     return names
 
 
+# Ops whose operand divides (its 0 is a division by zero), besides `/` and the ops whose danger
+# zone is their denominator's 0 (`divide`, `divide_no_nan`).
+_RECIPROCALS = frozenset({"reciprocal", "rsqrt"})
+
+
+def _divisor_args(tree: dict) -> list[Any]:
+    """The operands of a node that divide the rest: the right of `/`, a denominator."""
+    if tree.get("k") == "bin":
+        return [tree.get("r")] if tree.get("op") == "/" else []
+    if tree.get("k") != "call":
+        return []
+    op, args = tree.get("op"), tree.get("args") or []
+    if op in _RECIPROCALS:
+        return args[:1]
+    entry = ops.REGISTRY.get(op) if isinstance(op, str) else None
+    danger = entry.danger if entry is not None else None
+    if danger is not None and danger.what == "denominator" and danger.arg < len(args):
+        return [args[danger.arg]]
+    return []
+
+
+def scale_inputs(*trees: Any) -> set[str]:
+    """Inputs read only inside a divisor (`sigma` in `softmax(-x / (2 * sigma**2))`): scales,
+    not values; none when the trees hold no row-coupled op.  A probe with a row-coupled op gives its values a row `[v, 0]`, the reference
+    entry 0 against which a logit stands out; a scale set to that 0 divides by zero in every
+    probe point, at a value of the scale the code never chose.  Under a softmax-like op's own
+    argument the walk reads values again (`x / reduce_sum(softmax(z))`: `z` is a logit)."""
+    values: set[str] = set()
+    divisors: set[str] = set()
+    row_coupled = ops.ops_with(lambda op: op.row_coupled)
+    coupled = False
+    stack: list[tuple[Any, bool]] = [(t, False) for t in trees]
+    while stack:
+        t, under = stack.pop()
+        if isinstance(t, list):
+            stack.extend((x, under) for x in t)
+            continue
+        if not isinstance(t, dict):
+            continue
+        if t.get("k") == "input":
+            (divisors if under else values).add(t["name"])
+            continue
+        if t.get("k") == "call" and t.get("op") in row_coupled:
+            under, coupled = False, True
+        below = [id(d) for d in _divisor_args(t)]
+        for child in t.values():
+            for item in child if isinstance(child, list) else [child]:
+                if isinstance(item, (dict, list)):
+                    stack.append((item, under or id(item) in below))
+    return divisors - values if coupled else set()
+
+
 def _static(tree: dict) -> bool:
     """A tree the tracer can read as a Python value: numbers, booleans, strings, tuples."""
     kind = tree.get("k")
@@ -870,6 +923,11 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     }
     if unsupported:
         probe["unsupported"] = unsupported
+    scales = scale_inputs(target, loss)
+    if scales:
+        probe["inputs"] = [
+            {**i, "row": "scale"} if i["name"] in scales else i for i in probe["inputs"]
+        ]
     uses = consumers(slicer, ctx, hit)  # where the flagged value goes: a select, a comparison
     if uses is not None:
         probe["uses"] = uses

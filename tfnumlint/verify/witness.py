@@ -364,7 +364,8 @@ def witness_parts(program: Program, w: Witness) -> dict[str, Any]:
             where.append(f"{spec.name} = sigmoid({format_number(v)}) = {format_number(p)}")
         else:
             inputs[spec.name] = jsonable(v)
-            shown = format_number(v) if program.k == 1 else f"[{format_number(v)}, 0]"
+            whole = program.k == 1 or spec.scale  # a scale holds its value in every entry
+            shown = format_number(v) if whole else f"[{format_number(v)}, 0]"
             where.append(f"{spec.name} = {shown}")
     kind = {"nan-value": "nan", "inf-value": "inf"}.get(w.symptom, "")
     value = pick(w.res["t"], row, kind)
