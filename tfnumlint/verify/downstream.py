@@ -110,7 +110,7 @@ def counts_only_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None
 
 def _counting(source: str) -> bool:
     call = re.match(r"[\w.]*?(\w+)\(", source)
-    return bool(call) and call.group(1) in COUNTING_CALLS and "weights=" not in source
+    return call is not None and call.group(1) in COUNTING_CALLS and "weights=" not in source
 
 
 def _host(source: str) -> bool:
