@@ -150,3 +150,14 @@ def test_the_declared_transform_bounds_the_attribute_in_the_classs_own_methods(t
 
 def test_a_method_reassigning_without_the_transform_leaves_the_attribute_unbounded(tmp_path):
     assert own_domain(tmp_path, OWN + REASSIGN) is None
+
+
+def test_a_local_alias_of_the_annotated_parameter_keeps_the_bound(tmp_path):
+    aliased = """\
+        def f(kern1: SqExp, x):
+            kernel = kern1
+            squared = kernel.lengthscales ** 2
+            return tf.reduce_prod(0.5 * squared) ** 0.5 + x
+        """
+    dom = domain(tmp_path, aliased)
+    assert dom is not None and dom["lo"] == 0.0 and dom["strong"]

@@ -454,6 +454,20 @@ def _annotated_class(param: cst.Param) -> str | None:
     return dotted or None
 
 
+def _typed_param(name: str, fn_scope) -> cst.Param | None:
+    """The parameter ``name`` is, or that a local alias bound once (``kernel = kern1``) names."""
+    for _ in range(3):
+        if name in fn_scope.params:
+            return fn_scope.params[name]
+        bindings = fn_scope.bindings.get(name) or []
+        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Name):
+            return None
+        if bindings[0].index is not None:
+            return None
+        name = bindings[0].value.value
+    return None
+
+
 def typed_domains(ctx, fn_scope, names: list[str]) -> list[Domain]:
     """``kernel.lengthscales`` with ``kernel: SquaredExponential``: the class hierarchy
     declares the attribute a ``Parameter`` with a positive transform, so every instance the
@@ -464,7 +478,7 @@ def typed_domains(ctx, fn_scope, names: list[str]) -> list[Domain]:
     out = []
     for name in names:
         m = re.fullmatch(r"(\w+)\.(\w+)", name)
-        param = fn_scope.params.get(m.group(1)) if m else None
+        param = _typed_param(m.group(1), fn_scope) if m else None
         if m is None or param is None:
             continue
         ref = _annotated_class(param)
