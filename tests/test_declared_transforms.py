@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import textwrap
 
+from conftest import run_json
 from test_caller_ranges import probes
 from test_project import project
 
@@ -161,3 +162,14 @@ def test_a_local_alias_of_the_annotated_parameter_keeps_the_bound(tmp_path):
         """
     dom = domain(tmp_path, aliased)
     assert dom is not None and dom["lo"] == 0.0 and dom["strong"]
+
+
+def test_the_message_names_a_declared_parameter_trainable(tmp_path):
+    root = project(tmp_path, {"params.py": PARAMS, "kernels.py": KERNELS})
+    (root / "use.py").write_text(use(det("f", "SqExp"), det("g", "Frozen")), encoding="utf-8")
+    report = run_json("--show-refuted", "--select", "TNL204", ".", cwd=root)
+    found = sorted(report["findings"], key=lambda f: f["line"])
+    declared, frozen = (f["verification"].get("detail", "") for f in found)  # f, then g
+    assert "`kernel.lengthscales` is a trainable `Parameter`" in declared
+    assert "not a trainable weight" not in declared
+    assert "is a trainable `Parameter`" not in frozen  # no declared transform: not known here

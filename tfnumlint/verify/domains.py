@@ -997,8 +997,12 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
             domains.setdefault(d.name, d)
         relations += rels
         doms, rels = contract_domains(ctx, fn_scope, site.statement, names)
-        for d in doms + typed_domains(ctx, fn_scope, names):
+        declared = typed_domains(ctx, fn_scope, names)
+        for d in doms + declared:
             domains.setdefault(d.name, d)
+        for spec in probe.get("inputs") or []:
+            if any(d.name == spec["name"] for d in declared):
+                spec["declared"] = True  # a trainable Parameter, not a plain attribute
         relations += rels
     for spec in probe.get("inputs") or []:
         passed = caller_domain(ctx, spec, site) or passthrough_domain(ctx, spec, site)
