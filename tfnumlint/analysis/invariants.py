@@ -46,6 +46,9 @@ ASSERT_INTEGER = frozenset(
 CONVERSIONS = frozenset(
     {"convert_to_tensor", "convert_nonref_to_tensor", "identity", "cast", "as_tensor", "constant"}
 )
+# What the slicer may label an attribute by (what ``__init__`` assigned it): a conversion, or
+# a trainable ``Parameter(x, transform=...)`` wrapping the ``__init__`` parameter.
+_LABELS = CONVERSIONS | {"Parameter"}
 # A constraining bijector's range: Softplus/Exp give > 0, Sigmoid gives (0, 1).
 _BIJECTOR_RANGES = {
     "softplus": (0.0, True, math.inf),
@@ -336,9 +339,49 @@ def _names_eps(node: cst.BaseExpression) -> bool:
     return any(isinstance(n, cst.Name) and n.value in ("eps", "epsilon") for n in descendants(node))
 
 
+def transform_bound(value: cst.BaseExpression | None) -> tuple[float, bool, float, str] | None:
+    """``Parameter(x, transform=positive())`` (> 0; ``positive(lower=c)``: > c) or a
+    ``transform=`` Softplus/Exp/Sigmoid bijector: the declared transform bounds every value
+    the trainable parameter takes, whatever the optimiser does to its unconstrained form."""
+    if not isinstance(value, cst.Call) or _callee(value.func) != "Parameter":
+        return None
+    for arg in value.args:
+        if arg.keyword is None or arg.keyword.value != "transform":
+            continue
+        t = arg.value
+        if isinstance(t, cst.Call) and _callee(t.func) == "positive":
+            lower: float | None = 0.0
+            for targ in t.args:
+                if targ.keyword is not None and targ.keyword.value == "base":
+                    continue
+                lower = _const(targ.value)  # positive(lower=c) or positive(c)
+            if lower is None:
+                return None
+            return lower, True, math.inf, "its declared transform is `positive()`"
+        found = _bijector_range(t)
+        if found is not None:
+            lo, lo_open, hi, name = found
+            return lo, lo_open, hi, f"its declared transform is {name}"
+    return None
+
+
+def class_transforms(cls: ClassInfo) -> dict[str, tuple[float, bool, float, str] | None]:
+    """Attribute name -> the bound its assignments declare: every ``self.x = ...`` in the
+    class must declare the same transform, else ``None`` (a method that reassigns the
+    attribute without it, ``Parameter(self.x.numpy())``, leaves nothing known)."""
+    out: dict[str, tuple[float, bool, float, str] | None] = {}
+    for attr, bindings in cls.attrs.items():
+        found = {transform_bound(b.value) if b.index is None else None for b in bindings}
+        out[attr] = found.pop() if len(found) == 1 else None
+    return out
+
+
 def class_invariants(cls: ClassInfo) -> Invariants:
     """Everything ``cls`` asserts about its attributes, from any of its methods."""
     inv = Invariants()
+    for attr, bound in class_transforms(cls).items():
+        if bound is not None:
+            inv.bound(attr.lstrip("_") or attr, *bound)
     init = cls.method_scopes.get("__init__")
     init_params = frozenset(init.params) if init is not None else frozenset()
     for name, scope in cls.method_scopes.items():
@@ -379,7 +422,7 @@ def input_key(text: str, scope: Scope) -> str | None:
         key = attr_key(node, self_name or "self")
         if key is not None:
             return key
-        if isinstance(node, cst.Call) and _callee(node.func) in CONVERSIONS and node.args:
+        if isinstance(node, cst.Call) and _callee(node.func) in _LABELS and node.args:
             node, converted = node.args[0].value, True
             continue
         if (

@@ -26,7 +26,13 @@ from pathlib import Path
 import libcst as cst
 
 from .heuristics import looks_like_probability
-from .invariants import Invariants, argument_invariant, class_invariants, value_key
+from .invariants import (
+    Invariants,
+    argument_invariant,
+    class_invariants,
+    class_transforms,
+    value_key,
+)
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name, imported_names
 from .values import LAYER_KINDS, UNKNOWN, Val, join_vals
@@ -72,6 +78,8 @@ class ClassSummary:
     bases: tuple[str, ...]  # dotted, as written; resolved in the defining module
     attrs: tuple[tuple[str, Val], ...]
     methods: tuple[str, ...]
+    assigned: tuple[str, ...] = ()  # every attribute the class assigns
+    transforms: tuple[tuple[str, float, bool, float, str], ...] = ()  # (attr, lo, lo_open, hi, why)
 
 
 @dataclass(frozen=True)
@@ -457,9 +465,12 @@ class Summariser:
                     if informative(v):
                         attrs.append((attr, portable(v, module)))
             bases = tuple(dotted_name(b.value) for b in cls.node.bases if dotted_name(b.value))
-            classes.append(
-                (cname, ClassSummary(cname, bases, tuple(attrs), tuple(cls.method_scopes)))
+            declared = class_transforms(cls)
+            transforms = tuple((a, *b) for a, b in declared.items() if b is not None)
+            summary = ClassSummary(
+                cname, bases, tuple(attrs), tuple(cls.method_scopes), tuple(declared), transforms
             )
+            classes.append((cname, summary))
         calls, opaque = self._calls()
         values: list[tuple[str, Val]] = []
         for name, bs in info.root.bindings.items():
@@ -787,6 +798,10 @@ class ProjectIndex:
             value = value if informative_summary(value) else None
         elif kind == "attr" and len(rest) == 3:
             value = self._attr(rest[0], rest[1], rest[2], 0)
+        elif kind == "ptx" and len(rest) == 3:
+            sym = self._dotted(rest[0], rest[1], 0)
+            if sym is not None and sym.kind == "class":
+                value = self._declared_bound(sym.module, sym.name, rest[2])
         elif kind == "param" and len(rest) == 3:
             value = self._param(rest[0], rest[1], rest[2])
         elif kind == "prel" and len(rest) == 2:
@@ -927,6 +942,46 @@ class ProjectIndex:
             if found is not None:
                 return found
         return None
+
+    def _assigning(self, module: str, cname: str, name: str, depth: int) -> ClassSummary | None:
+        """The nearest class in ``cname``'s hierarchy that assigns attribute ``name``."""
+        cls = self._classes.get(module, {}).get(cname)
+        if cls is None or depth > MAX_DEPTH:
+            return None
+        if name in cls.assigned:
+            return cls
+        for bm, bc in self._bases(module, cname):
+            found = self._assigning(bm, bc, name, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _derives(self, module: str, cname: str, target: tuple[str, str], depth: int) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        return any(
+            (bm, bc) == target or self._derives(bm, bc, target, depth + 1)
+            for bm, bc in self._bases(module, cname)
+        )
+
+    def _declared_bound(
+        self, module: str, cname: str, name: str
+    ) -> tuple[float, bool, float, str] | None:
+        """The bound that the declared transform of attribute ``name`` gives every instance of
+        ``cname``: the nearest assigning class declares it, and no project subclass assigns
+        the attribute otherwise (an instance of one could be passed too)."""
+        owner = self._assigning(module, cname, name, 0)
+        bound = _declared(owner, name) if owner is not None else None
+        if bound is None or owner is None:
+            return None
+        for m, classes in self._classes.items():
+            for c, cls in classes.items():
+                if name not in cls.assigned or (m, c) == (module, cname):
+                    continue
+                if _declared(cls, name) != bound and self._derives(m, c, (module, cname), 0):
+                    return None
+        lo, lo_open, hi, why = bound
+        return lo, lo_open, hi, f"{why} in `{owner.name}`"
 
     # -- parameters from call sites -----------------------------------------------------------
     def _target(self, site: CallSite) -> FunctionSummary | None:
@@ -1086,6 +1141,14 @@ def _argument(site: CallSite, target: FunctionSummary, name: str) -> Val | None:
     return None
 
 
+def _declared(cls: ClassSummary, name: str) -> tuple[float, bool, float, str] | None:
+    """The bound the class's own assignments of attribute ``name`` declare."""
+    for attr, lo, lo_open, hi, why in cls.transforms:
+        if attr == name:
+            return lo, lo_open, hi, why
+    return None
+
+
 def _slot_name(target: FunctionSummary, slot: str) -> str | None:
     """The parameter a call's argument slot fills (a position or a keyword)."""
     if slot.isdigit():
@@ -1138,6 +1201,12 @@ class ProjectView:
             return None
         fact = self.ask(f"sym|{self.module}|{dotted}")
         return fact if isinstance(fact, Symbol) else None
+
+    def declared_bound(self, dotted: str, attr: str) -> tuple[float, bool, float, str] | None:
+        """What the declared transform of ``attr`` bounds for an instance of the project class
+        named ``dotted`` in this module."""
+        fact = self.ask(f"ptx|{self.module}|{dotted}|{attr}")
+        return fact if isinstance(fact, tuple) else None
 
     def value(self, dotted: str) -> Val | None:
         """The value of an imported module-level name (a constant, a model)."""

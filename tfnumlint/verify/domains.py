@@ -68,7 +68,7 @@ from ..analysis.invariants import (
     parameter_assertions,
 )
 from ..analysis.module import Binding, qualname
-from ..analysis.names import tokens
+from ..analysis.names import dotted_name, tokens
 from ..analysis.values import STRICTLY_POSITIVE_KINDS
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
@@ -437,6 +437,57 @@ def class_domains(ctx, fn_scope, names: list[str]) -> tuple[list[Domain], list[R
             for b in (n for n, k in keys.items() if k == b_key):
                 rels.append(Relation(a, op, b, why, True))
     return doms, rels
+
+
+def _annotated_class(param: cst.Param) -> str | None:
+    """The class name a parameter is annotated with: ``C``, ``Optional[C]``, ``"C"``."""
+    node: cst.BaseExpression | None = param.annotation.annotation if param.annotation else None
+    if isinstance(node, cst.Subscript) and dotted_name(node.value).endswith("Optional"):
+        items = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+        node = items[0] if len(items) == 1 else None
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        try:
+            node = cst.parse_expression(text if isinstance(text, str) else "")
+        except cst.ParserSyntaxError:
+            return None
+    dotted = dotted_name(node) if isinstance(node, (cst.Name, cst.Attribute)) else ""
+    return dotted or None
+
+
+def _typed_param(name: str, fn_scope) -> cst.Param | None:
+    """The parameter ``name`` is, or that a local alias bound once (``kernel = kern1``) names."""
+    for _ in range(3):
+        if name in fn_scope.params:
+            return fn_scope.params[name]
+        bindings = fn_scope.bindings.get(name) or []
+        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Name):
+            return None
+        if bindings[0].index is not None:
+            return None
+        name = bindings[0].value.value
+    return None
+
+
+def typed_domains(ctx, fn_scope, names: list[str]) -> list[Domain]:
+    """``kernel.lengthscales`` with ``kernel: SquaredExponential``: the class hierarchy
+    declares the attribute a ``Parameter`` with a positive transform, so every instance the
+    annotation admits holds a value in that transform's range (analysis/invariants.py)."""
+    project = ctx.ev.project
+    if project is None:
+        return []
+    out = []
+    for name in names:
+        m = re.fullmatch(r"(\w+)\.(\w+)", name)
+        param = _typed_param(m.group(1), fn_scope) if m else None
+        if m is None or param is None:
+            continue
+        ref = _annotated_class(param)
+        found = project.declared_bound(ref, m.group(2)) if ref else None
+        if found is not None:
+            lo, lo_open, hi, why = found
+            out.append(Domain(name, lo, hi, lo_open, why, True))
+    return out
 
 
 def contract_domains(
@@ -948,8 +999,12 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
             domains.setdefault(d.name, d)
         relations += rels
         doms, rels = contract_domains(ctx, fn_scope, site.statement, names)
-        for d in doms:
+        declared = typed_domains(ctx, fn_scope, names)
+        for d in doms + declared:
             domains.setdefault(d.name, d)
+        for spec in probe.get("inputs") or []:
+            if any(d.name == spec["name"] for d in declared):
+                spec["declared"] = True  # a trainable Parameter, not a plain attribute
         relations += rels
     for spec in probe.get("inputs") or []:
         passed = caller_domain(ctx, spec, site) or passthrough_domain(ctx, spec, site)

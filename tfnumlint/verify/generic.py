@@ -207,6 +207,8 @@ def _owners(names: list[str], specs: dict[Any, dict[str, Any]]) -> str:
     for name in names:
         spec = specs.get(name) or {}
         origin = spec.get("origin") if spec.get("origin") != "subscript" else spec.get("of")
+        if spec.get("declared"):  # typed_domains: a Parameter with a declared transform
+            origin = "parameter-weight"
         groups.setdefault((str(origin), str(spec.get("owner") or "")), []).append(name)
     clauses = []
     for (origin, owner), members in groups.items():
@@ -224,6 +226,11 @@ def _owners(names: list[str], specs: dict[Any, dict[str, Any]]) -> str:
             clauses.append(
                 f"{shown} {'are' if many else 'is'} {what}{where}, "
                 + ("neither trainable weights nor data" if many else "not a trainable weight")
+            )
+        elif origin == "parameter-weight":
+            clauses.append(
+                f"{shown} {'are trainable `Parameter`s' if many else 'is a trainable `Parameter`'}"
+                f" and nothing shows that training gives {'them' if many else 'it'} such values"
             )
         else:
             clauses.append(f"nothing shows that training gives {shown} such values")
