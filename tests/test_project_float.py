@@ -175,7 +175,7 @@ def test_a_multi_file_project_with_a_default_float_helper(helper_project):
 def test_the_text_report_says_where_the_float_type_came_from(helper_project):
     env = {"TFNUMLINT_CACHE_DIR": str(helper_project / "cache")}
     proc = run_cli("--no-verify", "--exit-zero", "pkg", cwd=helper_project, env=env)
-    assert "computes in float64 (pkg/config.py: default_float() is float64)" in proc.stdout
+    assert "`pkg` computes in float64 (pkg/config.py: default_float() is float64)" in proc.stdout
 
 
 def test_the_config_option_overrides_the_code(helper_project, tmp_path):
@@ -187,3 +187,30 @@ def test_the_config_option_overrides_the_code(helper_project, tmp_path):
     env = {"TFNUMLINT_CACHE_DIR": str(tmp_path / "cache")}
     found = run_json("--no-verify", "--exit-zero", "pkg", cwd=tmp_path, env=env)["findings"]
     assert [f["rule"] for f in found if f["rule"] == "TNL401"] == ["TNL401"]
+
+
+def test_two_libraries_linted_in_one_run_keep_their_own_float_types(helper_project, tmp_path):
+    """A float64 library beside a float32 one in the same run: only the first computes in
+    float64; the other keeps float32 (its epsilon is rounded away there)."""
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "__init__.py").write_text("")
+    (tmp_path / "other" / "kernel.py").write_text(
+        KERNEL.replace("from .config ", "from pkg.config ")
+    )
+    for name in ("__init__.py", "config.py", "kernel.py"):
+        (tmp_path / "pkg").mkdir(exist_ok=True)
+        (tmp_path / "pkg" / name).write_text((helper_project / "pkg" / name).read_text())
+    env = {"TFNUMLINT_CACHE_DIR": str(tmp_path / "cache")}
+    found = run_json("--no-verify", "--exit-zero", "pkg", "other", cwd=tmp_path, env=env)
+    flagged = {Path(f["path"]).parent.name for f in found["findings"] if f["rule"] == "TNL401"}
+    assert flagged == {"other"}
+    proc = run_cli("--no-verify", "--exit-zero", "pkg", "other", cwd=tmp_path, env=env)
+    assert "`pkg` computes in float64" in proc.stdout
+
+
+def test_a_module_follows_its_top_level_package():
+    from tfnumlint.analysis.dtypectx import float_package
+
+    assert float_package("gp.kernels.misc", False) == "gp"
+    assert float_package("gp", True) == "gp"
+    assert float_package("train", False) == ""

@@ -369,7 +369,7 @@ def run(argv: list[str] | None) -> int:
 
         changed = changed_lines(args.diff_base, cwd)
 
-    float_notice = _settle_float_type(config, inputs.candidates)
+    float_notices = _settle_float_type(config, inputs.candidates)
     recording = args.write_baseline is not None
     verify = not args.no_verify and not recording
     fixing = args.fix or args.diff
@@ -398,7 +398,7 @@ def run(argv: list[str] | None) -> int:
     # hidden findings are never verified: the gate's cost follows what it shows
     findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
     notices = _verify(findings, config, cache_dir) if verify and findings else []
-    notices += [float_notice] if float_notice and args.format in ("text", "concise") else []
+    notices += float_notices if args.format in ("text", "concise") else []
     if fixing:
         from .fix.apply import apply_fixes
 
@@ -464,32 +464,37 @@ def _evidence_gate(findings: list[Finding], named: frozenset[str]) -> tuple[list
     return kept, len(findings) - len(kept)
 
 
-def _settle_float_type(config: Config, candidates) -> str | None:
-    """The project's float type: the config's ``float``, else the one the linted code fixes
-    (analysis/dtypectx.project_float); the notice naming where it was read, if it was."""
+def _settle_float_type(config: Config, candidates) -> list[str]:
+    """The float type each linted package computes in: the config's ``float`` for all, else
+    the one a package's own code fixes (analysis/dtypectx.project_floats); the notices naming
+    where it was read."""
     if config.settings.float_type is not None:
-        return None
-    from .analysis.dtypectx import project_float
+        return []
+    from .analysis.dtypectx import project_floats
 
-    found = project_float(_texts(candidates))
-    if found is None:
-        return None
-    config.settings.float_type, where = found
-    return (
-        f"the project computes in {found[0]} ({where}): epsilons and probes use it where no "
-        "local dtype says otherwise (`float` in [tool.tfnumlint] overrides)"
-    )
+    found = project_floats(_texts(candidates))
+    config.settings.float_packages = {package: f for package, (f, _) in found.items()}
+    return [
+        f"{'`' + package + '` computes' if package else 'the project computes'} in {f} "
+        f"({where}): epsilons and probes use it where no local dtype says otherwise (`float` "
+        "in [tool.tfnumlint] overrides)"
+        for package, (f, where) in sorted(found.items())
+    ]
 
 
 def _texts(candidates):
-    """Each readable candidate's text, read as linting reads it (a FIFO, a symlink loop or
-    an undecodable file is skipped here and reported by the lint)."""
+    """Each readable candidate's text and package, read as linting reads it (a FIFO, a
+    symlink loop or an undecodable file is skipped here and reported by the lint)."""
+    from .analysis.dtypectx import float_package
+    from .analysis.project import module_name
+
     for c in candidates:
         try:
             text = read_source(c.path, c.display, c.data).text
+            package = float_package(*module_name(Path(c.path)))
         except Exception:  # any unreadable file says nothing about the dtype
             continue
-        yield c.display, text
+        yield c.display, text, package
 
 
 def _noqa_codes(args: argparse.Namespace) -> set[str] | None:

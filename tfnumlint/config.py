@@ -38,6 +38,9 @@ class Settings:
     # the float type the project computes in when no local dtype says otherwise: the
     # ``float`` key, else what analysis/dtypectx.project_float finds in the code; None is float32
     float_type: str | None = None
+    # what the code fixes, per top-level package (analysis/dtypectx.float_package) when no
+    # ``float`` key is set: a run over several libraries keeps each one's own float type
+    float_packages: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Config:
             "grad": self.settings.exploding_gradient,
             "pfi": self.per_file_ignores,
             "float": self.settings.float_type,
+            "float_packages": self.settings.float_packages,
         }
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .analysis.context import Context, Hit
+from .analysis.dtypectx import float_package
 from .analysis.module import ModuleInfo, build
 from .analysis.project import (
     ModuleSummary,
@@ -120,7 +121,8 @@ def run_checks(
     if not info.imports.uses_tensorflow:
         return [], [], None
     view = ProjectView(unit.index, unit.module, info, unit.is_package) if unit else None
-    ctx = Context(info, options.settings, view)
+    package = float_package(unit.module, unit.is_package) if unit else None
+    ctx = Context(info, options.settings, view, package)
     checks = [c for c in CHECKS if c.code in options.codes]
     by_op, by_binop, by_method, module_checks = _dispatch_tables(checks)
     hits: list[tuple[Check, Hit]] = []

@@ -36,9 +36,13 @@ class Hit:
 class Context:
     """What a check can ask about the module it runs on."""
 
-    def __init__(self, info: ModuleInfo, settings: Settings, project=None) -> None:
+    def __init__(
+        self, info: ModuleInfo, settings: Settings, project=None, package: str | None = None
+    ) -> None:
         self.info = info
-        info.default_float = settings.float_type or "float32"
+        info.default_float = (
+            settings.float_type or settings.float_packages.get(package or "") or "float32"
+        )
         self.ev = Evaluator(info, project)
         self.settings = settings
         self._facts: dict[str, object] = {}

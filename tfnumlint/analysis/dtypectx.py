@@ -147,6 +147,25 @@ def project_float(sources: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
     return "float64", found["float64"]
 
 
+def float_package(module: str, is_package: bool) -> str:
+    """Whose float setting a module follows: its top-level package (``gpflow`` for
+    ``gpflow.kernels.misc``), or "" for a loose script outside any package (the scripts of
+    one run share one).  A run over several libraries keeps each library's own float type."""
+    return module.split(".")[0] if is_package or "." in module else ""
+
+
+def project_floats(
+    sources: Iterable[tuple[str, str, str]],
+) -> dict[str, tuple[str, str]]:
+    """package (:func:`float_package`) -> (float type, where it was read), for each package
+    whose own code fixes it as float64; ``sources`` are (display path, text, package)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for path, text, package in sources:
+        groups.setdefault(package, []).append((path, text))
+    found = {package: project_float(texts) for package, texts in groups.items()}
+    return {package: f for package, f in found.items() if f is not None}
+
+
 def _is_test_path(path: str) -> bool:
     parts = path.replace("\\", "/").split("/")
     name = parts[-1]
