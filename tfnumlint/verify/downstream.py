@@ -203,7 +203,7 @@ def _evaluate(
         given = out.get("dtype")
         dtype = given if isinstance(given, str) and given in trace.DTYPES else probe_dtype(probe)
         whole = _whole(probe, dtype)
-        witness = _witness_row(whole, out["inputs"])
+        witness = witness_row(whole, out["inputs"])
         if witness is None:
             return None
         row = [v for spec, v in zip(whole.inputs, witness, strict=True) if spec.name in read]
@@ -231,7 +231,9 @@ def _whole(probe: dict[str, Any], dtype: str) -> Program:
     return build({**probe, "loss": None}, dtype, extras=False, grads=False)
 
 
-def _witness_row(program: Program, witness: dict[str, Any]) -> list[float] | None:
+def witness_row(program: Program, witness: dict[str, Any]) -> list[float] | None:
+    """The witness as one row of ``program``'s inputs (a softmax input by its logit), or
+    None when it does not name them all."""
     row = []
     for spec in program.inputs:
         key = f"logit({spec.name})" if spec.prob else spec.name

@@ -43,14 +43,6 @@ LOGSUMEXP_OPS = frozenset({"reduce_logsumexp", "log_softmax", "softmax", "exp"})
 # Reads that keep only the value's shape or dtype, never its entries.
 SHAPE_CALLS = frozenset({"shape", "shape_n", "rank", "size", "zeros_like", "ones_like"})
 SHAPE_ATTRS = frozenset({"shape", "dtype", "ndim"})
-_CMP = {
-    cst.GreaterThan: ">",
-    cst.LessThan: "<",
-    cst.GreaterThanEqual: ">=",
-    cst.LessThanEqual: "<=",
-    cst.Equal: "==",
-    cst.NotEqual: "!=",
-}
 
 
 @dataclass

@@ -16,7 +16,7 @@ import tensorflow as tf
 from .. import ops as registry
 from . import intervals as iv
 from . import trace
-from .downstream import absorbed_reason, precision_absorbed
+from .downstream import absorbed_reason, precision_absorbed, witness_row
 from .points import point_grid
 from .program import Program, build, run
 from .symptoms import Witness, extreme_rows, find_symptom, flat
@@ -427,12 +427,9 @@ def _operand_values(
         whole = build(probe, dtype, extras=False, grads=False)
     except TRACE_ERRORS:
         return None
-    row = []
-    for spec in whole.inputs:
-        key = f"logit({spec.name})" if spec.prob else spec.name
-        if key not in witness:
-            return None
-        row.append(trace.parse_float(witness[key]))
+    row = witness_row(whole, witness)
+    if row is None:
+        return None
     rows = np.array([row], dtype=np.float64)
     values: list[float | None] = []
     for tree in trees:
