@@ -46,10 +46,14 @@ def relative(path: str) -> tuple[str, str]:
 def check_kept(report: dict, kept_path: Path) -> list[dict]:
     """Reviewed real hazards (harmful/metric/precision) that the report no longer shows."""
     keys = {(*relative(f["path"]), f["line"], f["rule"]) for f in shown(report)}
-    # one hazard, one finding: a finding also carries the codes of the rules merged into it
+    # one hazard, one finding: a finding also carries the codes of the rules merged into it,
+    # and the places folded into it (a symptom that starts in it and carries on elsewhere)
     for f in shown(report):
         for code in f.get("related_rules") or ():
             keys.add((*relative(f["path"]), f["line"], code))
+        for r in f.get("related") or ():
+            if "rule" in r:  # a folded place (other related entries are call sites)
+                keys.add((*relative(r["path"]), r["line"], r["rule"]))
     kept = json.loads(kept_path.read_text())
     return [k for k in kept if (k["package"], k["path"], k["line"], k["rule"]) not in keys]
 
@@ -59,8 +63,12 @@ def statuses(report: dict) -> dict[tuple[str, str, int, str], str]:
     out: dict[tuple[str, str, int, str], str] = {}
     for f in report["findings"]:
         status = f.get("verification", {}).get("status", "unverified")
-        for code in (f["rule"], *(f.get("related_rules") or ())):
-            key = (*relative(f["path"]), f["line"], code)
+        places = [
+            (f["path"], f["line"], code) for code in (f["rule"], *(f.get("related_rules") or ()))
+        ]
+        places += [(r["path"], r["line"], r["rule"]) for r in f.get("related") or () if "rule" in r]
+        for path, line, code in places:
+            key = (*relative(path), line, code)
             if out.get(key) != "confirmed":  # the strongest verdict of a merged finding
                 out[key] = status
     return out

@@ -52,3 +52,24 @@ def test_labels_are_scored_by_class_and_status_including_merged_rules(tmp_path):
         "precondition": ["inconclusive=1"],
         "wrong": ["absent=1", "refuted=1"],
     }
+
+
+def test_a_place_folded_into_another_finding_is_still_shown(tmp_path):
+    """A symptom that starts in one finding and carries on to another line is one finding
+    listing the other place: a kept hazard at that place is not lost."""
+    upstream = _finding("pkg/g.py", 359, "TNL206", "confirmed", related=["TNL201"])
+    upstream["related"] = [
+        {"path": f"{SRC}/pkg/g.py", "line": 360, "rule": "TNL201"},
+        {"path": f"{SRC}/pkg/h.py", "line": 12, "message": "`s` = `s` passed here"},  # a call site
+    ]
+    (tmp_path / "r.json").write_text(json.dumps({"findings": [upstream]}))
+    kept = [
+        _label("pkg/g.py", 360, "TNL201", "metric"),
+        _label("pkg/g.py", 361, "TNL201", "metric"),
+    ]
+    (tmp_path / "k.json").write_text(json.dumps(kept))
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path / "r.json"), "--check-kept", str(tmp_path / "k.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.stdout.splitlines() == ["LOST pkg/g.py:361 TNL201 (metric)", "kept 1, lost 1"]
