@@ -6,8 +6,9 @@ makes one problem look like three.  Findings are merged when their ranges are eq
 contains the other and both rules look at the same kind of operation (the families below,
 TNL302 with anything inside its ``tf.where``, and a division with the root or norm inside
 it).  The kept finding lists the others in ``related_rules``; each merged rule code stays in
-the JSON, so ``--select``/``--ignore``/``noqa`` (applied before merging) still work per rule.  ``fold_upstream`` (below) does the same for a
-finding that only carries another finding's inf/NaN through its own op.
+the JSON, so ``--select``/``--ignore``/``noqa`` (applied before merging) still work per rule.
+``fold_upstream`` (below) does the same for a finding that only carries another finding's
+inf/NaN through its own op.
 """
 
 from __future__ import annotations
