@@ -1156,7 +1156,7 @@ def overwritten_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
         return None
     if _has_side_effect(statement.value):
         return None  # `v = var.assign(a / b)`: the update happens whatever `v` becomes
-    following = _statements_after(fn.body, statement)
+    following = statements_after(fn.body, statement)
     if following is None:
         return None
     for line in following:
@@ -1201,12 +1201,12 @@ def gradient_free_uses_reason(scope: Scope, statement: cst.CSTNode) -> str | Non
     if assigned is None:
         return None
     name, fn = assigned
-    following = _statements_after(fn.body, statement)
+    following = statements_after(fn.body, statement)
     if not following:
         return None
     why: list[str] = []
     for line in following:
-        for read in _reads(line, name):
+        for read in reads_of(line, name):
             reason = enclosing_call_reason(line, read)
             if reason is None:
                 return None
@@ -1220,7 +1220,7 @@ def gradient_free_uses_reason(scope: Scope, statement: cst.CSTNode) -> str | Non
     return f"every use of `{name}` is gradient-free ({why[0]})"
 
 
-def _reads(node: cst.CSTNode, name: str) -> list[cst.Name]:
+def reads_of(node: cst.CSTNode, name: str) -> list[cst.Name]:
     """Every ``Name`` node reading ``name`` under ``node`` (assignment targets excluded)."""
     out: list[cst.Name] = []
     stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
@@ -1245,7 +1245,7 @@ def _assigns_only(assign: cst.Assign, name: str) -> bool:
     )
 
 
-def _statements_after(body: cst.CSTNode, statement: cst.CSTNode) -> list[cst.BaseStatement] | None:
+def statements_after(body: cst.CSTNode, statement: cst.CSTNode) -> list[cst.BaseStatement] | None:
     """The statements after the line holding ``statement`` in its own block (None if the line
     holds more than the statement, or is not found)."""
     stack: list[cst.CSTNode] = [body]

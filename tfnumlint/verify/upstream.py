@@ -24,7 +24,7 @@ from .points import point_grid
 from .program import TRACE_ERRORS, build, probe_dtype, run
 from .symptoms import flat
 from .trace import format_number
-from .verdicts import VALUE_SYMPTOMS, _near_zone, _operand_values, flagged_operands
+from .verdicts import VALUE_SYMPTOMS, flagged_operands, near_zone, operand_values
 
 
 def upstream_start(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any] | None:
@@ -40,7 +40,7 @@ def upstream_start(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
     op_name, operands = found
     trees = [t for _, t in operands]
     try:
-        values = _operand_values(probe, out, trees, str(out.get("dtype")))
+        values = operand_values(probe, out, trees, str(out.get("dtype")))
         if values is None:
             return None
         index = next(
@@ -85,7 +85,7 @@ def has_own_witness(probe: dict[str, Any], op_name: str, operands: list[Any]) ->
         own &= np.isfinite(values).all(1)
         if zone is not None and i == zone.arg:
             own &= np.array(
-                [any(_near_zone(zone.test, zone.bound, float(x)) for x in r) for r in values]
+                [any(near_zone(zone.test, zone.bound, float(x)) for x in r) for r in values]
             )
     return bool(own.any())
 

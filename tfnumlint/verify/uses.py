@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from .. import ops as registry
-from ..analysis.gradflow import _reads, _statements_after
+from ..analysis.gradflow import reads_of, statements_after
 from ..analysis.module import Scope, call_arg, parent_map
 from ..analysis.names import dotted_name
 
@@ -196,7 +196,7 @@ class Consumers:
         fn = scope.node
         if target is None or hops >= MAX_HOPS or not isinstance(fn, cst.FunctionDef):
             raise _Escapes
-        self._follow_reads(target, _statements_after(fn.body, assign) or [], scope, hops)
+        self._follow_reads(target, statements_after(fn.body, assign) or [], scope, hops)
 
     def _follow_call(self, call: cst.Call, value: cst.CSTNode, scope: Scope, hops: int) -> None:
         """``f(..., v, ...)`` with ``f`` a function of this module: the value goes on as its
@@ -223,11 +223,11 @@ class Consumers:
     ) -> None:
         read = False
         for line in following:
-            reads = _reads(line, target)
+            reads = reads_of(line, target)
             if reads and not isinstance(line, cst.SimpleStatementLine):
                 raise _Escapes  # read under an if/for/with: not straight-line
             for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
-                for name in _reads(small, target):
+                for name in reads_of(small, target):
                     read = True
                     self._follow(name, small, scope, hops + 1)
             if isinstance(line, cst.SimpleStatementLine) and any(

@@ -373,7 +373,7 @@ def attribution_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None
     if found is None or symptom not in VALUE_SYMPTOMS | POINT_GRADIENT_SYMPTOMS:
         return None
     op_name, operands = found
-    values = _operand_values(probe, out, [t for _, t in operands], str(out.get("dtype")))
+    values = operand_values(probe, out, [t for _, t in operands], str(out.get("dtype")))
     if values is None:
         return None
     for (role, subtree), value in zip(operands, values, strict=True):
@@ -391,7 +391,7 @@ def attribution_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None
         value = values[zone.arg] if zone is not None and zone.arg < len(values) else None
         if zone is not None and value is not None:
             x = float(value)
-            if not _near_zone(zone.test, zone.bound, x):
+            if not near_zone(zone.test, zone.bound, x):
                 role, subtree = operands[zone.arg]
                 return (
                     f"the {op_name}'s {role} `{trace.render(subtree)}` = {format_number(x)} "
@@ -404,7 +404,7 @@ def attribution_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None
 NEAR = 1e-3  # how close to its danger zone an op's input must be for a NaN/inf gradient there
 
 
-def _near_zone(test: str, bound: float, x: float) -> bool:
+def near_zone(test: str, bound: float, x: float) -> bool:
     if test in ("reaches", "pow_base"):
         return x <= bound + NEAR
     if test == "straddles":
@@ -414,7 +414,7 @@ def _near_zone(test: str, bound: float, x: float) -> bool:
     return True  # overflows and the rest: no local test
 
 
-def _operand_values(
+def operand_values(
     probe: dict[str, Any], out: dict[str, Any], trees: list[Any], dtype: str
 ) -> list[float | None] | None:
     """Each operand's value at the witness (the worst element: a NaN, else an inf, else the
