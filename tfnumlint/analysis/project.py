@@ -19,9 +19,10 @@ import dataclasses
 import hashlib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 import libcst as cst
 
@@ -36,6 +37,8 @@ from .invariants import (
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name, imported_names
 from .values import LAYER_KINDS, UNKNOWN, Val, join_vals
+
+T = TypeVar("T")
 
 # path, line, column, the call's text, the parameter, what the argument is
 Origin = tuple[str, int, int, str, str, str]
@@ -931,27 +934,31 @@ class ProjectIndex:
         return None
 
     def _attr(self, module: str, cname: str, name: str, depth: int) -> Val | None:
-        cls = self._classes.get(module, {}).get(cname)
-        if cls is None or depth > MAX_DEPTH:
-            return None
-        for attr, val in cls.attrs:
-            if attr == name:
-                return val
-        for bm, bc in self._bases(module, cname):
-            found = self._attr(bm, bc, name, depth + 1)
-            if found is not None:
-                return found
-        return None
+        def own(cls: ClassSummary) -> Val | None:
+            return next((val for attr, val in cls.attrs if attr == name), None)
+
+        return self._nearest(module, cname, own, depth)
 
     def _assigning(self, module: str, cname: str, name: str, depth: int) -> ClassSummary | None:
         """The nearest class in ``cname``'s hierarchy that assigns attribute ``name``."""
+        return self._nearest(
+            module, cname, lambda cls: cls if name in cls.assigned else None, depth
+        )
+
+    def _nearest(
+        self, module: str, cname: str, own: Callable[[ClassSummary], T | None], depth: int
+    ) -> T | None:
+        """What ``own`` finds on ``cname`` or, failing that, on the nearest base class that has
+        it (bases in order, depth-first): one walk up the hierarchy for attributes and the
+        classes that assign them."""
         cls = self._classes.get(module, {}).get(cname)
         if cls is None or depth > MAX_DEPTH:
             return None
-        if name in cls.assigned:
-            return cls
+        found = own(cls)
+        if found is not None:
+            return found
         for bm, bc in self._bases(module, cname):
-            found = self._assigning(bm, bc, name, depth + 1)
+            found = self._nearest(bm, bc, own, depth + 1)
             if found is not None:
                 return found
         return None
