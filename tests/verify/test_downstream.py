@@ -38,7 +38,7 @@ DISCARDED = """\
 
     def variance(tailweight, scale):
         var = tf.pow(1.0 - 2.0 * tailweight, -1.5) * tf.square(scale)
-        return tf.where({cond}, var, tf.fill(tf.shape(var), float("inf")))
+        return tf.where({cond}, var, tf.zeros_like(var))
     """
 
 
@@ -56,6 +56,22 @@ def test_a_discarded_nan_whose_gradient_flows_stays_confirmed_as_its_nan_gradien
     assert out["symptom"] == "nan-gradient"
     assert "discarded by `tf.where(tailweight < 0.5" in out["detail"]
     assert "its gradient is nan" in out["detail"]
+
+
+def test_a_discarded_nan_where_the_select_takes_inf_instead_is_not_confirmed():
+    """The variance is infinite by definition where the pow is NaN: the NaN gradient sits where
+    the result is inf anyway, a symptom only if later code makes that inf finite."""
+    src = DISCARDED.replace("tf.zeros_like(var)", 'tf.ones_like(var) * float("inf")')
+    out = verdict(src.format(cond="tailweight < 0.5"), "TNL204")
+    assert out["status"] == "inconclusive"
+    assert out["symptom"] == "nan-gradient"
+    assert "the value taken instead is inf there too" in out["detail"]
+
+
+def test_a_discarded_nan_where_the_select_takes_a_finite_value_instead_stays_confirmed():
+    src = DISCARDED.replace("tf.zeros_like(var)", "tf.ones_like(var) * 1e30")
+    out = verdict(src.format(cond="tailweight < 0.5"), "TNL204")
+    assert out["status"] == "confirmed" and out["symptom"] == "nan-gradient"
 
 
 def test_a_discarded_nan_where_no_gradient_flows_is_refuted():

@@ -296,3 +296,10 @@ def test_an_enclosing_statement_that_does_not_trace_leaves_the_target_probed():
     probe = finding.probe
     assert probe["loss"] is None and not probe.get("unsupported"), probe
     assert probing.verify_expr(probe, 1e6)["status"] == "confirmed"
+
+
+def test_pythons_float_spelling_of_inf_and_nan_is_a_constant_not_an_input():
+    probe = slice_of('tf.where(x > 0, x, tf.ones_like(y) * float("-inf")) + float("nan") * y')
+    consts = [n["v"] for n in trace.walk(probe["target"]) if n.get("k") == "const"]
+    assert "-inf" in consts and "nan" in consts
+    assert sorted(i["name"] for i in probe["inputs"]) == ["x", "y"]

@@ -37,10 +37,12 @@ MAX_EXTRA = 3
 @dataclass
 class Handled:
     """Every sink of the flagged value handles its symptom at the witness: ``reason`` says
-    how; ``gradient_free`` when no sink passes a gradient back (comparisons only)."""
+    how; ``gradient_free`` when no sink passes a gradient back (comparisons only);
+    ``instead`` the non-finite value ("inf") every select takes there instead, if it does."""
 
     reason: str
     gradient_free: bool
+    instead: str | None = None
 
 
 def review(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
@@ -77,6 +79,14 @@ def _gradient_verdict(probe: dict[str, Any], out: dict[str, Any], handled: Handl
     if bad is None:
         detail = f"{seen}; but handled: {handled.reason}, and its gradient is finite there"
         return {**out, "status": "refuted", "detail": detail}
+    if handled.instead is not None:
+        detail = (
+            f"{seen}; {handled.reason}, and the value taken instead is {handled.instead} "
+            f"there too: the gradient trap ({bad[1]} gradient) matters only if later code "
+            f"turns that {handled.instead} into a finite value (1 / inf = 0)"
+        )
+        symptom = "nan-gradient" if bad[1] == "nan" else "inf-gradient"
+        return {**out, "status": "inconclusive", "symptom": symptom, "detail": detail}
     name, value = bad
     trap = (
         f"{seen}; {handled.reason}, but its gradient is {value} there (d/d{name}): the "
@@ -144,6 +154,7 @@ def handled_downstream(
         return None
     value = (out.get("observed") or {}).get("value")
     reasons: list[str] = []
+    instead: list[str | None] = []
     for sink in sinks:
         kind = sink.get("kind")
         where = f"`{sink.get('code')}` at line {sink.get('line')}"
@@ -153,6 +164,7 @@ def handled_downstream(
             if not _discarded(probe, out, uses, sink):
                 return None
             reasons.append(f"discarded by {where}, whose condition selects the other value there")
+            instead.append(_non_finite_instead(probe, out, uses, sink))
         elif kind == "logsumexp":
             if value != "-inf" or not _exact_entries(probe, out, uses, sink):
                 return None
@@ -160,7 +172,27 @@ def handled_downstream(
         else:
             return None
     gradient_free = all(s.get("kind") == "compare" for s in sinks)
-    return Handled("; ".join(dict.fromkeys(reasons)), gradient_free)
+    taken = instead[0] if instead and len(set(instead)) == 1 else None
+    if len(instead) != len(sinks):
+        taken = None  # another sink passes the value on: its gradient trap still counts
+    return Handled("; ".join(dict.fromkeys(reasons)), gradient_free, taken)
+
+
+def _non_finite_instead(probe: dict, out: dict, uses: dict, sink: dict) -> str | None:
+    """``inf``/``-inf``/``nan`` when the branch a select takes instead of the flagged value is that
+    at every element at the witness (``tf.where(t < 0.5, var, np.inf)``: a variance that is
+    infinite by definition there), else None.  The discarded value's NaN gradient then sits
+    where the result is not finite by design: a symptom only if later code, which is not
+    followed, makes that value finite again."""
+    values = _evaluate(probe, out, uses, sink.get("other"))
+    if not values:
+        return None
+    kinds = set()
+    for v in values:
+        if np.isfinite(v).any():
+            return None
+        kinds |= {"nan" if np.isnan(x) else ("inf" if x > 0 else "-inf") for x in np.ravel(v)}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _discarded(probe: dict, out: dict, uses: dict, sink: dict) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -60,7 +60,7 @@ MAX_NODES = 200
 NUMERIC_CONSTANTS = {
     (module, name): value
     for module in ("numpy", "math")
-    for name, value in (("inf", math.inf), ("pi", math.pi), ("e", math.e))
+    for name, value in (("inf", math.inf), ("nan", math.nan), ("pi", math.pi), ("e", math.e))
 }
 # numpy/math functions a host constant may be computed with (np.log(2.), np.sqrt(2 / np.pi)):
 # evaluated on literal numbers only, never on user values, so the slice keeps a number, not
@@ -123,6 +123,18 @@ def _host_eval(fn, *args: float) -> float | None:
     except (ArithmeticError, ValueError, TypeError):
         return None
     return value if math.isfinite(value) or any(math.isinf(a) for a in args) else None
+
+
+def _builtin_float_of_text(node: cst.Call, aliases: dict[str, str]) -> bool:
+    """``float("inf")``, ``float("-inf")``, ``float("nan")``: Python's own spelling of the
+    non-finite constants (``float`` not rebound by an import)."""
+    if len(node.args) != 1 or not isinstance(node.func, cst.Name) or node.func.value != "float":
+        return False
+    text = node.args[0].value
+    if "float" in aliases or not isinstance(text, cst.SimpleString):
+        return False
+    value = text.evaluated_value
+    return isinstance(value, str) and value.strip().lower() in ("inf", "-inf", "+inf", "nan")
 
 
 def jfloat(x: float) -> float | str:
@@ -513,6 +525,8 @@ class Slicer:
             return _host_eval(HOST_BINOPS[type(node.operator)], a, b)
         if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
             first = node.args[0].value
+            if _builtin_float_of_text(node, self.ctx.info.imports.aliases):
+                return float(cast(cst.SimpleString, first).evaluated_value)
             extra = [a for a in node.args[1:] if a.keyword is None or a.keyword.value != "dtype"]
             if extra:
                 return None

@@ -15,7 +15,7 @@ Plain data only: never imports TensorFlow.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -49,8 +49,9 @@ SHAPE_ATTRS = frozenset({"shape", "dtype", "ndim"})
 class Sink:
     """One place the flagged value ends.
 
-    ``kind``: ``select`` (a branch of a where-like call: ``cond`` is the condition's slice and
-    ``selected_when`` the condition's value that keeps the flagged branch), ``compare`` (only a
+    ``kind``: ``select`` (a branch of a where-like call: ``cond`` is the condition's slice,
+    ``selected_when`` the condition's value that keeps the flagged branch and ``other`` the
+    slice of the branch taken instead, when it traces), ``compare`` (only a
     boolean comes out), ``logsumexp`` (``arg`` is the slice of the op's argument, which holds
     the flagged value)."""
 
@@ -60,6 +61,7 @@ class Sink:
     cond: dict[str, Any] | None = None
     selected_when: bool | None = None
     arg: dict[str, Any] | None = None
+    other: dict[str, Any] | None = None
 
 
 class _Escapes(Exception):
@@ -86,7 +88,7 @@ class Consumers:
             return None
         if not self.sinks:
             return None
-        read = _input_names([(s.cond, s.arg) for s in self.sinks])
+        read = _input_names([(s.cond, s.arg, s.other) for s in self.sinks])
         extra = [
             spec
             for name, spec in self.slicer.inputs.items()
@@ -166,10 +168,22 @@ class Consumers:
         if value is not true and value is not false:
             raise _Escapes
         tree = self._slice(cond, scope, call)
-        self._add(
-            Sink("select", self._line(call), self._code(call), tree, selected_when=value is true)
-        )
+        other = self._other_branch(false if value is true else true, scope, call)
+        sink = Sink("select", self._line(call), self._code(call), tree, selected_when=value is true)
+        self._add(replace(sink, other=other))
         return True
+
+    def _other_branch(
+        self, node: cst.BaseExpression, scope: Scope, call: cst.Call
+    ) -> dict[str, Any] | None:
+        """The slice of the branch a select takes instead, or None: it is only looked at, so
+        one that does not trace leaves the select as it is."""
+        unsupported, truncated = list(self.slicer.unsupported), self.slicer.truncated
+        try:
+            return self._slice(node, scope, call)
+        except _Escapes:
+            self.slicer.unsupported[:], self.slicer.truncated = unsupported, truncated
+            return None
 
     def _no_nan_sink(self, call: cst.Call, value: cst.CSTNode, scope: Scope) -> bool:
         """``multiply_no_nan(x, y)`` / ``divide_no_nan(x, y)`` are 0 where ``y == 0``, whatever
