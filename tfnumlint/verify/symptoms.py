@@ -128,6 +128,29 @@ def find_symptom(
     return None
 
 
+GRADIENT_SYMPTOMS = frozenset({"nan-gradient", "inf-gradient", "exploding-gradient"})
+
+
+def felt_rows(program: Program, res: dict[str, np.ndarray], symptom: str, thr: float) -> np.ndarray:
+    """Rows where the enclosing statement's own gradient shows a gradient symptom too.
+    ``log(1 - p + eps)`` explodes at p = 1 whatever the label, but a label of 1 multiplies that
+    term by 0 in ``y*log(p) + (1-y)*log(1-p)``: a witness with label 0 shows what the user's
+    loss suffers, so such rows are preferred (all rows when there is no statement)."""
+    t = flat(res["t"])
+    if symptom not in GRADIENT_SYMPTOMS or not program.has_loss:
+        return np.ones(len(t), bool)
+    keys = [f"gz_{i.ident}" for i in program.inputs if f"gz_{i.ident}" in res]
+    if not keys:
+        return np.ones(len(t), bool)
+    g = np.concatenate([flat(res[k]) for k in keys], axis=1)
+    if symptom != "exploding-gradient":
+        return ~np.isfinite(g).all(1)
+    loss = flat(res["l"])
+    scale = np.maximum(1.0, np.abs(np.nan_to_num(loss, posinf=0, neginf=0)).max(1))
+    big = np.abs(np.nan_to_num(g, nan=0, posinf=0, neginf=0)).max(1) > thr * scale
+    return big & np.isfinite(g).all(1)
+
+
 def absorbed(rows: np.ndarray, res: dict[str, np.ndarray]) -> Witness | None:
     """x + eps == x: the eps changes nothing where it should keep the value off 0."""
     if "t0" not in res:

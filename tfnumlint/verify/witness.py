@@ -13,7 +13,7 @@ import tensorflow as tf
 from . import domains, generic, preconditions, trace
 from . import intervals as iv
 from .program import Input, Program, recipe, run
-from .symptoms import GENERIC, Witness, absorbed, flat, hazard_logits, masks
+from .symptoms import GENERIC, Witness, absorbed, felt_rows, flat, hazard_logits, masks
 from .trace import format_number
 
 # ---------------------------------------------------------------- minimal witnesses
@@ -69,7 +69,8 @@ def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[st
     shared = set.intersection(*(set(replacements(program, j, row[j])) for j in loose))
     trials += [dict.fromkeys(loose, r) for r in PLAIN_REPLACEMENTS if r in shared]
     inside = _inside(program, row, trials)
-    kept = _keeping(program, row, inside, w.symptom, thr)
+    felt = bool(felt_rows(program, w.res, w.symptom, thr)[w.row])  # and stays so
+    kept = _keeping(program, row, inside, w.symptom, thr, felt)
     pinned = _mattering_assumptions(program, loose, inside, kept)
     kept = [t for t in kept if not pinned & t.keys()]
     best: dict[int, float] = {}
@@ -78,13 +79,15 @@ def minimise(program: Program, w: Witness, thr: float) -> tuple[Witness, list[st
             best.setdefault(*next(iter(trial.items())))
     if len(best) > 1:
         combined = [best] + [{k: v for k, v in best.items() if k != j} for j in best]
-        kept = _keeping(program, row, _inside(program, row, combined), w.symptom, thr) + kept
+        kept = _keeping(program, row, _inside(program, row, combined), w.symptom, thr, felt) + kept
     if not kept:
         return w, [program.inputs[j].name for j in loose]
     choice = max(kept, key=len)  # the most inputs relaxed (stable: the first such trial)
     point = _with(row, choice)[None, :]
     res = run(program, point)
-    if not masks(program, point, res, thr)[w.symptom][0]:
+    if not masks(program, point, res, thr)[w.symptom][0] or (
+        felt and not felt_rows(program, res, w.symptom, thr)[0]
+    ):
         return w, [program.inputs[j].name for j in loose]
     needed = [program.inputs[j].name for j in loose if j not in choice]
     return Witness(w.symptom, 0, point, res, w.note), needed
@@ -129,7 +132,9 @@ def choose(
     hits_of = {s: [int(i) for i in np.flatnonzero(m[s])] for s in order}
     far = {i for s in order for i in hits_of[s] if far_inputs(program, rows[i])}
     for symptom in order:
-        hits = sorted(hits_of[symptom], key=lambda i: i in far)  # in-band points first
+        felt = felt_rows(program, res, symptom, thr)
+        # in-band points first; among them, those where the statement's gradient suffers too
+        hits = sorted(hits_of[symptom], key=lambda i: (i in far, not felt[i]))
         clean = next((i for i in hits if _reachable(program, rows[i])), None)
         if clean is not None:
             if clean in far:  # a NaN/Inf value at values models give, if there is one
@@ -197,14 +202,23 @@ def _inside(
 
 
 def _keeping(
-    program: Program, row: np.ndarray, inside: list[dict[int, float]], symptom: str, thr: float
+    program: Program,
+    row: np.ndarray,
+    inside: list[dict[int, float]],
+    symptom: str,
+    thr: float,
+    felt: bool = False,
 ) -> list[dict[int, float]]:
     """The trials (already inside the domains: :func:`_inside`) whose point still shows
-    ``symptom``: one batched run."""
+    ``symptom`` (and, when ``felt``, whose statement's gradient still shows it): one batched
+    run."""
     if not inside:
         return []
     rows = np.array([_with(row, t) for t in inside])
-    hit = masks(program, rows, run(program, rows), thr)[symptom]
+    res = run(program, rows)
+    hit = masks(program, rows, res, thr)[symptom]
+    if felt:
+        hit = hit & felt_rows(program, res, symptom, thr)
     return [t for t, h in zip(inside, hit, strict=True) if h]
 
 
