@@ -1346,9 +1346,12 @@ def loop_state_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
 
 
 def impossible_event_score(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
-    """A log-probability of -inf in a sampler or a test: the score of an impossible outcome,
-    which sampling and argmax handle as intended.  Only NaN, +inf or a gradient there would
-    be a hazard, and nothing differentiates that code."""
+    """A log-probability of -inf in a sampler or a test, read from names: likely the score
+    of an impossible outcome, which sampling and argmax handle as intended.  Names are weak
+    evidence, so this makes the finding inconclusive at most, never refuted.  Where the value's
+    sinks are visible (a draw from logits, an argmax, a top_k: ``verify/uses.py``), the
+    downstream review decides from the code itself and refutes a -inf they handle exactly;
+    this guess only stands where the value escapes that review (returned, carried in a loop)."""
     reason = probe.get("no_gradient") or ""
     observed = out.get("observed") or {}
     if out.get("status") != "confirmed" or out.get("symptom") != "inf-value":

@@ -3,13 +3,16 @@
 A witness shows the flagged expression's value broken (NaN, inf, or a precision loss).  The
 code may handle it right after: a select whose condition picks the other branch at the
 witness, a comparison (only a boolean comes out), a log-sum-exp where a -inf entry is exact,
-or a sum whose own rounding is larger than the precision lost.  The sinks come from the
+a draw from logits, an argmax or a top-k where a -inf entry is an impossible outcome that
+sorts last (as long as its row keeps a finite entry), or a sum whose own rounding is larger
+than the precision lost.  The sinks come from the
 static half (:mod:`.uses`); here they are evaluated at the witness, never assumed.
 
-A select or a log-sum-exp handles the forward value only: in differentiated code the gradient
-of the discarded NaN still reaches the inputs (the ``tf.where`` gradient trap: 0 * NaN =
-NaN).  So where a gradient may flow and the flagged value's own gradient is NaN/inf at the
-witness, the finding stays confirmed as that gradient symptom.
+A select, a log-sum-exp or a maximum handles the forward value only: in differentiated code the
+gradient of the discarded NaN still reaches the inputs (the ``tf.where`` gradient trap: 0 *
+NaN = NaN).  So where a gradient may flow and the flagged value's own gradient is NaN/inf at
+the witness, the finding stays confirmed as that gradient symptom.  A comparison, a draw and
+an index (argmax, argsort, top_k's indices) pass no gradient back at all.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 from ..analysis.gradflow import labels_only_reason
 from . import intervals as iv
@@ -32,6 +36,10 @@ from .trace import format_number
 VALUE_SYMPTOMS = frozenset({"nan-value", "inf-value"})
 GENERIC_VALUES = (-1.0, 0.0, 0.5, 1.0, 2.0)  # values tried for a condition's extra free inputs
 MAX_EXTRA = 3
+# Sinks that pass no gradient back: only a boolean, a drawn index or an order comes out.
+GRADIENT_FREE = frozenset({"compare", "sample", "order"})
+# Sinks where a -inf entry is exact while its row keeps a finite entry.
+ORDER_KINDS = frozenset({"sample", "order", "max"})
 
 
 @dataclass
@@ -166,12 +174,16 @@ def handled_downstream(
             reasons.append(f"discarded by {where}, whose condition selects the other value there")
             instead.append(_non_finite_instead(probe, out, uses, sink))
         elif kind == "logsumexp":
-            if value != "-inf" or not _exact_entries(probe, out, uses, sink):
+            if value != "-inf" or not _exact_entries(probe, out, uses, sink, sinks):
                 return None
             reasons.append(f"a -inf entry of {where}, where it is exact (exp(-inf) = 0)")
+        elif kind in ORDER_KINDS:
+            if value != "-inf" or not _ordered_entries(probe, out, uses, sink, sinks):
+                return None
+            reasons.append(_order_reason(kind, where))
         else:
             return None
-    gradient_free = all(s.get("kind") == "compare" for s in sinks)
+    gradient_free = all(s.get("kind") in GRADIENT_FREE for s in sinks)
     taken = instead[0] if instead and len(set(instead)) == 1 else None
     if len(instead) != len(sinks):
         taken = None  # another sink passes the value on: its gradient trap still counts
@@ -195,6 +207,20 @@ def _non_finite_instead(probe: dict, out: dict, uses: dict, sink: dict) -> str |
     return kinds.pop() if len(kinds) == 1 else None
 
 
+def _order_reason(kind: str, where: str) -> str:
+    if kind == "sample":
+        return f"it only feeds the logits of {where}, where -inf is an impossible outcome"
+    if kind == "max":
+        return f"a -inf entry of {where}, whose row keeps a finite maximum"
+    return f"only ordered, by {where}, where -inf sorts last"
+
+
+def _checked_before(sinks: list[dict]) -> bool:
+    """A sink reached through a top_k/sort's values has no slice of its own: the entries were
+    checked on that reorder's input, an ``order`` sink with its slice."""
+    return any(s.get("kind") == "order" and isinstance(s.get("arg"), dict) for s in sinks)
+
+
 def _discarded(probe: dict, out: dict, uses: dict, sink: dict) -> bool:
     """The condition, at the witness (and at every generic value of inputs only it reads),
     selects the other branch at every element."""
@@ -205,20 +231,56 @@ def _discarded(probe: dict, out: dict, uses: dict, sink: dict) -> bool:
     return all(bool(np.all((v != 0) != keep)) for v in values)
 
 
-def _exact_entries(probe: dict, out: dict, uses: dict, sink: dict) -> bool:
+def _exact_entries(probe: dict, out: dict, uses: dict, sink: dict, sinks: list[dict]) -> bool:
     """The log-sum-exp's argument holds no NaN and no +inf at the witness: only finite
     entries and -inf ones, which it handles exactly."""
+    if sink.get("arg") is None:
+        return _checked_before(sinks)
     values = _evaluate(probe, out, uses, sink.get("arg"))
     if values is None:
         return False
     return all(not np.isnan(v).any() and not np.isposinf(v).any() for v in values)
 
 
+def _ordered_entries(probe: dict, out: dict, uses: dict, sink: dict, sinks: list[dict]) -> bool:
+    """A draw, an order or a maximum is exact at a -inf entry, not at NaN or +inf, and only
+    while the row keeps a finite entry (TensorFlow draws an out-of-range index from a row of
+    -inf logits).  At the witness every entry of the row is broken alike, so the row is
+    evaluated with the witness in one entry and ordinary values in the other: the -inf must be
+    there, with no NaN or +inf, and some entry of each row finite.  A -inf the argument
+    spreads over its whole row (a log of a row sum) fails that test."""
+    if sink.get("arg") is None:
+        return _checked_before(sinks)
+    whole = _evaluate(probe, out, uses, sink.get("arg"))
+    if whole is None or any(np.isnan(v).any() or np.isposinf(v).any() for v in whole):
+        return False
+    for other in GENERIC_VALUES:
+        rows = _evaluate(probe, out, uses, sink.get("arg"), other=other)
+        if rows is not None and all(_finite_row(v) for v in rows):
+            return True
+    return False
+
+
+def _finite_row(v: np.ndarray) -> bool:
+    """-inf entries beside a finite one in every row (the last axis), and no NaN or +inf."""
+    if np.isnan(v).any() or np.isposinf(v).any() or not np.isneginf(v).any():
+        return False
+    if v.ndim == 0:
+        return bool(np.isfinite(v))
+    return bool(np.isfinite(v).any(axis=-1).all())
+
+
 def _evaluate(
-    probe: dict[str, Any], out: dict[str, Any], uses: dict[str, Any], tree: Any
+    probe: dict[str, Any],
+    out: dict[str, Any],
+    uses: dict[str, Any],
+    tree: Any,
+    other: float | None = None,
 ) -> list[np.ndarray] | None:
     """``tree``'s value at the witness, once per generic assignment of the inputs the probe
-    does not have; None when it cannot be rebuilt or traced."""
+    does not have; None when it cannot be rebuilt or traced.  With ``other``, each input the
+    flagged expression reads is a row of two entries: the witness, then ``other`` (a
+    probability's logit), so one entry is broken and the rest of its row ordinary."""
     if not isinstance(tree, dict):
         return None
     # the witness fixes only what the flagged expression reads; an input of its statement
@@ -239,13 +301,33 @@ def _evaluate(
         if witness is None:
             return None
         row = [v for spec, v in zip(whole.inputs, witness, strict=True) if spec.name in read]
-        program = build(part, dtype, extras=False, grads=False, shape=(whole.k, whole.rank))
+        k = whole.k if other is None else 2
+        program = build(part, dtype, extras=False, grads=False, shape=(k, whole.rank))
         tails = list(itertools.product(GENERIC_VALUES, repeat=len(free))) or [()]
         rows = np.array([row + list(tail) for tail in tails], dtype=np.float64)
-        t = flat(run(program, rows)["t"])
+        if other is None:
+            t = flat(run(program, rows)["t"])
+        else:
+            t = _run_two_entries(program, rows, len(row), other)
     except TRACE_ERRORS:
         return None
     return [t[i] for i in range(len(rows))]
+
+
+def _run_two_entries(program: Program, rows: np.ndarray, fixed: int, other: float) -> np.ndarray:
+    """``program`` (built with rows of two entries) on inputs whose first ``fixed`` columns
+    hold the point in entry 0 and ``other`` in entry 1; the rest (inputs only a sink reads, a
+    divisor kept alike across the row) hold their value in both.  The result keeps its axes:
+    the last is the row."""
+    n = rows.shape[0]
+    tensors = []
+    for j, spec in enumerate(program.inputs):
+        arr = np.repeat(rows[:, j : j + 1], 2, axis=1)
+        if j < fixed and not spec.scale:
+            arr[:, 1] = other
+        arr = arr.reshape((n, *[1] * (program.rank - 1), 2))
+        tensors.append(tf.constant(arr.astype(iv.np_dtype(program.dtype))))
+    return np.asarray(tf.cast(program.fn(*tensors)["t"], tf.float64))
 
 
 def _tree_inputs(tree: Any) -> set[str]:

@@ -3,10 +3,12 @@
 A NaN or inf at the flagged expression is only a hazard if it reaches something: code often
 handles it right after, by design (``var = pow(1 - 2 * t, -1.5)`` then ``tf.where(t < 0.5,
 var, inf)``; a ratio that only feeds a comparison; ``log(p)`` fed to a log-sum-exp, where a
--inf entry is exact).  This static half follows the value up its statement and, through a
-local name, into the statements after it in the same block (straight-line only), and records
-each place it ends (a *sink*): a branch of a select, a comparison, a log-sum-exp.  The
-verdict half (:mod:`.downstream`) evaluates the sinks at the witness.  Any other use (the
+-inf entry is exact, or to a sampler's logits, an argmax or a top-k, where a -inf entry is an
+impossible outcome that sorts last).  This static half follows the value up its statement and,
+through a local name, into the statements after it in the same block (straight-line only),
+and records each place it ends (a *sink*): a branch of a select, a comparison, a log-sum-exp,
+sampling logits, an order-only consumer, a maximum.  The verdict half (:mod:`.downstream`)
+evaluates the sinks at the witness.  Any other use (the
 value returned, added to a loss, passed to an unknown function, read in a nested block)
 means the value escapes, and nothing is recorded: the finding is judged as before.
 
@@ -43,6 +45,29 @@ LOGSUMEXP_OPS = frozenset({"reduce_logsumexp", "log_softmax", "softmax", "exp"})
 # Reads that keep only the value's shape or dtype, never its entries.
 SHAPE_CALLS = frozenset({"shape", "shape_n", "rank", "size", "zeros_like", "ones_like"})
 SHAPE_ATTRS = frozenset({"shape", "dtype", "ndim"})
+# Calls that draw indices from logits (TF/Keras spellings, normalised): a -inf logit is an
+# outcome never drawn while its row has a finite one (TensorFlow returns an out-of-range index
+# for a row of -inf only).  No gradient flows through a draw.
+SAMPLING_CALLS = frozenset(
+    {
+        "tf.random.categorical",
+        "tf.random.stateless_categorical",
+        "tf.random.multinomial",
+        "tf.multinomial",
+        "keras.random.categorical",
+    }
+)
+# Order-only consumers, by their last name under tf./keras.: an index comes out, no gradient.
+ORDER_INDEX_CALLS = frozenset({"argmax", "argmin", "argsort"})
+# Calls whose values are the input's entries reordered (-inf entries sort last): the values are
+# followed on; ``top_k``'s indices end the flow.
+REORDER_CALLS = frozenset({"top_k", "sort"})
+# After a reorder the values are no longer sliced (the probe does not trace top_k): only ops
+# that keep every entry as it is may follow, so the check made on the reorder's input holds
+# (not `gather`, which may pick the -inf entries alone).
+ENTRY_KEEPING = frozenset(
+    {"cast", "stop_gradient", "identity", "reshape", "tile", "transpose", "expand_dims", "squeeze"}
+)
 
 
 @dataclass
@@ -53,7 +78,10 @@ class Sink:
     ``selected_when`` the condition's value that keeps the flagged branch and ``other`` the
     slice of the branch taken instead, when it traces), ``compare`` (only a
     boolean comes out), ``logsumexp`` (``arg`` is the slice of the op's argument, which holds
-    the flagged value)."""
+    the flagged value), ``sample`` (the logits of a categorical draw), ``order`` (an argmax,
+    argsort, or the input of a top_k/sort), ``max`` (a ``reduce_max``: finite where the row has
+    a finite entry).  ``arg`` is None for a sink reached through a top_k/sort's values: the
+    ``order`` sink of that reorder holds the slice its entries were checked on."""
 
     kind: str
     line: int
@@ -79,6 +107,7 @@ class Consumers:
         self._orders: dict[int, int] | None = None
         # a callee's parameter, as the slicer keys its input -> the caller's argument's slice
         self.bound: dict[str, dict[str, Any]] = {}
+        self.reordered = 0  # > 0 while following a top_k/sort's values (not sliced any more)
 
     def run(self) -> dict[str, Any] | None:
         site = self.hit.site
@@ -111,11 +140,13 @@ class Consumers:
             if parent is None:
                 raise _Escapes  # an expression statement, a bare value
             if isinstance(parent, cst.Call):
-                if self._call_sink(parent, current, scope, hops):
+                if self._call_sink(parent, current, statement, scope, hops):
                     return
                 current = parent
                 continue
             if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+                if self.reordered:
+                    raise _Escapes  # arithmetic on reordered values: not checked there
                 current = parent
                 continue
             if isinstance(parent, cst.Comparison):
@@ -132,22 +163,31 @@ class Consumers:
                 return
             raise _Escapes  # returned, indexed, put in a container, an augmented assignment
 
-    def _call_sink(self, call: cst.Call, arg: cst.CSTNode, scope: Scope, hops: int) -> bool:
+    def _call_sink(
+        self, call: cst.Call, arg: cst.CSTNode, statement: cst.CSTNode, scope: Scope, hops: int
+    ) -> bool:
         """True when ``call`` ends the value's flow; False when its result carries it on."""
         value = arg.value if isinstance(arg, cst.Arg) else arg
         if not isinstance(value, cst.BaseExpression):
             raise _Escapes
         op = self.slicer.op_of(call)
-        dotted = self.ctx.ev.imports.resolve(call.func) or self._imported(call.func)
+        tf_name = self.ctx.ev.imports.resolve(call.func) or ""
+        dotted = tf_name or self._imported(call.func)
+        if _order_call(tf_name):
+            return self._order_sink(call, value, statement, scope, hops, tf_name)
+        if op == "reduce_max" and value is call_arg(call, 0, "input_tensor", "x"):
+            return self._max_sink(call, value, statement, scope, hops)
         if op == "where" or dotted.endswith(NUMPY_WHERE):
+            self._not_reordered()
             return self._where_sink(call, value, scope)
         if dotted.rsplit(".", 1)[-1] in NO_NAN_CALLS or op in NO_NAN_CALLS:
+            self._not_reordered()
             return self._no_nan_sink(call, value, scope)
         if op in COMPARE_OPS or dotted.rsplit(".", 1)[-1] in NAN_TESTS:
             self._add(Sink("compare", self._line(call), self._code(call)))
             return True
         if _logsumexp_operand(call, value, op, dotted):
-            tree = self._slice(value, scope, call)
+            tree = None if self.reordered else self._slice(value, scope, call)
             self._add(Sink("logsumexp", self._line(call), self._code(call), arg=tree))
             return True
         if _shape_only(op, dotted):
@@ -155,7 +195,14 @@ class Consumers:
         if op is None:
             self._follow_call(call, value, scope, hops)  # a function of this module, or escape
             return True
+        if self.reordered and not _keeps_entries(op):
+            raise _Escapes  # arithmetic on reordered values: not checked there
         return False
+
+    def _not_reordered(self) -> None:
+        """A select's condition may read the reordered values, which are not sliced."""
+        if self.reordered:
+            raise _Escapes
 
     def _where_sink(self, call: cst.Call, value: cst.CSTNode, scope: Scope) -> bool:
         cond = call_arg(call, 0, "condition", "cond")
@@ -202,13 +249,102 @@ class Consumers:
         self._add(Sink("select", self._line(call), self._code(call), zero, selected_when=False))
         return True
 
+    # -- sampling and order-only consumers ----------------------------------------------------
+    def _order_sink(
+        self,
+        call: cst.Call,
+        value: cst.BaseExpression,
+        statement: cst.CSTNode,
+        scope: Scope,
+        hops: int,
+        tf_name: str,
+    ) -> bool:
+        """A draw from logits, an argmax/argsort, or a top_k/sort whose values go on.  The
+        flagged value must be the logits/input, not ``num_samples`` or ``k``."""
+        last = tf_name.rsplit(".", 1)[-1]
+        sampling = tf_name in SAMPLING_CALLS
+        names = ("logits",) if sampling else ("input", "x", "values")
+        first = call_arg(call, 0, *names)
+        if value is not first:
+            raise _Escapes
+        kind = "sample" if sampling else "order"
+        arg = None if self.reordered else self._slice(value, scope, call)
+        self._add(Sink(kind, self._line(call), self._code(call), arg=arg))
+        if last == "sort":
+            self._follow_reordered(call, statement, scope, hops)
+        elif last == "top_k":
+            self._follow_top_k_values(call, statement, scope, hops)
+        return True
+
+    def _follow_top_k_values(
+        self, call: cst.Call, statement: cst.CSTNode, scope: Scope, hops: int
+    ) -> None:
+        """``top_k(x)`` gives (values, indices): the indices end the flow, the values go on
+        (``.values``, ``[0]``, or the first name of ``values, indices = top_k(x)``)."""
+        parent = parent_map(statement).get(id(call))
+        if isinstance(parent, cst.Attribute) and parent.value is call:
+            if parent.attr.value == "values":
+                self._follow_reordered(parent, statement, scope, hops)
+            elif parent.attr.value != "indices":
+                raise _Escapes
+            return
+        if isinstance(parent, cst.Subscript) and parent.value is call:
+            index = _literal_index(parent)
+            if index == 0:
+                self._follow_reordered(parent, statement, scope, hops)
+            elif index != 1:
+                raise _Escapes
+            return
+        if isinstance(parent, cst.Assign) and parent.value is call:
+            values = _pair_target(parent)
+            if values is None:
+                raise _Escapes
+            if values != "_":
+                self.reordered += 1
+                try:
+                    self._follow_assigned(values, parent, scope, hops)
+                finally:
+                    self.reordered -= 1
+            return
+        raise _Escapes  # returned, passed on whole: the values may go anywhere
+
+    def _follow_reordered(
+        self, node: cst.CSTNode, statement: cst.CSTNode, scope: Scope, hops: int
+    ) -> None:
+        self.reordered += 1
+        try:
+            self._follow(node, statement, scope, hops)
+        finally:
+            self.reordered -= 1
+
+    def _max_sink(
+        self, call: cst.Call, value: cst.BaseExpression, statement: cst.CSTNode, scope: Scope,
+        hops: int,
+    ) -> bool:  # fmt: skip
+        """``reduce_max(v)``: its result is followed as before; where that escapes, the maximum
+        is a sink of its own: finite wherever the row has a finite entry (a -inf loses)."""
+        saved, bound = list(self.sinks), dict(self.bound)
+        try:
+            self._follow(call, statement, scope, hops)
+            return True
+        except _Escapes:
+            self.sinks, self.bound = saved, bound
+        arg = None if self.reordered else self._slice(value, scope, call)
+        self._add(Sink("max", self._line(call), self._code(call), arg=arg))
+        return True
+
     # -- through a local name, into a function of the module ----------------------------------
     def _follow_name(self, assign: cst.CSTNode, scope: Scope, hops: int) -> None:
         """Every read of the assigned name in the statements after it (same block, until it is
         rebound) must end in a sink; a read inside a nested block, or none at all, escapes."""
         target = _single_name(assign)
+        if target is None:
+            raise _Escapes
+        self._follow_assigned(target, assign, scope, hops)
+
+    def _follow_assigned(self, target: str, assign: cst.CSTNode, scope: Scope, hops: int) -> None:
         fn = scope.node
-        if target is None or hops >= MAX_HOPS or not isinstance(fn, cst.FunctionDef):
+        if hops >= MAX_HOPS or not isinstance(fn, cst.FunctionDef):
             raise _Escapes
         self._follow_reads(target, statements_after(fn.body, assign) or [], scope, hops)
 
@@ -245,7 +381,7 @@ class Consumers:
                     read = True
                     self._follow(name, small, scope, hops + 1)
             if isinstance(line, cst.SimpleStatementLine) and any(
-                _single_name(small) == target for small in line.body
+                target in _bound_names(small) for small in line.body
             ):
                 break  # rebound: later reads see another value
         if not read:
@@ -300,7 +436,8 @@ class Consumers:
         return pos.start.line if pos else 0
 
     def _code(self, node: cst.CSTNode) -> str:
-        code = " ".join(self.ctx.code(node).split())
+        text = "\n".join(_without_comment(line) for line in self.ctx.code(node).splitlines())
+        code = " ".join(text.split())
         return code if len(code) <= 80 else code[:77] + "..."
 
 
@@ -370,6 +507,61 @@ def _shape_only(op: str | None, dotted: str) -> bool:
     if entry is not None and str(entry.trace).startswith("like("):
         return True
     return (op or dotted.rsplit(".", 1)[-1]) in SHAPE_CALLS and bool(op or dotted)
+
+
+def _without_comment(line: str) -> str:
+    """A source line without its trailing ``# comment`` (kept whole when a quote precedes it)."""
+    at = line.find("#")
+    return line if at < 0 or "'" in line[:at] or '"' in line[:at] else line[:at]
+
+
+def _order_call(tf_name: str) -> bool:
+    """A TF/Keras draw from logits, argmax/argmin/argsort, top_k or sort (by normalised name)."""
+    if not tf_name.startswith(("tf.", "keras.")):
+        return False
+    last = tf_name.rsplit(".", 1)[-1]
+    return tf_name in SAMPLING_CALLS or last in ORDER_INDEX_CALLS | REORDER_CALLS
+
+
+def _keeps_entries(op: str | None) -> bool:
+    """An op that passes every entry on unchanged (reshape, cast, squeeze, ...)."""
+    return op in ENTRY_KEEPING
+
+
+def _literal_index(subscript: cst.Subscript) -> int | None:
+    """``r[0]`` -> 0; None for any other indexing."""
+    if len(subscript.slice) != 1:
+        return None
+    part = subscript.slice[0].slice
+    if isinstance(part, cst.Index) and isinstance(part.value, cst.Integer):
+        return int(part.value.value)
+    return None
+
+
+def _pair_target(assign: cst.Assign) -> str | None:
+    """The first name of ``a, b = ...`` (``_`` when discarded); None for any other target."""
+    if len(assign.targets) != 1:
+        return None
+    target = assign.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != 2:
+        return None
+    first = target.elements[0].value
+    return first.value if isinstance(first, cst.Name) else None
+
+
+def _bound_names(statement: cst.CSTNode) -> set[str]:
+    """Names an assignment statement binds (``a = ...``, ``a, b = ...``, ``a: T = ...``)."""
+    single = _single_name(statement)
+    if single is not None:
+        return {single}
+    if isinstance(statement, cst.Assign):
+        out: set[str] = set()
+        for target in statement.targets:
+            node = target.target
+            items = node.elements if isinstance(node, (cst.Tuple, cst.List)) else []
+            out |= {e.value.value for e in items if isinstance(e.value, cst.Name)}
+        return out
+    return set()
 
 
 def _single_name(statement: cst.CSTNode) -> str | None:

@@ -1,0 +1,248 @@
+"""Issue #11: a -inf log-probability that only feeds a draw, an argmax or a top-k is exact.
+
+``tf.random.categorical`` never draws a -inf logit while its row has a finite one; an argmax,
+argsort, sort or top_k puts a -inf entry last; a ``reduce_max`` of a row with a finite entry is
+finite.  Those sinks are found in the code (``verify/uses.py``) and evaluated at the witness
+(``verify/downstream.py``): a -inf that only reaches them is refuted where no gradient flows
+back (a draw and an index have none).  Arithmetic that keeps the -inf (a running score
+averaged, ``-inf - -inf``), a -inf spread over its whole row, or a value returned keep the
+finding as it was.  A name-based sampler context alone never refutes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from test_reachability import one_probe, probed  # noqa: E402
+
+from tfnumlint.analysis import gradflow  # noqa: E402
+from tfnumlint.verify import downstream, probing  # noqa: E402
+
+THR = 1e6
+
+
+def at_zero(src: str, zero: str = "probs") -> tuple[dict, dict]:
+    """The probe of the flagged log, and the review of a confirmed log(`zero`) = -inf witness
+    at `zero` = 0, every other input at 1 (the domain and tail gates judge whether 0 is
+    reachable; here only the downstream decision is under test)."""
+    probe = one_probe(src, "TNL101")
+    inputs: dict[str, float] = {}
+    for spec in probe["inputs"]:
+        name = spec["name"]
+        if name == zero:
+            inputs |= {name: 0.0, f"logit({name})": -100.0}
+        else:
+            inputs[name] = 1.0
+    out = {
+        "status": "confirmed",
+        "symptom": "inf-value",
+        "dtype": "float32",
+        "inputs": inputs,
+        "observed": {"value": "-inf", "gradient": {zero: "inf"}},
+        "detail": f"at {zero} = 0 (float32), log({zero}) = -inf",
+    }
+    return probe, downstream.review(probe, out)
+
+
+def kinds(probe: dict) -> list[str]:
+    return [s["kind"] for s in probe["uses"]["sinks"]]
+
+
+# ---------------------------------------------------------------- a draw from logits
+
+TOP_K_SAMPLER = """\
+    from keras import ops, random
+
+
+    def next_token(probabilities, seed):
+        top_k_pred, top_k_indices = ops.top_k(probabilities, k=5, sorted=False)
+        probs = top_k_pred
+        logits = ops.cast(ops.log(probs), "float32")
+        {use}
+        return ops.take_along_axis(top_k_indices, picked, axis=-1)
+    """
+
+DRAW = "picked = random.categorical(logits, 1, seed=seed)"
+
+
+def test_a_log_probability_only_drawn_from_is_refuted():
+    probe, out = at_zero(TOP_K_SAMPLER.format(use=DRAW), zero="top_k_pred")
+    assert kinds(probe) == ["sample"]
+    assert out["status"] == "refuted", out
+    draw = "`random.categorical(logits, 1, seed=seed)` at line 8"
+    assert f"only feeds the logits of {draw}" in out["detail"]
+    assert "impossible outcome" in out["detail"]
+
+
+def test_the_same_log_also_added_to_a_running_score_and_averaged_keeps_its_verdict():
+    use = DRAW + "\n        score = ops.mean(seed + logits)"
+    probe, out = at_zero(TOP_K_SAMPLER.format(use=use), zero="top_k_pred")
+    assert "uses" not in probe  # the sum escapes: its -inf reaches a mean
+    assert out["status"] == "confirmed" and out["symptom"] == "inf-value"
+
+
+def test_tf_spellings_of_a_draw_are_sinks_too():
+    src = """\
+        import tensorflow as tf
+
+
+        def draw(probs, seed):
+            a = tf.random.categorical(tf.math.log(probs), 1)
+            b = tf.random.stateless_categorical(tf.math.log(probs), 1, seed=seed)
+            return a, b
+        """
+    found = [f.probe for f in probed(src, "model.py", ["TNL101"]) if f.probe is not None]
+    assert len(found) == 2 and all(kinds(probe) == ["sample"] for probe in found)
+
+
+def test_a_minus_inf_spread_over_its_whole_row_is_not_handled_by_a_draw():
+    """A row of only -inf logits makes TensorFlow draw an out-of-range index."""
+    src = """\
+        import tensorflow as tf
+
+
+        def draw(probs):
+            best = tf.reduce_max(probs, axis=-1, keepdims=True)
+            return tf.random.categorical(tf.math.log(best), 1)
+        """
+    probe, out = at_zero(src)
+    assert kinds(probe) == ["sample"]
+    assert out["status"] == "confirmed" and "handled" not in out["detail"]
+
+
+def test_a_draw_from_a_minus_inf_minus_itself_is_not_handled():
+    src = """\
+        import tensorflow as tf
+
+
+        def draw(probs):
+            lp = tf.math.log(probs)
+            return tf.random.categorical(lp - lp, 1)
+        """
+    _probe, out = at_zero(src)  # -inf - -inf is NaN: the draw is meaningless
+    assert out["status"] == "confirmed" and "handled" not in out["detail"]
+
+
+def test_the_number_of_samples_is_not_a_logit():
+    src = """\
+        import tensorflow as tf
+
+
+        def draw(logits, probs):
+            return tf.random.categorical(logits, num_samples=tf.math.log(probs))
+        """
+    assert "uses" not in one_probe(src, "TNL101")
+
+
+# ---------------------------------------------------------------- order-only consumers
+
+BEAM = """\
+    import tensorflow as tf
+
+
+    def step(probs, score):
+        scores = score[..., None] + tf.math.log(probs)
+        {body}
+    """
+
+
+def test_a_beam_score_ranked_by_top_k_then_argmax_is_refuted():
+    body = "vals, idx = tf.math.top_k(scores, k=2)\n        return tf.argmax(vals, axis=-1), idx"
+    probe, out = at_zero(BEAM.format(body=body))
+    assert kinds(probe) == ["order", "order"]
+    assert probe["uses"]["sinks"][1]["arg"] is None  # checked on top_k's input
+    assert out["status"] == "refuted", out
+    top_k = "`tf.math.top_k(scores, k=2)` at line 6"
+    assert f"only ordered, by {top_k}, where -inf sorts last" in out["detail"]
+
+
+def test_top_k_indices_alone_end_the_flow():
+    body = "return tf.math.top_k(scores, k=2).indices"
+    probe, out = at_zero(BEAM.format(body=body))
+    assert kinds(probe) == ["order"]
+    assert out["status"] == "refuted"
+
+
+def test_top_k_values_returned_escape():
+    probe, out = at_zero(BEAM.format(body="return tf.math.top_k(scores, k=2).values"))
+    assert "uses" not in probe
+    assert out["status"] == "confirmed"
+
+
+def test_arithmetic_on_top_k_values_escapes():
+    """The values are not sliced after a top_k: only ops keeping every entry may follow."""
+    body = "vals, idx = tf.math.top_k(scores, k=2)\n        return tf.argmax(vals * 0.0, axis=-1)"
+    assert "uses" not in one_probe(BEAM.format(body=body), "TNL101")
+
+
+def test_a_sort_then_argsort_is_order_only():
+    body = "ranked = tf.sort(scores, axis=-1)\n        return tf.argsort(tf.reshape(ranked, [-1]))"
+    probe, out = at_zero(BEAM.format(body=body))
+    assert kinds(probe) == ["order", "order"]
+    assert out["status"] == "refuted"
+
+
+def test_a_log_returned_from_the_function_is_unchanged():
+    probe, out = at_zero(BEAM.format(body="return scores"))
+    assert "uses" not in probe
+    assert out["status"] == "confirmed" and out["symptom"] == "inf-value"
+
+
+# ---------------------------------------------------------------- a maximum passes a gradient
+
+BEST = """\
+    import tensorflow as tf
+
+
+    def best(probs):
+        return tf.reduce_max(tf.math.log(probs), axis=-1)
+    """
+
+
+def test_a_row_maximum_of_a_minus_inf_entry_keeps_only_its_gradient_trap():
+    probe, out = at_zero(BEST)
+    assert kinds(probe) == ["max"]
+    assert out["status"] == "confirmed" and out["symptom"] == "inf-gradient"
+    assert "whose row keeps a finite maximum" in out["detail"]
+
+
+def test_a_row_maximum_where_no_gradient_flows_is_refuted():
+    probe = one_probe(BEST, "TNL101")
+    probe["no_gradient"] = "a metric update"
+    out = probing.verify(probe, THR)
+    assert out["status"] == "refuted", out
+    assert "whose row keeps a finite maximum" in out["detail"]
+
+
+def test_a_maximum_only_compared_stays_a_comparison():
+    src = BEST.replace("return tf.reduce_max(tf.math.log(probs), axis=-1)",
+                       "return tf.reduce_max(tf.math.log(probs), axis=-1) > -1.0")  # fmt: skip
+    assert kinds(one_probe(src, "TNL101")) == ["compare"]
+
+
+# ---------------------------------------------------------------- names alone never refute
+
+
+def test_a_sampler_named_context_whose_value_escapes_is_inconclusive_at_most():
+    src = """\
+        import tensorflow as tf
+
+
+        class BeamSampler:
+            def __call__(self, probs, score):
+                return score + tf.math.log(probs)
+        """
+    probe = one_probe(src, "TNL101")
+    assert "uses" not in probe and "sampler" in probe["no_gradient"]
+    out = {"status": "confirmed", "symptom": "inf-value", "detail": "at probs = 0, log = -inf",
+           "observed": {"value": "-inf"}, "inputs": {"probs": 0.0, "score": 1.0}}  # fmt: skip
+    judged = downstream.review(probe, gradflow.apply(probe, out))
+    assert judged["status"] == "inconclusive"
+    assert "impossible outcome there: it is in the sampler" in judged["detail"]
