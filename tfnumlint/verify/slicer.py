@@ -750,8 +750,9 @@ _RANK_FREE_PARAMS = frozenset({"keepdims", "ord"})
 
 
 def _rank_dependent(node: dict) -> bool:
-    """A call whose result depends on its operand's rank: a rank op, or an axis it names."""
-    if node.get("k") != "call":
+    """A call whose result depends on its operand's rank: a rank op, or an axis it names (a
+    reshape's own shape keeps the element count, which is all a flattened value has)."""
+    if node.get("k") != "call" or node.get("op") == "reshape":
         return False
     if node.get("op") in _RANK_OPS:
         return True

@@ -682,7 +682,8 @@ def _render(t: Any) -> str:
         right = _operand(t["r"], level, True, op)
         return f"{left} {op} {right}"
     if k == "tuple":
-        return "(" + ", ".join(_render(i) for i in t.get("items") or []) + ")"
+        items = [_render(i) for i in t.get("items") or []]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if k == "call":
         args = [_render(a) for a in t.get("args") or []]
         names = PARAM_NAMES.get(str(t.get("op")), ())
