@@ -3,7 +3,7 @@
 
 Every probe input is filled with one value per point, so a reduction over any valid axis gives
 the same per-entry values: -1 stands in for an axis.  A class count changes what a one-hot row
-holds, so a confirmation must hold at every depth tried.  A reshape is flattened only when no
+holds, so a confirmation or refutation must hold at every depth tried.  A reshape is flattened only when no
 op above it depends on its rank, and a stand-in TensorFlow rejects falls back to "cannot
 verify".
 """
@@ -89,22 +89,29 @@ def test_a_symbolic_depth_takes_the_width_of_the_softmax_row_it_meets():
     assert "cannot verify" not in out["detail"]
 
 
-def depth_probe(depth_mark: dict) -> dict:
-    """1 / (mean(one_hot(c, depth)) - 0.25): a mean divides by the class count, so the value
-    is infinite at depth 4 only."""
-    hot = call("one_hot", inp("c"), depth_mark)
+DEPTH = {"param": "depth", "what": "`depth=self.n` of tf.one_hot", "value": 4, "others": [2, 16]}
+
+
+def depth_probe(inverse_count: float) -> dict:
+    """1 / (mean(one_hot(c, depth)) - 1/count): a mean divides by the class count, so the
+    value is infinite at depth == count only."""
+    hot = call("one_hot", inp("c"), {"k": "const", "v": 4, "assumed": DEPTH})
     mean = call("reduce_mean", hot)
-    target = binop("/", const(1.0), binop("-", mean, const(0.25)))
-    return expr("TNL201", target, [free("c")])
+    target = binop("/", const(1.0), binop("-", mean, const(inverse_count)))
+    return {**expr("TNL201", target, [free("c")]), "assumed": [DEPTH]}
 
 
 def test_a_confirmation_that_needs_the_stand_in_depth_is_not_kept():
-    mark = {"param": "depth", "what": "`depth=self.n` of tf.one_hot", "value": 4, "others": [2, 16]}
-    probe = {**depth_probe({"k": "const", "v": 4, "assumed": mark}), "assumed": [mark]}
-    out = probing.verify(probe, 1e6)
+    out = probing.verify(depth_probe(0.25), 1e6)
     assert out["status"] == "inconclusive", out
-    assert "the symptom depends on `depth`" in out["detail"], out
+    assert "the verdict depends on `depth`" in out["detail"], out
     assert "not with 2" in out["detail"], out
+
+
+def test_a_refutation_that_another_depth_breaks_is_not_kept():
+    out = probing.verify(depth_probe(0.5), 1e6)  # infinite at depth 2, finite at 4
+    assert out["status"] == "inconclusive", out
+    assert "no symptom with `depth` = 4, not with 2" in out["detail"], out
 
 
 def test_a_confirmation_that_holds_at_every_depth_is_kept():

@@ -24,7 +24,7 @@ STRUCTURAL = frozenset(
 # (`axis=self.axis`, `depth=self.num_classes`): (the stand-in, others tried before confirming).
 # Every probe input is filled with one value per point, so a reduction over any valid axis
 # gives the same per-entry values: -1 is valid for every rank.  A class count changes what a
-# one-hot row holds, so a confirmation must hold for each depth tried.
+# one-hot row holds, so a confirmation or refutation must hold for each depth tried.
 STAND_INS: dict[str, tuple[int, tuple[int, ...]]] = {
     "axis": (-1, ()),
     "axes": (-1, ()),

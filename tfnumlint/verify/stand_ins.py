@@ -4,7 +4,7 @@ The slicer binds a non-literal ``axis=self.axis`` to -1, ``depth=self.num_classe
 reshape's ``shape=`` to ``[-1]`` (``contract.STAND_INS``), and marks each such node
 ``assumed``.  The probe fills every input with one value per point, so a reduction over any
 valid axis gives the same per-entry values; a class count is different: it changes what a
-one-hot row holds, so a confirmation must hold for the other depths tried too.  Every verdict
+one-hot row holds, so a confirmation or refutation must hold for the other depths tried too.  Every verdict
 names its stand-ins; a probe that does not trace with them is the old "cannot verify".
 """
 
@@ -32,12 +32,16 @@ def _shown(value: Any) -> str:
 
 
 def note(assumed: list[dict[str, Any]]) -> str:
-    """``with `axis` = -1 (`axis=self.axis` of tf.reduce_sum is not a literal; ...)``."""
-    parts = [
-        f"`{a['param']}` = {_shown(a['value'])} ({a['what']} is not a literal; "
-        f"{WHY.get(a['param'], 'a stand-in value')})"
-        for a in assumed
-    ]
+    """``with `axis` = -1 (`axis=self.axis` of tf.reduce_sum is not a literal; ...)``: one
+    part per stand-in value, naming every argument it stands in for."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for a in assumed:
+        groups.setdefault((a["param"], _shown(a["value"])), []).append(a["what"])
+    parts = []
+    for (param, value), whats in groups.items():
+        verb = "is not a literal" if len(whats) == 1 else "are not literals"
+        why = WHY.get(param, "a stand-in value")
+        parts.append(f"`{param}` = {value} ({', '.join(whats)} {verb}; {why})")
     return "with " + " and ".join(parts)
 
 
@@ -107,23 +111,24 @@ def holds_for_others(
     out: dict[str, Any],
     verify_expr: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> dict[str, Any]:
-    """A confirmation reached with a stand-in whose value may matter (a depth) stands only if
-    the probe confirms the same symptom with every other value tried; else inconclusive."""
-    if out.get("status") != "confirmed":
+    """A confirmation or refutation reached with a stand-in whose value may matter (a depth)
+    stands only if the probe reaches it (the same symptom, for a confirmation) with every
+    other value tried; else it is inconclusive."""
+    status = out.get("status")
+    if status not in ("confirmed", "refuted"):
         return out
     for mark in probe.get("assumed") or []:
         for other in mark.get("others") or ():
-            variant = _with_mark(probe, mark, {**mark, "value": other})
             try:
-                again = verify_expr(variant)
+                again = verify_expr(_with_mark(probe, mark, {**mark, "value": other}))
             except (*TRACE_ERRORS, KeyError, IndexError) as exc:  # not shown to hold
                 again = {"status": "inconclusive", "detail": type(exc).__name__}
-            if again.get("status") != "confirmed" or again.get("symptom") != out.get("symptom"):
+            if again.get("status") != status or again.get("symptom") != out.get("symptom"):
+                what = out.get("symptom") if status == "confirmed" else "no symptom"
                 return inconclusive(
-                    f"the symptom depends on `{mark['param']}` ({mark['what']} is not a "
-                    f"literal): {out.get('symptom')} with `{mark['param']}` = "
-                    f"{_shown(mark['value'])}, not with {_shown(other)} "
-                    f"(seen: {out.get('detail', '')})",
+                    f"the verdict depends on `{mark['param']}` ({mark['what']} is not a "
+                    f"literal): {what} with `{mark['param']}` = {_shown(mark['value'])}, "
+                    f"not with {_shown(other)} (seen: {out.get('detail', '')})",
                     out.get("dtype"),
                 )
     return out
