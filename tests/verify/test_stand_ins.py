@@ -188,3 +188,16 @@ def test_an_axis_beyond_the_value_s_rank_is_refused_not_reduced_over_the_points(
     for axis in (-3, 2):
         with pytest.raises(UnsupportedProbe):
             _shift_axis(axis, 3)  # a rank-2 user value: axes -2..1
+
+
+def test_an_axis_pair_from_both_ends_gets_a_rank_where_the_two_differ():
+    from tfnumlint.verify.program import build
+
+    # reduce_sum(x, axis=(1, -1)) needs a rank-3 value: at rank 2 both name the same axis
+    total = call(
+        "reduce_sum", call("square", inp("x")), axis={"k": "tuple", "items": [const(1), const(-1)]}
+    )
+    program = build(expr("TNL202", call("sqrt", total), [free("x")]))
+    assert program.rank == 3
+    out = probing.verify(expr("TNL202", call("sqrt", total), [free("x")]), 1e6)
+    assert out["status"] == "confirmed" and out["symptom"] == "nan-gradient", out
