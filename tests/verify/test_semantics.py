@@ -286,9 +286,9 @@ def test_an_enclosing_statement_that_does_not_trace_leaves_the_target_probed():
         import tensorflow as tf
 
 
-        def f(z, axis):
+        def f(z, multiples):
             p = tf.sigmoid(z)
-            return tf.reduce_sum(tf.math.log(p), axis=axis)
+            return tf.tile(tf.math.log(p), multiples)
         """
     )
     options = LintOptions(codes=frozenset({"TNL101"}), slice_probes=True)

@@ -19,3 +19,16 @@ KEEP_KWARGS = frozenset(n for op in ALLOWED_OPS for n in PARAMS[op] if n not in 
 STRUCTURAL = frozenset(
     "axis keepdims ord axes perm shape multiples depth transpose_a transpose_b".split()
 )
+
+# Structural parameters a probe may bind to a stand-in when the code's value is not a literal
+# (`axis=self.axis`, `depth=self.num_classes`): (the stand-in, others tried before confirming).
+# Every probe input is filled with one value per point, so a reduction over any valid axis
+# gives the same per-entry values: -1 is valid for every rank.  A class count changes what a
+# one-hot row holds, so a confirmation or refutation must hold for each depth tried.
+STAND_INS: dict[str, tuple[int, tuple[int, ...]]] = {
+    "axis": (-1, ()),
+    "axes": (-1, ()),
+    "depth": (4, (2, 16)),
+}
+# `shape=` of a reshape: flatten each point's value, when nothing above depends on its rank
+RESHAPE_STAND_IN = [-1]

@@ -16,7 +16,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import domains, downstream, preconditions
+from . import domains, downstream, preconditions, stand_ins
 from .climb import CLIMB_STEPS, climb
 from .points import point_grid
 from .program import build_with_fallback, probe_dtype, recipe, run
@@ -102,11 +102,16 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
 
             out = verify_training(probe)
         elif probe.get("kind", "expr") == "expr":
+            if probe.get("assumed"):
+                probe = stand_ins.traceable(probe, probe_dtype(probe))
             out = verify_expr(probe, threshold)
+            out = stand_ins.holds_for_others(probe, out, lambda p: verify_expr(p, threshold))
         else:
             out = inconclusive(f"unknown probe kind {probe.get('kind')!r}")
     except UnsupportedProbe as exc:
         out = inconclusive(f"cannot verify: {exc}", probe.get("dtype"))
+        if probe.get("assumed"):
+            out = stand_ins.untraceable(probe, str(exc))
     except (
         tf.errors.OpError,
         ValueError,
@@ -119,6 +124,8 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         out = inconclusive(
             f"could not trace the slice: {type(exc).__name__}: {msg}", probe.get("dtype")
         )
+        if probe.get("assumed"):  # the stand-in may be what broke it: no better than before
+            out = stand_ins.untraceable(probe, f"{type(exc).__name__}: {msg}")
     if probe.get("kind", "expr") == "expr":
         upstream = upstream_start(probe, out)  # before the judges replace the witness
         out = domains.judge(probe, out)  # issue #11: domains and where gradients flow
@@ -126,5 +133,6 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         out = downstream.review(probe, out)  # where the value goes: handled right after?
         out = preconditions.judge(probe, out)  # then a far tail or an empty selection
         out = with_upstream(out, upstream)  # the report folds it into the upstream finding
+        out = stand_ins.with_note(probe, out)  # the axis/depth/shape it was reached with
     out["seconds"] = round(time.perf_counter() - start, 4)
     return {k: v for k, v in out.items() if v is not None}

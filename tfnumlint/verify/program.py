@@ -226,8 +226,10 @@ def user_rank(*trees: Any) -> int:
         names = trace.PARAM_NAMES.get(str(node.get("op")), ())
         given = dict(zip(names, node.get("args") or [], strict=False))
         given.update(node.get("kw") or {})
-        for axis in _literal_ints(given.get("axis")):
-            rank = max(rank, axis + 1 if axis >= 0 else -axis)
+        axes = _literal_ints(given.get("axis"))
+        front = max((a + 1 for a in axes if a >= 0), default=0)
+        back = max((-a for a in axes if a < 0), default=0)
+        rank = max(rank, front + back if front and back else front or back)  # (1, -1): 3
     return min(rank, 6)
 
 

@@ -35,7 +35,7 @@ from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, call_arg, contains
 from ..analysis.values import Val, literal_number
 from ..rules.recipes import recipe_for
-from .contract import ALLOWED_OPS, STRUCTURAL
+from .contract import ALLOWED_OPS, RESHAPE_STAND_IN, STAND_INS, STRUCTURAL
 from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
 from .uses import consumers
 
@@ -158,8 +158,12 @@ class Slicer:
         positions,
         substitute: Substitute | None = None,
         cut_logits: bool = True,
+        stand_ins: bool = False,
     ) -> None:
         self.substitute = substitute
+        # bind a non-literal axis/depth/shape to a stand-in the probe notes (verification
+        # only: a fix proof under an assumed axis would prove nothing)
+        self.stand_ins = stand_ins
         self.cut_logits = cut_logits  # stop at a sigmoid/softmax input (proofs need it all)
         self.ctx = ctx
         self.positions = positions
@@ -602,7 +606,12 @@ class Slicer:
                 tree = self.tree(value, scope, order, depth + 1)
                 if name in STRUCTURAL and not _static(tree):
                     code = " ".join(self.ctx.code(value).split())
-                    self.unsupported.append(f"`{name}={code}` of {spelling}, not a literal")
+                    what = f"`{name}={code}` of {spelling}"
+                    stand_in = stand_in_for(op, name, what) if self.stand_ins else None
+                    if stand_in is None:
+                        self.unsupported.append(f"{what}, not a literal")
+                    else:
+                        tree = stand_in
             if positional:
                 args.append(tree)
             else:
@@ -734,6 +743,63 @@ BOOLEAN_OPS = frozenset(
 
 def _const(v: float) -> dict:
     return {"k": "const", "v": v}
+
+
+def stand_in_for(op: str, param: str, what: str) -> dict | None:
+    """The probe node that stands in for a non-literal structural argument (``what`` is how
+    the code wrote it), marked ``assumed`` so the verdict says so; None when none is faithful."""
+    mark = {"param": param, "what": what}
+    if param == "shape" and op == "reshape":
+        items = [_const(d) for d in RESHAPE_STAND_IN]
+        return {"k": "tuple", "items": items, "assumed": {**mark, "value": RESHAPE_STAND_IN}}
+    if param not in STAND_INS:
+        return None
+    value, others = STAND_INS[param]
+    return {"k": "const", "v": value, "assumed": {**mark, "value": value, "others": list(others)}}
+
+
+# ops whose result depends on their operand's rank: a reshape under one cannot be flattened
+_RANK_OPS = frozenset({"matmul", "transpose", "expand_dims", "squeeze", "tile", "concat"})
+_RANK_FREE_PARAMS = frozenset({"keepdims", "ord"})
+
+
+def _rank_dependent(node: dict) -> bool:
+    """A call whose result depends on its operand's rank: a rank op, or an axis it names (a
+    reshape's own shape keeps the element count, which is all a flattened value has)."""
+    if node.get("k") != "call" or node.get("op") == "reshape":
+        return False
+    if node.get("op") in _RANK_OPS:
+        return True
+    names = PARAMS.get(str(node.get("op")), ())
+    given = dict(zip(names, node.get("args") or [], strict=False))
+    given.update(node.get("kw") or {})
+    return any(p in STRUCTURAL and p not in _RANK_FREE_PARAMS for p in given)
+
+
+def assumptions(*trees: Any) -> tuple[list[dict], list[str]]:
+    """The stand-ins a probe's trees hold, and the reshapes that cannot take theirs (an op
+    above them depends on the rank the flattened shape would change): those stay unsupported."""
+    found: list[dict] = []
+    refused: list[str] = []
+    stack: list[tuple[Any, bool]] = [(t, False) for t in trees]
+    while stack:
+        t, under_rank_op = stack.pop()
+        if isinstance(t, list):
+            stack.extend((x, under_rank_op) for x in t)
+            continue
+        if not isinstance(t, dict):
+            continue
+        mark = t.get("assumed")
+        if isinstance(mark, dict):
+            if mark["param"] == "shape" and under_rank_op:
+                refused.append(
+                    f"{mark['what']}, not a literal (an op above it depends on its rank)"
+                )
+            elif mark not in found:
+                found.append(mark)
+        below = under_rank_op or _rank_dependent(t)
+        stack.extend((v, below) for k, v in t.items() if k != "assumed")
+    return found, refused
 
 
 def _is_newaxis(node: cst.BaseExpression) -> bool:
@@ -909,7 +975,7 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         return train_probe(ctx, hit, code, dtype, line)
     if not isinstance(hit.node, cst.BaseExpression) or how.check == "none":
         return None
-    slicer = Slicer(ctx, positions)
+    slicer = Slicer(ctx, positions, stand_ins=True)
     slicer.run_under(site.scope, site.statement)
     target = slicer.tree(hit.node, site.scope, site.order)
     if target.get("k") == "input" and not slicer.unsupported:
@@ -922,6 +988,8 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         loss = slicer.tree(value, site.scope, site.order)
         if slicer.truncated or slicer.unsupported or loss.get("k") == "input":
             loss = None  # the enclosing statement does not trace (or is opaque): target alone
+        elif assumptions(loss)[1]:
+            loss = None  # a reshape in it cannot be flattened: the target alone
     probe: dict[str, Any] = {
         "kind": "expr",
         "rule": code,
@@ -935,6 +1003,10 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         "truncated": truncated,
         "recipe": how.as_probe(),
     }
+    assumed, refused = assumptions(target, loss)
+    unsupported = [*unsupported, *refused]
+    if assumed:
+        probe["assumed"] = assumed
     if unsupported:
         probe["unsupported"] = unsupported
     scales = scale_inputs(target, loss)

@@ -79,6 +79,10 @@ def _shift_axis(axis: Any, rank: int) -> Any:
     if isinstance(axis, (list, tuple)):
         return [_shift_axis(a, rank) for a in axis]
     axis = int(axis)
+    if rank and not -rank < axis < rank - 1 + int(axis < 0):
+        # TF would reject it on the user's value; on the batched one it would reach the point
+        # axis (mixing probe points) or past the end
+        raise UnsupportedProbe(f"axis {axis} of a rank-{rank - 1} value")
     return axis + 1 if axis >= 0 else axis
 
 
@@ -337,6 +341,10 @@ def _weighted_xent(labels: Any, logits: Any, pos_weight: Any) -> Any:
 
 
 def _one_hot(indices: Any, depth: Any, **kw: Any) -> Any:
+    if isinstance(depth, float) and depth.is_integer():  # probe constants are floats
+        depth = int(depth)
+    if "axis" in kw:
+        kw["axis"] = _shift_axis(kw["axis"], _rank(tf.convert_to_tensor(indices)) + 1)
     return tf.one_hot(tf.cast(indices, tf.int32), depth, **kw)
 
 
@@ -674,7 +682,8 @@ def _render(t: Any) -> str:
         right = _operand(t["r"], level, True, op)
         return f"{left} {op} {right}"
     if k == "tuple":
-        return "(" + ", ".join(_render(i) for i in t.get("items") or []) + ")"
+        items = [_render(i) for i in t.get("items") or []]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     if k == "call":
         args = [_render(a) for a in t.get("args") or []]
         names = PARAM_NAMES.get(str(t.get("op")), ())
