@@ -25,6 +25,7 @@ F32_MAX = float(tf.float32.max)
 TWO_PIECE = """\
     import numpy as np
     import tensorflow as tf
+    from tensorflow_probability.python.internal import dtype_util
     from tensorflow_probability.python.math import special
 
 
@@ -32,8 +33,9 @@ TWO_PIECE = """\
         def mean(self):
             df = tf.convert_to_tensor(self.df)
             skewness = tf.convert_to_tensor(self.skewness)
-            half = np.float32(0.5)
-            one = np.float32(1.)
+            numpy_dtype = dtype_util.as_numpy_dtype(self.dtype)
+            half = numpy_dtype(0.5)
+            one = numpy_dtype(1.)
             two = np.float32(2.)
             very_small_df = df <= one
             safe_df = tf.where(very_small_df, BRANCH, df)
@@ -69,6 +71,7 @@ def two_piece(branch: str = "two", call: str = "special.lbeta") -> str:
 def test_a_where_branch_bounded_by_its_condition_refutes_the_division():
     _, out = verified(two_piece(), "TNL201")
     assert out["status"] == "refuted", out
+    assert out["detail"].startswith("denominator is within"), out["detail"]
     assert "`df` > 1 on the else branch" in out["detail"]
     assert "`lbeta(x, y)` lies in [-43.79, 1.145]" in out["detail"]
 
@@ -109,6 +112,7 @@ def select_range(fn, lo=-INF, hi=INF):
         (lambda x: tf.where(tf.math.less(1.0, x), x, 3.0) - 1.0, True),
         (lambda x: tf.where(x <= 1.0, 0.0, x) - 1.0, False),  # the then branch reaches 0 - 1
         (lambda x: tf.where(x >= 1.0, 2.0, x) - 1.0, False),  # the else branch is x < 1
+        (lambda x: tf.where(x > 0.0, x, 1.0), False),  # a subnormal x > 0 may flush to 0
     ],
 )
 def test_a_select_branch_is_restricted_by_its_condition(fn, lo_positive):

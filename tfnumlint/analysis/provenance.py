@@ -522,11 +522,25 @@ class Evaluator:
         # numpy scalar constructors and float(): pass constants through
         if isinstance(node.func, (cst.Name, cst.Attribute)) and node.args:
             name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
-            if name in ("float", "float32", "float16", "float64", "array", "asarray"):
+            if name in ("float", "float32", "float16", "float64", "array", "asarray") or (
+                self._numpy_dtype(node.func, scope, order)
+            ):
                 inner = self.value(node.args[0].value, scope, order)
                 if inner.const is not None:
                     return inner
         return Val("call", desc=f"the result of `{_callee_text(node.func)}`")
+
+    def _numpy_dtype(self, func: cst.BaseExpression, scope: Scope, order: int) -> bool:
+        """``func`` is a name bound to ``dtype_util.as_numpy_dtype(...)`` (a numpy scalar type:
+        calling it on a literal casts the constant, `numpy_dtype(1.)` is 1)."""
+        if not isinstance(func, cst.Name):
+            return False
+        found = self.lookup(func.value, scope, order)
+        value = getattr(found, "value", None)
+        if not isinstance(value, cst.Call):
+            return False
+        callee = value.func.attr if isinstance(value.func, cst.Attribute) else value.func
+        return isinstance(callee, cst.Name) and callee.value == "as_numpy_dtype"
 
     def _returned(self, node: cst.Call, func: Val, scope: Scope, order: int) -> Val | None:
         """What a call to a function or class of the project returns, for this call's

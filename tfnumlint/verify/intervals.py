@@ -297,7 +297,7 @@ def analyse(graph: tf.Graph, placeholders: dict[str, Interval], dtype: str) -> d
     for op in graph.get_operations():
         ins = [out.get(t.name, TOP) for t in op.inputs]
         if op.type in ("Select", "SelectV2") and len(ins) == 3:
-            iv = select_interval(op, out)
+            iv = select_interval(op, out, rounder)
         else:
             iv = _op_interval(op, ins, placeholders, rounder)
         for t in op.outputs:
@@ -370,18 +370,27 @@ def narrowed(x: Interval, op: str, k: Interval) -> Interval:
     return (max(x[0], k[0]), x[1])
 
 
-def _narrowed_strict(x: Interval, op: str, k: Interval) -> Interval:
-    """As :func:`narrowed`, a strict bound one float64 step inward (no more than a step of any
-    narrower dtype): `x > 1` keeps x - 1 away from 0."""
+def _above(k: float, rounder: Rounder) -> float:
+    """The smallest value of the dtype above k; a subnormal one may flush to 0, so 0."""
+    dt = np_dtype(rounder.dtype)
+    up = rounder.up(k)
+    if up == k:
+        up = float(np.nextafter(np.asarray(k, dt), np.asarray(INF, dt)))
+    return 0.0 if 0 < up < float(finfo(rounder.dtype).smallest_normal) else up
+
+
+def _narrowed_strict(x: Interval, op: str, k: Interval, rounder: Rounder) -> Interval:
+    """As :func:`narrowed`, a strict bound one step of the dtype inward: in float32 `x > 1`
+    is x >= 1.0000001, so x - 1 stays away from 0."""
     lo, hi = narrowed(x, op, k)
     if op == ">" and lo == k[0] and math.isfinite(lo):
-        lo = math.nextafter(lo, INF)
+        lo = _above(lo, rounder)
     if op == "<" and hi == k[1] and math.isfinite(hi):
-        hi = math.nextafter(hi, -INF)
-    return (lo, hi)
+        hi = -_above(-hi, rounder)
+    return rounder.interval(lo, hi) if lo <= hi else (lo, hi)
 
 
-def select_interval(op: tf.Operation, out: dict[str, Interval]) -> Interval:
+def select_interval(op: tf.Operation, out: dict[str, Interval], rounder: Rounder) -> Interval:
     """tf.where(c, a, b): the hull of its branches, each restricted by the condition under which
     it is chosen when c compares that branch's very tensor (`where(df <= 1, 2., df)`: df > 1)."""
     cond, then, other = op.inputs
@@ -394,10 +403,10 @@ def select_interval(op: tf.Operation, out: dict[str, Interval]) -> Interval:
             src = _source(tensor)
             if _source(a) is src or _source(a).name == src.name:
                 k = out.get(b.name, TOP)
-                branches[i] = _narrowed_strict(branches[i], rel_i, k)
+                branches[i] = _narrowed_strict(branches[i], rel_i, k, rounder)
             elif _source(b).name == src.name:
                 k = out.get(a.name, TOP)
-                branches[i] = _narrowed_strict(branches[i], _FLIP[rel_i], k)
+                branches[i] = _narrowed_strict(branches[i], _FLIP[rel_i], k, rounder)
     live = [br for br in branches if br[0] <= br[1]]  # an empty branch is never chosen
     return hull(*live) if live else branches[0]
 

@@ -50,12 +50,12 @@ def range_refutation(program: Program) -> dict[str, Any] | None:
             narrowed = (max(own[0], low), min(own[1], high))
             if narrowed != own and narrowed[0] <= narrowed[1]:
                 placeholders[spec.ident] = narrowed
-                used.append(why)
+                used.append(f"`{spec.name}`: {why}")
     ranges = iv.analyse(program.graph, placeholders, program.dtype)
     checked = [(op, iv.danger(op, ranges, program.dtype)) for op in ops]
     if any(hit for _, (hit, _, _) in checked):
         return None
-    op, (_, zone, rng) = checked[0]
+    op, (_, zone, rng) = checked[-1]  # the flagged op: the root of the target, traced last
     lo, hi = format_number(rng[0]), format_number(rng[1])
     never = "never overflows" if zone == "an overflow" else f"never {zone}"
     detail = f"{iv.describe(op.type)} is within [{lo}, {hi}] in {program.dtype}: {never}"
