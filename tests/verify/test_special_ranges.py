@@ -12,6 +12,11 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 scipy_special = pytest.importorskip("scipy.special")
 
+import libcst as cst  # noqa: E402
+
+from tfnumlint.analysis.context import Context  # noqa: E402
+from tfnumlint.analysis.module import build  # noqa: E402
+from tfnumlint.config import Settings  # noqa: E402
 from tfnumlint.engine import LintOptions, lint_source  # noqa: E402
 from tfnumlint.ruledocs import all_docs  # noqa: E402
 from tfnumlint.source import Source  # noqa: E402
@@ -173,3 +178,33 @@ def test_the_lgamma_and_digamma_bounds_hold_against_tensorflow():
 )
 def test_arguments_outside_a_bound_s_domain_give_no_range(word, args):
     assert special_range(word, args, F32_MAX) is None
+
+
+def values_passed(src: str) -> list:
+    """The static values of the arguments of the call `probe(...)` in ``src``."""
+    ctx = Context(build(cst.parse_module(textwrap.dedent(src))), Settings())
+    site = next(s for s in ctx.info.calls if ctx.code(s.node.func) == "probe")
+    return [ctx.ev.value(a.value, site.scope, site.order) for a in site.node.args]
+
+
+def test_a_numpy_dtype_cast_of_a_literal_is_that_constant():
+    one, other = values_passed(
+        """\
+        from tensorflow_probability.python.internal import dtype_util
+        numpy_dtype = dtype_util.as_numpy_dtype(dt)
+        probe(numpy_dtype(1.), unknown_cast(1.))
+        """
+    )
+    assert (one.lo, one.hi, one.const) == (1.0, 1.0, 1.0)
+    assert other.const is None
+
+
+def test_finfo_constants_are_positive():
+    [tiny, eps, bits] = values_passed(
+        """\
+        import numpy as np
+        probe(np.finfo(np.float32).tiny, np.finfo(dt).eps, np.finfo(dt).bits)
+        """
+    )
+    assert tiny.lo > 0 and eps.lo > 0
+    assert bits.lo == -INF  # not one of the positive float constants

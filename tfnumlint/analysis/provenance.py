@@ -8,6 +8,7 @@ method of the class, and parameters through their defaults.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import libcst as cst
@@ -277,6 +278,8 @@ class Evaluator:
                     inherited = self._inherited_attr(scope.cls.node, node.attr.value)
                     if inherited is not None:
                         return replace(inherited, desc=_named(f"self.{node.attr.value}", inherited))
+        if node.attr.value in FINFO_POSITIVE and _is_finfo(obj):
+            return Val("finfo", math.ulp(0.0), INF, desc=f"`{_dotted(node)}`", guarded=True)
         resolved = self.imports.resolve(node)
         if resolved is not None:
             return Val("module", desc=resolved)
@@ -709,6 +712,20 @@ class Evaluator:
             desc=f"{act}({inner.desc or '...'})",
             origin=inner.origin,
         )
+
+
+# attributes of `np.finfo(dtype)` / `tf.experimental.numpy.finfo(...)` that are positive numbers
+FINFO_POSITIVE = frozenset(
+    {"tiny", "eps", "epsneg", "max", "smallest_normal", "smallest_subnormal", "resolution"}
+)
+
+
+def _is_finfo(node: cst.BaseExpression) -> bool:
+    """``node`` is a call of a function named finfo (numpy's, or a numpy-like module's)."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
+    return isinstance(func, cst.Name) and func.value == "finfo"
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
