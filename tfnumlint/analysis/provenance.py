@@ -8,6 +8,7 @@ method of the class, and parameters through their defaults.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import libcst as cst
@@ -277,6 +278,8 @@ class Evaluator:
                     inherited = self._inherited_attr(scope.cls.node, node.attr.value)
                     if inherited is not None:
                         return replace(inherited, desc=_named(f"self.{node.attr.value}", inherited))
+        if node.attr.value in FINFO_POSITIVE and _is_finfo(obj):
+            return Val("finfo", math.ulp(0.0), INF, desc=f"`{_dotted(node)}`", guarded=True)
         resolved = self.imports.resolve(node)
         if resolved is not None:
             return Val("module", desc=resolved)
@@ -522,11 +525,25 @@ class Evaluator:
         # numpy scalar constructors and float(): pass constants through
         if isinstance(node.func, (cst.Name, cst.Attribute)) and node.args:
             name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
-            if name in ("float", "float32", "float16", "float64", "array", "asarray"):
+            if name in ("float", "float32", "float16", "float64", "array", "asarray") or (
+                self._numpy_dtype(node.func, scope, order)
+            ):
                 inner = self.value(node.args[0].value, scope, order)
                 if inner.const is not None:
                     return inner
         return Val("call", desc=f"the result of `{_callee_text(node.func)}`")
+
+    def _numpy_dtype(self, func: cst.BaseExpression, scope: Scope, order: int) -> bool:
+        """``func`` is a name bound to ``dtype_util.as_numpy_dtype(...)`` (a numpy scalar type:
+        calling it on a literal casts the constant, `numpy_dtype(1.)` is 1)."""
+        if not isinstance(func, cst.Name):
+            return False
+        found = self.lookup(func.value, scope, order)
+        value = getattr(found, "value", None)
+        if not isinstance(value, cst.Call):
+            return False
+        callee = value.func.attr if isinstance(value.func, cst.Attribute) else value.func
+        return isinstance(callee, cst.Name) and callee.value == "as_numpy_dtype"
 
     def _returned(self, node: cst.Call, func: Val, scope: Scope, order: int) -> Val | None:
         """What a call to a function or class of the project returns, for this call's
@@ -695,6 +712,20 @@ class Evaluator:
             desc=f"{act}({inner.desc or '...'})",
             origin=inner.origin,
         )
+
+
+# attributes of `np.finfo(dtype)` / `tf.experimental.numpy.finfo(...)` that are positive numbers
+FINFO_POSITIVE = frozenset(
+    {"tiny", "eps", "epsneg", "max", "smallest_normal", "smallest_subnormal", "resolution"}
+)
+
+
+def _is_finfo(node: cst.BaseExpression) -> bool:
+    """``node`` is a call of a function named finfo (numpy's, or a numpy-like module's)."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
+    return isinstance(func, cst.Name) and func.value == "finfo"
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

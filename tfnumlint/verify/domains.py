@@ -70,6 +70,8 @@ from ..analysis.invariants import (
 from ..analysis.module import Binding, qualname
 from ..analysis.names import dotted_name, tokens
 from ..analysis.values import STRICTLY_POSITIVE_KINDS
+from ..floats import max_finite
+from .special import SPECIAL_WORDS, special_range
 
 # name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
 NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
@@ -589,9 +591,64 @@ def _range_domain(name: str, found: tuple[float, bool, float, str, bool], shown:
     return Domain(name, lo, hi, lo_open, why, strong)
 
 
-def call_domain(ctx, name: str) -> Domain | None:
+def _dtype_max(dtype: str) -> float:
+    try:
+        return max_finite(dtype)
+    except (KeyError, ValueError):
+        return max_finite("float64")  # an unknown dtype: the widest bound
+
+
+def special_domain(ctx, name: str, node: cst.BaseExpression, at, dtype: str) -> Domain | None:
+    """A call of a special function of :mod:`.special` whose arguments the static analysis bounds
+    at ``at`` ((scope, order) of the flagged statement): the range they give it.  Code-derived
+    when the callee resolves to a numerics library, weak when only its name matches."""
+    if at is None or not isinstance(node, cst.Call) or any(a.keyword or a.star for a in node.args):
+        return None
+    word = _callee_word(node.func)
+    if word not in SPECIAL_WORDS:
+        return None
+    scope, order = at
+    args = []
+    for a in node.args:
+        v = ctx.ev.value(a.value, scope, order)
+        args.append((v.lo, v.hi))
+    found = special_range(word, args, _dtype_max(dtype))
+    if found is None:
+        return None
+    strong = _library_call(ctx, node.func)
+    why = "; ".join([*where_notes(ctx, node, scope, order), found.why])
+    why = why if strong else f"{why}, if `{word}` is that function"
+    return Domain(name, found.lo, found.hi, False, why, strong)
+
+
+def where_notes(ctx, node: cst.BaseExpression, scope, order: int) -> list[str]:
+    """For each name ``node`` reads that is bound to a `tf.where` whose condition bounds a
+    branch: "`safe_df` = tf.where(small, two, df): `df` > 1 on the else branch"."""
+    from ..analysis.transfer import where_branches
+
+    notes = []
+    for name in dict.fromkeys(n.value for n in _names_in(node)):
+        found = ctx.ev.lookup(name, scope, order)
+        value = getattr(found, "value", None)
+        if not isinstance(value, cst.Call) or ctx.ev.op(value) != "where":
+            continue
+        branches = where_branches(ctx.ev, value, found.scope, found.at)
+        if branches and branches[2]:
+            notes.append(f"`{name}` = {ctx.code(value)}: {'; '.join(branches[2])}")
+    return notes
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    out = [node] if isinstance(node, cst.Name) else []
+    for child in node.children:
+        out += _names_in(child)
+    return out
+
+
+def call_domain(ctx, name: str, at=None, dtype: str = "float32") -> Domain | None:
     """An input the slicer named by the text of an opaque call (``inv_probit(f)``,
-    ``tfp.math.log1mexp(x)``): the range of that function."""
+    ``tfp.math.log1mexp(x)``): the range of that function, from its arguments' ranges for the
+    special functions of :mod:`.special` (``at``: the scope and order they are read at)."""
     text = re.sub(r" \(\d+\)$", "", name)
     if "(" not in text:
         return None
@@ -599,6 +656,9 @@ def call_domain(ctx, name: str) -> Domain | None:
         node = cst.parse_expression(text)
     except cst.ParserSyntaxError:
         return None
+    special = special_domain(ctx, name, node, at, dtype)
+    if special is not None:
+        return special
     found = call_range(ctx, node)
     return _range_domain(name, found, text) if found else None
 
@@ -1024,7 +1084,7 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         if re.fullmatch(r"\w+", name):
             found = producer_domain(ctx, name, scope)
         else:
-            found = call_domain(ctx, name)
+            found = call_domain(ctx, name, (scope, site.order), str(probe.get("dtype") or ""))
         found = found or name_domain(name)
         if found is not None:
             domains[name] = found

@@ -296,7 +296,10 @@ def analyse(graph: tf.Graph, placeholders: dict[str, Interval], dtype: str) -> d
     out: dict[str, Interval] = {}
     for op in graph.get_operations():
         ins = [out.get(t.name, TOP) for t in op.inputs]
-        iv = _op_interval(op, ins, placeholders, rounder)
+        if op.type in ("Select", "SelectV2") and len(ins) == 3:
+            iv = select_interval(op, out, rounder)
+        else:
+            iv = _op_interval(op, ins, placeholders, rounder)
         for t in op.outputs:
             out[t.name] = iv
     return out
@@ -333,6 +336,79 @@ def _op_interval(
     if op.outputs and op.outputs[0].dtype.is_floating:
         return rounder.interval(*iv)
     return iv
+
+
+# ---------------------------------------------------------------- where, refined by its condition
+
+_COMPARE = {"Less": "<", "LessEqual": "<=", "Greater": ">", "GreaterEqual": ">="}
+_NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_PASS_OPS = frozenset({"Identity", "BroadcastTo"})  # same values: the same tensor for a bound
+
+
+def _source(t: tf.Tensor) -> tf.Tensor:
+    while t.op.type in _PASS_OPS and t.op.inputs:
+        t = t.op.inputs[0]
+    return t
+
+
+def _condition(t: tf.Tensor) -> tuple[tf.Tensor, str, tf.Tensor] | None:
+    """(a, op, b): the boolean tensor ``t`` is ``a op b`` (a LogicalNot of one negated)."""
+    t = _source(t)
+    if t.op.type == "LogicalNot":
+        inner = _condition(t.op.inputs[0])
+        return (inner[0], _NEGATE[inner[1]], inner[2]) if inner else None
+    op = _COMPARE.get(t.op.type)
+    return (t.op.inputs[0], op, t.op.inputs[1]) if op else None
+
+
+def narrowed(x: Interval, op: str, k: Interval) -> Interval:
+    """x where ``x op k`` holds, k anywhere in its interval (a strict bound is kept closed:
+    the interval is an over-approximation)."""
+    if op in ("<", "<="):
+        return (x[0], min(x[1], k[1]))
+    return (max(x[0], k[0]), x[1])
+
+
+def _above(k: float, rounder: Rounder) -> float:
+    """The smallest value of the dtype above k; a subnormal one may flush to 0, so 0."""
+    dt = np_dtype(rounder.dtype)
+    up = rounder.up(k)
+    if up == k:
+        up = float(np.nextafter(np.asarray(k, dt), np.asarray(INF, dt)))
+    return 0.0 if 0 < up < float(finfo(rounder.dtype).smallest_normal) else up
+
+
+def _narrowed_strict(x: Interval, op: str, k: Interval, rounder: Rounder) -> Interval:
+    """As :func:`narrowed`, a strict bound one step of the dtype inward: in float32 `x > 1`
+    is x >= 1.0000001, so x - 1 stays away from 0."""
+    lo, hi = narrowed(x, op, k)
+    if op == ">" and lo == k[0] and math.isfinite(lo):
+        lo = _above(lo, rounder)
+    if op == "<" and hi == k[1] and math.isfinite(hi):
+        hi = -_above(-hi, rounder)
+    return rounder.interval(lo, hi) if lo <= hi else (lo, hi)
+
+
+def select_interval(op: tf.Operation, out: dict[str, Interval], rounder: Rounder) -> Interval:
+    """tf.where(c, a, b): the hull of its branches, each restricted by the condition under which
+    it is chosen when c compares that branch's very tensor (`where(df <= 1, 2., df)`: df > 1)."""
+    cond, then, other = op.inputs
+    branches = [out.get(then.name, TOP), out.get(other.name, TOP)]
+    found = _condition(cond)
+    if found is not None:
+        a, rel, b = found
+        for i, (tensor, holds) in enumerate(((then, True), (other, False))):
+            rel_i = rel if holds else _NEGATE[rel]
+            src = _source(tensor)
+            if _source(a) is src or _source(a).name == src.name:
+                k = out.get(b.name, TOP)
+                branches[i] = _narrowed_strict(branches[i], rel_i, k, rounder)
+            elif _source(b).name == src.name:
+                k = out.get(a.name, TOP)
+                branches[i] = _narrowed_strict(branches[i], _FLIP[rel_i], k, rounder)
+    live = [br for br in branches if br[0] <= br[1]]  # an empty branch is never chosen
+    return hull(*live) if live else branches[0]
 
 
 # ---------------------------------------------------------------- danger zones

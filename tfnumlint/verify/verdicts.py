@@ -40,19 +40,40 @@ def range_refutation(program: Program) -> dict[str, Any] | None:
     if not ops:
         return None
     placeholders = {}
+    used: list[str] = []
+    held = code_ranges(program.probe)
     for spec in program.inputs:
-        placeholders[spec.ident] = iv.TOP if spec.prob else (spec.lo, spec.hi)
+        own = iv.TOP if spec.prob else (spec.lo, spec.hi)
+        placeholders[spec.ident] = own
+        if spec.name in held:
+            low, high, why = held[spec.name]
+            narrowed = (max(own[0], low), min(own[1], high))
+            if narrowed != own and narrowed[0] <= narrowed[1]:
+                placeholders[spec.ident] = narrowed
+                used.append(f"`{spec.name}`: {why}")
     ranges = iv.analyse(program.graph, placeholders, program.dtype)
     checked = [(op, iv.danger(op, ranges, program.dtype)) for op in ops]
     if any(hit for _, (hit, _, _) in checked):
         return None
-    op, (_, zone, rng) = checked[0]
+    op, (_, zone, rng) = checked[-1]  # the flagged op: the root of the target, traced last
     lo, hi = format_number(rng[0]), format_number(rng[1])
     never = "never overflows" if zone == "an overflow" else f"never {zone}"
     detail = f"{iv.describe(op.type)} is within [{lo}, {hi}] in {program.dtype}: {never}"
     if len(checked) > 1:
         detail += f" (and {len(checked) - 1} other unsafe op(s) likewise)"
+    if used:
+        detail += f" ({'; '.join(used)})"
     return {"status": "refuted", "detail": detail, "dtype": program.dtype, "symptom": None}
+
+
+def code_ranges(probe: dict[str, Any]) -> dict[str, tuple[float, float, str]]:
+    """Input name -> (lo, hi, why) of the probe's code-derived domains (a producer's range, an
+    assertion): the interval analysis may start from them; a name-derived one is no proof."""
+    out = {}
+    for d in probe.get("domains") or []:
+        if d.get("strong") and not d.get("integer"):
+            out[d["name"]] = (trace.parse_float(d["lo"]), trace.parse_float(d["hi"]), d["why"])
+    return out
 
 
 def _constants(tree: Any) -> list[float]:
