@@ -92,7 +92,7 @@ def main() -> int:
     ap.add_argument("report", type=Path)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--confirmed", type=int, default=60)
-    ap.add_argument("--check-kept", type=Path)
+    ap.add_argument("--check-kept", type=Path, nargs="+", help="kept lists (a glob's files)")
     ap.add_argument("--labels", type=Path, help="reviewed findings to score, by class")
     a = ap.parse_args()
     report = json.loads(a.report.read_text())
@@ -101,11 +101,15 @@ def main() -> int:
             print(f"{kind:13s} " + "  ".join(f"{k}={v}" for k, v in sorted(row.items())))
         return 0
     if a.check_kept:
-        lost = check_kept(report, a.check_kept)
-        for k in lost:
-            print(f"LOST {k['package']}/{k['path']}:{k['line']} {k['rule']} ({k['kind']})")
-        print(f"kept {len(json.loads(a.check_kept.read_text())) - len(lost)}, lost {len(lost)}")
-        return 1 if lost else 0
+        any_lost = False
+        for path in a.check_kept:
+            lost = check_kept(report, path)
+            for k in lost:
+                print(f"LOST {k['package']}/{k['path']}:{k['line']} {k['rule']} ({k['kind']})")
+            kept = len(json.loads(path.read_text())) - len(lost)
+            print(f"{path.name}: kept {kept}, lost {len(lost)}")
+            any_lost = any_lost or bool(lost)
+        return 1 if any_lost else 0
     size, picked = draw_confirmed(report, a.seed, a.confirmed)
     print(f"# seed {a.seed}: sample of {size} shown findings, {len(picked)} confirmed")
     for i, f in enumerate(picked, 1):

@@ -72,4 +72,25 @@ def test_a_place_folded_into_another_finding_is_still_shown(tmp_path):
         [sys.executable, str(SCRIPT), str(tmp_path / "r.json"), "--check-kept", str(tmp_path / "k.json")],
         capture_output=True, text=True,
     )  # fmt: skip
-    assert proc.stdout.splitlines() == ["LOST pkg/g.py:361 TNL201 (metric)", "kept 1, lost 1"]
+    assert proc.stdout.splitlines() == [
+        "LOST pkg/g.py:361 TNL201 (metric)",
+        "k.json: kept 1, lost 1",
+    ]
+
+
+def test_several_kept_lists_are_checked_each_on_its_own(tmp_path):
+    shown = _finding("pkg/g.py", 10, "TNL201", "confirmed")
+    (tmp_path / "r.json").write_text(json.dumps({"findings": [shown]}))
+    (tmp_path / "a.json").write_text(json.dumps([_label("pkg/g.py", 10, "TNL201", "harmful")]))
+    (tmp_path / "b.json").write_text(json.dumps([_label("pkg/g.py", 11, "TNL201", "harmful")]))
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path / "r.json"), "--check-kept",
+         str(tmp_path / "a.json"), str(tmp_path / "b.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines() == [
+        "a.json: kept 1, lost 0",
+        "LOST pkg/g.py:11 TNL201 (harmful)",
+        "b.json: kept 0, lost 1",
+    ]
