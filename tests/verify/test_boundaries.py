@@ -22,6 +22,7 @@ PROBING_STAGES = (
     "downstream",
     "verdicts",
     "upstream",
+    "spread",
 )
 WORKER_SIDE = frozenset(
     f"tfnumlint.verify.{m}"
