@@ -5,7 +5,8 @@ a Jensen gap as in a Gamma MLE) is 0 at every probe point, as it is only for a b
 identical examples.  Such a witness is inconclusive: the worker re-evaluates it with the
 examples made to differ along axis 0 (``verify/spread.py``), and a moments variance cut as an
 input is 0 only then.  A dispersion within one example (spatial or feature axes) and values
-identical across examples by construction (a dead ReLU unit, a mask, labels) stay confirmed.
+identical across examples by construction (a dead ReLU unit, a mask, labels) stay confirmed, and
+so does axis 0 of a function mapped over a dataset, which sees one example at a time.
 
 Snippets are sliced by the real static pass and verified in-process.
 """
@@ -18,7 +19,7 @@ tf = pytest.importorskip("tensorflow")
 
 from conftest import func  # noqa: E402
 from probe_helpers import call, const, expr, free, inp  # noqa: E402
-from test_reachability_gate import one_verdict  # noqa: E402
+from test_reachability_gate import one_verdict, verdicts  # noqa: E402
 
 from tfnumlint.verify import preconditions  # noqa: E402
 from tfnumlint.verify.program import build  # noqa: E402
@@ -165,3 +166,34 @@ def test_the_gate_reads_axis_zero_in_every_spelling():
     for axis in (const(1), {"k": "neg", "x": const(1)}, inp("axis")):
         probe = expr("TNL206", call("reduce_variance", inp("x"), axis=axis), [free("x")])
         assert preconditions.batch_inputs(probe) == []
+
+
+def test_axis_zero_of_a_function_mapped_over_a_dataset_is_no_batch_axis():
+    # one image at a time: axis 0 is its height, a flat image region is common
+    src = """\
+        import tensorflow as tf
+
+
+        def _scale(image):
+            image = tf.cast(image, tf.float32) * 2.0
+            mean, var = tf.nn.moments(image, axes=[0, 1])
+            var_h = tf.math.reduce_variance(image, axis=0)
+            return (image - mean) / tf.sqrt(var) + 1. / var_h
+
+
+        def build(files):
+            return tf.data.TFRecordDataset(files).map(_scale)
+        """
+    for out in verdicts(src, "TNL202") + verdicts(src, "TNL206"):
+        assert "identical" not in out["detail"], out
+
+
+def test_axis_zero_of_a_function_mapped_over_elements_is_no_batch_axis():
+    src = func(
+        "def _norm(v):\n"
+        "    var = tf.math.reduce_variance(v * 2.0, axis=0)\n"
+        "    return 1. / var\n"
+        "return tf.map_fn(_norm, x)"
+    )
+    [out] = verdicts(src, "TNL206")
+    assert "identical" not in out["detail"], out

@@ -369,7 +369,10 @@ def identical_by_construction(spec: dict[str, Any], kind: str | None = None) -> 
 def batch_inputs(probe: dict[str, Any]) -> list[str]:
     """The inputs a reduction over the batch axis 0 reads (``reduce_mean(x, axis=0)``,
     ``moments(x, axes=[0, 1])``), less those identical across examples by construction: the
-    ones the worker spreads along axis 0."""
+    ones the worker spreads along axis 0.  None in a function mapped over a dataset
+    (``per_example``): there axis 0 is an axis of one example."""
+    if probe.get("per_example"):
+        return []
     found: set[str] = set()
     for tree in (probe.get("target"), probe.get("loss")):
         for node in _walk(tree):
@@ -417,7 +420,7 @@ def identical_batch_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | 
             f"{guard} if that can happen"
         )
     needed = observed.get("needed")
-    if not isinstance(needed, list):
+    if not isinstance(needed, list) or probe.get("per_example"):
         return None
     specs = {s.get("name"): s for s in probe.get("inputs") or []}
     batch = [
