@@ -23,6 +23,7 @@ PROBING_STAGES = (
     "verdicts",
     "upstream",
     "stand_ins",
+    "spread",
 )
 WORKER_SIDE = frozenset(
     f"tfnumlint.verify.{m}"

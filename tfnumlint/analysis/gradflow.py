@@ -27,7 +27,7 @@ from typing import Any
 
 import libcst as cst
 
-from .module import Scope
+from .module import Scope, call_arg
 from .names import dotted_name, tokens
 
 GRADIENT_ONLY = frozenset({"nan-gradient", "inf-gradient", "exploding-gradient", "dead-gradient"})
@@ -144,6 +144,8 @@ class _Walk:
         self.differentiated: set[str] = set()
         self.loop_calls: list[cst.Call] = []  # `tf.while_loop(cond, body, loop_vars)` calls
         self.map_calls: list[cst.Call] = []  # `dataset.map(fn)`: input pipeline functions
+        # `tf.map_fn(fn, x)`, `tf.vectorized_map(fn, x)`: fn sees one element at a time
+        self.element_calls: list[cst.Call] = []
         stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...], bool]] = [(module, (), False)]
         while stack:
             node, outer, diff = stack.pop()
@@ -164,6 +166,8 @@ class _Walk:
                 self.loop_calls.append(node)
             elif isinstance(node, cst.Call) and _is_dataset_map(node):
                 self.map_calls.append(node)
+            elif isinstance(node, cst.Call) and _ELEMENT_MAPS.search(dotted_name(node.func)):
+                self.element_calls.append(node)
             elif isinstance(node, cst.Call) and _DIFFERENTIATE.search(dotted_name(node.func)):
                 diff = True
             elif isinstance(node, cst.Name):
@@ -1029,6 +1033,33 @@ def _attr(call: cst.Call) -> str:
 
 
 _MAPPED: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDictionary()
+
+
+_ELEMENT_MAPS = re.compile(r"(?:^|\.)(?:map_fn|vectorized_map)$")
+_ELEMENTS: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDictionary()
+
+
+def element_map_reason(scope: Scope) -> str | None:
+    """``scope`` (or a function around it) is mapped over the elements of a tensor
+    (``tf.map_fn(fn, x)``, ``tf.vectorized_map``): it sees one element at a time."""
+    root = _root(scope)
+    if not isinstance(root.node, cst.Module):
+        return None
+    regions = _ELEMENTS.get(root)
+    if regions is None:
+        walk = _Walk(root.node)
+        regions = {}
+        for call in walk.element_calls:
+            fn = call_arg(call, 0, "fn")
+            targets = _callable_targets(walk, fn) if fn is not None else None
+            if targets is None:
+                continue
+            why = f"{targets[1]} is mapped over elements (`{dotted_name(call.func)}`)"
+            for target in targets[0]:
+                regions.setdefault(id(target), why)
+        _ELEMENTS[root] = regions
+    found = _enclosing_region(scope, regions)
+    return found[1] if found else None
 
 
 def dataset_map_reason(scope: Scope) -> str | None:

@@ -403,6 +403,12 @@ def _arith_op(kind: str):
 
 
 def _moments(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
+    """(mean, variance); a variance over the batch axis 0 records what it reduces, so the
+    verifier can tell "every example identical" from a dead unit (``batch_of``)."""
+    x = call_arg(node, 0, "x")
+    batch_of = None
+    if x is not None and 0 in literal_axes(call_arg(node, 1, "axes")):
+        batch_of = ev.value(x, scope, order).kind
     return Val(
         "tuple",
         tuple_items=(
@@ -414,9 +420,21 @@ def _moments(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
                 tensor=True,
                 zero="the batch is constant",
                 desc="the tf.nn.moments variance",
+                batch_of=batch_of,
             ),
         ),
     )
+
+
+def literal_axes(node: cst.BaseExpression | None) -> list[int]:
+    """The axes a literal ``axis``/``axes`` argument names (``0``, ``[0, 1]``, ``(-1,)``)."""
+    if isinstance(node, cst.Integer):
+        return [int(node.evaluated_value)]
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return [-a for a in literal_axes(node.expression)]
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return [a for e in node.elements for a in literal_axes(e.value)]
+    return []
 
 
 def _source(kind: str):

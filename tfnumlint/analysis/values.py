@@ -48,6 +48,9 @@ class Val:
     # a strictly positive value (softmax, sigmoid, exp, softplus) times a mask: 0 only where
     # the mask is; the mask's code (`mask[0]`) and the positive producer's kind
     masked_by: tuple[str, str] | None = None
+    # a dispersion (a moments variance) over the batch axis 0: the producer of what it
+    # reduces (`relu` when a dead unit can make it 0 across the whole batch)
+    batch_of: str | None = None
 
     @property
     def known(self) -> bool:

@@ -1582,6 +1582,7 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
         for key in (
             "no_gradient",
             "no_gradient_likely",
+            "per_example",
             "unused",
             "loop_state",
             "value_guarded",
@@ -1595,6 +1596,8 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
 def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     from ..analysis.gradflow import (
         cond_guard_reason,
+        dataset_map_reason,
+        element_map_reason,
         no_gradient,
         overwritten_reason,
         solver_loop_state,
@@ -1607,6 +1610,9 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
         probe["no_gradient"] = flow.reason
         if not flow.certain:
             probe["no_gradient_likely"] = True  # read from names and paths: inconclusive
+    mapped = dataset_map_reason(site.scope) or element_map_reason(site.scope)
+    if mapped:
+        probe["per_example"] = mapped  # one example at a time: axis 0 is not the batch axis
     unused = overwritten_reason(site.scope, site.statement)
     if unused:
         probe["unused"] = unused  # a dead store: no symptom of it reaches anything

@@ -280,16 +280,180 @@ def identity_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
     )
 
 
+# ---------------------------------------------------------------- identical examples
+
+# A reduction over the batch (sample) axis 0 sees one example per row.  The probe fills each
+# input with one value, so every example it holds is the same: a dispersion across axis 0
+# (a variance, a Jensen gap `log(mean(x, 0)) - mean(log(x), 0)`) is exactly 0 there, as it is
+# only for a batch of identical examples (or a batch of one).  The worker re-evaluates the
+# witness with such inputs spread along axis 0 (``verify/spread.py``); the verdict side reads
+# what it saw (``observed["identical_batch"]``).
+REDUCTIONS = frozenset(
+    {"reduce_mean", "reduce_sum", "reduce_variance", "reduce_std", "reduce_max", "reduce_min",
+     "reduce_prod", "reduce_logsumexp", "moments", "reduce_euclidean_norm"}
+)  # fmt: skip
+AXIS_PARAM = {"moments": "axes"}  # the rest name it `axis`, second positionally
+# Producers whose outputs are identical across a batch by construction: a dead ReLU unit is 0
+# for every example, a mask, a one-hot or a count repeats its values, a clip sits at its bound.
+IDENTICAL_PRODUCERS = frozenset(
+    {"relu", "relu6", "mask", "bool", "one_hot", "clip_by_value", "zeros", "ones", "constant"}
+)
+CLASS_WORDS = frozenset({"label", "labels", "target", "targets", "class", "classes", "true"})
+
+
+def _axes_of(node: dict[str, Any]) -> list[int] | None:
+    """The literal axes a reduction call names, None when none are given or not literal."""
+    args = node.get("args") or []
+    given = (node.get("kw") or {}).get(AXIS_PARAM.get(str(node.get("op")), "axis"))
+    if given is None and len(args) > 1:
+        given = args[1]
+    return _literal_axes(given) if given is not None else None
+
+
+def _literal_axes(node: Any) -> list[int] | None:
+    if not isinstance(node, dict):
+        return None
+    if node.get("k") == "const":
+        v = node.get("v")
+        return [int(v)] if isinstance(v, (int, float)) and float(v).is_integer() else None
+    if node.get("k") == "neg":
+        inner = _literal_axes(node.get("x"))
+        return [-a for a in inner] if inner is not None else None
+    if node.get("k") == "tuple":
+        out: list[int] = []
+        for item in node.get("items") or []:
+            axes = _literal_axes(item)
+            if axes is None:
+                return None
+            out += axes
+        return out
+    return None
+
+
+# Ops whose outputs repeat across examples by construction (a dead ReLU unit, a clip at its
+# bound, a rounding, a comparison): inputs read through them are not spread.
+IDENTICAL_OPS = IDENTICAL_PRODUCERS | {
+    "round", "floor", "ceil", "sign", "greater", "greater_equal", "less", "less_equal", "equal",
+    "not_equal", "logical_and", "logical_or", "logical_not", "count_nonzero",
+}  # fmt: skip
+
+
+def _inputs_under(node: Any) -> set[str]:
+    """The inputs an expression reads, except through an op of :data:`IDENTICAL_OPS`."""
+    if isinstance(node, list):
+        return set().union(*(_inputs_under(n) for n in node)) if node else set()
+    if not isinstance(node, dict) or node.get("k") == "cmp":
+        return set()
+    if node.get("k") == "input":
+        return {str(node.get("name"))}
+    if node.get("k") == "call" and node.get("op") in IDENTICAL_OPS:
+        return set()
+    return set().union(*(_inputs_under(c) for c in _children(node)))
+
+
+def identical_by_construction(spec: dict[str, Any], kind: str | None = None) -> bool:
+    """An input (or, given ``kind``, the producer a batch statistic reduces) whose entries are
+    identical across examples by construction: a ReLU output (dead units), a mask, a one-hot, a
+    count or an integer, a clip at a bound, class labels.  Those witnesses stay confirmed."""
+    if kind is not None:
+        return kind in IDENTICAL_PRODUCERS
+    name = str(spec.get("name", ""))
+    words = {t.lower() for t in tokens(name)}
+    return (
+        spec.get("producer") in IDENTICAL_PRODUCERS
+        or _selection_like(spec)
+        or bool(words & CLASS_WORDS)
+    )
+
+
+def batch_inputs(probe: dict[str, Any]) -> list[str]:
+    """The inputs a reduction over the batch axis 0 reads (``reduce_mean(x, axis=0)``,
+    ``moments(x, axes=[0, 1])``), less those identical across examples by construction: the
+    ones the worker spreads along axis 0.  None in a function mapped over a dataset
+    (``per_example``): there axis 0 is an axis of one example."""
+    if probe.get("per_example"):
+        return []
+    found: set[str] = set()
+    for tree in (probe.get("target"), probe.get("loss")):
+        for node in _walk(tree):
+            if node.get("k") == "call" and node.get("op") in REDUCTIONS:
+                axes = _axes_of(node)
+                if axes is not None and 0 in axes and node.get("args"):
+                    found |= _inputs_under(node["args"][0])
+    specs = {s.get("name"): s for s in probe.get("inputs") or []}
+    return [
+        str(s.get("name"))
+        for s in probe.get("inputs") or []
+        if s.get("name") in found and not identical_by_construction(specs[s.get("name")])
+    ]
+
+
+def _walk(node: Any):
+    if isinstance(node, list):
+        for n in node:
+            yield from _walk(n)
+    elif isinstance(node, dict):
+        yield node
+        for c in _children(node):
+            yield from _walk(c)
+
+
+def _guard(probe: dict[str, Any]) -> str:
+    sqrt = any(n.get("op") in ("sqrt", "rsqrt") for n in _walk(probe.get("target")))
+    return "with `sqrt(var + eps)`" if sqrt else "the division with an eps"
+
+
+def identical_batch_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """Why a witness only shows when every example along the batch axis is identical: the
+    worker saw the symptom go once the inputs differ along axis 0 (``identical_batch``), or the
+    witness needs a variance over axis 0 (``batch_of``) at exactly 0.  None otherwise."""
+    observed, point = out.get("observed"), out.get("inputs")
+    if not isinstance(observed, dict) or not isinstance(point, dict):
+        return None
+    guard = _guard(probe)
+    spread = observed.get("identical_batch")
+    if isinstance(spread, dict) and spread.get("inputs"):
+        names = ", ".join(f"`{n}`" for n in spread["inputs"])
+        return (
+            f"needs every example along axis 0 of {names} to be identical (or a batch of one): "
+            f"with the examples {spread.get('how', 'spread')} the symptom is gone; guard "
+            f"{guard} if that can happen"
+        )
+    needed = observed.get("needed")
+    if not isinstance(needed, list) or probe.get("per_example"):
+        return None
+    specs = {s.get("name"): s for s in probe.get("inputs") or []}
+    batch = [
+        n
+        for n in needed
+        if isinstance(specs.get(n), dict)
+        and isinstance(specs[n].get("batch_of"), str)
+        and not identical_by_construction(specs[n], str(specs[n]["batch_of"]))
+        and point.get(n) == 0
+    ]
+    if not batch:
+        return None
+    parts = ", ".join(f"`{n}` = 0 (`{specs[n].get('source', n)}`)" for n in batch)
+    return (
+        f"needs {parts}, a variance over the batch axis 0: 0 only when every example is "
+        f"identical (or a batch of one); guard {guard} if that can happen"
+    )
+
+
 # ---------------------------------------------------------------- verdict
 
 
 def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """A confirmed witness that rests on a far tail or an empty selection is inconclusive, with
+    """A confirmed witness that rests on a far tail, an empty selection or a batch of identical
+    examples is inconclusive, with
     the reason; what was seen stays in the detail."""
     if out.get("status") != "confirmed":
         return out
     reason = (
-        far_tail_reason(out) or empty_selection_reason(probe, out) or identity_reason(probe, out)
+        far_tail_reason(out)
+        or empty_selection_reason(probe, out)
+        or identity_reason(probe, out)
+        or identical_batch_reason(probe, out)
     )
     if not reason:
         return out

@@ -19,8 +19,9 @@ import tensorflow as tf
 from . import domains, downstream, preconditions, stand_ins
 from .climb import CLIMB_STEPS, climb
 from .points import point_grid
-from .program import build_with_fallback, probe_dtype, recipe, run
-from .symptoms import find_symptom, points_independent, witness_alone
+from .program import Program, build_with_fallback, probe_dtype, recipe, run
+from .spread import identical_batch
+from .symptoms import Witness, find_symptom, points_independent, witness_alone
 from .trace import UnsupportedProbe
 from .upstream import upstream_start, with_upstream
 from .verdicts import (
@@ -64,9 +65,7 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         if not points_independent(program, rows, res):
             alone = witness_alone(program, rows, res, threshold)
             if alone is not None:
-                return confirmed_generic(
-                    program, *minimise(program, alone, threshold), thr=threshold
-                )
+                return _confirmed(program, *minimise(program, alone, threshold), threshold)
             return inconclusive(
                 "no verdict: the probe points evaluated in one batch and one by one disagree "
                 "(points mixed, or TensorFlow's vectorised and scalar kernels differ there), "
@@ -75,12 +74,12 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
             )
         chosen = choose(program, rows, res, threshold)
         if chosen is not None:
-            return confirmed_generic(program, *chosen, thr=threshold)
+            return _confirmed(program, *chosen, threshold)
         climbed = climb(program, rows, res, threshold)
         if climbed is not None:
             note = f"after a gradient climb toward the danger zone, {climbed.note}"
             climbed.note = note.rstrip(", ")
-            return confirmed_generic(program, *minimise(program, climbed, threshold), thr=threshold)
+            return _confirmed(program, *minimise(program, climbed, threshold), threshold)
     if len(outside):
         beyond = find_symptom(program, outside, run(program, outside), threshold)
         if beyond is not None:
@@ -91,6 +90,14 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         f"climb toward the danger zone ({dtype})",
         dtype,
     )
+
+
+def _confirmed(
+    program: Program, w: Witness, needed: list[str] | None, threshold: float
+) -> dict[str, Any]:
+    """The witness's verdict (``witness.confirmed_generic``), with whether it needs every
+    example along the batch axis to be identical (``spread.identical_batch``)."""
+    return identical_batch(program, confirmed_generic(program, w, needed, thr=threshold), threshold)
 
 
 def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:

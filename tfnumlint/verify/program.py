@@ -90,9 +90,11 @@ def without_eps(tree: Any, eps: float) -> Any:
 
 
 def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
-          grads: bool = True, shape: tuple[int, int] | None = None) -> Program:  # fmt: skip
+          grads: bool = True, shape: tuple[int, int] | None = None,
+          batch: int = 1) -> Program:  # fmt: skip
     """Trace the probe: target, loss and gradients, one row per probe point.  ``shape`` (k,
-    rank) gives a part of a probe the input shapes of the whole, so it sees the same values."""
+    rank) gives a part of a probe the input shapes of the whole, so it sees the same values;
+    ``batch`` examples along the user's axis 0 (``spread.py`` makes them differ)."""
     dtype = dtype or probe_dtype(probe)
     tf_dtype = trace.DTYPES[dtype]
     inputs = declared_inputs(probe)
@@ -164,7 +166,8 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
 
         return body
 
-    specs = [tf.TensorSpec([None, *[1] * (rank - 1), k], tf_dtype, name=i.ident) for i in inputs]
+    dims = [batch, *[1] * (rank - 2)] if rank > 1 else []
+    specs = [tf.TensorSpec([None, *dims, k], tf_dtype, name=i.ident) for i in inputs]
     # The forward graph alone is cheap to trace (~9 ms) and is all the interval analysis and
     # the source mapping need; values and gradients at the points run eagerly.  Tracing the
     # gradient graph too costs ~45 ms, so that is done only if the gradient climb needs it.

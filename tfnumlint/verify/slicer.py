@@ -236,6 +236,8 @@ class Slicer:
                 "role": "value",
                 **origin,
             }
+            if val.batch_of is not None:  # a variance over the batch axis: what it reduces
+                self.inputs[name]["batch_of"] = val.batch_of
         return {"k": "input", "name": name}
 
     def _source(self, node: cst.CSTNode) -> str:
