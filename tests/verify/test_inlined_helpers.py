@@ -19,16 +19,18 @@ from tfnumlint.verify.verdicts import related_inputs_reason  # noqa: E402
 HEADER = "import tensorflow as tf\n\n\n"
 
 
-def probe_of(helpers: str, body: str, args: str, rule: str = "TNL201") -> dict:
-    """The probe of ``tf.identity(body)`` returned by ``def f(args)``, after ``helpers``."""
-    src = HEADER + helpers + f"\n\ndef f({args}):\n    return tf.identity({body})\n"
+def probe_of(helpers: str, body: str, args: str, rule: str = "TNL201", pre: str = "") -> dict:
+    """The probe of ``tf.identity(body)`` returned by ``def f(args)`` after the statement
+    ``pre``, with ``helpers`` defined in the module."""
+    first = f"    {pre}\n" if pre else ""
+    src = HEADER + helpers + f"\n\ndef f({args}):\n{first}    return tf.identity({body})\n"
     module = cst.parse_module(src)
     _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
     sl = slicer.Slicer(ctx, positions)
     target = sl.tree(site.node.args[0].value, site.scope, site.order)
-    return expr(rule, target, list(sl.inputs.values()))
+    return {**expr(rule, target, list(sl.inputs.values())), "unsupported": sl.unsupported}
 
 
 def names(probe: dict) -> list[str]:
@@ -120,3 +122,16 @@ def test_a_rank_padding_keeps_the_values_of_its_first_argument_only():
     probe = probe_of(TFP_PAD, "x / bu.left_justified_expand_dims_like(_norm(x) + 1.0, x)", "x")
     assert names(probe) == ["x"]  # the padded norm is computed from x, not set apart from it
     assert probing.verify(probe, 1e6)["status"] == "refuted"
+
+
+def test_a_helper_whose_body_the_probe_cannot_model_stays_one_untraced_call():
+    helper = "def _summed(x, axis):\n    return tf.reduce_sum(x, axis=axis)\n"
+    probe = probe_of(helper, "1.0 / _summed(y, k)", "y, k")
+    assert names(probe) == ["_summed(y, k)"]  # not a slice that cannot be verified
+    assert probe["unsupported"] == []
+
+
+def test_a_name_bound_to_a_helper_that_forwards_an_untraced_call_keeps_its_name():
+    helper = "def _fwd(x):\n    return untraced(x)\n"
+    probe = probe_of(helper, "1.0 / s", "y", pre="s = _fwd(y)")
+    assert names(probe) == ["s"]

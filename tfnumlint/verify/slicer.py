@@ -14,7 +14,9 @@ follow (an untraced call), which a witness must not set freely:
 - ``param``: a function parameter; ``attr``: an attribute chain (``self.scale``);
 - ``data``: a placeholder, ``keras.Input``, ``tf.Variable`` or dataset element; ``random``: a
   draw; ``model``: a layer or model output (its activation range is in ``lo``/``hi``);
-- ``call``: the result of a call the slice does not enter (``source`` is its code);
+- ``call``: the result of a call the slice does not enter (``source`` is its code; a plain
+  helper of the module is entered instead, its parameters read as the call's arguments, see
+  ``Slicer._inline``; a value cut inside it is a ``call`` that reads the caller's names);
 - ``subscript``: an element of another value (``of`` is that value's origin, ``source`` its
   code when it is a call); ``cut``: the node budget ran out there; ``logits``: the free input
   of a sigmoid/softmax (any real value reaches it); ``global``: a name bound outside the
@@ -549,11 +551,11 @@ class Slicer:
             return _host_eval(fn, value) if value is not None else None
         return None
 
-    def _is_opaque(self, node: cst.BaseExpression) -> bool:
+    def _is_opaque(self, node: cst.BaseExpression, seen: frozenset[int] = frozenset()) -> bool:
         """An expression the slice cannot enter: a call that is not on the allow-list."""
         if isinstance(node, cst.Call):
             op = self.op_of(node)
-            if op is None and self._helper(node) is not None:
+            if op is None and self._inlinable(node, seen):
                 return False  # a plain helper of the module: inlined (`_inline`)
             return op is None or op not in ALLOWED_OPS | {"cond", "case"}
         if isinstance(node, cst.Subscript):
@@ -647,6 +649,18 @@ class Slicer:
             return None
         return fn if straight_line(fn.node) else None
 
+    def _inlinable(self, node: cst.Call, seen: frozenset[int] = frozenset()) -> bool:
+        """A helper call ``_inline`` may follow: plain arguments, one returned expression
+        that is not itself an untraced call (``seen``: the helpers asked about already)."""
+        fn = self._helper(node)
+        if fn is None or id(fn) in seen or len(fn.returns) != 1:
+            return False
+        if not isinstance(fn.node, cst.FunctionDef):
+            return False
+        if bind_arguments(fn.node, node, fn, 0, id(fn), "") is None:
+            return False
+        return not self._is_opaque(fn.returns[0][1], seen | {id(fn)})
+
     @property
     def _inlining(self) -> set[int]:
         return {a.callee for a in self._args.values()}
@@ -668,17 +682,22 @@ class Slicer:
         self._args.update(args)
         self.memo = None  # the helper's names stand for other values at another call
         self._frame = f"{saved_frame}@{id(node)}"
-        before, count = set(self.inputs), self.count
+        before, count, unsupported = set(self.inputs), self.count, len(self.unsupported)
+        truncated = self.truncated
         try:
             tree = self.tree(returned, fn, at, depth + 1)
         finally:
             for key in args:
                 self._args.pop(key, None)
             self.memo, self._frame = saved_memo, saved_frame
-        if tree.get("k") == "input" and tree.get("name") not in before:
+        whole_cut = tree.get("k") == "input" and tree.get("name") not in before
+        if whole_cut or len(self.unsupported) > unsupported or (self.truncated and not truncated):
+            # the helper's whole result is cut, or its body has what the probe cannot model:
+            # the call itself stays the input, as when no helper is followed
             self._drop_inputs(before)
-            self.count = count
-            return None  # the helper's whole result is cut: the call itself is the input
+            self.count, self.truncated = count, truncated
+            del self.unsupported[unsupported:]
+            return None
         return tree
 
     def _drop_inputs(self, keep: set[str]) -> None:
