@@ -617,6 +617,18 @@ for _op in (
         graph=("Tile",),
         interval="same",
     ),
+    # TFP's rank padding of `x` to the rank of a reference (broadcast_util): a reshape that
+    # adds trailing axes of size 1, so the values are x's and the reference gives only a rank
+    Op(
+        "expand_dims_like",
+        probe_spellings=(
+            "tensorflow_probability.python.internal.broadcast_util.left_justified_expand_dims_like",
+            "tensorflow_probability.python.internal.broadcast_util.left_justified_expand_dims_to",
+        ),
+        transfer=Transfer("passthrough"),
+        params=("x", "reference"),
+        trace="_values_kept",
+    ),
     Op(
         "transpose",
         spellings=(

@@ -14,7 +14,9 @@ follow (an untraced call), which a witness must not set freely:
 - ``param``: a function parameter; ``attr``: an attribute chain (``self.scale``);
 - ``data``: a placeholder, ``keras.Input``, ``tf.Variable`` or dataset element; ``random``: a
   draw; ``model``: a layer or model output (its activation range is in ``lo``/``hi``);
-- ``call``: the result of a call the slice does not enter (``source`` is its code);
+- ``call``: the result of a call the slice does not enter (``source`` is its code; a plain
+  helper of the module is entered instead, its parameters read as the call's arguments, see
+  ``Slicer._inline``; a value cut inside it is a ``call`` that reads the caller's names);
 - ``subscript``: an element of another value (``of`` is that value's origin, ``source`` its
   code when it is a call); ``cut``: the node budget ran out there; ``logits``: the free input
   of a sigmoid/softmax (any real value reaches it); ``global``: a name bound outside the
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import libcst as cst
@@ -33,6 +35,7 @@ import libcst as cst
 from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, call_arg, contains
+from ..analysis.names import dotted_name
 from ..analysis.values import Val, literal_number
 from ..rules.recipes import recipe_for
 from .contract import ALLOWED_OPS, RESHAPE_STAND_IN, STAND_INS, STRUCTURAL
@@ -178,6 +181,9 @@ class Slicer:
         self.expanded = 0
         self.path: tuple[Condition, ...] = ()  # the Python `if`s the hazard runs under
         self._branch_maps: dict[int, dict[int, tuple[Condition, ...]]] = {}
+        # helpers being inlined: id of a parameter -> the argument it is called with
+        self._args: dict[int, Argument] = {}
+        self._frame = ""  # the inlined call the slice is in: its cut inputs are its own
 
     # -- reaching definitions under Python branches ----------------------------------------
     def run_under(self, scope: Scope, statement: cst.CSTNode) -> None:
@@ -219,6 +225,7 @@ class Slicer:
 
     # -- inputs ---------------------------------------------------------------------------
     def _input(self, label: str, val: Val, key: str, origin: dict[str, str]) -> dict:
+        key += self._frame  # a helper inlined twice cuts two values, one per call
         name = self._input_keys.get(key)
         if name is None:
             base = " ".join(label.split()) or "x"  # the user's own text, never cut or mangled
@@ -403,8 +410,11 @@ class Slicer:
         """The origin of a value the slice cuts, with the values an untraced call or element
         reads: a witness must not set it apart from them (``verdicts.related_inputs_reason``)."""
         origin = self.origin(node, scope, order)
+        if self._args and origin["origin"] == "other":
+            # cut inside an inlined helper: computed from what it reads, as an untraced call
+            origin = {"origin": "call", "source": self._source(node)}
         if origin["origin"] in ("call", "subscript") and not _attribute_chain(node):
-            reads = self._reads(node, scope, order)
+            reads = self._caller_reads(self._reads(node, scope, order), scope, order)
             if reads:
                 origin = {**origin, "reads": reads}
         return origin
@@ -476,6 +486,8 @@ class Slicer:
                     self._cut_origin(found.value, found.scope, found.at),
                 )
             return self._expand_once(found, node.value, depth)
+        if isinstance(found, cst.Param) and id(found) in self._args:
+            return self._argument(self._args[id(found)], depth)
         if isinstance(found, cst.Param) and found.default is not None:
             default = ev.value(found.default, scope, order)
             if default.const is not None:
@@ -545,10 +557,12 @@ class Slicer:
             return _host_eval(fn, value) if value is not None else None
         return None
 
-    def _is_opaque(self, node: cst.BaseExpression) -> bool:
+    def _is_opaque(self, node: cst.BaseExpression, seen: frozenset[int] = frozenset()) -> bool:
         """An expression the slice cannot enter: a call that is not on the allow-list."""
         if isinstance(node, cst.Call):
             op = self.op_of(node)
+            if op is None and self._inlinable(node, seen):
+                return False  # a plain helper of the module: inlined (`_inline`)
             return op is None or op not in ALLOWED_OPS | {"cond", "case"}
         if isinstance(node, cst.Subscript):
             return self._new_axes(node) is None
@@ -574,9 +588,17 @@ class Slicer:
         """Canonical op of a call: the shared name table, then the verifier's own spellings."""
         op = self.ctx.op(node)
         if op is None:
-            dotted = self.ctx.ev.imports.resolve(node.func)
+            dotted = self.ctx.ev.imports.resolve(node.func) or self._imported(node.func)
             op = EXTRA_SPELLINGS.get(dotted or "")
         return op
+
+    def _imported(self, func: cst.BaseExpression) -> str | None:
+        """The full dotted path of a callee read through any import (a library's own module,
+        ``bu.left_justified_expand_dims_like``), which only the verifier's spellings name."""
+        path = dotted_name(func)
+        head, _, rest = path.partition(".")
+        base = self.ctx.info.imports.aliases.get(head) if head else None
+        return f"{base}.{rest}" if base and rest else base
 
     def _call(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict:
         op = self.op_of(node)
@@ -584,6 +606,10 @@ class Slicer:
             branches = self._branches(node, op, scope, order, depth)
             if branches is not None:
                 return branches
+        if op is None:
+            inlined = self._inline(node, scope, order, depth)
+            if inlined is not None:
+                return inlined
         if op is None or op not in ALLOWED_OPS:
             return self._opaque(node, scope, order)
         bound = bind(op, node)
@@ -619,6 +645,115 @@ class Slicer:
             else:
                 kwargs[name] = tree
         return self._where(node, {"k": "call", "op": op, "args": args, "kw": kwargs})
+
+    # -- plain helpers of the module, inlined ----------------------------------------------
+    def _helper(self, node: cst.Call) -> Scope | None:
+        """The module-level function ``node`` calls when its body is straight-line code the
+        slice can follow (:func:`straight_line`), or None: slicing its returned expression
+        with the call's arguments keeps the values it reads related to the caller's."""
+        if not isinstance(node.func, cst.Name):
+            return None
+        fn = self.ctx.info.functions.get(node.func.value)
+        if fn is None or not isinstance(fn.node, cst.FunctionDef) or fn.parent is None:
+            return None
+        if fn.parent.kind != "module" or id(fn) in self._inlining:
+            return None
+        return fn if straight_line(fn.node) else None
+
+    def _inlinable(self, node: cst.Call, seen: frozenset[int] = frozenset()) -> bool:
+        """A helper call ``_inline`` may follow: plain arguments, one returned expression
+        that is not itself an untraced call (``seen``: the helpers asked about already)."""
+        fn = self._helper(node)
+        if fn is None or id(fn) in seen or len(fn.returns) != 1:
+            return False
+        if not isinstance(fn.node, cst.FunctionDef):
+            return False
+        if bind_arguments(fn.node, node, fn, 0, id(fn), "") is None:
+            return False
+        return not self._is_opaque(fn.returns[0][1], seen | {id(fn)})
+
+    @property
+    def _inlining(self) -> set[int]:
+        return {a.callee for a in self._args.values()}
+
+    def _inline(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
+        """The helper's returned expression, sliced in the helper with each parameter read as
+        the argument the call gives it (sliced where the call is).  None when the call does
+        not bind its parameters plainly (``*args``, a missing argument, a default that is not
+        a literal): the call stays one untraced input."""
+        fn = self._helper(node)
+        if fn is None or len(fn.returns) != 1 or self._shadowed(node, scope, order):
+            return None
+        assert isinstance(fn.node, cst.FunctionDef)
+        args = bind_arguments(fn.node, node, scope, order, id(fn), self._frame)
+        if args is None:
+            return None
+        at, returned = fn.returns[0]
+        saved_memo, saved_frame = self.memo, self._frame
+        self._args.update(args)
+        self.memo = None  # the helper's names stand for other values at another call
+        self._frame = f"{saved_frame}@{id(node)}"
+        before, count, unsupported = set(self.inputs), self.count, len(self.unsupported)
+        truncated = self.truncated
+        try:
+            tree = self.tree(returned, fn, at, depth + 1)
+        finally:
+            for key in args:
+                self._args.pop(key, None)
+            self.memo, self._frame = saved_memo, saved_frame
+        whole_cut = tree.get("k") == "input" and tree.get("name") not in before
+        if whole_cut or len(self.unsupported) > unsupported or (self.truncated and not truncated):
+            # the helper's whole result is cut, or its body has what the probe cannot model:
+            # the call itself stays the input, as when no helper is followed
+            self._drop_inputs(before)
+            self.count, self.truncated = count, truncated
+            del self.unsupported[unsupported:]
+            return None
+        return tree
+
+    def _drop_inputs(self, keep: set[str]) -> None:
+        """Forget the inputs made since ``keep`` was taken (a helper inlined in vain)."""
+        for name in [n for n in self.inputs if n not in keep]:
+            del self.inputs[name]
+        for key in [k for k, n in self._input_keys.items() if n not in keep]:
+            del self._input_keys[key]
+
+    def _shadowed(self, node: cst.Call, scope: Scope, order: int) -> bool:
+        """A parameter or a local assignment of the called name hides the module's function."""
+        assert isinstance(node.func, cst.Name)
+        found = self.ctx.ev.lookup(node.func.value, scope, order)
+        return isinstance(found, cst.Param) or (
+            isinstance(found, Binding) and found.scope.kind != "module"
+        )
+
+    def _argument(self, arg: Argument, depth: int) -> dict:
+        """A parameter of an inlined helper: the argument, sliced where the call is."""
+        saved = self._frame
+        self._frame = arg.frame
+        try:
+            return self.tree(arg.value, arg.scope, arg.order, depth + 1)
+        finally:
+            self._frame = saved
+
+    def _caller_reads(self, reads: list[str], scope: Scope, order: int) -> list[str]:
+        """Reads of a value cut inside an inlined helper, in the caller's names: a parameter
+        stands for what its argument reads (its dtype or shape only for nothing)."""
+        if not self._args:
+            return reads
+        out: set[str] = set()
+        for name in reads:
+            head, _, attr = name.partition(".")
+            found = self.ctx.ev.lookup(head, scope, order)
+            arg = self._args.get(id(found)) if isinstance(found, cst.Param) else None
+            if arg is None:
+                out.add(name)
+            elif attr not in SHAPE_ATTRS:
+                out.update(
+                    self._caller_reads(
+                        self._reads(arg.value, arg.scope, arg.order), arg.scope, arg.order
+                    )
+                )
+        return sorted(out)
 
     def _branches(self, node: cst.Call, op: str, scope: Scope, order: int, depth: int):
         """tf.cond / tf.case with lambda branches: the selected value, as tf.where computes it
@@ -665,6 +800,9 @@ class Slicer:
             return {"k": "dtype", "v": node.evaluated_value}
         if isinstance(node, cst.Name) and depth < 8:  # dt = tf.float16 ... cast(x, dt)
             found = self.ctx.ev.lookup(node.value, scope, order)
+            if isinstance(found, cst.Param) and id(found) in self._args:
+                arg = self._args[id(found)]
+                return self._dtype(arg.value, arg.scope, arg.order, depth + 1)
             if isinstance(found, Binding) and found.value is not None and found.index is None:
                 return self._dtype(found.value, found.scope, found.at, depth + 1)
         return {"k": "dtype", "v": "same"}
@@ -679,6 +817,95 @@ class Slicer:
             ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False
         )
         return self._input(label, val, f"logits:{id(node)}", {"origin": "logits"})
+
+
+# attributes of a value that describe it without its values: a helper reading only these
+# of a parameter does not compute from the parameter's values
+SHAPE_ATTRS = frozenset({"dtype", "shape"})
+
+
+@dataclass(frozen=True)
+class Argument:
+    """The expression a call gives one parameter of an inlined helper, and where it is."""
+
+    value: cst.BaseExpression
+    scope: Scope
+    order: int
+    callee: int  # id of the helper's scope (no helper is inlined inside itself)
+    frame: str  # the caller's inlining frame
+
+
+def straight_line(fn: cst.FunctionDef) -> bool:
+    """A plain function whose body is a docstring, local imports, assignments to names and
+    one final ``return``: no decorator, no ``*args``, no branch, loop, ``with`` or nested
+    definition, so its result is its returned expression whatever the inputs."""
+    if fn.decorators or fn.asynchronous is not None:
+        return False
+    params = fn.params
+    if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+        return False
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    if not body:
+        return False
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return False
+        small = stmt.body[0]
+        last = i == len(body) - 1
+        if isinstance(small, cst.Return):
+            if not last or small.value is None:
+                return False
+        elif last:
+            return False
+        elif isinstance(small, cst.Expr):
+            if i != 0 or not isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                return False
+        elif isinstance(small, cst.Assign):
+            if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+                return False
+        elif not isinstance(small, (cst.Import, cst.ImportFrom)):
+            return False
+    return True
+
+
+def _literal_default(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False")
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString))
+
+
+def bind_arguments(
+    fn: cst.FunctionDef, call: cst.Call, scope: Scope, order: int, callee: int, frame: str
+) -> dict[int, Argument] | None:
+    """Each parameter of ``fn`` (by id) and the argument ``call`` gives it, or its literal
+    default; None when the binding is not plain (a star argument, an unknown keyword, a
+    missing argument, a default that is not a literal)."""
+    params = [*fn.params.posonly_params, *fn.params.params]
+    by_name = {p.name.value: p for p in (*params, *fn.params.kwonly_params)}
+    given: dict[str, cst.BaseExpression] = {}
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(positional) > len(params):
+        return None
+    for p, a in zip(params, positional, strict=False):
+        given[p.name.value] = a.value
+    for a in call.args:
+        if a.keyword is None:
+            continue
+        name = a.keyword.value
+        if name not in by_name or name in given:
+            return None
+        given[name] = a.value
+    out: dict[int, Argument] = {}
+    for name, p in by_name.items():
+        if name in given:
+            out[id(p)] = Argument(given[name], scope, order, callee, frame)
+        elif p.default is not None and _literal_default(p.default):
+            out[id(p)] = Argument(p.default, scope, order, callee, frame)
+        else:
+            return None
+    return out
 
 
 def _short_label(code: str) -> str:
