@@ -3,8 +3,9 @@
 
 Every probe input is filled with one value per point, so a reduction over any valid axis gives
 the same per-entry values: -1 stands in for an axis.  A class count changes what a one-hot row
-holds, so a confirmation or refutation must hold at every depth tried.  A reshape is flattened only when no
-op above it depends on its rank, and a stand-in TensorFlow rejects falls back to "cannot
+holds, so a confirmation or refutation must hold at every depth tried; a flag (`keepdims`)
+must give the same verdict both ways.  A reshape is flattened only when no op above it depends
+on its rank, and a stand-in TensorFlow rejects falls back to "cannot
 verify".
 """
 
@@ -201,3 +202,53 @@ def test_an_axis_pair_from_both_ends_gets_a_rank_where_the_two_differ():
     assert program.rank == 3
     out = probing.verify(expr("TNL202", call("sqrt", total), [free("x")]), 1e6)
     assert out["status"] == "confirmed" and out["symptom"] == "nan-gradient", out
+
+
+KEEP = """\
+    import tensorflow as tf
+
+
+    class Norm(tf.keras.layers.Layer):
+        def __init__(self, keep):
+            super().__init__()
+            self.keep = keep
+
+        def call(self, x):
+            sq = tf.reduce_sum(tf.square(x), axis=-1, keepdims={keep})
+            return tf.sqrt(sq)
+    """
+
+
+def test_a_symbolic_keepdims_is_tried_both_ways_and_the_verdict_says_so():
+    probe = one_probe(KEEP.format(keep="self.keep"), "TNL202")
+    assert not probe.get("unsupported"), probe
+    [mark] = probe["assumed"]
+    assert (mark["param"], mark["value"], mark["others"]) == ("keepdims", False, [True])
+    out = one_verdict(KEEP.format(keep="self.keep"), "TNL202")
+    # sqrt(sum(x**2)) at x = 0 has a NaN gradient whether or not the axis is kept
+    for keep in (True, False):
+        x = tf.zeros([2, 3])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.sqrt(tf.reduce_sum(tf.square(x), axis=-1, keepdims=keep))
+        assert np.isnan(tape.gradient(y, x).numpy()).all()
+    assert (out["status"], out["symptom"]) == ("confirmed", "nan-gradient"), out
+    assert (
+        "with `keepdims` = False (`keepdims=self.keep` of tf.reduce_sum is not a literal"
+        in (out["detail"])
+    )
+
+
+def test_a_verdict_the_other_flag_value_does_not_reach_is_not_kept():
+    from tfnumlint.verify import stand_ins
+
+    mark = {"param": "keepdims", "what": "`keepdims=k` of tf.reduce_sum", "value": False}
+    probe = {"assumed": [{**mark, "others": [True]}]}
+    seen = {"status": "confirmed", "symptom": "inf-value", "detail": "at x = 0"}
+
+    def verify_expr(p: dict) -> dict:  # what the probe would say with keepdims=True
+        return {"status": "refuted", "detail": "no symptom"}
+
+    out = stand_ins.holds_for_others(probe, seen, verify_expr)
+    assert out["status"] == "inconclusive", out
+    assert "inf-value with `keepdims` = False, not with True" in out["detail"], out

@@ -24,11 +24,15 @@ STRUCTURAL = frozenset(
 # (`axis=self.axis`, `depth=self.num_classes`): (the stand-in, others tried before confirming).
 # Every probe input is filled with one value per point, so a reduction over any valid axis
 # gives the same per-entry values: -1 is valid for every rank.  A class count changes what a
-# one-hot row holds, so a confirmation or refutation must hold for each depth tried.
-STAND_INS: dict[str, tuple[int, tuple[int, ...]]] = {
+# one-hot row holds, so a confirmation or refutation must hold for each depth tried.  A flag
+# (`keepdims=keepdims`, `transpose_a=adjoint`) changes a result's shape, so both ways are tried.
+STAND_INS: dict[str, tuple[int | bool, tuple[int | bool, ...]]] = {
     "axis": (-1, ()),
     "axes": (-1, ()),
     "depth": (4, (2, 16)),
+    "keepdims": (False, (True,)),
+    "transpose_a": (False, (True,)),
+    "transpose_b": (False, (True,)),
 }
 # `shape=` of a reshape: flatten each point's value, when nothing above depends on its rank
 RESHAPE_STAND_IN = [-1]

@@ -14,6 +14,7 @@ import json
 import time
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from . import domains, downstream, preconditions, stand_ins
@@ -21,8 +22,15 @@ from .climb import CLIMB_STEPS, climb
 from .points import point_grid
 from .program import Program, build_with_fallback, probe_dtype, recipe, run
 from .spread import identical_batch
-from .symptoms import Witness, find_symptom, points_independent, witness_alone
-from .trace import UnsupportedProbe
+from .symptoms import (
+    Witness,
+    find_symptom,
+    points_independent,
+    points_mixed,
+    vector_only,
+    witness_alone,
+)
+from .trace import UnsupportedProbe, format_number
 from .upstream import upstream_start, with_upstream
 from .verdicts import (
     inconclusive,
@@ -62,14 +70,24 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     rows, outside = domains.split_rows(probe, names, rows)  # input domains: witnesses stay inside
     if len(rows):
         res = run(program, rows)
-        if not points_independent(program, rows, res):
+        aside: np.ndarray | None = None  # a point whose symptom only vectorised kernels show
+        independent = points_independent(program, rows, res)
+        if not independent and not points_mixed(program, rows, res):
+            # the kernels differ, the points do not mix: the batch stands where it agrees
+            drop = vector_only(program, rows, res, threshold)
+            if drop.all():
+                return vector_only_verdict(names, rows[0], dtype)
+            if drop.any():
+                aside = rows[np.flatnonzero(drop)[0]]
+                rows, res = rows[~drop], {k: v[~drop] for k, v in res.items()}
+        elif not independent:
             alone = witness_alone(program, rows, res, threshold)
             if alone is not None:
                 return _confirmed(program, *minimise(program, alone, threshold), threshold)
             return inconclusive(
-                "no verdict: the probe points evaluated in one batch and one by one disagree "
-                "(points mixed, or TensorFlow's vectorised and scalar kernels differ there), "
-                "and no symptom reproduces on a point evaluated alone",
+                "no verdict: the probe points evaluated in one batch and one by one disagree, "
+                "and a batch of a point's own copies does not give what the batch gave (the "
+                "points mixed), and no symptom reproduces on a point evaluated alone",
                 dtype,
             )
         chosen = choose(program, rows, res, threshold)
@@ -80,6 +98,8 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
             note = f"after a gradient climb toward the danger zone, {climbed.note}"
             climbed.note = note.rstrip(", ")
             return _confirmed(program, *minimise(program, climbed, threshold), threshold)
+        if aside is not None:
+            return vector_only_verdict(names, aside, dtype)
     if len(outside):
         beyond = find_symptom(program, outside, run(program, outside), threshold)
         if beyond is not None:
@@ -98,6 +118,18 @@ def _confirmed(
     """The witness's verdict (``witness.confirmed_generic``), with whether it needs every
     example along the batch axis to be identical (``spread.identical_batch``)."""
     return identical_batch(program, confirmed_generic(program, w, needed, thr=threshold), threshold)
+
+
+def vector_only_verdict(names: list[str], point: np.ndarray, dtype: str) -> dict[str, Any]:
+    """A symptom only TensorFlow's vectorised kernels show: neither confirmed (evaluated alone
+    the point is fine) nor refuted (a batch of such values does show it)."""
+    at = ", ".join(f"{n} = {format_number(float(v))}" for n, v in zip(names, point, strict=True))
+    return inconclusive(
+        f"no verdict: at {at} ({dtype}) the symptom shows only when TensorFlow evaluates the "
+        "point in a batch (its vectorised kernels round differently from its scalar ones: "
+        "evaluated alone the point is fine), and no other point shows one",
+        dtype,
+    )
 
 
 def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:

@@ -984,7 +984,8 @@ def stand_in_for(op: str, param: str, what: str) -> dict | None:
     if param not in STAND_INS:
         return None
     value, others = STAND_INS[param]
-    return {"k": "const", "v": value, "assumed": {**mark, "value": value, "others": list(others)}}
+    kind = "bool" if isinstance(value, bool) else "const"  # a flag is traced as True/False
+    return {"k": kind, "v": value, "assumed": {**mark, "value": value, "others": list(others)}}
 
 
 # ops whose result depends on their operand's rank: a reshape under one cannot be flattened

@@ -1,11 +1,13 @@
 """Structural arguments the probe bound to a stand-in, and what the verdict says about them.
 
-The slicer binds a non-literal ``axis=self.axis`` to -1, ``depth=self.num_classes`` to 4 and a
-reshape's ``shape=`` to ``[-1]`` (``contract.STAND_INS``), and marks each such node
-``assumed``.  The probe fills every input with one value per point, so a reduction over any
-valid axis gives the same per-entry values; a class count is different: it changes what a
-one-hot row holds, so a confirmation or refutation must hold for the other depths tried too.  Every verdict
-names its stand-ins; a probe that does not trace with them is the old "cannot verify".
+The slicer binds a non-literal ``axis=self.axis`` to -1, ``depth=self.num_classes`` to 4,
+``keepdims=keepdims`` to False and a reshape's ``shape=`` to ``[-1]`` (``contract.STAND_INS``),
+and marks each such node ``assumed``.  The probe fills every input with one value per point, so
+a reduction over any valid axis gives the same per-entry values; a class count or a flag is
+different: it changes what a one-hot row holds or a result's shape, so a confirmation or
+refutation must hold for the other values tried too (a depth's others, a flag's other way).
+Every verdict names its stand-ins; a probe that does not trace with them is the old "cannot
+verify".
 """
 
 from __future__ import annotations
@@ -22,12 +24,17 @@ WHY = {
     "axes": "for a uniformly filled input every axis gives the same value",
     "depth": "a class count the probe chose",
     "shape": "each point's value flattened; no op above it depends on its rank",
+    "keepdims": "a flag the probe chose; the verdict must hold both ways that trace",
+    "transpose_a": "a flag the probe chose; the verdict must hold both ways that trace",
+    "transpose_b": "a flag the probe chose; the verdict must hold both ways that trace",
 }
 
 
 def _shown(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_shown(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return str(value)
     return format_number(float(value))
 
 
@@ -70,7 +77,7 @@ def _remarked(tree: Any, mark: dict[str, Any], new: dict[str, Any]) -> Any:
         return [_remarked(t, mark, new) for t in tree]
     if not isinstance(tree, dict):
         return tree
-    if tree.get("assumed") == mark and tree.get("k") == "const":
+    if tree.get("assumed") == mark and tree.get("k") in ("const", "bool"):
         return {**tree, "v": new["value"], "assumed": new}
     return {k: _remarked(v, mark, new) for k, v in tree.items()}
 

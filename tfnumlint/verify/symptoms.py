@@ -201,6 +201,43 @@ def witness_alone(
     return None
 
 
+# Copies of a point that fill whole vector registers at every CPU kernel width (4 float64 to
+# 16 float32 lanes): a batch of them runs the same vectorised kernels as the probe's batch.
+PACKET = 16
+VECTOR_ONLY_SAMPLE = 64  # symptomatic rows re-evaluated alone when the kernels differ
+
+
+def points_mixed(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> bool:
+    """Whether the batch really mixed points: each point, evaluated in a batch of its own
+    copies (the same vectorised kernels, but no other point to meet), must give what it gave
+    in the batch.  If it does, a point that differs evaluated alone met a scalar kernel that
+    rounds differently (a vectorised reciprocal gives 1/0.5 = 1.9999999, and pow(-1, 1.9999999)
+    is NaN where pow(-1, 2) = 1), not another point."""
+    rng = np.random.default_rng(len(rows))  # the points ``points_independent`` checked
+    for i in rng.choice(len(rows), size=min(INDEPENDENCE_SAMPLE, len(rows)), replace=False):
+        copies = run(program, np.repeat(rows[i : i + 1], PACKET, axis=0))
+        for key in ("t", "l"):
+            if not same_point(flat(copies[key])[0], flat(res[key])[i]):
+                return True
+    return False
+
+
+def vector_only(
+    program: Program, rows: np.ndarray, res: dict[str, np.ndarray], thr: float
+) -> np.ndarray:
+    """Per row: a symptom the batch shows that the point evaluated alone does not (only the
+    vectorised kernels' rounding reaches it).  Beyond the sample, a symptomatic row is counted
+    as one too: unchecked, it cannot witness."""
+    m = masks(program, rows, res, thr)
+    nominated = np.flatnonzero(np.any(list(m.values()), axis=0)) if m else np.zeros(0, int)
+    out = np.zeros(len(rows), bool)
+    out[nominated[VECTOR_ONLY_SAMPLE:]] = True
+    for i in nominated[:VECTOR_ONLY_SAMPLE]:
+        single = rows[i : i + 1]
+        out[i] = find_symptom(program, single, run(program, single), thr) is None
+    return out
+
+
 def same_point(a: np.ndarray, b: np.ndarray) -> bool:
     """Same NaN/Inf pattern (with signs), finite values within 1e-3 of their scale."""
     if a.shape != b.shape:
