@@ -5,6 +5,7 @@ points evaluated in one batch can be trusted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -175,13 +176,21 @@ def points_independent(program: Program, rows: np.ndarray, res: dict[str, np.nda
     round differently from scalar ones, so finite values agree to 1e-3 of their scale."""
     if len(rows) < 2:
         return True
+    return not _sample_differs(rows, res, lambda i: run(program, rows[i : i + 1]))
+
+
+def _sample_differs(
+    rows: np.ndarray, res: dict[str, np.ndarray], again: Callable[[int], dict[str, np.ndarray]]
+) -> bool:
+    """Whether some point of a seeded sample (the same sample for the same batch) gives,
+    evaluated ``again``, other values or losses than it gave in the batch."""
     rng = np.random.default_rng(len(rows))
     for i in rng.choice(len(rows), size=min(INDEPENDENCE_SAMPLE, len(rows)), replace=False):
-        alone = run(program, rows[i : i + 1])
+        other = again(int(i))
         for key in ("t", "l"):
-            if not same_point(flat(alone[key])[0], flat(res[key])[i]):
-                return False
-    return True
+            if not same_point(flat(other[key])[0], flat(res[key])[i]):
+                return True
+    return False
 
 
 def witness_alone(
@@ -213,13 +222,8 @@ def points_mixed(program: Program, rows: np.ndarray, res: dict[str, np.ndarray])
     in the batch.  If it does, a point that differs evaluated alone met a scalar kernel that
     rounds differently (a vectorised reciprocal gives 1/0.5 = 1.9999999, and pow(-1, 1.9999999)
     is NaN where pow(-1, 2) = 1), not another point."""
-    rng = np.random.default_rng(len(rows))  # the points ``points_independent`` checked
-    for i in rng.choice(len(rows), size=min(INDEPENDENCE_SAMPLE, len(rows)), replace=False):
-        copies = run(program, np.repeat(rows[i : i + 1], PACKET, axis=0))
-        for key in ("t", "l"):
-            if not same_point(flat(copies[key])[0], flat(res[key])[i]):
-                return True
-    return False
+    # the points ``points_independent`` checked
+    return _sample_differs(rows, res, lambda i: run(program, np.repeat(rows[i : i + 1], PACKET, 0)))
 
 
 def vector_only(
