@@ -4,6 +4,9 @@ its input (issue 11)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import libcst as cst
 import pytest
 
@@ -11,6 +14,9 @@ tf = pytest.importorskip("tensorflow")
 
 from libcst.metadata import MetadataWrapper, PositionProvider  # noqa: E402
 from probe_helpers import expr  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from test_reachability import probed  # noqa: E402
 
 from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
 from tfnumlint.verify import probing, slicer  # noqa: E402
@@ -135,3 +141,16 @@ def test_a_name_bound_to_a_helper_that_forwards_an_untraced_call_keeps_its_name(
     helper = "def _fwd(x):\n    return untraced(x)\n"
     probe = probe_of(helper, "1.0 / s", "y", pre="s = _fwd(y)")
     assert names(probe) == ["s"]
+
+
+def test_a_helper_whose_body_makes_the_slice_too_large_stays_one_input():
+    """Inlining must not turn a slice that fits into one cut for size: the finding is sliced
+    again without following helpers, as before inlining existed."""
+    helper = " + ".join(f"tf.square(x) * {k}.0" for k in range(1, 20))  # fits the budget
+    rest = " + ".join(f"tf.square(w) * {k}.0" for k in range(1, 20))  # so does the rest
+    src = HEADER + f"def _big(x):\n    return {helper}\n\n\ndef f(y, w):\n"
+    src += f"    z = {rest}\n    return tf.math.log(_big(y) - z)\n"
+    [finding] = [f for f in probed(src, select=["TNL104"]) if f.rule == "TNL104"]
+    probe = finding.probe
+    assert probe is not None and not probe["truncated"]
+    assert names(probe) == ["_big(y)", "w"]

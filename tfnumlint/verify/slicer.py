@@ -162,8 +162,11 @@ class Slicer:
         substitute: Substitute | None = None,
         cut_logits: bool = True,
         stand_ins: bool = False,
+        inline: bool = True,
     ) -> None:
         self.substitute = substitute
+        self.inline = inline  # follow plain module helpers into their bodies (``_inline``)
+        self.inlined = 0  # helper calls followed so far
         # bind a non-literal axis/depth/shape to a stand-in the probe notes (verification
         # only: a fix proof under an assumed axis would prove nothing)
         self.stand_ins = stand_ins
@@ -681,6 +684,8 @@ class Slicer:
         the argument the call gives it (sliced where the call is).  None when the call does
         not bind its parameters plainly (``*args``, a missing argument, a default that is not
         a literal): the call stays one untraced input."""
+        if not self.inline:
+            return None
         fn = self._helper(node)
         if fn is None or len(fn.returns) != 1 or self._shadowed(node, scope, order):
             return None
@@ -709,6 +714,7 @@ class Slicer:
             self.count, self.truncated = count, truncated
             del self.unsupported[unsupported:]
             return None
+        self.inlined += 1
         return tree
 
     def _drop_inputs(self, keep: set[str]) -> None:
@@ -1208,6 +1214,10 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     slicer = Slicer(ctx, positions, stand_ins=True)
     slicer.run_under(site.scope, site.statement)
     target = slicer.tree(hit.node, site.scope, site.order)
+    if slicer.truncated and slicer.inlined:  # the helpers' bodies made it too large: without
+        slicer = Slicer(ctx, positions, stand_ins=True, inline=False)  # them, as before
+        slicer.run_under(site.scope, site.statement)
+        target = slicer.tree(hit.node, site.scope, site.order)
     if target.get("k") == "input" and not slicer.unsupported:
         return None  # nothing numeric in the slice (a policy call, a compile argument)
     truncated, unsupported = slicer.truncated, slicer.unsupported
