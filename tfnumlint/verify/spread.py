@@ -10,8 +10,8 @@ the value is identical by construction (a dead ReLU unit, a mask, a count), whic
 The check is dynamic: the probe is traced again with two examples along axis 0, and the
 witness evaluated with the inputs a batch reduction reads made to differ between them (the
 second example scaled by 1 + d, or d added to a logit) for a small and a moderate d,
-the first example and every other input as in the witness.  When no symptom shows at any of
-those points, the witness needs identical examples: ``observed["identical_batch"]`` says so and
+the first example and every other input as in the witness.  When one of those points shows no
+symptom at all, the witness needs identical examples: ``observed["identical_batch"]`` says so and
 ``preconditions.identical_batch_reason`` makes the finding inconclusive.
 """
 
