@@ -23,27 +23,14 @@ import numpy as np
 import tensorflow as tf
 
 from . import intervals as iv
-from . import preconditions, trace
+from . import preconditions
+from .downstream import witness_row
 from .program import TRACE_ERRORS, Program, build
 from .symptoms import GENERIC, flat, masks
 
 SPREADS = (2.0**-6, 0.25)  # relative spreads tried: 1/64 is above bfloat16/float16 rounding
 EXAMPLES = 2  # examples along axis 0 in the re-traced probe
 CHECKED = frozenset(GENERIC) | {"exploding-gradient"}  # symptoms one point decides alone
-
-
-def witness_row(program: Program, out: dict[str, Any]) -> np.ndarray | None:
-    """The witness point as a probe row (a probability's logit for a probability input)."""
-    point = out.get("inputs")
-    if not isinstance(point, dict):
-        return None
-    row = []
-    for spec in program.inputs:
-        v = point.get(f"logit({spec.name})" if spec.prob else spec.name)
-        if v is None:
-            return None
-        row.append(trace.parse_float(v))
-    return np.array(row, dtype=np.float64)
 
 
 def spread_tensors(program: Program, row: np.ndarray, spread: list[int]) -> list[tf.Tensor]:
@@ -79,9 +66,11 @@ def identical_batch(program: Program, out: dict[str, Any], thr: float) -> dict[s
         return out
     names = preconditions.batch_inputs(program.probe)
     spread = [j for j, spec in enumerate(program.inputs) if spec.name in names]
-    row = witness_row(program, out)
-    if not spread or row is None:
+    point = out.get("inputs")
+    found = witness_row(program, point) if isinstance(point, dict) else None
+    if not spread or found is None:
         return out
+    row = np.array(found, dtype=np.float64)
     try:
         wide = build(
             program.probe, program.dtype, extras=False, shape=(program.k, program.rank),
