@@ -37,18 +37,12 @@ def masks(
     fin = np.isfinite(t).all(1)
     grads = [flat(res[f"gt_{i.ident}"]) for i in program.inputs]
     g = np.concatenate(grads, axis=1) if grads else np.zeros((t.shape[0], 0))
-    gmax = (
-        np.abs(np.nan_to_num(g, nan=0, posinf=0, neginf=0)).max(1)
-        if g.shape[1]
-        else np.zeros(len(t))
-    )
-    scale = np.maximum(1.0, np.abs(np.nan_to_num(t, posinf=0, neginf=0)).max(1))
     out = {
         "nan-value": np.isnan(t).any(1),
         "inf-value": np.isinf(t).any(1),
         "nan-gradient": fin & np.isnan(g).any(1) if g.shape[1] else np.zeros(len(t), bool),
         "inf-gradient": fin & np.isinf(g).any(1) if g.shape[1] else np.zeros(len(t), bool),
-        "exploding-gradient": fin & np.isfinite(g).all(1) & (gmax > thr * scale),
+        "exploding-gradient": fin & explodes(g, t, thr),
         "dead-gradient": dead_mask(program, rows, res),
     }
     normal = ~extreme_rows(program, rows)
@@ -146,10 +140,17 @@ def felt_rows(program: Program, res: dict[str, np.ndarray], symptom: str, thr: f
     g = np.concatenate([flat(res[k]) for k in keys], axis=1)
     if symptom != "exploding-gradient":
         return ~np.isfinite(g).all(1)
-    loss = flat(res["l"])
-    scale = np.maximum(1.0, np.abs(np.nan_to_num(loss, posinf=0, neginf=0)).max(1))
-    big = np.abs(np.nan_to_num(g, nan=0, posinf=0, neginf=0)).max(1) > thr * scale
-    return big & np.isfinite(g).all(1)
+    return explodes(g, flat(res["l"]), thr)
+
+
+def explodes(g: np.ndarray, values: np.ndarray, thr: float) -> np.ndarray:
+    """Per row: every gradient finite and the largest beyond ``thr`` times the row's value
+    scale (its largest finite |value|, at least 1)."""
+    if not g.shape[1]:
+        return np.zeros(len(g), bool)
+    gmax = np.abs(np.nan_to_num(g, nan=0, posinf=0, neginf=0)).max(1)
+    scale = np.maximum(1.0, np.abs(np.nan_to_num(values, posinf=0, neginf=0)).max(1))
+    return np.isfinite(g).all(1) & (gmax > thr * scale)
 
 
 def absorbed(rows: np.ndarray, res: dict[str, np.ndarray]) -> Witness | None:
