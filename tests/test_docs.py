@@ -27,6 +27,23 @@ def test_the_readme_is_a_user_guide_of_at_most_350_lines():
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 350
 
 
+SETUP = [
+    'pip install -e ".[tf]" && tfnumlint --exit-zero examples/',
+    'pip install -e ".[tf,test]" && python -m pytest -q -n auto',
+]
+
+
+def test_the_set_up_commands_are_the_ones_ci_runs():
+    """CI runs the README's second set-up command verbatim (.ci/run): keep both as they are."""
+    text = README.read_text(encoding="utf-8")
+    set_up = text[text.index("## Set-up\n") : text.index("## Usage\n")]
+    commands = [
+        line.strip() for line in set_up.splitlines() if line.startswith("   pip install -e")
+    ]
+    assert commands == SETUP
+    assert SETUP[1] in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+
+
 def test_the_readme_and_contributing_link_every_design_doc():
     for name in ("README.md", "CONTRIBUTING.md"):
         text = (ROOT / name).read_text(encoding="utf-8")
