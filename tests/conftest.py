@@ -27,6 +27,22 @@ def pytest_addoption(parser):
     parser.addoption("--slow", action="store_true", help="run the long property-based tests")
 
 
+VERIFICATION_SKIPPED = (
+    "verification tests skipped: TensorFlow not installed; run pip install -e '.[tf,test]'"
+)
+
+
+def skipped_for_tensorflow(report) -> bool:
+    """A test or module skipped by ``pytest.importorskip("tensorflow")``."""
+    return "could not import 'tensorflow'" in str(getattr(report, "longrepr", ""))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line, so that a green run without TensorFlow does not pass for a verified one."""
+    if any(skipped_for_tensorflow(r) for r in terminalreporter.stats.get("skipped", [])):
+        terminalreporter.write_line(VERIFICATION_SKIPPED)
+
+
 def lint(code: str, select: list[str] | None = None):
     """Findings (static only) for a dedented snippet."""
     result = lint_text(textwrap.dedent(code), codes=select)

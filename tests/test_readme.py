@@ -177,6 +177,7 @@ def run_step(command: str, cwd, tmp_path) -> subprocess.CompletedProcess:
 
 
 def test_github_actions_recipe_runs_as_a_script(pull_request, tmp_path):
+    pytest.importorskip("tensorflow")  # the gate fails on confirmed findings: it verifies
     install, gate, sarif = workflow_steps()
     assert install.startswith('pip install "tfnumlint[tf] @ git+https://')
 
@@ -207,3 +208,56 @@ def test_github_actions_recipe_runs_as_a_script(pull_request, tmp_path):
     assert [n["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for n in notes] == [
         "broken.py"
     ]
+
+
+# --- the gate's exit code: --fail-on confirmed ---------------------------------------------------
+
+ONLY_INCONCLUSIVE = """\
+import tensorflow as tf
+
+
+def masked_log(x):
+    return tf.where(x > 0, tf.math.log(x), tf.zeros_like(x))
+"""
+
+CLEAN = """\
+import tensorflow as tf
+
+
+def loss(labels, logits):
+    return tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits))
+"""
+
+
+def gate_arguments() -> list[str]:
+    """The recipe's gate as tfnumlint arguments, without its --diff-base and its path."""
+    _, gate, _ = workflow_steps()
+    words = shlex.split(gate)
+    assert words[0] == "tfnumlint" and words[-1] == "."
+    args = words[1:-1]
+    at = args.index("--diff-base")
+    del args[at : at + 2]
+    return args
+
+
+def test_the_github_gate_fails_on_confirmed_findings_only(tmp_path):
+    pytest.importorskip("tensorflow")
+    args = gate_arguments()
+    assert args[args.index("--fail-on") + 1] == "confirmed"
+
+    examples = run_cli(*args, "examples/")
+    assert examples.returncode == 1, examples.stdout + examples.stderr
+    assert "::error file=examples/" in examples.stdout
+
+    (tmp_path / "clean.py").write_text(CLEAN)
+    clean = run_cli(*args, "clean.py", cwd=tmp_path)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+    # an inconclusive finding is shown as an annotation but does not fail the gate...
+    (tmp_path / "cond.py").write_text(ONLY_INCONCLUSIVE)
+    cond = run_cli(*args, "cond.py", cwd=tmp_path)
+    assert cond.returncode == 0, cond.stdout + cond.stderr
+    assert "TNL302" in cond.stdout and "inconclusive" in cond.stdout
+    # ...which is what the flag is for: without it the same file fails
+    any_shown = [a for a in args if a not in ("--fail-on", "confirmed")]
+    assert run_cli(*any_shown, "cond.py", cwd=tmp_path).returncode == 1

@@ -1,0 +1,1 @@
+"""Maintainer tools that keep the documentation true to the code (not part of the linter)."""

@@ -1,0 +1,3 @@
+from tfnumlint.dev.cli import main
+
+raise SystemExit(main())
