@@ -1,0 +1,1 @@
+"""Developer commands (``python -m tfnumlint.dev ...``): never imported by the linter itself."""
