@@ -78,8 +78,13 @@ def parse_doc(text: str) -> RuleDoc:
 
 @functools.cache
 def all_docs() -> dict[str, RuleDoc]:
+    return docs_in(docs_dir())
+
+
+def docs_in(folder: Path) -> dict[str, RuleDoc]:
+    """The rule docs of one folder, by code."""
     docs = {}
-    for path in sorted(docs_dir().glob("TNL*.md")):
+    for path in sorted(folder.glob("TNL*.md")):
         doc = parse_doc(path.read_text(encoding="utf-8"))
         docs[doc.code] = doc
     return docs
@@ -88,11 +93,11 @@ def all_docs() -> dict[str, RuleDoc]:
 README_TABLE_HEAD = "| code | name | severity | fix | what it finds |\n|---|---|---|---|---|\n"
 
 
-def readme_rule_table() -> str:
+def readme_rule_table(docs: dict[str, RuleDoc] | None = None) -> str:
     """The README's rule table, generated from the docs (``python -m tfnumlint.ruledocs``
     rewrites it), so that adding a rule never means hand-editing the README."""
     rows = []
-    for code, doc in sorted(all_docs().items()):
+    for code, doc in sorted((all_docs() if docs is None else docs).items()):
         summary = doc.summary if doc.default else f"(off by default) {doc.summary}"
         if doc.evidence:
             summary = f"(shown when a simulation confirms it) {doc.summary}"
@@ -102,13 +107,14 @@ def readme_rule_table() -> str:
     return README_TABLE_HEAD + "".join(rows)
 
 
-def with_rule_table(readme: str) -> str:
-    """``readme`` with its rule table replaced by :func:`readme_rule_table`."""
+def with_rule_table(readme: str, docs: dict[str, RuleDoc] | None = None) -> str:
+    """``readme`` with its rule table replaced by :func:`readme_rule_table` (of ``docs``, by
+    default the installed ones)."""
     start = readme.index(README_TABLE_HEAD)
     end = start + len(README_TABLE_HEAD)
     while readme.startswith("| [TNL", end):
         end = readme.index("\n", end) + 1
-    return readme[:start] + readme_rule_table() + readme[end:]
+    return readme[:start] + readme_rule_table(docs) + readme[end:]
 
 
 if __name__ == "__main__":  # regenerate the README's rule table in place

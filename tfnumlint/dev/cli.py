@@ -1,4 +1,5 @@
-"""``python -m tfnumlint.dev readme --check | --write``: the documentation's generated parts."""
+"""``python -m tfnumlint.dev readme --check | --write``: the documentation's generated parts;
+``python -m tfnumlint.dev new-rule TNLxxx FAMILY``: a new rule's three files."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from tfnumlint.dev import new_rule
 from tfnumlint.dev.examples import ExampleError, doc_paths, stale_examples, write_examples
 from tfnumlint.ruledocs import with_rule_table
 
@@ -23,11 +25,14 @@ def build_parser() -> argparse.ArgumentParser:
     mode = readme.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="exit 1 if a generated part is stale")
     mode.add_argument("--write", action="store_true", help="regenerate them in place")
+    new_rule.add_parser(commands)
     return parser
 
 
 def main(argv: list[str] | None = None, root: Path = ROOT) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "new-rule":
+        return int(args.run(args))
     try:
         return _write(root) if args.write else _check(root)
     except ExampleError as exc:

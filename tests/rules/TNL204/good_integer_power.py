@@ -1,0 +1,6 @@
+import tensorflow as tf
+
+
+def cube(x, w):
+    z = tf.matmul(x, w)
+    return tf.pow(z, 3.0)

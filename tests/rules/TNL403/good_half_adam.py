@@ -1,0 +1,4 @@
+import tensorflow as tf
+
+w = tf.Variable(tf.zeros([16, 4], dtype=tf.float16))
+opt = tf.compat.v1.train.RMSPropOptimizer(1e-3, epsilon=1e-4)

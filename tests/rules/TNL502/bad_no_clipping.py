@@ -1,0 +1,4 @@
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(64, activation="relu"), tf.keras.layers.Dense(1)])
+model.compile(optimizer=tf.keras.optimizers.Adam(learning_rate=0.05), loss="mse")  # error: TNL502
