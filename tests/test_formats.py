@@ -66,7 +66,7 @@ def test_text_finding_header_snippet_and_carets(tmp_path, write):
     assert lines[2] == "5 | " + RISKY.splitlines()[4]
     assert lines[3] == "  | " + " " * (col - 1) + "^" * len(LOG_CALL)
     assert lines[-1] == (
-        "Found 1 finding (1 not verified) in 1 file."
+        "Found 1 finding (1 skipped) in 1 file."
         " [*] 1 from rules with a rewrite (--diff shows the proven ones)."
     )
 
@@ -93,7 +93,7 @@ def test_text_carets_match_the_reported_range_for_every_example_finding(tmp_path
     rewrites = sum(1 for f in report["findings"] if all_docs()[f["rule"]].fix in ("safe", "unsafe"))
     # the last line: a note (unverified TNL502 findings hidden) may precede it in its block
     assert blocks[-1].splitlines()[-1] == (
-        f"Found {n} findings ({n} not verified) in 4 files."
+        f"Found {n} findings ({n} skipped) in 4 files."
         f" [*] {rewrites} from rules with a rewrite (--diff shows the proven ones)."
     )
 

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
@@ -23,15 +23,15 @@ from .config import Config, ConfigError, load_config, named_codes, resolve_codes
 from .discovery import (
     DEFAULT_EXCLUDES,
     Candidate,
-    MissingPath,
     discover,
     exclude_spec,
     excluded_explicitly,
 )
 from .engine import LintOptions
 from .grouping import fold_upstream, merge_same_hazard
-from .model import FileError, Finding, Report
+from .model import MISSING_PATH, FileError, Finding, Report
 from .report import FORMATS, render
+from .report.notes import gated_notes, refuted_notes
 from .report.style import Style, use_colour
 from .report.text import location
 from .ruledocs import all_docs
@@ -214,6 +214,7 @@ class Inputs:
     config: Config
     root: Path
     stdin: Source | None = None
+    missing: list[FileError] = field(default_factory=list)  # named paths that do not exist
 
 
 def _settle_paths(args: argparse.Namespace) -> None:
@@ -290,13 +291,12 @@ def _inputs(args: argparse.Namespace, cwd: Path) -> Inputs:
     root = _project_root(config, cwd)
     if args.paths == [STDIN]:
         return _stdin_inputs(stdin_name, cwd, config, root, force)
-    try:
-        candidates = discover(
-            args.paths, cwd, config.exclude, config.extend_exclude, config.root, force
-        )
-    except MissingPath as exc:
-        raise ConfigError(f"path does not exist: {exc}") from None
-    return Inputs(candidates, config, root)
+    missing: list[str] = []
+    candidates = discover(
+        args.paths, cwd, config.exclude, config.extend_exclude, config.root, force, missing
+    )
+    errors = [FileError(path, MISSING_PATH) for path in missing]
+    return Inputs(candidates, config, root, missing=errors)
 
 
 def _stdin_inputs(name: str | None, cwd: Path, config: Config, root: Path, force: bool) -> Inputs:
@@ -386,7 +386,10 @@ def run(argv: list[str] | None) -> int:
     results = analysed.results
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]
-    errors = sorted((e for r in results for e in r.errors), key=lambda e: (e.path, e.message))
+    errors = sorted(
+        [*inputs.missing, *(e for r in results for e in r.errors)],
+        key=lambda e: (e.path, e.message),
+    )
 
     from . import fingerprint
 
@@ -426,17 +429,11 @@ def run(argv: list[str] | None) -> int:
     findings = merge_same_hazard(findings)  # one hazard, one finding (rules stay in related_rules)
     findings = fold_upstream(findings)  # a symptom carried in from another finding joins it
     findings, unconfirmed = _evidence_gate(findings, named_codes(config, _codes(args.select)))
+    refuted = [f for f in findings if f.verification.status == "refuted"]
     shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
-    refuted = len(findings) - len(shown)
-    if unconfirmed and args.format in ("text", "concise"):
-        notices.append(
-            f"{unconfirmed} finding{'s' if unconfirmed != 1 else ''} of rules shown only when a "
-            "simulation confirms them hidden (select the rule by its code to see them)"
-        )
-    if refuted and args.format in ("text", "concise"):
-        notices.append(
-            f"{refuted} finding{'s' if refuted != 1 else ''} refuted by verification and hidden (--show-refuted shows them)"
-        )
+    refuted = [] if args.show_refuted else refuted
+    if args.format in ("text", "concise"):
+        notices += gated_notes(unconfirmed) + refuted_notes(refuted)
     shown.sort(key=lambda f: f.sort_key)
     seconds = time.perf_counter() - start
     report = Report(shown, errors, len(inputs.candidates), seconds, notices, hidden, stale)
@@ -451,17 +448,22 @@ def run(argv: list[str] | None) -> int:
     return 1 if _fails(shown, args.fail_on) else 0
 
 
-def _evidence_gate(findings: list[Finding], named: frozenset[str]) -> tuple[list[Finding], int]:
-    """Hide unconfirmed findings of ``default: confirmed`` rules not selected by name."""
+def _evidence_gate(
+    findings: list[Finding], named: frozenset[str]
+) -> tuple[list[Finding], list[Finding]]:
+    """Hide unconfirmed findings of ``default: confirmed`` rules not selected by name:
+    (kept, hidden)."""
     docs = all_docs()
-    kept = [
-        f
-        for f in findings
-        if f.verification.status == "confirmed"
-        or f.rule in named
-        or not (f.rule in docs and docs[f.rule].evidence)
-    ]
-    return kept, len(findings) - len(kept)
+    kept: list[Finding] = []
+    hidden: list[Finding] = []
+    for f in findings:
+        shown = (
+            f.verification.status == "confirmed"
+            or f.rule in named
+            or not (f.rule in docs and docs[f.rule].evidence)
+        )
+        (kept if shown else hidden).append(f)
+    return kept, hidden
 
 
 def _settle_float_type(config: Config, candidates) -> list[str]:

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# every verification status, in the order reports list them: the one word each output uses
+STATUSES = ("confirmed", "inconclusive", "refuted", "skipped")
+
 
 @dataclass
 class Verification:
     status: str = "skipped"  # confirmed | refuted | inconclusive | skipped
-    detail: str = "not verified"
+    detail: str = "the verifier did not run on this finding"
     symptom: str | None = None
     dtype: str | None = None
     inputs: dict[str, Any] | None = None
@@ -92,10 +95,17 @@ class Finding:
         return cls(**data)
 
 
+MISSING_PATH = "no such file or directory"  # the error of a named path that does not exist
+
+
 @dataclass
 class FileError:
     path: str
     message: str
+
+    @property
+    def missing(self) -> bool:
+        return self.message == MISSING_PATH
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "message": self.message}
