@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from conftest import run_cli, run_json
+from conftest import ROOT, run_cli, run_json
 
 from tfnumlint.model import STATUSES, FileError, Finding, Report, Verification
 from tfnumlint.report import FORMATS, render, statistics
@@ -234,3 +234,91 @@ def test_the_cli_prints_the_advice_under_an_inconclusive_verdict(tmp_path, write
     lines = run_cli("masked.py", cwd=tmp_path).stdout.splitlines()
     verdict = next(i for i, line in enumerate(lines) if "= verified inconclusive" in line)
     assert lines[verdict + 1] == f"  = help: {f['advice']}"
+
+
+# --- baseline counts -------------------------------------------------------------------------
+
+
+def _wrote(stderr: str) -> re.Match:
+    m = re.search(r"wrote (\d+) findings in \d+ files? to \S+ \((.*)\)\n", stderr)
+    assert m, stderr
+    return m
+
+
+def test_a_baseline_counts_what_it_records_and_what_a_run_shows(tmp_path):
+    for example in ("autoencoder_keras.py", "autoencoder_tf1.py", "metric_learning.py"):
+        (tmp_path / example).write_text((ROOT / "examples" / example).read_text())
+    plain = run_json("--no-verify", ".", cwd=tmp_path)["findings"]
+    merged = sum(len(f.get("related_rules", [])) for f in plain)
+    gated = run_json("--no-verify", "--select", "TNL502", ".", cwd=tmp_path)["findings"]
+    assert merged and gated  # the examples merge hazards and hold TNL502 findings
+
+    wrote = run_cli("--no-verify", "--write-baseline", "b.json", ".", cwd=tmp_path)
+    entries = json.loads((tmp_path / "b.json").read_text())["findings"]
+    m = _wrote(wrote.stderr)
+    assert int(m.group(1)) == len(entries) == len(plain) + merged + len(gated)
+    assert m.group(2) == (
+        f"a --no-verify run shows {len(plain)}; {merged} merged into another rule's finding "
+        f"on the same hazard, {len(gated)} of TNL502, shown only when its simulation confirms it"
+    )
+    assert sum(e["shown"] for e in entries) == len(plain)
+
+    gate = run_cli("--no-verify", "--baseline", "b.json", ".", cwd=tmp_path)
+    assert gate.returncode == 0, gate.stdout
+    assert gate.stdout.splitlines()[-1] == (
+        f"All clear: no findings in 3 files. {len(entries)} hidden by the baseline, "
+        f"{len(plain)} of them would be shown."
+    )
+    summary = run_json("--no-verify", "--baseline", "b.json", ".", cwd=tmp_path)["summary"]
+    assert summary["hidden"] == {"baseline": len(entries)}
+    assert summary["hidden_would_show"] == {"baseline": len(plain)}
+
+
+def test_a_baseline_written_unverified_says_so_to_a_verifying_gate(tmp_path, write):
+    write("risky.py", RISKY)
+    assert run_cli("--no-verify", "--write-baseline", "b.json", ".", cwd=tmp_path).returncode == 0
+    gate = run_cli("--baseline", "b.json", ".", cwd=tmp_path)  # verifies: nothing is shown
+    assert gate.stdout.splitlines()[-1].endswith(
+        "1 hidden by the baseline, 1 of them would be shown by a --no-verify run."
+    )
+
+
+def test_an_older_baseline_without_shown_flags_only_counts_what_it_hides(tmp_path, write):
+    write("risky.py", RISKY)
+    assert run_cli("--no-verify", "--write-baseline", "b.json", ".", cwd=tmp_path).returncode == 0
+    data = json.loads((tmp_path / "b.json").read_text())
+    for entry in data["findings"]:
+        del entry["shown"]
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    gate = run_cli("--no-verify", "--baseline", "b.json", ".", cwd=tmp_path)
+    assert gate.stdout.splitlines()[-1].endswith(" 1 hidden by the baseline.")
+
+
+def test_a_verified_baseline_counts_refuted_findings_as_not_shown(tmp_path, write):
+    pytest.importorskip("tensorflow")
+    write("risky.py", RISKY)
+    write(
+        "ratio.py",
+        """\
+        import tensorflow as tf
+
+
+        def propose(a, b, c, t):
+            xi = (a - b) / (c - b)
+            return tf.where(tf.math.sqrt(xi) > 0.5, t, 0.5)
+        """,
+    )
+    shown = run_json(".", cwd=tmp_path)["findings"]
+    assert [f["rule"] for f in shown] == ["TNL102"]  # the TNL201 finding is refuted
+    wrote = run_cli("--write-baseline", "b.json", ".", cwd=tmp_path)
+    assert (
+        _wrote(wrote.stderr)
+        .group(0)
+        .startswith("wrote 2 findings in 2 files to b.json (1 shown now; 1 refuted)")
+    )
+    data = json.loads((tmp_path / "b.json").read_text())
+    assert data["verified"] is True
+    gate = run_cli("--baseline", "b.json", ".", cwd=tmp_path)
+    assert gate.stdout.splitlines()[-1].endswith(
+        "2 hidden by the baseline, 1 of them would be shown."
+    )

@@ -130,3 +130,14 @@ class Report:
     notices: list[str] = field(default_factory=list)
     hidden: dict[str, int] = field(default_factory=dict)  # why -> count: baseline, diff_base
     stale: int = 0  # baseline entries that no finding matches any more
+    # why -> how many of the findings hidden for that reason a run without it shows
+    would_show: dict[str, int] = field(default_factory=dict)
+    would_show_by: str | None = None  # when the baseline counted under other flags than this run
+
+
+@dataclass
+class Counted:
+    """How many hidden findings a run without the filter shows, and by which run if not this."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    by: str | None = None

@@ -25,6 +25,7 @@ def as_dict(report: Report) -> dict:
             "by_rule": dict(sorted(by_rule.items())),
             "by_status": by_status(report),
             "hidden": dict(sorted(report.hidden.items())),
+            "hidden_would_show": dict(sorted(report.would_show.items())),
             "baseline_stale": report.stale,
             "seconds": round(report.seconds, 3),
         },

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..model import Finding
+
+if TYPE_CHECKING:
+    from ..baseline import Written
+    from ..shown import Shown
 
 
 def _plural(n: int, word: str) -> str:
@@ -35,3 +41,17 @@ def refuted_notes(refuted: list[Finding]) -> list[str]:
         f"{_plural(len(refuted), 'refuted finding')} hidden ({rules}); "
         f"`--show-refuted` shows {them}"
     ]
+
+
+def baseline_breakdown(written: Written, visible: Shown, no_verify: bool) -> str:
+    """How many of the findings a baseline records a run shows, and why the others are not."""
+    run = "a --no-verify run shows" if no_verify else "shown now"
+    parts = []
+    if visible.merged:
+        parts.append(f"{visible.merged} merged into another rule's finding on the same hazard")
+    if visible.refuted:
+        parts.append(f"{len(visible.refuted)} refuted")
+    for rule, n in _by_rule(visible.gated).items():
+        parts.append(f"{n} of {rule}, shown only when its simulation confirms it")
+    head = f"{written.shown} {run}" if not no_verify else f"{run} {written.shown}"
+    return head + (f"; {', '.join(parts)}" if parts else "")

@@ -91,13 +91,7 @@ def summary(report: Report) -> str:
     fixes = sum(1 for f in report.findings if fixable(f))
     if fixes:
         line += f" {FIX_MARKER} {fixes} from rules with a rewrite (--diff shows the proven ones)."
-    hidden = []
-    if report.hidden.get("baseline"):
-        hidden.append(f"{report.hidden['baseline']} in the baseline")
-    if report.hidden.get("diff_base"):
-        hidden.append(f"{report.hidden['diff_base']} outside the changed lines")
-    if hidden:
-        line += f" Hidden: {', '.join(hidden)}."
+    line += _hidden(report)
     if report.stale:
         entries = (
             "1 baseline entry matches"
@@ -111,6 +105,24 @@ def summary(report: Report) -> str:
     if missing:
         line += f" {_plural(missing, 'path')} named on the command line {'do' if missing != 1 else 'does'} not exist."
     return line
+
+
+def _hidden(report: Report) -> str:
+    """`` 17 hidden by the baseline, 9 of them would be shown.``: a baseline records every
+    finding per rule, a run shows one per hazard, so the two counts differ."""
+    out = ""
+    hidden = report.hidden.get("baseline")
+    if hidden:
+        out += f" {hidden} hidden by the baseline"
+        would = report.would_show.get("baseline")
+        if would is not None:
+            out += f", {would} of them would be shown"
+            if report.would_show_by:  # counted when it was written, under other flags
+                out += f" by {report.would_show_by}"
+        out += "."
+    if report.hidden.get("diff_base"):
+        out += f" {report.hidden['diff_base']} hidden outside the changed lines."
+    return out
 
 
 def render(report: Report, style: Style = PLAIN, quiet: bool = False, **_: object) -> str:
