@@ -129,6 +129,7 @@ def test_text_renders_verdicts_and_fixes():
 # --- json ------------------------------------------------------------------------------------
 
 FINDING_KEYS = {
+    "advice",
     "fingerprint",
     "path",
     "line",
@@ -168,6 +169,7 @@ def test_json_matches_the_contract(tmp_path, write):
         assert f["verification"]["status"] == "skipped"
         assert isinstance(f["verification"].get("detail", ""), str)
         assert f["fix"] is None or isinstance(f["fix"], dict)
+        assert f["advice"] == docs[f["rule"]].advice
     assert report["errors"] == [{"path": "bad.py", "message": report["errors"][0]["message"]}]
     assert "NUL" in report["errors"][0]["message"]
     summary = report["summary"]
@@ -177,11 +179,13 @@ def test_json_matches_the_contract(tmp_path, write):
         "by_rule",
         "by_status",
         "hidden",
+        "hidden_would_show",
         "baseline_stale",
         "seconds",
     }
     assert summary["by_status"] == {"skipped": len(report["findings"])}
     assert summary["hidden"] == {} and summary["baseline_stale"] == 0
+    assert summary["hidden_would_show"] == {}
     assert summary["files"] == 2
     assert summary["findings"] == len(report["findings"])
     by_rule: dict[str, int] = {}
@@ -510,14 +514,13 @@ def test_statistics_count_per_rule_and_status(tmp_path, write):
         "[*]",
         "log-epsilon-unclipped",
         "2",
-        "not",
-        "verified",
+        "skipped",
     ]
     assert {tuple(line.split()[:3]) for line in lines[1:3]} == {
         ("1", "TNL202", "[*]"),
         ("1", "TNL203", "[*]"),
     }
-    assert lines[-1].split() == ["4", "total", "4", "not", "verified"]
+    assert lines[-1].split() == ["4", "total", "4", "skipped"]
     stats = json.loads(
         run_cli("--no-verify", "--statistics", "--format", "json", ".", cwd=tmp_path).stdout
     )

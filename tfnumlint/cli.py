@@ -28,7 +28,7 @@ from .discovery import (
     excluded_explicitly,
 )
 from .engine import LintOptions
-from .model import MISSING_PATH, FileError, Finding, Report
+from .model import MISSING_PATH, Counted, FileError, Finding, Report
 from .report import FORMATS, render
 from .report.notes import baseline_breakdown, gated_notes, refuted_notes
 from .report.style import Style, use_colour
@@ -530,8 +530,6 @@ def _verify(findings: list[Finding], config: Config, cache_dir: Path | None) -> 
 def _filter(findings: list[Finding], identities, baseline, changed, inputs: Inputs, verify: bool):
     """Drop the findings the baseline holds and those off the changed lines: (shown, hidden
     per reason, stale baseline entries, how many hidden ones a run without the filter shows)."""
-    from .model import Counted
-
     hidden: dict[str, int] = {}
     would_show: dict[str, int] = {}
     counted_by = None
