@@ -31,7 +31,7 @@ from .source import (
     Source,
     SourceError,
     might_use_tensorflow,
-    python_syntax_error,
+    parse_python,
     syntax_error_message,
 )
 
@@ -219,11 +219,13 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
     outcome = UnitOutcome(result)
     if not might_use_tensorflow(source.text):
         result.skipped = True
-        error = python_syntax_error(source)
+        tree, error = parse_python(source)
         if error is not None:
             result.errors.append(FileError(source.path, error))
-        if unit is not None:  # it may still re-export project names (a package __init__)
-            outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
+        if unit is not None and tree is not None:  # it may re-export project names (__init__)
+            outcome.summary = imports_only(
+                source.text, unit.module, unit.is_package, source.path, tree
+            )
         return outcome
     try:
         module = cst.parse_module(source.text)

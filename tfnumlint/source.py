@@ -205,20 +205,19 @@ def syntax_error_message(source: Source, fallback: str) -> str:
     return fallback
 
 
-def python_syntax_error(source: Source) -> str | None:
-    """Why the stdlib parser rejects ``source``, or None when it parses: a file with no
-    TensorFlow in it is not analysed, but a syntax error in it is still the user's to know."""
+def parse_python(source: Source) -> tuple[ast.Module | None, str | None]:
+    """The stdlib parse of ``source``, or why it fails: a file with no TensorFlow in it is not
+    analysed, but a syntax error in it is still the user's to know."""
     try:
-        ast.parse(source.text)
+        return ast.parse(source.text), None
     except SyntaxError as exc:
         cell, line = source.locate(exc.lineno or 1)
         where = f"cell {cell}, line {line}" if cell else None
-        return describe_syntax_error(source.text, exc, where)
+        return None, describe_syntax_error(source.text, exc, where)
     except (RecursionError, MemoryError):
-        return "cannot parse: nested too deeply for the parser"
+        return None, "cannot parse: nested too deeply for the parser"
     except ValueError as exc:  # null bytes (Python < 3.12)
-        return f"cannot parse: {exc}"
-    return None
+        return None, f"cannot parse: {exc}"
 
 
 def read_source(path: Path, display: str, data: bytes | None = None) -> Source:

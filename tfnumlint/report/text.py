@@ -103,7 +103,8 @@ def summary(report: Report) -> str:
     if len(report.errors) > missing:
         line += f" {_plural(len(report.errors) - missing, 'file')} could not be analysed."
     if missing:
-        line += f" {_plural(missing, 'path')} named on the command line {'do' if missing != 1 else 'does'} not exist."
+        verb = "does" if missing == 1 else "do"
+        line += f" {_plural(missing, 'path')} named on the command line {verb} not exist."
     return line
 
 
