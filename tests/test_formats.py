@@ -66,7 +66,7 @@ def test_text_finding_header_snippet_and_carets(tmp_path, write):
     assert lines[2] == "5 | " + RISKY.splitlines()[4]
     assert lines[3] == "  | " + " " * (col - 1) + "^" * len(LOG_CALL)
     assert lines[-1] == (
-        "Found 1 finding (1 not verified) in 1 file."
+        "Found 1 finding (1 skipped) in 1 file."
         " [*] 1 from rules with a rewrite (--diff shows the proven ones)."
     )
 
@@ -93,7 +93,7 @@ def test_text_carets_match_the_reported_range_for_every_example_finding(tmp_path
     rewrites = sum(1 for f in report["findings"] if all_docs()[f["rule"]].fix in ("safe", "unsafe"))
     # the last line: a note (unverified TNL502 findings hidden) may precede it in its block
     assert blocks[-1].splitlines()[-1] == (
-        f"Found {n} findings ({n} not verified) in 4 files."
+        f"Found {n} findings ({n} skipped) in 4 files."
         f" [*] {rewrites} from rules with a rewrite (--diff shows the proven ones)."
     )
 
@@ -129,6 +129,7 @@ def test_text_renders_verdicts_and_fixes():
 # --- json ------------------------------------------------------------------------------------
 
 FINDING_KEYS = {
+    "advice",
     "fingerprint",
     "path",
     "line",
@@ -168,6 +169,7 @@ def test_json_matches_the_contract(tmp_path, write):
         assert f["verification"]["status"] == "skipped"
         assert isinstance(f["verification"].get("detail", ""), str)
         assert f["fix"] is None or isinstance(f["fix"], dict)
+        assert f["advice"] == docs[f["rule"]].advice
     assert report["errors"] == [{"path": "bad.py", "message": report["errors"][0]["message"]}]
     assert "NUL" in report["errors"][0]["message"]
     summary = report["summary"]
@@ -177,11 +179,13 @@ def test_json_matches_the_contract(tmp_path, write):
         "by_rule",
         "by_status",
         "hidden",
+        "hidden_would_show",
         "baseline_stale",
         "seconds",
     }
     assert summary["by_status"] == {"skipped": len(report["findings"])}
     assert summary["hidden"] == {} and summary["baseline_stale"] == 0
+    assert summary["hidden_would_show"] == {}
     assert summary["files"] == 2
     assert summary["findings"] == len(report["findings"])
     by_rule: dict[str, int] = {}
@@ -510,14 +514,13 @@ def test_statistics_count_per_rule_and_status(tmp_path, write):
         "[*]",
         "log-epsilon-unclipped",
         "2",
-        "not",
-        "verified",
+        "skipped",
     ]
     assert {tuple(line.split()[:3]) for line in lines[1:3]} == {
         ("1", "TNL202", "[*]"),
         ("1", "TNL203", "[*]"),
     }
-    assert lines[-1].split() == ["4", "total", "4", "not", "verified"]
+    assert lines[-1].split() == ["4", "total", "4", "skipped"]
     stats = json.loads(
         run_cli("--no-verify", "--statistics", "--format", "json", ".", cwd=tmp_path).stdout
     )

@@ -72,7 +72,7 @@ def test_adopting_the_gate_end_to_end(legacy_repo):
     assert "wrote 20 findings in 2 files to tfnumlint-baseline.json" in wrote.stderr
     gate = run_cli("--no-verify", "--baseline", "tfnumlint-baseline.json", ".", cwd=repo)
     assert gate.returncode == 0, gate.stdout
-    assert "Hidden: 20 in the baseline." in gate.stdout
+    assert "20 hidden by the baseline, 20 of them would be shown." in gate.stdout
     git(repo, "add", "tfnumlint-baseline.json")
     git(repo, "commit", "-q", "-m", "baseline")
 
@@ -140,7 +140,7 @@ def test_baseline_from_config_is_relative_to_the_config(legacy_repo):
     sub.mkdir()
     proc = run_cli("--no-verify", "..", cwd=sub)  # config found upwards, baseline beside it
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Hidden: 20 in the baseline." in proc.stdout
+    assert "20 hidden by the baseline, 20 of them would be shown." in proc.stdout
 
 
 def test_fingerprints_ignore_layout_and_comments(tmp_path):

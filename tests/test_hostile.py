@@ -264,7 +264,11 @@ def one_line(proc) -> str:
 
 def test_missing_cli_path(tmp_path):
     (tmp_path / "good.py").write_text(RISKY, encoding="utf-8")
-    assert "no/such/dir" in one_line(run_cli("--no-verify", "good.py", "no/such/dir", cwd=tmp_path))
+    proc = run_cli("--no-verify", "good.py", "no/such/dir", cwd=tmp_path)
+    assert proc.returncode == 2  # an error for that path; good.py is still linted
+    assert "no/such/dir: error: no such file or directory" in proc.stdout
+    assert "good.py:5:" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
 
 
 def test_bad_pyproject(tmp_path):

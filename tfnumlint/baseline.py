@@ -25,6 +25,7 @@ FORMAT_VERSION = 1
 class Baseline:
     path: Path
     entries: list[dict] = field(default_factory=list)  # {fingerprint, group, scope, rule, ...}
+    verified: bool | None = None  # whether its findings were verified when it was written
 
 
 @dataclass
@@ -32,6 +33,9 @@ class Applied:
     shown: list[Finding]
     hidden: int  # findings the baseline holds
     stale: int  # baseline entries for analysed files that no finding matches any more
+    # how many of the hidden findings a run without the baseline shows (as counted when the
+    # baseline was written); None for a baseline written before it recorded that
+    would_show: int | None = None
 
 
 def load(path: Path) -> Baseline:
@@ -53,7 +57,8 @@ def load(path: Path) -> Baseline:
             "write a new one with --write-baseline"
         )
     valid = [e for e in entries if isinstance(e, dict) and isinstance(e.get("group"), str)]
-    return Baseline(path, valid)
+    verified = data.get("verified")
+    return Baseline(path, valid, verified if isinstance(verified, bool) else None)
 
 
 def match(
@@ -110,7 +115,16 @@ def apply(
         if i not in matched_e
         and (e.get("path") in analysed or not (root / str(e.get("path", ""))).exists())
     )
-    return Applied(shown, len(findings) - len(shown), stale)
+    flags = [baseline.entries[i].get("shown") for i in matched_e]
+    recorded = all(isinstance(x, bool) for x in flags)  # older baselines did not record it
+    would_show = sum(1 for x in flags if x is True) if recorded else None
+    return Applied(shown, len(findings) - len(shown), stale, would_show)
+
+
+@dataclass
+class Written:
+    count: int  # entries written: every finding, per rule
+    shown: int  # of them, how many a run shows (a merged finding counts once)
 
 
 def write(
@@ -118,27 +132,34 @@ def write(
     findings: list[Finding],
     identities: dict[str, Identity],
     project_paths: dict[str, str],
-) -> int:
-    """Write every finding to ``path`` atomically, sorted by place; returns how many."""
+    shown: set[int] | None = None,
+    verified: bool = False,
+) -> Written:
+    """Write every finding to ``path`` atomically, sorted by place.  ``shown`` holds the ids
+    of the findings a run shows: each entry records whether it is one, so that a later run can
+    say how many of the findings it hides it would show."""
     entries = []
     for f in sorted(findings, key=lambda f: f.sort_key):
         ident = identities.get(f.fingerprint or "")
         if ident is None:
             continue
-        entries.append(
-            {
-                "fingerprint": ident.fingerprint,
-                "group": ident.group,
-                "scope": ident.scope,
-                "rule": f.rule,
-                "path": project_paths.get(f.path, f.path),
-                "line": f.line,
-                "message": f.message,
-            }
-        )
+        entry = {
+            "fingerprint": ident.fingerprint,
+            "group": ident.group,
+            "scope": ident.scope,
+            "rule": f.rule,
+            "path": project_paths.get(f.path, f.path),
+            "line": f.line,
+            "message": f.message,
+            "status": f.verification.status,
+        }
+        if shown is not None:
+            entry["shown"] = id(f) in shown
+        entries.append(entry)
     data = {
         "version": FORMAT_VERSION,
         "tool": {"name": "tfnumlint", "version": __version__},
+        "verified": verified,
         "findings": entries,
     }
     text = json.dumps(data, indent=2) + "\n"
@@ -150,4 +171,4 @@ def write(
         os.replace(tmp, path)
     except OSError as exc:
         raise ConfigError(f"cannot write baseline {path}: {exc.strerror or exc}") from None
-    return len(entries)
+    return Written(len(entries), sum(1 for e in entries if e.get("shown")))

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
@@ -23,19 +23,19 @@ from .config import Config, ConfigError, load_config, named_codes, resolve_codes
 from .discovery import (
     DEFAULT_EXCLUDES,
     Candidate,
-    MissingPath,
     discover,
     exclude_spec,
     excluded_explicitly,
 )
 from .engine import LintOptions
-from .grouping import fold_upstream, merge_same_hazard
-from .model import FileError, Finding, Report
+from .model import MISSING_PATH, Counted, FileError, Finding, Report
 from .report import FORMATS, render
+from .report.notes import baseline_breakdown, gated_notes, refuted_notes
 from .report.style import Style, use_colour
 from .report.text import location
 from .ruledocs import all_docs
 from .runner import Job, analyse_run, apply_per_file_ignores, default_jobs
+from .shown import show, shown_ids
 from .source import Source, SourceError, read_source
 
 FAIL_ON = ("any", "error", "confirmed")
@@ -214,6 +214,7 @@ class Inputs:
     config: Config
     root: Path
     stdin: Source | None = None
+    missing: list[FileError] = field(default_factory=list)  # named paths that do not exist
 
 
 def _settle_paths(args: argparse.Namespace) -> None:
@@ -290,13 +291,12 @@ def _inputs(args: argparse.Namespace, cwd: Path) -> Inputs:
     root = _project_root(config, cwd)
     if args.paths == [STDIN]:
         return _stdin_inputs(stdin_name, cwd, config, root, force)
-    try:
-        candidates = discover(
-            args.paths, cwd, config.exclude, config.extend_exclude, config.root, force
-        )
-    except MissingPath as exc:
-        raise ConfigError(f"path does not exist: {exc}") from None
-    return Inputs(candidates, config, root)
+    missing: list[str] = []
+    candidates = discover(
+        args.paths, cwd, config.exclude, config.extend_exclude, config.root, force, missing
+    )
+    errors = [FileError(path, MISSING_PATH) for path in missing]
+    return Inputs(candidates, config, root, missing=errors)
 
 
 def _stdin_inputs(name: str | None, cwd: Path, config: Config, root: Path, force: bool) -> Inputs:
@@ -371,7 +371,7 @@ def run(argv: list[str] | None) -> int:
 
     float_notices = _settle_float_type(config, inputs.candidates)
     recording = args.write_baseline is not None
-    verify = not args.no_verify and not recording
+    verify = not args.no_verify  # a baseline is verified too: it says what a run would show
     fixing = args.fix or args.diff
     options = LintOptions(
         codes=codes,
@@ -386,17 +386,25 @@ def run(argv: list[str] | None) -> int:
     results = analysed.results
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]
-    errors = sorted((e for r in results for e in r.errors), key=lambda e: (e.path, e.message))
+    errors = sorted(
+        [*inputs.missing, *(e for r in results for e in r.errors)],
+        key=lambda e: (e.path, e.message),
+    )
 
     from . import fingerprint
 
     source_of = _source_reader(inputs)
     scoped = recording or baseline is not None
     identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
+    named = named_codes(config, _codes(args.select))
     if recording:
-        return _write_baseline(args, inputs, findings, identities, errors)
+        for n in _verify(findings, config, cache_dir) if verify and findings else []:
+            _say(args, n)
+        return _write_baseline(args, inputs, findings, identities, errors, named)
     # hidden findings are never verified: the gate's cost follows what it shows
-    findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
+    findings, hidden, stale, would_show = _filter(
+        findings, identities, baseline, changed, inputs, verify
+    )
     notices = _verify(findings, config, cache_dir) if verify and findings else []
     notices += float_notices if args.format in ("text", "concise") else []
     if fixing:
@@ -419,27 +427,29 @@ def run(argv: list[str] | None) -> int:
         notices.append(text)
         # the rewritten files were linted again: their findings need identities and filters
         identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
-        findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
+        findings, hidden, stale, would_show = _filter(
+            findings, identities, baseline, changed, inputs, verify
+        )
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)
-    findings = merge_same_hazard(findings)  # one hazard, one finding (rules stay in related_rules)
-    findings = fold_upstream(findings)  # a symptom carried in from another finding joins it
-    findings, unconfirmed = _evidence_gate(findings, named_codes(config, _codes(args.select)))
-    shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
-    refuted = len(findings) - len(shown)
-    if unconfirmed and args.format in ("text", "concise"):
-        notices.append(
-            f"{unconfirmed} finding{'s' if unconfirmed != 1 else ''} of rules shown only when a "
-            "simulation confirms them hidden (select the rule by its code to see them)"
-        )
-    if refuted and args.format in ("text", "concise"):
-        notices.append(
-            f"{refuted} finding{'s' if refuted != 1 else ''} refuted by verification and hidden (--show-refuted shows them)"
-        )
+    outcome = show(findings, named, args.show_refuted)
+    shown = outcome.findings
+    if args.format in ("text", "concise"):
+        notices += gated_notes(outcome.gated) + refuted_notes(outcome.refuted)
     shown.sort(key=lambda f: f.sort_key)
     seconds = time.perf_counter() - start
-    report = Report(shown, errors, len(inputs.candidates), seconds, notices, hidden, stale)
+    report = Report(
+        shown,
+        errors,
+        len(inputs.candidates),
+        seconds,
+        notices,
+        hidden,
+        stale,
+        would_show.counts,
+        would_show.by,
+    )
     _emit(args, _render(args, report))
     if args.format not in ("text", "concise") or args.statistics:
         for n in notices:
@@ -449,19 +459,6 @@ def run(argv: list[str] | None) -> int:
     if errors:
         return 2
     return 1 if _fails(shown, args.fail_on) else 0
-
-
-def _evidence_gate(findings: list[Finding], named: frozenset[str]) -> tuple[list[Finding], int]:
-    """Hide unconfirmed findings of ``default: confirmed`` rules not selected by name."""
-    docs = all_docs()
-    kept = [
-        f
-        for f in findings
-        if f.verification.status == "confirmed"
-        or f.rule in named
-        or not (f.rule in docs and docs[f.rule].evidence)
-    ]
-    return kept, len(findings) - len(kept)
 
 
 def _settle_float_type(config: Config, candidates) -> list[str]:
@@ -530,9 +527,12 @@ def _verify(findings: list[Finding], config: Config, cache_dir: Path | None) -> 
     return verify_findings(findings, config.settings, cache_dir)
 
 
-def _filter(findings: list[Finding], identities, baseline, changed, inputs: Inputs):
-    """Drop the findings the baseline holds and those off the changed lines."""
+def _filter(findings: list[Finding], identities, baseline, changed, inputs: Inputs, verify: bool):
+    """Drop the findings the baseline holds and those off the changed lines: (shown, hidden
+    per reason, stale baseline entries, how many hidden ones a run without the filter shows)."""
     hidden: dict[str, int] = {}
+    would_show: dict[str, int] = {}
+    counted_by = None
     stale = 0
     if baseline is not None:
         from . import baseline as baselines
@@ -542,11 +542,15 @@ def _filter(findings: list[Finding], identities, baseline, changed, inputs: Inpu
         applied = baselines.apply(baseline, findings, identities, analysed, inputs.root)
         findings, stale = applied.shown, applied.stale
         hidden["baseline"] = applied.hidden
+        if applied.would_show is not None:
+            would_show["baseline"] = applied.would_show
+            if baseline.verified is not None and baseline.verified != verify:
+                counted_by = "a verified run" if baseline.verified else "a --no-verify run"
     if changed is not None:
         kept = [f for f in findings if changed.contains(f)]
         hidden["diff_base"] = len(findings) - len(kept)
         findings = kept
-    return findings, hidden, stale
+    return findings, hidden, stale, Counted(would_show, counted_by)
 
 
 def _render(args: argparse.Namespace, report: Report) -> str:
@@ -587,18 +591,23 @@ def _list_errors(errors: list[FileError]) -> None:
         print(f"{e.path}: error: {e.message}", file=sys.stderr)
 
 
-def _write_baseline(args, inputs: Inputs, findings: list[Finding], identities, errors) -> int:
+def _write_baseline(
+    args, inputs: Inputs, findings: list[Finding], identities, errors, named: frozenset[str]
+) -> int:
     from . import baseline as baselines
     from .fingerprint import project_path
 
     paths = {f.path: project_path(f.path, inputs.root) for f in findings}
-    count = baselines.write(args.write_baseline, findings, identities, paths)
+    ids, visible = shown_ids(findings, named, args.show_refuted)
+    verified = not args.no_verify and importlib.util.find_spec("tensorflow") is not None
+    written = baselines.write(args.write_baseline, findings, identities, paths, ids, verified)
     _list_errors(errors)
     files = len({f.path for f in findings})
     _say(
         args,
-        f"wrote {count} finding{'s' if count != 1 else ''} in {files} file"
+        f"wrote {written.count} finding{'s' if written.count != 1 else ''} in {files} file"
         f"{'s' if files != 1 else ''} to {args.write_baseline}"
+        + (f" ({baseline_breakdown(written, visible, args.no_verify)})" if written.count else "")
         + (f"; {len(errors)} could not be analysed (listed above)" if errors else ""),
     )
     return 2 if errors and not args.exit_zero else 0

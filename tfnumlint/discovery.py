@@ -95,11 +95,14 @@ def discover(
     extend_exclude: list[str] | None = None,
     exclude_root: Path | None = None,
     force_exclude: bool = False,
+    missing: list[str] | None = None,
 ) -> list[Candidate]:
     """Files to lint, sorted and de-duplicated.
 
     A file named explicitly is always included, unless ``force_exclude`` applies the excludes
-    to it too (as ruff's ``--force-exclude`` does; pre-commit names every file)."""
+    to it too (as ruff's ``--force-exclude`` does; pre-commit names every file).  A path that
+    does not exist raises MissingPath, or is appended to ``missing`` when that list is given
+    (one bad path must not stop the run)."""
     patterns = (DEFAULT_EXCLUDES if exclude is None else exclude) + list(extend_exclude or [])
     excludes = None
     root = (exclude_root or cwd).resolve()
@@ -108,7 +111,10 @@ def discover(
         p = Path(raw)
         full = p if p.is_absolute() else cwd / p
         if not full.exists() and not full.is_symlink():
-            raise MissingPath(raw)
+            if missing is None:
+                raise MissingPath(raw)
+            missing.append(raw)
+            continue
         if force_exclude:
             if excludes is None:
                 excludes = exclude_spec(patterns)

@@ -27,7 +27,13 @@ from .model import FileError, FileResult, Finding
 from .positions import Positions
 from .ruledocs import all_docs
 from .rules import CHECKS, Check, load_all
-from .source import Source, SourceError, might_use_tensorflow, syntax_error_message
+from .source import (
+    Source,
+    SourceError,
+    might_use_tensorflow,
+    parse_python,
+    syntax_error_message,
+)
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.I)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -213,8 +219,13 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
     outcome = UnitOutcome(result)
     if not might_use_tensorflow(source.text):
         result.skipped = True
-        if unit is not None:  # it may still re-export project names (a package __init__)
-            outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
+        tree, error = parse_python(source)
+        if error is not None:
+            result.errors.append(FileError(source.path, error))
+        if unit is not None and tree is not None:  # it may re-export project names (__init__)
+            outcome.summary = imports_only(
+                source.text, unit.module, unit.is_package, source.path, tree
+            )
         return outcome
     try:
         module = cst.parse_module(source.text)

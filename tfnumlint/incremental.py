@@ -23,7 +23,7 @@ from .cache import Cache, key
 from .discovery import Candidate
 from .engine import LintOptions, ProjectUnit, UnitOutcome, lint_unit
 from .model import FileError, FileResult, Finding
-from .source import SourceError, read_source
+from .source import CELLS_ANALYSED, SourceError, read_source
 
 MAX_ROUNDS = 3
 MAX_VARIANTS = 4  # cached results per file content (one per set of facts seen)
@@ -81,6 +81,14 @@ def _cacheable(outcome: UnitOutcome) -> bool:
     return not any(e.message.startswith("internal error") for e in outcome.result.errors)
 
 
+def _problem(problem: str, skipped: bool) -> str:
+    """A reader's problem as reported: the other cells of a notebook with no TensorFlow in
+    it were read, not analysed."""
+    if skipped:
+        return problem.replace(CELLS_ANALYSED, "; the notebook does not use TensorFlow")
+    return problem
+
+
 def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitOutcome:
     """One file in one round: from the cache when its content and facts match; never raises."""
     try:
@@ -116,8 +124,11 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitO
             continue  # a malformed entry is a miss
     try:
         outcome = lint_unit(source, job.options, unit)
-        if not outcome.result.skipped:  # problems the reader noted (a notebook's bad cell)
-            outcome.result.errors += [FileError(candidate.display, p) for p in source.problems]
+        # problems the reader noted (a notebook's bad cell), with or without TensorFlow in it
+        outcome.result.errors += [
+            FileError(candidate.display, _problem(p, outcome.result.skipped))
+            for p in source.problems
+        ]
     except Exception as exc:  # an internal error loses this file only, never the run
         return UnitOutcome(
             FileResult(

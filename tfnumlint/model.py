@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# every verification status, in the order reports list them: the one word each output uses
+STATUSES = ("confirmed", "inconclusive", "refuted", "skipped")
+
 
 @dataclass
 class Verification:
     status: str = "skipped"  # confirmed | refuted | inconclusive | skipped
-    detail: str = "not verified"
+    detail: str = "the verifier did not run on this finding"
     symptom: str | None = None
     dtype: str | None = None
     inputs: dict[str, Any] | None = None
@@ -92,10 +95,17 @@ class Finding:
         return cls(**data)
 
 
+MISSING_PATH = "no such file or directory"  # the error of a named path that does not exist
+
+
 @dataclass
 class FileError:
     path: str
     message: str
+
+    @property
+    def missing(self) -> bool:
+        return self.message == MISSING_PATH
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "message": self.message}
@@ -120,3 +130,14 @@ class Report:
     notices: list[str] = field(default_factory=list)
     hidden: dict[str, int] = field(default_factory=dict)  # why -> count: baseline, diff_base
     stale: int = 0  # baseline entries that no finding matches any more
+    # why -> how many of the findings hidden for that reason a run without it shows
+    would_show: dict[str, int] = field(default_factory=dict)
+    would_show_by: str | None = None  # when the baseline counted under other flags than this run
+
+
+@dataclass
+class Counted:
+    """How many hidden findings a run without the filter shows, and by which run if not this."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    by: str | None = None

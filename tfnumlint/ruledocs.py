@@ -34,6 +34,8 @@ class RuleDoc:
     # ``default: confirmed``: on by default, but a finding is shown only when the verifier
     # confirms it, unless the rule is selected by its code (a smell alone never fails CI)
     evidence: bool = False
+    # one line: the stable form to use or the guard to add, shown under an inconclusive verdict
+    advice: str = ""
 
     def code_block(self, section: str) -> str | None:
         """The first ```python block of a section."""
@@ -71,6 +73,7 @@ def parse_doc(text: str) -> RuleDoc:
         evidence=meta.get("default", "").lower() == "confirmed",
         fix=meta.get("fix", "none"),
         summary=meta.get("summary", ""),
+        advice=meta.get("advice", ""),
         text=text,
         sections=sections,
     )

@@ -74,6 +74,9 @@ def _short(exc: Exception) -> str:
 _MAGIC = re.compile(r"^\s*[%!?]")
 
 
+CELLS_ANALYSED = "; the other cells were analysed"
+
+
 def notebook_source(raw: bytes) -> tuple[str, dict[int, tuple[int, int]], list[str]]:
     """Concatenate a notebook's code cells, so that names flow from cell to cell.
 
@@ -105,7 +108,7 @@ def notebook_source(raw: bytes) -> tuple[str, dict[int, tuple[int, int]], list[s
         ]
         error = _cell_syntax_error(cell_lines)
         if error is not None:
-            problems.append(f"cell {number}: {error}; the other cells were analysed")
+            problems.append(f"cell {number}: {error}{CELLS_ANALYSED}")
             continue
         for i, line in enumerate(cell_lines, 1):
             lines.append(line)
@@ -200,6 +203,21 @@ def syntax_error_message(source: Source, fallback: str) -> str:
     except (ValueError, RecursionError, MemoryError):
         pass
     return fallback
+
+
+def parse_python(source: Source) -> tuple[ast.Module | None, str | None]:
+    """The stdlib parse of ``source``, or why it fails: a file with no TensorFlow in it is not
+    analysed, but a syntax error in it is still the user's to know."""
+    try:
+        return ast.parse(source.text), None
+    except SyntaxError as exc:
+        cell, line = source.locate(exc.lineno or 1)
+        where = f"cell {cell}, line {line}" if cell else None
+        return None, describe_syntax_error(source.text, exc, where)
+    except (RecursionError, MemoryError):
+        return None, "cannot parse: nested too deeply for the parser"
+    except ValueError as exc:  # null bytes (Python < 3.12)
+        return None, f"cannot parse: {exc}"
 
 
 def read_source(path: Path, display: str, data: bytes | None = None) -> Source:

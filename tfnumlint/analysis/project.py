@@ -195,14 +195,18 @@ def import_table(
 _THIRD_PARTY_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "numpy", "jax", "torch"})
 
 
-def imports_only(text: str, module: str, is_package: bool, path: str) -> ModuleSummary | None:
+def imports_only(
+    text: str, module: str, is_package: bool, path: str, tree: ast.Module | None = None
+) -> ModuleSummary | None:
     """The summary of a module with no TensorFlow in it: only what it imports and re-exports
     (a package ``__init__`` that does ``from .layers import *``).  The stdlib parser is
-    enough for that, and about ten times cheaper than libcst."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    enough for that, and about ten times cheaper than libcst; ``tree`` is its parse of
+    ``text`` when the caller has one."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     table: list[tuple[str, str, str | None]] = []
     stars: list[str] = []
     for node in tree.body:

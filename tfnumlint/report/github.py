@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..model import Report
+from .advice import shown_advice
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -21,6 +22,9 @@ def render(report: Report, **_: object) -> str:
         message = f.message
         if f.verification.status != "skipped":
             message += f"\n{f.verification.status}: {f.verification.detail}"
+        help_text = shown_advice(f)
+        if help_text:
+            message += f"\nhelp: {help_text}"
         props = (
             f"file={_escape_prop(f.path)},line={f.line},col={f.column},"
             f"endLine={f.end_line},endColumn={f.end_column},"

@@ -6,6 +6,7 @@ import json
 
 from .. import __version__
 from ..model import Report
+from .advice import advice
 from .statistics import by_status
 
 
@@ -16,7 +17,7 @@ def as_dict(report: Report) -> dict:
     return {
         "version": 1,
         "tool": {"name": "tfnumlint", "version": __version__},
-        "findings": [f.to_json() for f in report.findings],
+        "findings": [{**f.to_json(), "advice": advice(f)} for f in report.findings],
         "errors": [e.to_json() for e in report.errors],
         "summary": {
             "files": report.files,
@@ -24,6 +25,7 @@ def as_dict(report: Report) -> dict:
             "by_rule": dict(sorted(by_rule.items())),
             "by_status": by_status(report),
             "hidden": dict(sorted(report.hidden.items())),
+            "hidden_would_show": dict(sorted(report.would_show.items())),
             "baseline_stale": report.stale,
             "seconds": round(report.seconds, 3),
         },

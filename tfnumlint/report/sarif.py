@@ -10,6 +10,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..model import Report
 from ..ruledocs import all_docs
+from .advice import advice, shown_advice
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -57,6 +58,9 @@ def as_dict(report: Report) -> dict:
         text = f.message
         if f.verification.status != "skipped":
             text += f" [{f.verification.status}: {f.verification.detail}]"
+        help_text = shown_advice(f)
+        if help_text:
+            text += f" help: {help_text}"
         result: dict[str, Any] = {
             "ruleId": f.rule,
             "ruleIndex": index.get(f.rule, 0),
@@ -81,6 +85,8 @@ def as_dict(report: Report) -> dict:
             result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
         if f.cell is not None:
             result["properties"]["cell"] = f.cell
+        if advice(f):
+            result["properties"]["advice"] = advice(f)
         if f.related_rules:  # merged findings of other rules on the same hazard
             result["properties"]["relatedRules"] = list(f.related_rules)
         if f.related:

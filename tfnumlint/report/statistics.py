@@ -6,36 +6,29 @@ import json
 
 from ..model import Report
 from .style import PLAIN, STATUS, Style
-from .text import FIX_MARKER, fixable
-
-_STATUS_ORDER = ("confirmed", "inconclusive", "refuted", "skipped")
+from .text import FIX_MARKER, fixable, status_counts
 
 
 def rows(report: Report) -> list[dict]:
     table: dict[str, dict] = {}
     for f in report.findings:
         row = table.setdefault(
-            f.rule, {"code": f.rule, "name": f.name, "count": 0, "fixable": 0, "by_status": {}}
+            f.rule, {"code": f.rule, "name": f.name, "count": 0, "fixable": 0, "findings": []}
         )
         row["count"] += 1
         row["fixable"] += fixable(f)
-        status = f.verification.status
-        row["by_status"][status] = row["by_status"].get(status, 0) + 1
+        row["findings"].append(f)
+    for row in table.values():
+        row["by_status"] = status_counts(row.pop("findings"))
     return sorted(table.values(), key=lambda r: (-r["count"], r["code"]))
 
 
 def by_status(report: Report) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for f in report.findings:
-        out[f.verification.status] = out.get(f.verification.status, 0) + 1
-    return {s: out[s] for s in _STATUS_ORDER if s in out}
+    return status_counts(report.findings)
 
 
 def _status_text(counts: dict[str, int], style: Style) -> str:
-    return ", ".join(
-        f"{n} {style(s if s != 'skipped' else 'not verified', STATUS.get(s))}"
-        for s, n in ((s, counts[s]) for s in _STATUS_ORDER if s in counts)
-    )
+    return ", ".join(f"{n} {style(s, STATUS.get(s))}" for s, n in counts.items())
 
 
 def render_text(report: Report, style: Style = PLAIN) -> str:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..model import Finding, Report
+from ..model import STATUSES, Finding, Report
 from ..ruledocs import all_docs
+from .advice import shown_advice
 from .style import PLAIN, SEVERITY, STATUS, Style
 
 FIX_MARKER = "[*]"
@@ -57,9 +58,21 @@ def render_finding(f: Finding, style: Style = PLAIN) -> list[str]:
     v = f.verification
     if v.status != "skipped":
         out.append(f"{pad} = verified {style(v.status, STATUS.get(v.status))}: {v.detail}")
+    help_text = shown_advice(f)
+    if help_text:
+        out.append(f"{pad} = {style('help', 'cyan')}: {help_text}")
     if f.fix is not None:
         out.append(f"{pad} = fix ({f.fix.applicability}): {f.fix.message}")
     return out
+
+
+def status_counts(findings: list[Finding]) -> dict[str, int]:
+    """How many findings have each status, in the canonical order and words (model.STATUSES)."""
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.verification.status] = counts.get(f.verification.status, 0) + 1
+    ordered = {s: counts.pop(s) for s in STATUSES if s in counts}
+    return {**ordered, **dict(sorted(counts.items()))}
 
 
 def _plural(n: int, word: str) -> str:
@@ -68,14 +81,7 @@ def _plural(n: int, word: str) -> str:
 
 def summary(report: Report) -> str:
     n = len(report.findings)
-    statuses: dict[str, int] = {}
-    for f in report.findings:
-        statuses[f.verification.status] = statuses.get(f.verification.status, 0) + 1
-    parts = [
-        f"{count} {status}" for status, count in sorted(statuses.items()) if status != "skipped"
-    ]
-    if statuses.get("skipped"):
-        parts.append(f"{statuses['skipped']} not verified")
+    parts = [f"{count} {status}" for status, count in status_counts(report.findings).items()]
     detail = f" ({', '.join(parts)})" if parts else ""
     files = _plural(report.files, "file")
     if n == 0:
@@ -85,13 +91,7 @@ def summary(report: Report) -> str:
     fixes = sum(1 for f in report.findings if fixable(f))
     if fixes:
         line += f" {FIX_MARKER} {fixes} from rules with a rewrite (--diff shows the proven ones)."
-    hidden = []
-    if report.hidden.get("baseline"):
-        hidden.append(f"{report.hidden['baseline']} in the baseline")
-    if report.hidden.get("diff_base"):
-        hidden.append(f"{report.hidden['diff_base']} outside the changed lines")
-    if hidden:
-        line += f" Hidden: {', '.join(hidden)}."
+    line += _hidden(report)
     if report.stale:
         entries = (
             "1 baseline entry matches"
@@ -99,9 +99,31 @@ def summary(report: Report) -> str:
             else f"{report.stale} baseline entries match"
         )
         line += f" {entries} no finding any more (stale; --write-baseline refreshes the file)."
-    if report.errors:
-        line += f" {_plural(len(report.errors), 'file')} could not be analysed."
+    missing = sum(1 for e in report.errors if e.missing)
+    if len(report.errors) > missing:
+        line += f" {_plural(len(report.errors) - missing, 'file')} could not be analysed."
+    if missing:
+        verb = "does" if missing == 1 else "do"
+        line += f" {_plural(missing, 'path')} named on the command line {verb} not exist."
     return line
+
+
+def _hidden(report: Report) -> str:
+    """`` 17 hidden by the baseline, 9 of them would be shown.``: a baseline records every
+    finding per rule, a run shows one per hazard, so the two counts differ."""
+    out = ""
+    hidden = report.hidden.get("baseline")
+    if hidden:
+        out += f" {hidden} hidden by the baseline"
+        would = report.would_show.get("baseline")
+        if would is not None:
+            out += f", {would} of them would be shown"
+            if report.would_show_by:  # counted when it was written, under other flags
+                out += f" by {report.would_show_by}"
+        out += "."
+    if report.hidden.get("diff_base"):
+        out += f" {report.hidden['diff_base']} hidden outside the changed lines."
+    return out
 
 
 def render(report: Report, style: Style = PLAIN, quiet: bool = False, **_: object) -> str:

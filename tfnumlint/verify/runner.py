@@ -33,7 +33,7 @@ TF_DISTRIBUTIONS = (
     "tensorflow-intel",
 )
 NO_TF_NOTICE = (
-    "TensorFlow is not installed, so findings are not verified "
+    "TensorFlow is not installed, so verification is skipped and every finding is `skipped` "
     "(install tensorflow-cpu or tensorflow, or pass --no-verify)"
 )
 DEFAULT_TIMEOUT = 10.0
