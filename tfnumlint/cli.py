@@ -150,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     work.add_argument(
         "--no-verify", action="store_true", help="static analysis only (never imports TensorFlow)"
     )
+    work.add_argument(
+        "--input-range",
+        action="append",
+        default=[],
+        metavar="NAME=LO:HI",
+        help="a saved model input's range, e.g. image=0:255 (repeatable)",
+    )
     work.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     work.add_argument(
         "--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply unsafe fixes"
@@ -361,6 +368,7 @@ def run(argv: list[str] | None) -> int:
     inputs = _inputs(args, cwd)
     config = inputs.config
     codes = resolve_codes(config, _codes(args.select), _codes(args.ignore))
+    inputs.candidates, models = _split_models(inputs.candidates)
     noqa_codes = _noqa_codes(args)
     baseline = _load_baseline(args, config)
     changed = None
@@ -383,7 +391,7 @@ def run(argv: list[str] | None) -> int:
     job = Job(options, config.fingerprint(codes), cache_dir)
     with progress.Progress(len(inputs.candidates), "analysing", "files", minimum=20) as bar:
         analysed = analyse_run(inputs.candidates, job, args.jobs or default_jobs(), bar)
-    results = analysed.results
+    results = analysed.results + _lint_models(args, models, config, codes, cache_dir)
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]
     errors = sorted((e for r in results for e in r.errors), key=lambda e: (e.path, e.message))
@@ -399,6 +407,10 @@ def run(argv: list[str] | None) -> int:
     findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
     notices = _verify(findings, config, cache_dir) if verify and findings else []
     notices += float_notices if args.format in ("text", "concise") else []
+    if models and args.no_verify:
+        from .models import NO_VERIFY_NOTICE
+
+        notices.append(NO_VERIFY_NOTICE.format(n=len(models), s="s" if len(models) != 1 else ""))
     if fixing:
         from .fix.apply import apply_fixes
 
@@ -439,7 +451,8 @@ def run(argv: list[str] | None) -> int:
         )
     shown.sort(key=lambda f: f.sort_key)
     seconds = time.perf_counter() - start
-    report = Report(shown, errors, len(inputs.candidates), seconds, notices, hidden, stale)
+    files = len(inputs.candidates) + len(models)
+    report = Report(shown, errors, files, seconds, notices, hidden, stale)
     _emit(args, _render(args, report))
     if args.format not in ("text", "concise") or args.statistics:
         for n in notices:
@@ -449,6 +462,31 @@ def run(argv: list[str] | None) -> int:
     if errors:
         return 2
     return 1 if _fails(shown, args.fail_on) else 0
+
+
+def _split_models(candidates: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """Source files stay with the static pass; saved models go to the worker (models.py)."""
+    from .discovery import MODEL_SUFFIXES
+
+    if not any(c.path.suffix.lower() in MODEL_SUFFIXES or c.path.is_dir() for c in candidates):
+        return candidates, []
+    from .models import split
+
+    return split(candidates)
+
+
+def _lint_models(args, models: list[Candidate], config: Config, codes, cache_dir):
+    """Findings of the saved models (none with --no-verify: a model needs TensorFlow)."""
+    if not models or args.no_verify:
+        return []
+    from .models import InputRangeError, ModelOptions, lint_models, parse_input_ranges
+
+    try:
+        ranges = parse_input_ranges(args.input_range)
+    except InputRangeError as exc:
+        raise ConfigError(str(exc)) from None
+    options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
+    return lint_models(models, options)
 
 
 def _evidence_gate(findings: list[Finding], named: frozenset[str]) -> tuple[list[Finding], int]:

@@ -41,10 +41,26 @@ def lint_model(job: dict[str, Any]) -> dict[str, Any]:
     return {
         "kind": loaded.kind,
         "hazards": hazards,
-        "optimizers": loaded.optimizers,
+        "optimizers": [optimizer_verdict(o) for o in loaded.optimizers],
         "inputs": [i.label for i in loaded.inputs],
         "seconds": round(time.perf_counter() - start, 3),
     }
+
+
+def optimizer_verdict(opt: dict[str, Any]) -> dict[str, Any]:
+    """The number check of an optimizer's epsilon in its variables' dtype."""
+    eps, dtype = opt.get("epsilon"), str(opt.get("dtype"))
+    out = dict(opt)
+    if eps is None or dtype not in ("float16", "bfloat16", "float32", "float64"):
+        return dict(out, status="inconclusive", detail="the epsilon is not a constant of the graph")
+    info = iv.finfo(dtype)
+    stored = float(np.asarray(eps, iv.np_dtype(dtype)))
+    if stored == 0 or stored < float(info.smallest_normal):
+        state = "0" if stored == 0 else f"subnormal ({stored:.3g}, below {float(info.smallest_normal):.3g})"
+        return dict(out, status="confirmed", symptom="underflow", dtype=dtype,
+                    detail=f"epsilon {eps:g} is {state} in {dtype}, the dtype of the variables it updates")
+    return dict(out, status="refuted", dtype=dtype,
+                detail=f"epsilon {eps:g} is {stored:.3g} in {dtype}, a normal number")
 
 
 def graph_dtype(graph: tf.Graph) -> str:
@@ -66,8 +82,12 @@ def _checked(graph: tf.Graph, loaded: Loaded, given: dict[str, list[float]]) -> 
         boxes = analyse(graph, {n: b for n, (b, _) in chosen.items()}, dtype)
     box_text = _box_text(loaded, chosen)
     searcher = Searcher(graph, loaded.inputs, {n: b for n, (b, _) in chosen.items()})
+    order = {op.name: i + 1 for i, op in enumerate(graph.get_operations())}
     try:
-        return [_verdict(h, searcher, loaded, box_text, dtype) for h in find(graph, boxes)]
+        return [
+            dict(_verdict(h, searcher, loaded, box_text, dtype), node=order[h.op.name])
+            for h in find(graph, boxes)
+        ]
     finally:
         searcher.close()
 
