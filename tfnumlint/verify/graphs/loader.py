@@ -219,19 +219,27 @@ def _const_node(name: str, value) -> Any:
 
 def optimizer_facts(graph: graph_pb2.GraphDef) -> list[dict[str, Any]]:
     """The optimizer update ops a training graph keeps: family, epsilon, variable dtype."""
-    consts = {n.name: n for n in graph.node if n.op == "Const"}
+    by_name = {n.name: n for n in graph.node}
     out = []
     for node in graph.node:
         if node.op not in OPTIMIZER_OPS:
             continue
         index, family = OPTIMIZER_OPS[node.op]
-        eps_node = consts.get(_node(node.input[index])) if len(node.input) > index else None
+        eps_node = _const_source(by_name, node.input[index]) if len(node.input) > index else None
         epsilon = None
         if eps_node is not None:
             epsilon = float(tf.make_ndarray(eps_node.attr["value"].tensor).reshape(-1)[0])
         dtype = tf.dtypes.as_dtype(node.attr["T"].type).name
         out.append({"op": node.name, "family": family, "epsilon": epsilon, "dtype": dtype})
     return out
+
+
+def _const_source(by_name: dict[str, Any], tensor: str) -> Any:
+    """The Const node a tensor's value comes from, through casts and identities."""
+    node = by_name.get(_node(tensor))
+    while node is not None and node.op in ("Cast", "Identity") and node.input:
+        node = by_name.get(_node(node.input[0]))
+    return node if node is not None and node.op == "Const" else None
 
 
 # ---------------------------------------------------------------- GraphDef
