@@ -161,7 +161,7 @@ def _verdict(h: Hazard, searcher: Searcher, loaded: Loaded, box_text: str, dtype
     target = name if h.guarded is None else display_name(h.guarded.name)
     out.update(status="confirmed", symptom=f"{'nan' if np.isnan(witness.value) else 'inf'}-{witness.symptom}",
                inputs=inputs, observed={"op": target, witness.symptom: witness.value}, detail=(
-        f"at {_inputs_text(inputs)} ({dtype}), {where if witness.symptom != 'gradient' else 'the gradient of ' + name} = {witness.value:g}"
+        f"at {_inputs_text(inputs)} ({dtype}), {where if witness.symptom != 'gradient' else 'the gradient of ' + name} = {witness.value:g}; searched inside {box_text}"
     ))
     return out
 
