@@ -24,8 +24,12 @@ from .model import FileError, FileResult, Finding, Fix, Verification
 from .ruledocs import all_docs
 
 DEFAULT_TIMEOUT = 600.0
-GRAPH_FIX = "a saved graph is not rewritten: apply the stable form in the code that builds the model"
-NO_VERIFY_NOTICE = "{n} saved model{s} not analysed: linting a model runs TensorFlow (drop --no-verify)"
+GRAPH_FIX = (
+    "a saved graph is not rewritten: apply the stable form in the code that builds the model"
+)
+NO_VERIFY_NOTICE = (
+    "{n} saved model{s} not analysed: linting a model runs TensorFlow (drop --no-verify)"
+)
 
 
 def is_model(path: Path) -> bool:
@@ -79,7 +83,10 @@ def lint_models(models: list[Candidate], options: ModelOptions) -> list[FileResu
         reason = "linting a saved model needs TensorFlow (install tensorflow-cpu or tensorflow)"
         return [FileResult(c.display, errors=[FileError(c.display, reason)]) for c in models]
     cache = Cache(options.cache_dir, "graph")
-    keys = [key(model_digest(c.path), version, json.dumps(options.input_ranges, sort_keys=True)) for c in models]
+    keys = [
+        key(model_digest(c.path), version, json.dumps(options.input_ranges, sort_keys=True))
+        for c in models
+    ]
     answers: list[dict[str, Any] | None] = [cache.get(k) for k in keys]
     todo = [i for i, a in enumerate(answers) if not isinstance(a, dict)]
     if todo:
@@ -87,7 +94,11 @@ def lint_models(models: list[Candidate], options: ModelOptions) -> list[FileResu
             {"graph": {"path": str(models[i].path.resolve()), "input_ranges": options.input_ranges}}
             for i in todo
         ]
-        fresh = serve(requests, lambda reason, _i: {"error": f"not analysed: {reason}", "_nocache": True}, timeout())
+        fresh = serve(
+            requests,
+            lambda reason, _i: {"error": f"not analysed: {reason}", "_nocache": True},
+            timeout(),
+        )
         for i, answer in zip(todo, fresh, strict=True):
             nocache = answer.pop("_nocache", False)
             answer.pop("seconds", None)

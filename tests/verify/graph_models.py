@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import keras
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
-
-import keras
 from keras import ops
+from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
 FEATURES = 4
 # hazards found in the graph, by rule: every format must show each one
@@ -128,7 +127,9 @@ def tf1_graph(base: Path, eps: float = 1e-8) -> dict[str, Path]:
     graph = tf.Graph()
     with graph.as_default():
         x = v1.placeholder(tf.float32, [None, FEATURES], name="x")
-        w = v1.get_variable("w", initializer=(np.full((FEATURES, 3), 10.0) * [1, -1, 1]).astype(np.float32))
+        w = v1.get_variable(
+            "w", initializer=(np.full((FEATURES, 3), 10.0) * [1, -1, 1]).astype(np.float32)
+        )
         p = tf.nn.softmax(tf.matmul(x, w))
         log_p = tf.math.log(p, name="log_p")  # TNL101
         e = tf.exp(tf.matmul(x, w), name="energy")  # TNL301

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 pytest.importorskip("tensorflow")
-import graph_models as gm  # noqa: E402
+import graph_models as gm
+import keras
 
-import keras  # noqa: E402
-from tfnumlint.discovery import Candidate  # noqa: E402
-from tfnumlint.models import ModelOptions, to_result  # noqa: E402
-from tfnumlint.ruledocs import all_docs  # noqa: E402
-from tfnumlint.verify.graphs.lint import lint_model  # noqa: E402
+from tfnumlint.discovery import Candidate
+from tfnumlint.models import ModelOptions, to_result
+from tfnumlint.ruledocs import all_docs
+from tfnumlint.verify.graphs.lint import lint_model
 
 ALL = frozenset(all_docs())
 TF1_HAZARDS = {"TNL101", "TNL201", "TNL202", "TNL301", "TNL302", "TNL402"}
@@ -40,7 +40,9 @@ def saved(tmp_path_factory):
     """(model, format) -> findings; each file built and linted once."""
     base = tmp_path_factory.mktemp("models")
     paths = {}
-    paths.update({("functional", k): v for k, v in gm.save_all(gm.functional(), base / "f").items()})
+    paths.update(
+        {("functional", k): v for k, v in gm.save_all(gm.functional(), base / "f").items()}
+    )
     paths.update(
         {("subclassed", k): v for k, v in gm.save_all(gm.subclassed(), base / "s", False).items()}
     )

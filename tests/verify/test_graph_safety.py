@@ -10,12 +10,11 @@ import sys
 import pytest
 
 pytest.importorskip("tensorflow")
-import graph_models as gm  # noqa: E402
-from conftest import run_cli  # noqa: E402
+import graph_models as gm
+import keras
+from conftest import run_cli
 
-import keras  # noqa: E402
-
-CANARY_MODULE = '''
+CANARY_MODULE = """
 import os, pathlib
 CANARY = pathlib.Path(os.environ["TFNUMLINT_CANARY"])
 CANARY.write_text("imported")  # runs whenever this module is imported
@@ -28,7 +27,7 @@ class Canary(keras.layers.Layer):
     def call(self, x):
         CANARY.write_text("called")
         return x
-'''
+"""
 SOURCE = "import tensorflow as tf\n\n\ndef f(x):\n    return tf.math.log(tf.nn.softmax(x))\n"
 
 

@@ -64,7 +64,9 @@ def danger_test(hazard: Hazard) -> str | None:
 
 
 def is_danger(hazard: Hazard, *canonical: str) -> bool:
-    return hazard.get("pattern") == "danger" and (not canonical or hazard.get("canonical") in canonical)
+    return hazard.get("pattern") == "danger" and (
+        not canonical or hazard.get("canonical") in canonical
+    )
 
 
 def producer_is_probability(hazard: Hazard) -> bool:

@@ -10,9 +10,16 @@ from ..analysis.context import Context, Hit
 from ..analysis.module import Site, parent_map
 from ..analysis.values import Val
 from . import rule
-from .graph import Hazard as GraphHazard
-from .graph import graph_rule, is_danger, producer_is_probability, producer_text, range_text, where_op
 from .common import additive_terms, first_arg, fmt, split_eps
+from .graph import Hazard as GraphHazard
+from .graph import (
+    graph_rule,
+    is_danger,
+    producer_is_probability,
+    producer_text,
+    range_text,
+    where_op,
+)
 
 LOG_ARG = ("x", "input")
 

@@ -10,9 +10,9 @@ from ..analysis.module import Site, parent_map
 from ..analysis.tfvalues import TF, UNKNOWN, calls_tf, origin
 from ..optimizers import ADAPTIVE, OPTIMIZERS
 from . import rule
+from .common import MAX_VALUE, eps_value, first_arg, fmt, spacing, underflows
 from .graph import Hazard as GraphHazard
 from .graph import graph_rule, range_text, where_op
-from .common import MAX_VALUE, eps_value, first_arg, fmt, spacing, underflows
 
 
 def _min_magnitude(lo: float, hi: float) -> float:
@@ -331,7 +331,9 @@ def _optimizer_hazard(h: GraphHazard) -> bool:
     eps = h.get("epsilon")
     if h.get("pattern") != "optimizer" or facts is None or not facts.adaptive:
         return False
-    return eps is not None and (eps == 0 or (h.get("dtype") == "float16" and eps < FLOAT16_SAFE_EPS))
+    return eps is not None and (
+        eps == 0 or (h.get("dtype") == "float16" and eps < FLOAT16_SAFE_EPS)
+    )
 
 
 @graph_rule("TNL403", _optimizer_hazard)

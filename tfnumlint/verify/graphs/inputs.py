@@ -67,7 +67,9 @@ def rescaling_box(x: tf.Tensor) -> tuple[tuple[float, float], str] | None:
     return None
 
 
-def normalization_box(x: tf.Tensor, boxes: dict[str, Box]) -> tuple[tuple[float, float], str] | None:
+def normalization_box(
+    x: tf.Tensor, boxes: dict[str, Box]
+) -> tuple[tuple[float, float], str] | None:
     for op in consumers(x):
         if op.type != "Sub" or op.inputs[0].op.type in ("Const",):
             continue
@@ -82,12 +84,18 @@ def normalization_box(x: tf.Tensor, boxes: dict[str, Box]) -> tuple[tuple[float,
                 continue
             spread = NORMAL_SIGMAS * std.hull[1]
             box = (float(np.min(mean)) - spread, float(np.max(mean)) + spread)
-            return box, f"a Normalization (stored mean and variance) reads it: mean ± {NORMAL_SIGMAS:g} std"
+            return (
+                box,
+                f"a Normalization (stored mean and variance) reads it: mean ± {NORMAL_SIGMAS:g} std",
+            )
     return None
 
 
 def input_boxes(
-    graph: tf.Graph, inputs: list[Input], given: dict[str, list[float]], boxes: dict[str, Box] | None
+    graph: tf.Graph,
+    inputs: list[Input],
+    given: dict[str, list[float]],
+    boxes: dict[str, Box] | None,
 ) -> dict[str, tuple[tuple[float, float], str]]:
     """Placeholder name -> (box, where it comes from)."""
     out = {}
@@ -98,9 +106,9 @@ def input_boxes(
             out[inp.name] = ((float(user[0]), float(user[1])), "--input-range")
         elif inp.dtype in _INT_BOXES:
             out[inp.name] = (_INT_BOXES[inp.dtype], f"its dtype {inp.dtype}")
-        elif (found := rescaling_box(x)) is not None:
-            out[inp.name] = found
-        elif boxes is not None and (found := normalization_box(x, boxes)) is not None:
+        elif (found := rescaling_box(x)) is not None or (
+            boxes is not None and (found := normalization_box(x, boxes)) is not None
+        ):
             out[inp.name] = found
         elif tf.as_dtype(inp.dtype).is_unsigned:
             out[inp.name] = ((0.0, DEFAULT_BOX[1]), "the default box, unsigned")

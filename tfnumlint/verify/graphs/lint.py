@@ -15,10 +15,10 @@ import numpy as np
 import tensorflow as tf
 
 from .. import intervals as iv
+from .inputs import input_boxes
 from .loader import Loaded, load
 from .patterns import Hazard, find
 from .ranges import analyse
-from .inputs import input_boxes
 from .screen import NotLoaded
 from .search import Searcher, describe_feed
 
@@ -36,7 +36,9 @@ def lint_model(job: dict[str, Any]) -> dict[str, Any]:
     except NotLoaded as exc:
         return {"error": str(exc)}
     except (ValueError, TypeError, tf.errors.OpError) as exc:
-        return {"error": f"not loaded: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__}"}
+        return {
+            "error": f"not loaded: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__}"
+        }
     hazards = _checked(graph, loaded, job.get("input_ranges") or {})
     return {
         "kind": loaded.kind,
@@ -56,11 +58,24 @@ def optimizer_verdict(opt: dict[str, Any]) -> dict[str, Any]:
     info = iv.finfo(dtype)
     stored = float(np.asarray(eps, iv.np_dtype(dtype)))
     if stored == 0 or stored < float(info.smallest_normal):
-        state = "0" if stored == 0 else f"subnormal ({stored:.3g}, below {float(info.smallest_normal):.3g})"
-        return dict(out, status="confirmed", symptom="underflow", dtype=dtype,
-                    detail=f"epsilon {eps:g} is {state} in {dtype}, the dtype of the variables it updates")
-    return dict(out, status="refuted", dtype=dtype,
-                detail=f"epsilon {eps:g} is {stored:.3g} in {dtype}, a normal number")
+        state = (
+            "0"
+            if stored == 0
+            else f"subnormal ({stored:.3g}, below {float(info.smallest_normal):.3g})"
+        )
+        return dict(
+            out,
+            status="confirmed",
+            symptom="underflow",
+            dtype=dtype,
+            detail=f"epsilon {eps:g} is {state} in {dtype}, the dtype of the variables it updates",
+        )
+    return dict(
+        out,
+        status="refuted",
+        dtype=dtype,
+        detail=f"epsilon {eps:g} is {stored:.3g} in {dtype}, a normal number",
+    )
 
 
 def graph_dtype(graph: tf.Graph) -> str:
@@ -73,7 +88,9 @@ def graph_dtype(graph: tf.Graph) -> str:
     return max(counts, key=lambda k: counts[k]) if counts else "float32"
 
 
-def _checked(graph: tf.Graph, loaded: Loaded, given: dict[str, list[float]]) -> list[dict[str, Any]]:
+def _checked(
+    graph: tf.Graph, loaded: Loaded, given: dict[str, list[float]]
+) -> list[dict[str, Any]]:
     dtype = graph_dtype(graph)
     first = input_boxes(graph, loaded.inputs, given, None)
     boxes = analyse(graph, {n: b for n, (b, _) in first.items()}, dtype)
@@ -112,7 +129,9 @@ def _fmt(iv_: iv.Interval) -> str:
     return f"[{iv_[0]:.4g}, {iv_[1]:.4g}]"
 
 
-def _verdict(h: Hazard, searcher: Searcher, loaded: Loaded, box_text: str, dtype: str) -> dict[str, Any]:
+def _verdict(
+    h: Hazard, searcher: Searcher, loaded: Loaded, box_text: str, dtype: str
+) -> dict[str, Any]:
     name = display_name(h.op.name)
     out: dict[str, Any] = {
         "pattern": h.pattern,
@@ -132,37 +151,56 @@ def _verdict(h: Hazard, searcher: Searcher, loaded: Loaded, box_text: str, dtype
     }
     if h.pattern == "absorbed":
         f = h.facts
-        out.update(status="confirmed", symptom="absorbed-epsilon", detail=(
-            f"in {f['dtype']}, {f['smallest']:.6g} + {f['epsilon']:g} == {f['smallest']:.6g}: the "
-            f"other operand's range {_fmt(h.range)} rounds the epsilon away for every value"
-        ))
+        out.update(
+            status="confirmed",
+            symptom="absorbed-epsilon",
+            detail=(
+                f"in {f['dtype']}, {f['smallest']:.6g} + {f['epsilon']:g} == {f['smallest']:.6g}: the "
+                f"other operand's range {_fmt(h.range)} rounds the epsilon away for every value"
+            ),
+        )
         return out
     if h.pattern == "underflow":
         f = h.facts
-        out.update(status="confirmed", symptom="underflow", detail=(
-            f"{f['value']:g} is exactly 0 in {f['dtype']} (smallest subnormal {f['smallest']:.3g})"
-        ))
+        out.update(
+            status="confirmed",
+            symptom="underflow",
+            detail=(
+                f"{f['value']:g} is exactly 0 in {f['dtype']} (smallest subnormal {f['smallest']:.3g})"
+            ),
+        )
         return out
     if not h.reaches:
-        out.update(status="refuted", detail=(
-            f"refuted by range: with {box_text} and the model's weights, the {h.what} stays in "
-            f"{_fmt(h.range)}, away from {h.zone}"
-        ))
+        out.update(
+            status="refuted",
+            detail=(
+                f"refuted by range: with {box_text} and the model's weights, the {h.what} stays in "
+                f"{_fmt(h.range)}, away from {h.zone}"
+            ),
+        )
         return out
     witness = searcher.confirm(h)
     if witness is None:
-        out.update(status="inconclusive", detail=(
-            f"conditional: the {h.what} range {_fmt(h.range)} reaches {h.zone} for {box_text}, "
-            "but no input tried (corners, random points, gradient climb) made it non-finite"
-        ))
+        out.update(
+            status="inconclusive",
+            detail=(
+                f"conditional: the {h.what} range {_fmt(h.range)} reaches {h.zone} for {box_text}, "
+                "but no input tried (corners, random points, gradient climb) made it non-finite"
+            ),
+        )
         return out
     inputs = describe_feed(witness.feed, loaded.inputs)
     where = "its gradient" if witness.symptom == "gradient" else name
     target = name if h.guarded is None else display_name(h.guarded.name)
-    out.update(status="confirmed", symptom=f"{'nan' if np.isnan(witness.value) else 'inf'}-{witness.symptom}",
-               inputs=inputs, observed={"op": target, witness.symptom: witness.value}, detail=(
-        f"at {_inputs_text(inputs)} ({dtype}), {where if witness.symptom != 'gradient' else 'the gradient of ' + name} = {witness.value:g}; searched inside {box_text}"
-    ))
+    out.update(
+        status="confirmed",
+        symptom=f"{'nan' if np.isnan(witness.value) else 'inf'}-{witness.symptom}",
+        inputs=inputs,
+        observed={"op": target, witness.symptom: witness.value},
+        detail=(
+            f"at {_inputs_text(inputs)} ({dtype}), {where if witness.symptom != 'gradient' else 'the gradient of ' + name} = {witness.value:g}; searched inside {box_text}"
+        ),
+    )
     return out
 
 
@@ -173,5 +211,7 @@ def _inputs_text(inputs: dict[str, Any]) -> str:
             shown = ", ".join(f"{v:.4g}" for v in value)
             parts.append(f"{label} = [{shown}]")
         else:
-            parts.append(f"{label} in [{value['min']:.4g}, {value['max']:.4g}] (shape {value['shape']})")
+            parts.append(
+                f"{label} in [{value['min']:.4g}, {value['max']:.4g}] (shape {value['shape']})"
+            )
     return "; ".join(parts)

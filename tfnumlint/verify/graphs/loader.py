@@ -80,7 +80,9 @@ def read_saved_model(path: Path) -> saved_model_pb2.SavedModel:
         else:
             raise NotLoaded("not a SavedModel: no saved_model.pb")
     except (message.DecodeError, text_format.ParseError, UnicodeDecodeError, RuntimeWarning):
-        raise NotLoaded("not a SavedModel: saved_model.pb is truncated or not a SavedModel proto")
+        raise NotLoaded(
+            "not a SavedModel: saved_model.pb is truncated or not a SavedModel proto"
+        ) from None
     if not proto.meta_graphs or not proto.meta_graphs[0].graph_def.node:
         raise NotLoaded("not a SavedModel: saved_model.pb holds no graph")
     return proto
@@ -268,8 +270,10 @@ def load_graph_def(path: Path) -> Loaded:
     sinks = [
         n.name
         for n in graph.node
-        if n.name not in consumed and n.op not in ("NoOp", "Const", "Assert", *VARIABLE_OPS)
-        and n.op not in OPTIMIZER_OPS and not n.op.startswith(("Assign", "Save", "Restore"))
+        if n.name not in consumed
+        and n.op not in ("NoOp", "Const", "Assert", *VARIABLE_OPS)
+        and n.op not in OPTIMIZER_OPS
+        and not n.op.startswith(("Assign", "Save", "Restore"))
     ]
     if variables:
         if not sinks:
@@ -322,7 +326,9 @@ def load_keras(path: Path) -> Loaded:
         model = keras.models.load_model(str(path), safe_mode=True, compile=False)
     except Exception as exc:  # Keras raises many kinds; each one means "not loaded"
         raise NotLoaded(f"not loaded: {_first_line(exc)}") from None
-    specs = [tf.TensorSpec(t.shape, t.dtype, name=_input_name(t, i)) for i, t in enumerate(model.inputs)]
+    specs = [
+        tf.TensorSpec(t.shape, t.dtype, name=_input_name(t, i)) for i, t in enumerate(model.inputs)
+    ]
     single = len(specs) == 1
 
     def call(*xs):
@@ -335,7 +341,9 @@ def load_keras(path: Path) -> Loaded:
         raise NotLoaded(f"not loaded: the model does not trace ({_first_line(exc)})") from None
     graph_def = frozen.graph.as_graph_def()
     inputs = [_input(t.op.name, spec.name, t) for t, spec in zip(frozen.inputs, specs, strict=True)]
-    return Loaded("keras", graph_def, inputs, [t.name for t in frozen.outputs], keras_optimizer(config))
+    return Loaded(
+        "keras", graph_def, inputs, [t.name for t in frozen.outputs], keras_optimizer(config)
+    )
 
 
 def _input_name(tensor: Any, index: int) -> str:

@@ -71,8 +71,12 @@ def find(graph: tf.Graph, boxes: dict[str, Box]) -> list[Hazard]:
     for op in graph.get_operations():
         entry = _by_type().get(op.type)
         zone = entry.danger if entry is not None else None
-        if zone is not None and zone.test not in ("branches", "never") and zone.arg < len(op.inputs):
-            found.append(_danger(op, entry, hulls))
+        if (
+            zone is not None
+            and zone.test not in ("branches", "never")
+            and zone.arg < len(op.inputs)
+        ):
+            found.append(_danger(op, entry, hulls))  # type: ignore[arg-type]  # zone => entry
         elif zone is not None and zone.test == "branches":
             found.extend(_where(op, hulls))
         elif op.type in ("Add", "AddV2", "Sub"):
@@ -90,8 +94,18 @@ def _danger(op: tf.Operation, entry: ops_.Op, hulls) -> Hazard:
     checked = op.inputs[zone.arg]
     producer, producer_op = producer_of(checked)
     return Hazard(
-        op, "danger", entry.name, checked, rng, reaches, label, iv.describe(op.type),
-        zone.test, zone.bound, producer, producer_op,
+        op,
+        "danger",
+        entry.name,
+        checked,
+        rng,
+        reaches,
+        label,
+        iv.describe(op.type),
+        zone.test,
+        zone.bound,
+        producer,
+        producer_op,
     )
 
 
@@ -115,11 +129,21 @@ def _where(op: tf.Operation, hulls) -> list[Hazard]:
         if not reaches:
             continue
         checked = src.op.inputs[zone.arg]
-        producer, producer_op = producer_of(checked)
         out.append(
             Hazard(
-                op, "where", "where", checked, rng, True, label, iv.describe(src.op.type),
-                zone.test, zone.bound, entry.name, src.op.name, guarded=src.op,
+                op,
+                "where",
+                "where",
+                checked,
+                rng,
+                True,
+                label,
+                iv.describe(src.op.type),
+                zone.test,
+                zone.bound,
+                entry.name,
+                src.op.name,
+                guarded=src.op,
             )
         )
     return out

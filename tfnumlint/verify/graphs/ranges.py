@@ -254,7 +254,11 @@ def _batch_norm(op: tf.Operation, ins: list[Box], out) -> Box:
     eps = float(op.get_attr("epsilon"))
     k = scale / np.sqrt(var + eps)  # type: ignore[operator]
     shift = offset - mean * k  # type: ignore[operator]
-    x = ins[0] if ins[0].channels == k.size else Box(ins[0].lo * np.ones(k.size), ins[0].hi * np.ones(k.size))
+    x = (
+        ins[0]
+        if ins[0].channels == k.size
+        else Box(ins[0].lo * np.ones(k.size), ins[0].hi * np.ones(k.size))
+    )
     a, b = x.lo * k, x.hi * k
     return Box(np.minimum(a, b) + shift, np.maximum(a, b) + shift)
 

@@ -35,7 +35,9 @@ class Witness:
 def concrete_shape(inp: Input) -> list[int]:
     if not inp.shape:
         return []
-    return [1 if i == 0 and d is None else (d if d is not None else 8) for i, d in enumerate(inp.shape)]
+    return [
+        1 if i == 0 and d is None else (d if d is not None else 8) for i, d in enumerate(inp.shape)
+    ]
 
 
 class Searcher:
@@ -43,7 +45,9 @@ class Searcher:
 
     def __init__(self, graph: tf.Graph, inputs: list[Input], boxes: dict[str, tuple[float, float]]):
         self.graph = graph
-        self.inputs = [i for i in inputs if tf.as_dtype(i.dtype).is_floating or tf.as_dtype(i.dtype).is_integer]
+        self.inputs = [
+            i for i in inputs if tf.as_dtype(i.dtype).is_floating or tf.as_dtype(i.dtype).is_integer
+        ]
         self.boxes = boxes
         self.session = tf.compat.v1.Session(graph=graph)
         self.rng = np.random.default_rng(0)
@@ -90,7 +94,11 @@ class Searcher:
         if fetches is None:
             return None
         deadline = time.monotonic() + BUDGET_SECONDS
-        starts = ["lo", "hi", "zero"] + ["vertex"] * (RANDOM_POINTS // 2) + ["uniform"] * (RANDOM_POINTS // 2)
+        starts = (
+            ["lo", "hi", "zero"]
+            + ["vertex"] * (RANDOM_POINTS // 2)
+            + ["uniform"] * (RANDOM_POINTS // 2)
+        )
         for kind in starts:
             feed = self._point(kind)
             found = self._check(fetches, feed)
@@ -104,7 +112,7 @@ class Searcher:
             return None
         x = hazard.checked
         out: dict[str, Any] = {"value": target}
-        if x.dtype.is_floating and target.dtype == x.dtype:
+        if x is not None and x.dtype.is_floating and target.dtype == x.dtype:
             grad = tf.gradients(target, x)[0]
             if grad is not None:
                 out["gradient"] = grad
@@ -135,7 +143,7 @@ class Searcher:
     def _climb(self, hazard: Hazard, fetches, deadline: float) -> Witness | None:
         if "climb" not in fetches:
             return None
-        objective, grads = fetches["climb"]
+        _objective_tensor, grads = fetches["climb"]
         for start in range(CLIMB_STARTS):
             feed = self._point("uniform" if start else "zero")
             for _ in range(CLIMB_STEPS):
@@ -159,7 +167,9 @@ class Searcher:
             if not tf.as_dtype(inp.dtype).is_floating:
                 continue
             step = (hi - lo) / 10.0
-            v = np.asarray(feed[inp.name], np.float64) - step * np.sign(np.nan_to_num(np.asarray(g)))
+            v = np.asarray(feed[inp.name], np.float64) - step * np.sign(
+                np.nan_to_num(np.asarray(g))
+            )
             out[inp.name] = self._cast(np.clip(v, lo, hi), inp)
         return out
 
@@ -201,4 +211,10 @@ def describe_feed(feed: dict[str, np.ndarray], inputs: list[Input]) -> dict[str,
 
 def _num(v: float) -> float:
     f = float(v)
-    return f if math.isfinite(f) else (math.inf if f > 0 else -math.inf) if not math.isnan(f) else math.nan
+    return (
+        f
+        if math.isfinite(f)
+        else (math.inf if f > 0 else -math.inf)
+        if not math.isnan(f)
+        else math.nan
+    )
