@@ -168,9 +168,10 @@ def _absorbed(op: tf.Operation, hulls) -> list[Hazard]:
         dt = iv.np_dtype(dtype)
         x = np.asarray(smallest if lo > 0 else -smallest, dt)
         total = (x + np.asarray(c, dt)) if op.type != "Sub" or i == 1 else (np.asarray(c, dt) - x)
-        absorbed = bool(total == (x if op.type != "Sub" or i == 1 else -x))
+        if not bool(total == (x if op.type != "Sub" or i == 1 else -x)):
+            return []  # the epsilon survives at the value nearest 0: not absorbed anywhere
         facts = {"epsilon": c, "smallest": float(x), "dtype": dtype, "range": [lo, hi]}
-        return [Hazard(op, "absorbed", "add", other, (lo, hi), absorbed, facts=facts)]
+        return [Hazard(op, "absorbed", "add", other, (lo, hi), True, facts=facts)]
     return []
 
 

@@ -138,8 +138,25 @@ def _fit(box: Box, channels: int | None) -> Box:
 def _rounded(box: Box, rounder: iv.Rounder) -> Box:
     if not box.channels:
         return Box.of(*rounder.interval(*box.hull))
+    if rounder.dtype in ("float16", "float32", "float64"):
+        return Box(_down(box.lo, rounder.dtype), -_down(-box.hi, rounder.dtype))
     pairs = [rounder.interval(float(a), float(b)) for a, b in zip(box.lo, box.hi, strict=True)]
     return Box(np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]))
+
+
+def _down(v: np.ndarray, dtype: str) -> np.ndarray:
+    """iv.Rounder.down on an array: the largest value of the dtype <= v, flushed to 0 below
+    the smallest normal, -inf for NaN."""
+    dt = np.dtype(dtype)
+    info = np.finfo(dt)
+    v = np.where(np.isnan(v), -INF, v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = v.astype(dt)
+        over = r.astype(np.float64) > v
+        r = np.where(over, np.nextafter(r, np.asarray(-INF, dt)), r).astype(np.float64)
+    r = np.where(v > float(info.max), float(info.max), r)
+    r = np.where(v < -float(info.max), -INF, r)
+    return np.where((r > 0) & (r < float(info.smallest_normal)), 0.0, r)
 
 
 def _registry_box(op: tf.Operation, ins: list[Box], out, rounder) -> Box:
@@ -148,14 +165,54 @@ def _registry_box(op: tf.Operation, ins: list[Box], out, rounder) -> Box:
         hulls = {k: b.hull for k, b in out.items()}
         return Box.of(*iv.select_interval(op, hulls, rounder))
     table = iv.tables()
+    entry = table.ops.get(op.type)
+    name = entry.interval if entry is not None else None
     if op.type in table.unary and ins:
+        fast = _VECTOR_UNARY.get(name or "")
+        if fast is not None and ins[0].channels:
+            return Box(*fast(ins[0].lo, ins[0].hi))
         return _map(lambda a: table.unary[op.type](a), ins[0])
     if op.type in table.binary and len(ins) >= 2:
         fn = table.binary[op.type]
+        fast2 = _VECTOR_BINARY.get(name or "")
+        if fast2 is not None and (ins[0].channels or ins[1].channels):
+            if not (ins[0].channels and ins[1].channels and ins[0].channels != ins[1].channels):
+                return Box(*fast2(ins[0].lo, ins[0].hi, ins[1].lo, ins[1].hi))
         if op.type in ("MatMul", "BatchMatMulV2", "BatchMatMulV3"):
             return _contract(op, ins) or Box.of(*_clean(fn(ins[0].hull, ins[1].hull)))
         return _map2(fn, ins[0], ins[1])
     return Box.of(*iv._op_interval(op, [b.hull for b in ins], {}, rounder))
+
+
+def _vmul(a_lo, a_hi, b_lo, b_hi):
+    """Interval product per channel, 0 * inf = 0 as in intervals.mul."""
+    with np.errstate(invalid="ignore"):
+        products = [np.nan_to_num(a * b, nan=0.0) for a in (a_lo, a_hi) for b in (b_lo, b_hi)]
+    return np.minimum.reduce(products), np.maximum.reduce(products)
+
+
+def _vsigmoid(v: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-v))
+
+
+# per-channel transfers on arrays, by the registry's interval name (the scalar ones are in
+# intervals.py; these agree with them and save a Python call per channel)
+_VECTOR_UNARY: dict[str, Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]] = {
+    "same": lambda lo, hi: (lo, hi),
+    "neg": lambda lo, hi: (-hi, -lo),
+    "relu": lambda lo, hi: (np.maximum(lo, 0.0), np.maximum(hi, 0.0)),
+    "relu6": lambda lo, hi: (np.clip(lo, 0.0, 6.0), np.clip(hi, 0.0, 6.0)),
+    "monotone:sigmoid": lambda lo, hi: (_vsigmoid(lo), _vsigmoid(hi)),
+    "monotone:tanh": lambda lo, hi: (np.tanh(lo), np.tanh(hi)),
+}
+_VECTOR_BINARY = {
+    "add": lambda a, b, c, d: (a + c, b + d),
+    "sub": lambda a, b, c, d: (a - d, b - c),
+    "mul": _vmul,
+    "maximum": lambda a, b, c, d: (np.maximum(a, c), np.maximum(b, d)),
+    "minimum": lambda a, b, c, d: (np.minimum(a, c), np.minimum(b, d)),
+}
 
 
 def _clean(i: iv.Interval) -> iv.Interval:
@@ -243,7 +300,10 @@ def _conv(op: tf.Operation, ins: list[Box], out) -> Box:
 
 
 def _bias(op: tf.Operation, ins: list[Box], out) -> Box:
-    return _map2(iv.BINARY_TRANSFERS["add"], ins[0], ins[1])
+    x, b = ins[0], ins[1]
+    if x.channels and b.channels and x.channels != b.channels:
+        return Box.of(*iv.BINARY_TRANSFERS["add"](x.hull, b.hull))
+    return Box(x.lo + b.lo, x.hi + b.hi)
 
 
 def _batch_norm(op: tf.Operation, ins: list[Box], out) -> Box:
@@ -311,7 +371,7 @@ def _mean(op: tf.Operation, ins: list[Box], out) -> Box:
 
 
 def _pad(op: tf.Operation, ins: list[Box], out) -> Box:
-    return _map(lambda a: iv.hull(a, (0.0, 0.0)), ins[0])
+    return Box(np.minimum(ins[0].lo, 0.0), np.maximum(ins[0].hi, 0.0))
 
 
 def _concat(op: tf.Operation, ins: list[Box], out) -> Box:
