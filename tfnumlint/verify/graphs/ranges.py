@@ -175,13 +175,19 @@ def _registry_box(op: tf.Operation, ins: list[Box], out, rounder) -> Box:
     if op.type in table.binary and len(ins) >= 2:
         fn = table.binary[op.type]
         fast2 = _VECTOR_BINARY.get(name or "")
-        if fast2 is not None and (ins[0].channels or ins[1].channels):
-            if not (ins[0].channels and ins[1].channels and ins[0].channels != ins[1].channels):
-                return Box(*fast2(ins[0].lo, ins[0].hi, ins[1].lo, ins[1].hi))
+        if fast2 is not None and _aligned(ins[0], ins[1]):
+            return Box(*fast2(ins[0].lo, ins[0].hi, ins[1].lo, ins[1].hi))
         if op.type in ("MatMul", "BatchMatMulV2", "BatchMatMulV3"):
             return _contract(op, ins) or Box.of(*_clean(fn(ins[0].hull, ins[1].hull)))
         return _map2(fn, ins[0], ins[1])
     return Box.of(*iv._op_interval(op, [b.hull for b in ins], {}, rounder))
+
+
+def _aligned(x: Box, y: Box) -> bool:
+    """Some channels, and the same number on both sides when both have them."""
+    if not (x.channels or y.channels):
+        return False
+    return not (x.channels and y.channels and x.channels != y.channels)
 
 
 def _vmul(a_lo, a_hi, b_lo, b_hi):
