@@ -15,11 +15,12 @@ from __future__ import annotations
 import pytest
 
 pytest.importorskip("tensorflow")
-import keras  # noqa: E402
-from tfnumlint.discovery import Candidate  # noqa: E402
-from tfnumlint.models import ModelOptions, to_result  # noqa: E402
-from tfnumlint.ruledocs import all_docs  # noqa: E402
-from tfnumlint.verify.graphs.lint import lint_model  # noqa: E402
+import keras
+
+from tfnumlint.discovery import Candidate
+from tfnumlint.models import ModelOptions, to_result
+from tfnumlint.ruledocs import all_docs
+from tfnumlint.verify.graphs.lint import lint_model
 
 ARCHITECTURES = ("ResNet50", "MobileNetV2", "EfficientNetB0", "DenseNet121")
 # the one finding a model may show, with the reason it is expected (none so far)
