@@ -340,32 +340,30 @@ def _softmax(op: tf.Operation, ins: list[Box], out) -> Box:
         gap = hi - lo
         p_lo = 1 / (1 + (n - 1) * iv._exp(gap)) if math.isfinite(gap) else 0.0
         return Box.of(p_lo, 1.0)
-    lo_out, hi_out = [], []
-    for j in range(n):
-        others = [k for k in range(n) if k != j]
-        lo_out.append(_inv_one_plus(_logsumexp([x.hi[k] - x.lo[j] for k in others])))
-        hi_out.append(_inv_one_plus(_logsumexp([x.lo[k] - x.hi[j] for k in others])))
-    return Box(np.array(lo_out), np.array(hi_out))
+    lo = np.where(np.isnan(x.lo), -INF, x.lo)
+    hi = np.where(np.isnan(x.hi), INF, x.hi)
+    # log sum_{k != j} exp(hi_k) - lo_j bounds the others against the j-th logit from below
+    p_lo = _inv_one_plus_vec(_lse_without_each(hi) - lo)
+    p_hi = _inv_one_plus_vec(_lse_without_each(lo) - hi)
+    return Box(p_lo, p_hi)
 
 
-def _logsumexp(values: list[float]) -> float:
-    finite = [v for v in values if not math.isnan(v)]
-    if any(v == INF for v in finite) or not finite:
-        return INF if finite else -INF
-    top = max(finite)
-    if top == -INF:
-        return -INF
-    return top + math.log(sum(math.exp(v - top) for v in finite))
+def _lse_without_each(v: np.ndarray) -> np.ndarray:
+    """log sum_{k != j} exp(v_k) for every j (prefix and suffix sums: no cancellation)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        prefix = np.concatenate([[-INF], np.logaddexp.accumulate(v)[:-1]])
+        suffix = np.concatenate([np.logaddexp.accumulate(v[::-1])[::-1][1:], [-INF]])
+        return np.nan_to_num(np.logaddexp(prefix, suffix), nan=INF)
 
 
-def _inv_one_plus(log_s: float) -> float:
-    """1 / (1 + exp(log_s)), without overflow."""
-    if log_s == INF:
-        return 0.0
-    if log_s > 0:
-        e = math.exp(-log_s)
-        return e / (1 + e)
-    return 1 / (1 + math.exp(log_s))
+def _inv_one_plus_vec(log_s: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(log_s)) per element, without overflow."""
+    with np.errstate(over="ignore"):
+        return np.where(
+            log_s > 0,
+            np.exp(-np.minimum(log_s, 745.0)) / (1 + np.exp(-np.minimum(log_s, 745.0))),
+            1 / (1 + np.exp(np.minimum(log_s, 0.0))),
+        )
 
 
 def _log_softmax(op: tf.Operation, ins: list[Box], out) -> Box:
