@@ -31,6 +31,7 @@ from .discovery import (
 from .engine import LintOptions
 from .grouping import fold_upstream, merge_same_hazard
 from .model import FileError, Finding, Report
+from .models import ModelOptions, input_ranges, lint_models, split_models
 from .report import FORMATS, render
 from .report.style import Style, use_colour
 from .report.text import location
@@ -253,6 +254,7 @@ def _check_usage(args: argparse.Namespace) -> None:
         ):
             if on:
                 raise ConfigError(f"{flag} cannot be used on standard input")
+    input_ranges(args.input_range)  # checked even when no saved model is among the paths
     if args.fail_on == "confirmed" and args.no_verify:
         raise ConfigError(
             "--fail-on confirmed needs verification: drop --no-verify "
@@ -368,7 +370,7 @@ def run(argv: list[str] | None) -> int:
     inputs = _inputs(args, cwd)
     config = inputs.config
     codes = resolve_codes(config, _codes(args.select), _codes(args.ignore))
-    inputs.candidates, models = _split_models(inputs.candidates)
+    inputs.candidates, models = split_models(inputs.candidates)
     noqa_codes = _noqa_codes(args)
     baseline = _load_baseline(args, config)
     changed = None
@@ -391,7 +393,10 @@ def run(argv: list[str] | None) -> int:
     job = Job(options, config.fingerprint(codes), cache_dir)
     with progress.Progress(len(inputs.candidates), "analysing", "files", minimum=20) as bar:
         analysed = analyse_run(inputs.candidates, job, args.jobs or default_jobs(), bar)
-    results = analysed.results + _lint_models(args, models, config, codes, cache_dir)
+    ranges = input_ranges(args.input_range)
+    lint_graphs = models and not args.no_verify  # a saved model needs TensorFlow
+    options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
+    results = analysed.results + (lint_models(models, options) if lint_graphs else [])
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]
     errors = sorted((e for r in results for e in r.errors), key=lambda e: (e.path, e.message))
@@ -462,31 +467,6 @@ def run(argv: list[str] | None) -> int:
     if errors:
         return 2
     return 1 if _fails(shown, args.fail_on) else 0
-
-
-def _split_models(candidates: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
-    """Source files stay with the static pass; saved models go to the worker (models.py)."""
-    from .discovery import MODEL_SUFFIXES
-
-    if not any(c.path.suffix.lower() in MODEL_SUFFIXES or c.path.is_dir() for c in candidates):
-        return candidates, []
-    from .models import split
-
-    return split(candidates)
-
-
-def _lint_models(args, models: list[Candidate], config: Config, codes, cache_dir):
-    """Findings of the saved models (none with --no-verify: a model needs TensorFlow)."""
-    if not models or args.no_verify:
-        return []
-    from .models import InputRangeError, ModelOptions, lint_models, parse_input_ranges
-
-    try:
-        ranges = parse_input_ranges(args.input_range)
-    except InputRangeError as exc:
-        raise ConfigError(str(exc)) from None
-    options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
-    return lint_models(models, options)
 
 
 def _evidence_gate(findings: list[Finding], named: frozenset[str]) -> tuple[list[Finding], int]:

@@ -43,8 +43,25 @@ def split(candidates: list[Candidate]) -> tuple[list[Candidate], list[Candidate]
     return [c for c in candidates if id(c) not in chosen], models
 
 
+def split_models(candidates: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """As :func:`split`, without a stat of each file when no path can be a model."""
+    if not any(c.path.suffix.lower() in MODEL_SUFFIXES or c.path.is_dir() for c in candidates):
+        return candidates, []
+    return split(candidates)
+
+
 class InputRangeError(ValueError):
     pass
+
+
+def input_ranges(specs: list[str]) -> dict[str, list[float]]:
+    """:func:`parse_input_ranges` for the command line: a bad one is a usage error."""
+    from .config import ConfigError
+
+    try:
+        return parse_input_ranges(specs)
+    except InputRangeError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def parse_input_ranges(specs: list[str]) -> dict[str, list[float]]:
