@@ -395,8 +395,8 @@ def run(argv: list[str] | None) -> int:
         analysed = analyse_run(inputs.candidates, job, args.jobs or default_jobs(), bar)
     ranges = input_ranges(args.input_range)
     lint_graphs = models and not args.no_verify  # a saved model needs TensorFlow
-    options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
-    results = analysed.results + (lint_models(models, options) if lint_graphs else [])
+    graph_options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
+    results = analysed.results + (lint_models(models, graph_options) if lint_graphs else [])
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]
     errors = sorted((e for r in results for e in r.errors), key=lambda e: (e.path, e.message))

@@ -340,11 +340,11 @@ def _softmax(op: tf.Operation, ins: list[Box], out) -> Box:
         gap = hi - lo
         p_lo = 1 / (1 + (n - 1) * iv._exp(gap)) if math.isfinite(gap) else 0.0
         return Box.of(p_lo, 1.0)
-    lo = np.where(np.isnan(x.lo), -INF, x.lo)
-    hi = np.where(np.isnan(x.hi), INF, x.hi)
+    lows = np.where(np.isnan(x.lo), -INF, x.lo)
+    highs = np.where(np.isnan(x.hi), INF, x.hi)
     # log sum_{k != j} exp(hi_k) - lo_j bounds the others against the j-th logit from below
-    p_lo = _inv_one_plus_vec(_lse_without_each(hi) - lo)
-    p_hi = _inv_one_plus_vec(_lse_without_each(lo) - hi)
+    p_lo = _inv_one_plus_vec(_lse_without_each(highs) - lows)
+    p_hi = _inv_one_plus_vec(_lse_without_each(lows) - highs)
     return Box(p_lo, p_hi)
 
 
