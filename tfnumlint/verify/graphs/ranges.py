@@ -343,9 +343,9 @@ def _softmax(op: tf.Operation, ins: list[Box], out) -> Box:
     lows = np.where(np.isnan(x.lo), -INF, x.lo)
     highs = np.where(np.isnan(x.hi), INF, x.hi)
     # log sum_{k != j} exp(hi_k) - lo_j bounds the others against the j-th logit from below
-    p_lo = _inv_one_plus_vec(_lse_without_each(highs) - lows)
+    floor = _inv_one_plus_vec(_lse_without_each(highs) - lows)
     p_hi = _inv_one_plus_vec(_lse_without_each(lows) - highs)
-    return Box(p_lo, p_hi)
+    return Box(floor, p_hi)
 
 
 def _lse_without_each(v: np.ndarray) -> np.ndarray:
