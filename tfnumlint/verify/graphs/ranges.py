@@ -358,7 +358,7 @@ def _lse_without_each(v: np.ndarray) -> np.ndarray:
 
 def _inv_one_plus_vec(log_s: np.ndarray) -> np.ndarray:
     """1 / (1 + exp(log_s)) per element, without overflow."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         return np.where(
             log_s > 0,
             np.exp(-np.minimum(log_s, 745.0)) / (1 + np.exp(-np.minimum(log_s, 745.0))),
