@@ -29,6 +29,7 @@ from .discovery import (
 )
 from .engine import LintOptions
 from .model import MISSING_PATH, Counted, FileError, Finding, Report
+from .models import ModelOptions, input_ranges, lint_models, split_models
 from .report import FORMATS, render
 from .report.notes import baseline_breakdown, gated_notes, refuted_notes
 from .report.style import Style, use_colour
@@ -150,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
     work.add_argument(
         "--no-verify", action="store_true", help="static analysis only (never imports TensorFlow)"
     )
+    work.add_argument(
+        "--input-range",
+        action="append",
+        default=[],
+        metavar="NAME=LO:HI",
+        help="a saved model input's range, e.g. image=0:255 (repeatable)",
+    )
     work.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     work.add_argument(
         "--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply unsafe fixes"
@@ -247,6 +255,7 @@ def _check_usage(args: argparse.Namespace) -> None:
         ):
             if on:
                 raise ConfigError(f"{flag} cannot be used on standard input")
+    input_ranges(args.input_range)  # checked even when no saved model is among the paths
     if args.fail_on == "confirmed" and args.no_verify:
         raise ConfigError(
             "--fail-on confirmed needs verification: drop --no-verify "
@@ -361,6 +370,7 @@ def run(argv: list[str] | None) -> int:
     inputs = _inputs(args, cwd)
     config = inputs.config
     codes = resolve_codes(config, _codes(args.select), _codes(args.ignore))
+    inputs.candidates, models = split_models(inputs.candidates)
     noqa_codes = _noqa_codes(args)
     baseline = _load_baseline(args, config)
     changed = None
@@ -383,7 +393,10 @@ def run(argv: list[str] | None) -> int:
     job = Job(options, config.fingerprint(codes), cache_dir)
     with progress.Progress(len(inputs.candidates), "analysing", "files", minimum=20) as bar:
         analysed = analyse_run(inputs.candidates, job, args.jobs or default_jobs(), bar)
-    results = analysed.results
+    ranges = input_ranges(args.input_range)
+    lint_graphs = models and not args.no_verify  # a saved model needs TensorFlow
+    graph_options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
+    results = analysed.results + (lint_models(models, graph_options) if lint_graphs else [])
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]
     errors = sorted(
@@ -407,6 +420,10 @@ def run(argv: list[str] | None) -> int:
     )
     notices = _verify(findings, config, cache_dir) if verify and findings else []
     notices += float_notices if args.format in ("text", "concise") else []
+    if models and args.no_verify:
+        from .models import NO_VERIFY_NOTICE
+
+        notices.append(NO_VERIFY_NOTICE.format(n=len(models), s="s" if len(models) != 1 else ""))
     if fixing:
         from .fix.apply import apply_fixes
 
@@ -442,7 +459,7 @@ def run(argv: list[str] | None) -> int:
     report = Report(
         shown,
         errors,
-        len(inputs.candidates),
+        len(inputs.candidates) + len(models),
         seconds,
         notices,
         hidden,

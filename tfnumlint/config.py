@@ -57,6 +57,7 @@ class Config:
     settings: Settings = field(default_factory=Settings)
     baseline: str | None = None  # relative to ``root``
     force_exclude: bool = False
+    graph_ignore: list[str] = field(default_factory=list)  # op names/scopes of saved models
 
     def fingerprint(self, codes: frozenset[str]) -> str:
         """What the cache key must change with."""
@@ -133,6 +134,7 @@ _KEYS = {
     "learning-rate-thresholds",
     "exploding-gradient-threshold",
     "float",
+    "graph-ignore",
 }
 FLOAT_TYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -153,6 +155,7 @@ def parse_section(section: Any, path: Path) -> Config:
     if "exclude" in section:
         cfg.exclude = _list_of_str("exclude", section["exclude"])
     cfg.extend_exclude = _list_of_str("extend-exclude", section.get("extend-exclude", []))
+    cfg.graph_ignore = _list_of_str("graph-ignore", section.get("graph-ignore", []))
     if "baseline" in section:
         if not isinstance(section["baseline"], str) or not section["baseline"]:
             raise ConfigError(

@@ -11,6 +11,9 @@ if TYPE_CHECKING:  # imported lazily: a run on explicit files never needs it (~4
     import pathspec
 
 SUFFIXES = (".py", ".pyi", ".ipynb")
+# saved models (linted through the verification worker, see models.py)
+MODEL_SUFFIXES = (".keras", ".h5", ".hdf5", ".pb", ".pbtxt")
+SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
 DEFAULT_EXCLUDES = [
     ".git",
     ".hg",
@@ -41,6 +44,11 @@ class Candidate:
     path: Path
     display: str  # as the user named it (relative when under the cwd)
     data: bytes | None = None  # the content, when it comes from standard input
+
+
+def is_saved_model(path: Path) -> bool:
+    """A SavedModel directory: one input, never walked into (its variables/ are data)."""
+    return path.is_dir() and any((path / name).is_file() for name in SAVED_MODEL_FILES)
 
 
 class MissingPath(Exception):
@@ -120,7 +128,7 @@ def discover(
                 excludes = exclude_spec(patterns)
             if excluded_explicitly(full, excludes, root):
                 continue
-        if not full.is_dir():
+        if not full.is_dir() or is_saved_model(full):
             out.setdefault(
                 str(full), Candidate(full, _display(p, cwd) if not p.is_absolute() else str(p))
             )
@@ -187,6 +195,12 @@ def _walk(top: Path, shown: Path, excludes: pathspec.PathSpec, root: Path):
         if (d / "pyvenv.cfg").exists() and d != top:
             dirnames[:] = []
             continue
+        if is_saved_model(d):
+            dirnames[:] = []
+            if not _excluded(d, True, excludes, root) and not _ignored(d, True, specs):
+                rel = d.relative_to(top)
+                yield Candidate(d, str(shown / rel) if str(shown) != "." else str(rel))
+            continue
         dirnames[:] = sorted(
             n
             for n in dirnames
@@ -195,7 +209,7 @@ def _walk(top: Path, shown: Path, excludes: pathspec.PathSpec, root: Path):
             and not (d / n / "pyvenv.cfg").exists()
         )
         for name in sorted(filenames):
-            if not name.endswith(SUFFIXES):
+            if not name.endswith(SUFFIXES) and not name.lower().endswith(MODEL_SUFFIXES):
                 continue
             f = d / name
             if _excluded(f, False, excludes, root) or _ignored(f, False, specs):

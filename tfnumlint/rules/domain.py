@@ -9,6 +9,8 @@ from ..analysis.module import Site
 from ..analysis.values import Val
 from . import rule
 from .common import first_arg, fmt, split_eps, underflows
+from .graph import Hazard as GraphHazard
+from .graph import graph_rule, is_danger, producer_text, range_text, where_op
 
 
 def _can_hit_zero(v: Val, weak_ok: bool = False) -> bool:
@@ -193,3 +195,46 @@ def reciprocal_of_possible_zero(site: Site, ctx: Context):
             f"{what} of a value that can be 0: {why}; the result and its gradient are inf there",
             site,
         )
+
+
+# ---------------------------------------------------------------- the same rules on model graphs
+
+
+@graph_rule("TNL201", lambda h: is_danger(h, "divide"))
+def division_op(h: GraphHazard) -> str:
+    return (
+        f"division by a value that can be 0: {where_op(h)} divides by {producer_text(h)}, whose "
+        f"range with the model's weights is {range_text(h)}; x / 0 = inf and 0 / 0 = NaN"
+    )
+
+
+@graph_rule("TNL202", lambda h: is_danger(h, "sqrt"))
+def sqrt_at_zero_op(h: GraphHazard) -> str:
+    return (
+        f"sqrt of a value that can be 0: {where_op(h)} reads {producer_text(h)}, whose range with "
+        f"the model's weights is {range_text(h)}; the derivative 1 / (2 sqrt(x)) is inf at 0"
+    )
+
+
+@graph_rule("TNL204", lambda h: is_danger(h, "pow"))
+def fractional_power_op(h: GraphHazard) -> str:
+    return (
+        f"power of a base that can be <= 0: {where_op(h)} raises {producer_text(h)} (range "
+        f"{range_text(h)}) to an exponent not known to be a positive integer"
+    )
+
+
+@graph_rule("TNL205", lambda h: is_danger(h, "acos", "asin", "atanh"))
+def inverse_trig_op(h: GraphHazard) -> str:
+    return (
+        f"{h.get('canonical')} of a value that can leave [-1, 1]: {where_op(h)} reads "
+        f"{producer_text(h)}, range {range_text(h)}; NaN past ±1, infinite gradient at ±1"
+    )
+
+
+@graph_rule("TNL206", lambda h: is_danger(h, "rsqrt", "reciprocal"))
+def reciprocal_op(h: GraphHazard) -> str:
+    return (
+        f"{h.get('canonical')} of a value that can be 0: {where_op(h)} reads {producer_text(h)}, "
+        f"range {range_text(h)}; 1 / 0 = inf, and 0 * inf = NaN downstream"
+    )

@@ -11,6 +11,15 @@ from ..analysis.module import Site, parent_map
 from ..analysis.values import Val
 from . import rule
 from .common import additive_terms, first_arg, fmt, split_eps
+from .graph import Hazard as GraphHazard
+from .graph import (
+    graph_rule,
+    is_danger,
+    producer_is_probability,
+    producer_text,
+    range_text,
+    where_op,
+)
 
 LOG_ARG = ("x", "input")
 
@@ -261,4 +270,24 @@ def log_loss_on_linear_output(site: Site[cst.Call], ctx: Context):
         "not a probability (log of a negative logit is NaN, of 0 is -inf); pass it as logits to "
         "tf.nn.sigmoid_cross_entropy_with_logits or tf.nn.softmax_cross_entropy_with_logits",
         site,
+    )
+
+
+# ---------------------------------------------------------------- the same rules on model graphs
+
+
+@graph_rule("TNL101", lambda h: is_danger(h, "log") and producer_is_probability(h))
+def log_of_probability_op(h: GraphHazard) -> str:
+    return (
+        f"log of a probability: {where_op(h)} takes the log of {producer_text(h)}, which reaches "
+        "exactly 0 when it saturates; log(0) = -inf; take the log in logit space (log_softmax)"
+    )
+
+
+@graph_rule("TNL104", lambda h: is_danger(h, "log", "log1p", "xlogy"))
+def log_of_unbounded_op(h: GraphHazard) -> str:
+    return (
+        f"log of a value not known to be positive: {where_op(h)} reads {producer_text(h)}, "
+        f"whose range with the model's weights is {range_text(h)}; log(0) = -inf and log of a "
+        "negative is NaN"
     )

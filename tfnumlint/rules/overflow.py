@@ -10,6 +10,8 @@ from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from . import rule
 from .common import EXP_OVERFLOW, first_arg, split_eps, underflows
+from .graph import Hazard as GraphHazard
+from .graph import danger_test, graph_rule, is_danger, producer_text, range_text, where_op
 
 # Producers with no upper bound in practice: raw linear outputs, negations, differences.
 _COMPUTED = frozenset({"matmul", "diff", "linear", "neg"})
@@ -248,3 +250,28 @@ def unsafe_where_branch(
         if found and _names(branch) & _names(condition):
             return index, found[0], found[1]
     return None
+
+
+# ---------------------------------------------------------------- the same rules on model graphs
+
+
+@graph_rule("TNL301", lambda h: is_danger(h) and danger_test(h) == "overflows")
+def exp_overflow_op(h: GraphHazard) -> str:
+    return (
+        f"exp of an unbounded value: {where_op(h)} reads {producer_text(h)}, whose range with the "
+        f"model's weights is {range_text(h)}; exp overflows to inf past {overflow_text(h)}"
+    )
+
+
+def overflow_text(h: GraphHazard) -> str:
+    return "11.09 (float16)" if h.get("dtype") == "float16" else "88.72 (float32)"
+
+
+@graph_rule("TNL302", lambda h: h.get("pattern") == "where")
+def where_nan_gradient_op(h: GraphHazard) -> str:
+    return (
+        f"where-trap: the select {where_op(h)} hides the value of `{h.get('guarded')}` "
+        f"({h.get('producer')}), whose {h.get('what')} reaches {h.get('zone')}, but not its "
+        "gradient: 0 * inf = NaN flows back through the untaken branch; make the op's input "
+        "safe with a second where"
+    )

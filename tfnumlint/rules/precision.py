@@ -11,6 +11,8 @@ from ..analysis.tfvalues import TF, UNKNOWN, calls_tf, origin
 from ..optimizers import ADAPTIVE, OPTIMIZERS
 from . import rule
 from .common import MAX_VALUE, eps_value, first_arg, fmt, spacing, underflows
+from .graph import Hazard as GraphHazard
+from .graph import graph_rule, range_text, where_op
 
 
 def _min_magnitude(lo: float, hi: float) -> float:
@@ -300,3 +302,48 @@ def mixed_precision_without_loss_scaling(ctx: Context):
             "optimizer in tf.keras.mixed_precision.LossScaleOptimizer",
             site,
         )
+
+
+# ---------------------------------------------------------------- the same rules on model graphs
+
+
+@graph_rule("TNL401", lambda h: h.get("pattern") == "absorbed")
+def epsilon_absorbed_op(h: GraphHazard) -> str:
+    f = h.get("facts") or {}
+    return (
+        f"epsilon absorbed: {where_op(h)} adds {fmt(float(f.get('epsilon', 0)))} to a value in "
+        f"{range_text(h)}, and in {f.get('dtype')} the sum rounds back to that value; add the "
+        "epsilon to the term that can be 0"
+    )
+
+
+@graph_rule("TNL402", lambda h: h.get("pattern") == "underflow")
+def epsilon_underflow_op(h: GraphHazard) -> str:
+    f = h.get("facts") or {}
+    return (
+        f"constant underflows: {where_op(h)} casts {fmt(float(f.get('value', 0)))} to "
+        f"{f.get('dtype')}, where it is exactly 0; the guard vanishes"
+    )
+
+
+def _optimizer_hazard(h: GraphHazard) -> bool:
+    facts = OPTIMIZERS.get(str(h.get("family")))
+    eps = h.get("epsilon")
+    if h.get("pattern") != "optimizer" or facts is None or not facts.adaptive:
+        return False
+    return eps is not None and (
+        eps == 0 or (h.get("dtype") == "float16" and eps < FLOAT16_SAFE_EPS)
+    )
+
+
+@graph_rule("TNL403", _optimizer_hazard)
+def optimizer_epsilon_op(h: GraphHazard) -> str:
+    eps = float(h["epsilon"])
+    if eps == 0:
+        return f"optimizer epsilon is 0 in `{h['op']}`: the update divides by 0 wherever v is 0"
+    state = "is 0" if underflows(eps, "float16") else "is subnormal"
+    return (
+        f"the optimizer `{h['op']}` the graph keeps updates float16 variables with epsilon "
+        f"{fmt(eps)}, which {state} in float16: sqrt(v) + eps is 0 for small v; use "
+        f"epsilon={FLOAT16_SAFE_EPS:g}"
+    )

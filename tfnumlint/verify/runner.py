@@ -191,10 +191,13 @@ def run_probes(
     return serve(requests, lambda reason, i: failed(reason, jobs[i][1], cache=False))
 
 
-def serve(requests: list[dict[str, Any]], on_failure) -> list[dict[str, Any]]:
+def serve(
+    requests: list[dict[str, Any]], on_failure, timeout: float | None = None
+) -> list[dict[str, Any]]:
     """Send each request to one worker, in order.  A crash or timeout costs only the request
-    in flight (``on_failure(reason, index)`` answers it); the next one gets a fresh worker."""
-    timeout = probe_timeout()
+    in flight (``on_failure(reason, index)`` answers it); the next one gets a fresh worker.
+    ``timeout``: each request's budget (default: the probe budget)."""
+    timeout = probe_timeout() if timeout is None else timeout
     results: list[dict[str, Any]] = []
     worker: Worker | None = None
     progress = Progress(len(requests), "verifying", "findings", minimum=6)

@@ -82,7 +82,11 @@ def main() -> int:
         probe = request.get("probe") or request.get("proof") or {}
         try:
             inject_fault(str(probe.get("rule")))
-            if "proof" in request:
+            if "graph" in request:  # a saved model: loaded and linted here (verify/graphs)
+                from .graphs.lint import lint_model
+
+                result = lint_model(request["graph"])
+            elif "proof" in request:
                 result = prove_safely(request["proof"])
             else:
                 result = verify(probe, float(request.get("threshold", 1e6)))

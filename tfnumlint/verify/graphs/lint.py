@@ -1,0 +1,217 @@
+"""The worker's model job: ``{"graph": {"path", "input_ranges"}}`` -> hazards with verdicts.
+
+Load (loader.py, after screen.py), propagate ranges with the weights (ranges.py) from the
+input boxes (inputs.py), find the hazards (patterns.py), refute by range or confirm with a
+witness (search.py).  No rule codes: the parent maps each hazard to its rule.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from .. import intervals as iv
+from .inputs import input_boxes
+from .loader import Loaded, load
+from .patterns import Hazard, find
+from .ranges import analyse
+from .screen import NotLoaded
+from .search import Searcher, describe_feed
+
+_WRAPPERS = ("StatefulPartitionedCall/", "PartitionedCall/")
+
+
+def lint_model(job: dict[str, Any]) -> dict[str, Any]:
+    """Never raises: a model that cannot be loaded gives ``{"error": reason}``."""
+    start = time.perf_counter()
+    try:
+        loaded = load(Path(job["path"]))
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.graph_util.import_graph_def(loaded.graph_def, name="")
+    except NotLoaded as exc:
+        return {"error": str(exc)}
+    except (ValueError, TypeError, tf.errors.OpError) as exc:
+        return {
+            "error": f"not loaded: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__}"
+        }
+    hazards = _checked(graph, loaded, job.get("input_ranges") or {})
+    return {
+        "kind": loaded.kind,
+        "hazards": hazards,
+        "optimizers": [optimizer_verdict(o) for o in loaded.optimizers],
+        "inputs": [i.label for i in loaded.inputs],
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+
+
+def optimizer_verdict(opt: dict[str, Any]) -> dict[str, Any]:
+    """The number check of an optimizer's epsilon in its variables' dtype."""
+    eps, dtype = opt.get("epsilon"), str(opt.get("dtype"))
+    out = dict(opt)
+    if eps is None or dtype not in ("float16", "bfloat16", "float32", "float64"):
+        return dict(out, status="inconclusive", detail="the epsilon is not a constant of the graph")
+    info = iv.finfo(dtype)
+    stored = float(np.asarray(eps, iv.np_dtype(dtype)))
+    if stored == 0 or stored < float(info.smallest_normal):
+        state = (
+            "0"
+            if stored == 0
+            else f"subnormal ({stored:.3g}, below {float(info.smallest_normal):.3g})"
+        )
+        return dict(
+            out,
+            status="confirmed",
+            symptom="underflow",
+            dtype=dtype,
+            detail=f"epsilon {eps:g} is {state} in {dtype}, the dtype of the variables it updates",
+        )
+    return dict(
+        out,
+        status="refuted",
+        dtype=dtype,
+        detail=f"epsilon {eps:g} is {stored:.3g} in {dtype}, a normal number",
+    )
+
+
+def graph_dtype(graph: tf.Graph) -> str:
+    """The float type most of the graph computes in (the interval rounding uses it)."""
+    counts: dict[str, int] = {}
+    for op in graph.get_operations():
+        for t in op.outputs:
+            if t.dtype.is_floating:
+                counts[t.dtype.name] = counts.get(t.dtype.name, 0) + 1
+    return max(counts, key=lambda k: counts[k]) if counts else "float32"
+
+
+def _checked(
+    graph: tf.Graph, loaded: Loaded, given: dict[str, list[float]]
+) -> list[dict[str, Any]]:
+    dtype = graph_dtype(graph)
+    first = input_boxes(graph, loaded.inputs, given, None)
+    boxes = analyse(graph, {n: b for n, (b, _) in first.items()}, dtype)
+    chosen = input_boxes(graph, loaded.inputs, given, boxes)
+    if chosen != first:
+        boxes = analyse(graph, {n: b for n, (b, _) in chosen.items()}, dtype)
+    box_text = _box_text(loaded, chosen)
+    searcher = Searcher(graph, loaded.inputs, {n: b for n, (b, _) in chosen.items()})
+    order = {op.name: i + 1 for i, op in enumerate(graph.get_operations())}
+    try:
+        return [
+            dict(_verdict(h, searcher, loaded, box_text, dtype), node=order[h.op.name])
+            for h in find(graph, boxes)
+        ]
+    finally:
+        searcher.close()
+
+
+def _box_text(loaded: Loaded, chosen) -> str:
+    parts = []
+    for inp in loaded.inputs:
+        (lo, hi), why = chosen[inp.name]
+        parts.append(f"{inp.label} in [{lo:g}, {hi:g}] ({why})")
+    return "; ".join(parts) or "no inputs"
+
+
+def display_name(name: str) -> str:
+    """The op's name without the call wrappers a SavedModel adds."""
+    for prefix in _WRAPPERS:
+        while name.startswith(prefix):
+            name = name[len(prefix) :]
+    return name
+
+
+def _fmt(iv_: iv.Interval) -> str:
+    return f"[{iv_[0]:.4g}, {iv_[1]:.4g}]"
+
+
+def _verdict(
+    h: Hazard, searcher: Searcher, loaded: Loaded, box_text: str, dtype: str
+) -> dict[str, Any]:
+    name = display_name(h.op.name)
+    out: dict[str, Any] = {
+        "pattern": h.pattern,
+        "op": name,
+        "op_type": h.op.type,
+        "scope": name.rsplit("/", 1)[0] if "/" in name else "",
+        "canonical": h.canonical,
+        "producer": h.producer,
+        "producer_op": display_name(h.producer_op) if h.producer_op else None,
+        "guarded": display_name(h.guarded.name) if h.guarded is not None else None,
+        "range": [h.range[0], h.range[1]],
+        "zone": h.zone,
+        "what": h.what,
+        "facts": h.facts,
+        "dtype": dtype,
+        "box": box_text,
+    }
+    if h.pattern == "absorbed":
+        f = h.facts
+        out.update(
+            status="confirmed",
+            symptom="absorbed-epsilon",
+            detail=(
+                f"in {f['dtype']}, {f['smallest']:.6g} + {f['epsilon']:g} == {f['smallest']:.6g}: the "
+                f"other operand's range {_fmt(h.range)} rounds the epsilon away for every value"
+            ),
+        )
+        return out
+    if h.pattern == "underflow":
+        f = h.facts
+        out.update(
+            status="confirmed",
+            symptom="underflow",
+            detail=(
+                f"{f['value']:g} is exactly 0 in {f['dtype']} (smallest subnormal {f['smallest']:.3g})"
+            ),
+        )
+        return out
+    if not h.reaches:
+        out.update(
+            status="refuted",
+            detail=(
+                f"refuted by range: with {box_text} and the model's weights, the {h.what} stays in "
+                f"{_fmt(h.range)}, away from {h.zone}"
+            ),
+        )
+        return out
+    witness = searcher.confirm(h)
+    if witness is None:
+        out.update(
+            status="inconclusive",
+            detail=(
+                f"conditional: the {h.what} range {_fmt(h.range)} reaches {h.zone} for {box_text}, "
+                "but no input tried (corners, random points, gradient climb) made it non-finite"
+            ),
+        )
+        return out
+    inputs = describe_feed(witness.feed, loaded.inputs)
+    where = "its gradient" if witness.symptom == "gradient" else name
+    target = name if h.guarded is None else display_name(h.guarded.name)
+    out.update(
+        status="confirmed",
+        symptom=f"{'nan' if np.isnan(witness.value) else 'inf'}-{witness.symptom}",
+        inputs=inputs,
+        observed={"op": target, witness.symptom: witness.value},
+        detail=(
+            f"at {_inputs_text(inputs)} ({dtype}), {where if witness.symptom != 'gradient' else 'the gradient of ' + name} = {witness.value:g}; searched inside {box_text}"
+        ),
+    )
+    return out
+
+
+def _inputs_text(inputs: dict[str, Any]) -> str:
+    parts = []
+    for label, value in inputs.items():
+        if isinstance(value, list):
+            shown = ", ".join(f"{v:.4g}" for v in value)
+            parts.append(f"{label} = [{shown}]")
+        else:
+            parts.append(
+                f"{label} in [{value['min']:.4g}, {value['max']:.4g}] (shape {value['shape']})"
+            )
+    return "; ".join(parts)
