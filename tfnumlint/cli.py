@@ -420,6 +420,10 @@ def run(argv: list[str] | None) -> int:
         # the rewritten files were linted again: their findings need identities and filters
         identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
         findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
+    elif args.format in ("json", "sarif") and findings:
+        from .fix.apply import describe_fixes
+
+        describe_fixes(findings, inputs.candidates, options, analysed.units)
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)
