@@ -387,3 +387,43 @@ def test_fixed_masked_log_is_the_original_on_saturating_data(fixed_files):
     x = np.array([[0.0, 0.0, 1e-30, 5.0], [0.0, 1.0, 0.0, 1e30]], np.float32)
     want, got = np.asarray(before(tf.constant(x))), np.asarray(after(tf.constant(x)))
     _equal_where_finite(want, got)
+
+
+# -- 3. a long operand the fix moves is named once, not copied ----------------------------------
+
+MNIST = """\
+import tensorflow.compat.v1 as tf
+
+x = tf.placeholder(tf.float32, [None, 784])
+W = tf.Variable(tf.zeros([784, 10]))
+b = tf.Variable(tf.zeros([10]))
+y = tf.nn.softmax(tf.matmul(x, W) + b)
+y_ = tf.placeholder(tf.float32, [None, 10])
+cross_entropy = tf.reduce_mean(-tf.reduce_sum(y_ * tf.log(y), reduction_indices=[1]))
+correct_prediction = tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1))
+"""
+
+
+def test_the_mnist_logits_are_bound_to_a_name_once():
+    fixed = apply.fix_text(MNIST, {"TNL101", "TNL103"}, prove=PROVEN)
+    assert fixed.count("tf.matmul(x, W) + b") == 1, fixed
+    lines = fixed.splitlines()
+    assert lines[5:7] == ["logits = tf.matmul(x, W) + b", "y = tf.nn.softmax(logits)"], fixed
+    assert "tf.log(" not in fixed and "(logits)" in lines[8], fixed
+    compile(fixed, "mnist", "exec")
+    assert apply.fix_text(fixed, {"TNL101", "TNL103"}, prove=PROVEN) == fixed
+
+
+def test_an_operand_whose_statement_goes_is_not_bound():
+    """y is read only by the loss: its assignment is dropped, the logits are written once."""
+    text = """\
+import tensorflow as tf
+
+
+def loss(x, W, b, y_):
+    y = tf.nn.softmax(tf.matmul(x, W) + b)
+    return tf.reduce_mean(-tf.reduce_sum(y_ * tf.math.log(y), axis=1))
+"""
+    fixed = apply.fix_text(text, {"TNL101", "TNL103"}, prove=PROVEN)
+    assert "y = " not in fixed and "logits" not in fixed, fixed
+    assert fixed.count("tf.matmul(x, W) + b") == 1, fixed

@@ -35,6 +35,7 @@ from ..model import Finding
 from ..source import Source, SourceError, read_source
 from . import proof as proofs
 from . import tally
+from .bind import bind_moved
 from .hazards import counts, groups_by_hit, hit_spans, judge, leaves_detail, text_edits
 from .ir import Plan
 from .render import Namer, namer_for, render_plan
@@ -192,7 +193,15 @@ def _splice(
         mapping.update(rendered)
     plans = [plan for plan, _r in chosen]
     remove = dead_statements(ctx, parents, plans, mapping)
-    new_module = module.visit(Replace(mapping, remove, parents))
+    binding = bind_moved(module, parents, plans, remove)
+    if binding.names:  # long operands copied from a statement that stays: name them once
+        for plan in plans:
+            again = render_plan(plan, module, namer, binding.names)
+            if again is None:
+                return None
+            mapping.update(again)
+        mapping.update(binding.uses)
+    new_module = module.visit(Replace(mapping, remove, parents, binding.inserts))
     if any(plan.uses_import for plan in plans) and namer.import_line:
         new_module = add_import(new_module, namer.import_line)
     code = new_module.code
