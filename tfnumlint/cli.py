@@ -447,6 +447,10 @@ def run(argv: list[str] | None) -> int:
         findings, hidden, stale, would_show = _filter(
             findings, identities, baseline, changed, inputs, verify
         )
+    elif args.format in ("json", "sarif") and findings:
+        from .fix.apply import describe_fixes
+
+        describe_fixes(findings, inputs.candidates, options, analysed.units)
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)

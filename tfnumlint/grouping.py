@@ -13,9 +13,23 @@ inf/NaN through its own op.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from .model import Finding
+
+
+class Spanned(Protocol):
+    """What :func:`same_hazard` reads: a finding, or a rule hit placed in a file."""
+
+    rule: str
+    path: str
+    cell: int | None
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
 
 # Preferred primary first; rules in one family describe the same hazard on nested ranges.
 RANK = (
@@ -48,16 +62,16 @@ ROOTS = frozenset({"TNL202", "TNL203"})  # a root or norm inside a division's ra
 STATUS_RANK = {"confirmed": 0, "inconclusive": 1, "skipped": 2, "refuted": 3}
 
 
-def _span(f: Finding) -> tuple[tuple[int, int], tuple[int, int]]:
+def _span(f: Spanned) -> tuple[tuple[int, int], tuple[int, int]]:
     return (f.line, f.column), (f.end_line, f.end_column)
 
 
-def _contains(outer: Finding, inner: Finding) -> bool:
+def _contains(outer: Spanned, inner: Spanned) -> bool:
     (a0, a1), (b0, b1) = _span(outer), _span(inner)
     return a0 <= b0 and b1 <= a1
 
 
-def same_hazard(a: Finding, b: Finding) -> bool:
+def same_hazard(a: Spanned, b: Spanned) -> bool:
     """Two findings of different rules that describe one hazard."""
     if a.rule == b.rule or a.path != b.path or a.cell != b.cell:
         return False
@@ -80,9 +94,10 @@ def _priority(f: Finding) -> tuple[int, int]:
     return STATUS_RANK.get(f.verification.status, 2), rank
 
 
-def merge_same_hazard(findings: list[Finding]) -> list[Finding]:
-    """Merge each group of same-hazard findings into its best finding (verdict, then rank)."""
-    parent = list(range(len(findings)))
+def hazard_groups(items: Sequence[Spanned]) -> list[list[int]]:
+    """Indices of ``items`` grouped by hazard (:func:`same_hazard`, transitively), in order.
+    The fixer reads the same groups: a fix must remove every rule of its group."""
+    parent = list(range(len(items)))
 
     def find(i: int) -> int:
         while parent[i] != i:
@@ -91,18 +106,24 @@ def merge_same_hazard(findings: list[Finding]) -> list[Finding]:
         return i
 
     by_path: dict[tuple[str, int | None], list[int]] = {}
-    for i, f in enumerate(findings):
+    for i, f in enumerate(items):
         by_path.setdefault((f.path, f.cell), []).append(i)
     for members in by_path.values():
         for x, i in enumerate(members):
             for j in members[x + 1 :]:
-                if same_hazard(findings[i], findings[j]):
+                if same_hazard(items[i], items[j]):
                     parent[find(i)] = find(j)
-    groups: dict[int, list[Finding]] = {}
-    for i, f in enumerate(findings):
-        groups.setdefault(find(i), []).append(f)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(items)):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def merge_same_hazard(findings: list[Finding]) -> list[Finding]:
+    """Merge each group of same-hazard findings into its best finding (verdict, then rank)."""
+    groups = [[findings[i] for i in g] for g in hazard_groups(findings)]
     out = []
-    for group in groups.values():
+    for group in groups:
         group.sort(key=_priority)
         primary = group[0]
         related = sorted({m.rule for m in group[1:]} | set(primary.related_rules))

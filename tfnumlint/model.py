@@ -25,6 +25,10 @@ class Verification:
 
 @dataclass
 class Fix:
+    """A finding's fix: the rewritten expression (``replacement`` over line/column..), every
+    change to the file's text (``edits``: offset, length, lines, text), the rules it removes,
+    and its proof (``status``: proven | failed | not run)."""
+
     applicability: str  # safe | unsafe | suggestion
     message: str
     replacement: str | None = None
@@ -33,6 +37,8 @@ class Fix:
     end_line: int = 0
     end_column: int = 0
     proof: dict[str, Any] | None = None
+    rules: list[str] = field(default_factory=list)
+    edits: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import sys
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +31,12 @@ from ..analysis.module import parent_map
 from ..config import Settings
 from ..discovery import Candidate
 from ..engine import LintOptions, ProjectUnit, lint_unit, place_hits, run_checks
-from ..model import Finding, Fix
+from ..model import Finding
 from ..source import Source, SourceError, read_source
 from . import proof as proofs
+from . import tally
+from .bind import bind_moved
+from .hazards import counts, groups_by_hit, hit_spans, judge, leaves_detail, text_edits
 from .ir import Plan
 from .render import Namer, namer_for, render_plan
 from .rewrites import fixable, fixable_codes, plan_for
@@ -52,9 +56,10 @@ class _Work:
     path: Path
     source: Source
     text: str
-    findings: list[Finding]
+    findings: list[Finding]  # every finding of the file (the hazard groups need them all)
     unit: ProjectUnit | None = None  # its place in the linted project: cross-module facts
-    applied: int = 0
+    applied: list[tuple[Plan, Finding | None]] = field(default_factory=list)  # every pass
+    applied_later: int = 0  # plans applied after the first pass (hazards found on new text)
     plans_first: list[tuple[Finding, Plan]] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)
 
@@ -107,26 +112,14 @@ def _span(positions: Mapping[cst.CSTNode, CodeRange], node: cst.CSTNode) -> Span
     return (pos.start.line, pos.start.column, pos.end.line, pos.end.column)
 
 
-def _fix_json(plan: Plan) -> Fix:
-    line, col, end_line, end_col = plan.span
-    return Fix(
-        applicability=plan.applicability,
-        message=plan.message,
-        replacement=plan.replacement or None,
-        line=line,
-        column=col + 1 if line else 0,
-        end_line=end_line,
-        end_column=end_col + 1 if end_line else 0,
-        proof=plan.proof,
-    )
-
-
 def _finding_key(f: Finding) -> tuple[str, int, int]:
     return (f.rule, f.line, f.column)
 
 
 def _plan_file(work: _Work, options: LintOptions, first: bool) -> _FilePass | None:
-    """Plans (and proof jobs) for one pass over one file; None when it does not analyse."""
+    """Plans (and proof jobs) for one pass over one file; None when it does not analyse.
+    Each rendered plan is spliced alone and the file linted again (:mod:`.hazards`): a plan
+    that leaves a rule of its hazard group, or adds one, gets a failed proof and no job."""
     try:
         module, ctx, hits, positions = _analyse(work.text, options, work.unit)
     except Exception:
@@ -134,9 +127,13 @@ def _plan_file(work: _Work, options: LintOptions, first: bool) -> _FilePass | No
     if ctx is None:
         return None
     namer = namer_for(ctx)
+    parents = parent_map(module)
+    spans = hit_spans([(code, pos) for code, _hit, pos in hits])
+    groups = groups_by_hit(spans)
+    before = counts(spans)
     by_key = {_finding_key(f): f for f in work.findings}
     planned = []
-    for code, hit, pos in hits:
+    for i, (code, hit, pos) in enumerate(hits):
         if not fixable(code):
             continue
         finding = by_key.get((code, pos.start.line, pos.start.column + 1)) if first else None
@@ -154,10 +151,65 @@ def _plan_file(work: _Work, options: LintOptions, first: bool) -> _FilePass | No
         if rendered is None:
             continue
         _describe(plan, module, positions, rendered)
+        new_text = _splice(work, module, ctx, namer, parents, [(plan, rendered)])
+        after = _relint(new_text, options, work.unit) if new_text is not None else None
+        if new_text is None or after is None:
+            continue
+        plan.edits_text = text_edits(work.text, new_text)
+        judge(plan, [spans[j] for j in groups[i]], before, after)
+        if plan.leaves:
+            plan.proof = {"verdict": "failed", "detail": leaves_detail(plan)}
+            planned.append(_Planned(finding, plan, rendered))
+            continue
         verification = finding.verification if finding else None
         job = proofs.build_job(ctx, positions, hit, plan, verification)
         planned.append(_Planned(finding, plan, rendered, job))
     return _FilePass(work, module, ctx, namer, planned)
+
+
+def _relint(text: str, options: LintOptions, unit: ProjectUnit | None) -> Counter[str] | None:
+    """The hits per rule of the same checks on a rewritten text (None: it does not analyse)."""
+    try:
+        _module, ctx, hits, _positions = _analyse(text, options, unit)
+    except Exception:
+        return None
+    if ctx is None:
+        return None
+    return counts(hit_spans([(code, pos) for code, _hit, pos in hits]))
+
+
+def _splice(
+    work: _Work,
+    module: cst.Module,
+    ctx: Context,
+    namer: Namer,
+    parents: dict[int, cst.CSTNode],
+    chosen: list[tuple[Plan, Rendered]],
+) -> str | None:
+    """The file's text with ``chosen`` spliced in (dead assignments removed, the import
+    added); None when the result does not compile."""
+    mapping: Rendered = {}
+    for _plan, rendered in chosen:
+        mapping.update(rendered)
+    plans = [plan for plan, _r in chosen]
+    remove = dead_statements(ctx, parents, plans, mapping)
+    binding = bind_moved(module, parents, plans, remove)
+    if binding.names:  # long operands copied from a statement that stays: name them once
+        for plan in plans:
+            again = render_plan(plan, module, namer, binding.names)
+            if again is None:
+                return None
+            mapping.update(again)
+        mapping.update(binding.uses)
+    new_module = module.visit(Replace(mapping, remove, parents, binding.inserts))
+    if any(plan.uses_import for plan in plans) and namer.import_line:
+        new_module = add_import(new_module, namer.import_line)
+    code = new_module.code
+    try:
+        compile(code, work.display, "exec")
+    except SyntaxError:
+        return None
+    return code
 
 
 def _describe(
@@ -178,60 +230,60 @@ def _describe(
 
 
 def _choose(entry: _FilePass, unsafe: bool, first: bool) -> list[tuple[Plan, Rendered]]:
-    """The proven plans this run may apply, outermost first at each position."""
+    """The proven, non-overlapping plans this run may apply.  Safe plans are chosen first and
+    unsafe ones only where no safe plan sits, so ``--unsafe-fixes`` only adds fixes; within
+    each, the plan that removes the most hazards wins, then the outermost."""
     work = entry.work
-    chosen = []
+    candidates = []
     for p in entry.planned:
         plan = p.plan
         if first and p.finding is not None:
             work.plans_first.append((p.finding, plan))
         if plan.applicability == "suggestion" or p.rendered is None:
             continue
-        if plan.proof is None or plan.proof.get("verdict") == "failed":
+        if plan.leaves or plan.proof is None or plan.proof.get("verdict") == "failed":
             work.failed.add(plan.rule)
             continue
         if plan.applicability == "unsafe" and not unsafe:
             continue
-        chosen.append((plan, p.rendered))
-    shown = [p.span for p, _r in chosen if not p.refuted]
-    chosen = [
+        candidates.append((plan, p.rendered))
+    shown = [p.span for p, _r in candidates if not p.refuted]
+    candidates = [
         (p, r)
-        for p, r in chosen
+        for p, r in candidates
         if not p.refuted or any(p.span != s and covers(p.span, s) for s in shown)
     ]
-    chosen.sort(key=lambda pr: (pr[0].span[:2], tuple(-x for x in pr[0].span[2:])))
-    return chosen
+    taken: list[tuple[Plan, Rendered]] = []
+    for applicability in ("safe", "unsafe"):
+        pool = [(p, r) for p, r in candidates if p.applicability == applicability]
+        pool.sort(key=lambda pr: _preference(pr[0]))
+        for plan, rendered in pool:
+            if not any(overlaps(plan.span, t.span) for t, _r in taken):
+                taken.append((plan, rendered))
+    return taken
+
+
+def _preference(plan: Plan) -> tuple:
+    """Most hazards removed first, then by position, outermost first."""
+    return (-sum(plan.removed.values()), plan.span[:2], tuple(-x for x in plan.span[2:]))
 
 
 def _apply_pass(entries: list[_FilePass], unsafe: bool, first: bool) -> list[_Work]:
-    """Splice each file's chosen, non-overlapping plans in; the files whose text changed."""
+    """Splice each file's chosen plans in; the files whose text changed."""
     changed = []
     for entry in entries:
-        work, module = entry.work, entry.module
-        parents = parent_map(module)
-        mapping: Rendered = {}
-        taken: list[Span] = []
-        need_import = False
-        applied: list[Plan] = []
-        for plan, rendered in _choose(entry, unsafe, first):
-            if any(overlaps(plan.span, t) for t in taken):
-                continue
-            taken.append(plan.span)
-            mapping.update(rendered)
-            applied.append(plan)
-            need_import |= plan.uses_import
-            work.applied += 1
-        if not mapping:
+        work = entry.work
+        chosen = _choose(entry, unsafe, first)
+        if not chosen:
             continue
-        remove = dead_statements(entry.ctx, parents, applied, mapping)
-        new_module = module.visit(Replace(mapping, remove, parents))
-        if need_import and entry.namer.import_line:
-            new_module = add_import(new_module, entry.namer.import_line)
-        code = new_module.code
-        try:
-            compile(code, work.display, "exec")
-        except SyntaxError:
+        parents = parent_map(entry.module)
+        code = _splice(work, entry.module, entry.ctx, entry.namer, parents, chosen)
+        if code is None:
             continue
+        finding_of = {id(p.plan): p.finding for p in entry.planned}
+        for plan, _r in chosen:
+            work.applied.append((plan, finding_of.get(id(plan))))
+            work.applied_later += 0 if first else 1
         if code != work.text:
             work.text = code
             changed.append(work)
@@ -244,10 +296,21 @@ def _failed_proofs(jobs: list[proofs.Job | None]) -> list[proofs.Result]:
     ]
 
 
+Memo = dict[tuple[str, str, frozenset[str], bool], _FilePass]  # planned passes, by text
+
+
 def _run_passes(
-    works: list[_Work], options: LintOptions | None, unsafe: bool, prove: proofs.Prove | None
+    works: list[_Work],
+    options: LintOptions | None,
+    unsafe: bool,
+    prove: proofs.Prove | None,
+    memo: Memo | None = None,
 ) -> None:
-    """Plan, prove (``prove(jobs) -> results``; None: nothing can be proven) and apply."""
+    """Plan, prove (``prove(jobs) -> results``; None: nothing can be proven) and apply.  The
+    first pass lints with the rules of the file's findings (the hazard groups the report
+    shows); later passes with every enabled rule.  ``memo`` keeps the planned passes, so a
+    second run in the other mode plans (and re-lints) a text only once: planning does not
+    depend on the mode, only the choice does."""
     codes = options.codes if options is not None else fixable_codes()
     settings = options.settings if options is not None else Settings()
     pending = works
@@ -257,14 +320,23 @@ def _run_passes(
             break
         entries: list[_FilePass] = []
         for work in pending:
-            fix_codes = frozenset(c for c in codes if fixable(c))
+            lint_codes = frozenset(codes)
             if first and work.findings:
-                fix_codes = frozenset(f.rule for f in work.findings)
-            opts = LintOptions(codes=fix_codes, settings=settings)
-            entry = _plan_file(work, opts, first and bool(work.findings))
+                lint_codes = frozenset(f.rule for f in work.findings)
+            opts = LintOptions(codes=lint_codes, settings=settings)
+            key = (work.display, work.text, lint_codes, first)
+            entry = memo.get(key) if memo is not None else None
+            if entry is not None:
+                entry = _FilePass(work, entry.module, entry.ctx, entry.namer, entry.planned)
+            else:
+                entry = _plan_file(work, opts, first and bool(work.findings))
+                if entry is not None and memo is not None:
+                    memo[key] = entry
             if entry is not None:
                 entries.append(entry)
-        to_prove = [p for e in entries for p in e.planned if p.rendered is not None]
+        to_prove = [
+            p for e in entries for p in e.planned if p.rendered is not None and not p.plan.leaves
+        ]
         jobs = [p.job for p in to_prove]
         results = prove(jobs) if prove is not None else _failed_proofs(jobs)
         for p, result in zip(to_prove, results, strict=True):
@@ -295,16 +367,16 @@ def _works(
     units: Mapping[str, ProjectUnit],
     notices: list[str],
 ) -> list[_Work]:
-    """The files behind fixable findings, read again (notebooks are left alone)."""
+    """The files behind fixable findings, read again (notebooks are left alone), each with
+    all of its findings: a fix must remove the other rules of its hazard group too."""
     by_display = {c.display: c for c in candidates}
     files: dict[str, list[Finding]] = {}
     for f in findings:
-        if fixable(f.rule):
-            files.setdefault(f.path, []).append(f)
+        files.setdefault(f.path, []).append(f)
     works: list[_Work] = []
     for display, fs in sorted(files.items()):
         cand = by_display.get(display)
-        if cand is None:
+        if cand is None or not any(fixable(f.rule) for f in fs):
             continue
         try:
             source = read_source(cand.path, display)
@@ -317,9 +389,35 @@ def _works(
     return works
 
 
-def _offered(plan: Plan) -> bool:
-    """The proof did not fail (a suggestion has none and is always offered)."""
-    return plan.proof is None or plan.proof.get("verdict") != "failed"
+def _copies(works: list[_Work]) -> list[_Work]:
+    """Fresh works over the same files and findings, for a second run in the other mode."""
+    return [_Work(w.display, w.path, w.source, w.source.text, w.findings, w.unit) for w in works]
+
+
+def _fixed(works: list[_Work]) -> int:
+    return sum(tally.fixed_count(w.findings, w.applied, w.applied_later) for w in works)
+
+
+def describe_fixes(
+    findings: list[Finding],
+    candidates: Iterable[Candidate],
+    options: LintOptions | None = None,
+    units: Mapping[str, ProjectUnit] | None = None,
+) -> None:
+    """Attach each finding's fix without proving it (JSON and SARIF of a plain lint run): the
+    plan, its edits and hazards, and a proof that says it was not run in this invocation."""
+    works = _works(findings, candidates, units or {}, [])
+    codes = options.codes if options is not None else fixable_codes()
+    settings = options.settings if options is not None else Settings()
+    for work in works:
+        opts = LintOptions(codes=frozenset(f.rule for f in work.findings), settings=settings)
+        if not opts.codes:
+            opts = LintOptions(codes=frozenset(codes), settings=settings)
+        entry = _plan_file(work, opts, True)
+        if entry is None:
+            continue
+        plans_first = [(p.finding, p.plan) for p in entry.planned if p.finding is not None]
+        tally.attach(work.findings, plans_first, [], proven=False)
 
 
 def apply_fixes(
@@ -335,31 +433,36 @@ def apply_fixes(
 ) -> tuple[int, str]:
     """Fix the files behind ``findings``.  Returns (exit code, diff text or a notice).
     ``units``: each file's place in the linted project, so that a finding that needs another
-    module's facts is found again, and fixed."""
+    module's facts is found again, and fixed.  Without ``unsafe`` the run is repeated in
+    memory with unsafe fixes (proofs come from the first run's memory), so the "M more with
+    --unsafe-fixes" it reports is what ``--unsafe-fixes`` then fixes."""
     notices: list[str] = []
     works = _works(findings, candidates, units or {}, notices)
     have_tf = proofs.tensorflow_available()
-    _run_passes(works, options, unsafe, proofs.Prover(cache_dir).run if have_tf else None)
+    prover = proofs.Prover(cache_dir).run if have_tf else None
+    memo: Memo = {}
+    _run_passes(works, options, unsafe, prover, memo)
 
     firsts = [plan for w in works for _f, plan in w.plans_first]
-    for work in works:  # attach the first-pass fix to each finding (JSON `fix`)
-        for finding, plan in work.plans_first:
-            if _offered(plan):
-                finding.fix = _fix_json(plan)
+    for work in works:  # attach each hazard group's fix to its findings (JSON `fix`)
+        applied = [p for p, _f in work.applied]
+        tally.attach(work.findings, work.plans_first, applied, proven=have_tf)
 
     changed = [w for w in works if w.text != w.source.text]
-    available_unsafe = sum(
-        1 for p in firsts if p.applicability == "unsafe" and p.proof and _offered(p)
-    )
-    unproven = sum(1 for p in firsts if p.edits and not _offered(p))
-    fixed = sum(w.applied for w in changed)
+    fixed = _fixed(changed)
+    more = 0
+    if not unsafe and have_tf and any(p.applicability == "unsafe" for p in firsts):
+        shadow = _copies(works)
+        _run_passes(shadow, options, True, prover, memo)
+        more = max(0, _fixed(shadow) - fixed)
+    unproven = _unproven(works)
     if not have_tf and any(p.edits for p in firsts):
         notices.append("TensorFlow is not installed: fixes cannot be proven, so none was applied")
     if show_diff:
         text = "".join(_diff(w) for w in changed)
         summary = f"Would fix {_plural(fixed, 'finding')}"
-        if not unsafe and available_unsafe:
-            summary += f" ({available_unsafe} more with --unsafe-fixes)"
+        if more:
+            summary += f" ({more} more with --unsafe-fixes)"
         for n in [*notices, summary]:
             print(f"tfnumlint: {n}", file=sys.stderr)
         return (1 if changed else 0), text
@@ -369,14 +472,23 @@ def apply_fixes(
         _refresh(findings, changed, options)
     msg = f"fixed {_plural(fixed, 'finding')} in {_plural(len(changed), 'file')}"
     extra = []
-    if not unsafe and available_unsafe:
-        extra.append(f"{available_unsafe} more with --unsafe-fixes")
+    if more:
+        extra.append(f"{more} more with --unsafe-fixes")
     if unproven and have_tf:
         extra.append(f"{unproven} not offered: the proof failed")
     if extra:
         msg += " (" + "; ".join(extra) + ")"
     notices.append(msg)
     return 0, "\n".join(notices)
+
+
+def _unproven(works: list[_Work]) -> int:
+    """Findings with a rewrite none of whose plans is offered (each proof failed)."""
+    count = 0
+    for w in works:
+        fixes = {id(f.fix): f.fix for f in w.findings if f.fix is not None and f.fix.edits}
+        count += sum(1 for fx in fixes.values() if fx.proof and fx.proof["status"] == "failed")
+    return count
 
 
 def _plural(n: int, word: str) -> str:
@@ -419,11 +531,13 @@ def _refresh(findings: list[Finding], changed: list[_Work], options: LintOptions
         old = [f for f in findings if f.path == work.display]
         source = Source(work.display, work.text, work.text.encode())
         result = lint_unit(source, opts, work.unit).result
-        carried = {(f.rule, f.source_line.strip(), f.message): f.verification for f in old}
+        carried = {(f.rule, f.source_line.strip(), f.message): f for f in old}
         fresh = []
         for f in result.findings:
-            v = carried.get((f.rule, f.source_line.strip(), f.message))
-            if v is not None:
-                f.verification = v
+            was = carried.get((f.rule, f.source_line.strip(), f.message))
+            if was is not None:
+                f.verification = was.verification
+                if was.line == f.line and was.fix is not None and not was.fix.edits:
+                    f.fix = was.fix  # a suggestion: it does not depend on where the text moved
             fresh.append(f)
         findings[:] = [f for f in findings if f.path != work.display] + fresh

@@ -121,6 +121,12 @@ class Plan:
     span: tuple[int, int, int, int] = (0, 0, 0, 0)
     uses_import: bool = False  # rendered with the TensorFlow import the file lacks
     refuted: bool = False  # the finding it fixes was refuted by verification
+    # set by the re-lint (:mod:`.hazards`): the rules of the hazard group it must remove, the
+    # hits it removed per rule, and the group's rules it leaves or adds (then never offered)
+    hazards: list[str] = field(default_factory=list)
+    removed: dict[str, int] = field(default_factory=dict)
+    leaves: list[str] = field(default_factory=list)
+    edits_text: list[Any] = field(default_factory=list)  # hazards.TextEdit: the file's changes
 
     @property
     def ops(self) -> set[str]:

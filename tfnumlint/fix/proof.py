@@ -150,8 +150,11 @@ def build_job(
     witness = None
     if verification is not None and isinstance(verification.inputs, dict):
         witness = verification.inputs
+    rules = plan.hazards or [plan.rule]  # every rule of the hazard group: their symptoms
+    recipes = [recipe_for(r) for r in rules]
     return {
         "rule": plan.rule,
+        "rules": rules,
         "dtype": dtype,
         "inputs": list(slicer.inputs.values()),
         "orig": orig,
@@ -159,9 +162,10 @@ def build_job(
         "eps": max(eps) if eps else None,
         "witness": witness,
         "symptom": verification.symptom if verification is not None else None,
-        # what the rule's recipe says the rewrite must achieve
-        "strict": recipe_for(plan.rule).singular,
-        "explosion": recipe_for(plan.rule).local_gradient,
+        # what the recipes of the group's rules say the rewrite must achieve (any of them)
+        "strict": any(r.singular for r in recipes),
+        "explosion": any(r.local_gradient for r in recipes),
+        "symptoms": sorted({s for r in recipes for s in r.symptoms}),
     }
 
 

@@ -66,12 +66,21 @@ def namer_for(ctx: Context) -> Namer:
 class Renderer:
     """Render IR to source text, in the file's spelling (``tf.`` alias or Keras backend)."""
 
-    def __init__(self, module: cst.Module, prefix: str, backend: str | None = None) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        prefix: str,
+        backend: str | None = None,
+        bound: dict[int, str] | None = None,
+    ) -> None:
         self.module = module
         self.prefix = prefix  # e.g. "tf"
         self.backend = backend  # e.g. "K" when every op of a plan exists in keras.backend
+        self.bound = bound or {}  # id(original operand) -> the name it was bound to (bind.py)
 
     def text(self, ir: IR, operand: bool = False) -> str:
+        if isinstance(ir, Src) and id(ir.node) in self.bound:
+            return self.bound[id(ir.node)]
         if isinstance(ir, Src):
             code = self.module.code_for_node(ir.node).strip()
             if operand and not _atomic(ir.node):
@@ -145,12 +154,15 @@ def _atomic(node: cst.CSTNode) -> bool:
     return bool(getattr(node, "lpar", None))
 
 
-def render_plan(plan: Plan, module: cst.Module, namer: Namer) -> dict[int, cst.CSTNode] | None:
+def render_plan(
+    plan: Plan, module: cst.Module, namer: Namer, bound: dict[int, str] | None = None
+) -> dict[int, cst.CSTNode] | None:
     """The replacement node of each edit, keyed by the id of the node it replaces; None when
-    one does not render.  Sets ``plan.uses_import`` when the file's import must be added."""
+    one does not render.  Sets ``plan.uses_import`` when the file's import must be added.
+    ``bound``: operands written as the name they were bound to (:mod:`.bind`)."""
     ops = plan.ops
     backend = namer.backend if namer.import_line and all(api(o)[1] for o in ops) else None
-    renderer = Renderer(module, namer.prefix, backend)
+    renderer = Renderer(module, namer.prefix, backend, bound)
     out: dict[int, cst.CSTNode] = {}
     for e in plan.edits:
         try:

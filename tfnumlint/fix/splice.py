@@ -36,22 +36,35 @@ class Replace(cst.CSTTransformer):
     """Replace the nodes of ``mapping`` and remove the statements of ``remove`` (by id)."""
 
     def __init__(
-        self, mapping: dict[int, cst.CSTNode], remove: set[int], parents: dict[int, cst.CSTNode]
+        self,
+        mapping: dict[int, cst.CSTNode],
+        remove: set[int],
+        parents: dict[int, cst.CSTNode],
+        inserts: dict[int, list[cst.BaseStatement]] | None = None,
     ) -> None:
         self.mapping = mapping
         self.remove = remove
         self.parents = parents
+        self.inserts = inserts or {}  # id(statement) -> statements to insert before it
 
     # libcst types on_leave as returning the visited node's own type, but a replacement of
     # another type (a call for a division) is what its transformers are for
     def on_leave(  # type: ignore[override]
         self, original_node: cst.CSTNode, updated_node: cst.CSTNode
-    ) -> cst.CSTNode | cst.RemovalSentinel:
+    ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.BaseStatement]:
         new = self.mapping.get(id(original_node))
         if new is not None:
             return _fit(original_node, new, self.parents.get(id(original_node)))
         if id(original_node) in self.remove:
             return cst.RemoveFromParent()
+        before = self.inserts.get(id(original_node))
+        if before and isinstance(updated_node, cst.SimpleStatementLine):
+            # the statement's comments and blank lines above now sit above the insertion
+            first = before[0]
+            if isinstance(first, cst.SimpleStatementLine):
+                first = first.with_changes(leading_lines=updated_node.leading_lines)
+            rest = updated_node.with_changes(leading_lines=[])
+            return cst.FlattenSentinel([first, *before[1:], rest])
         return updated_node
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
-from ..model import Report
+from ..model import Finding, Report
 from ..ruledocs import all_docs
 from .advice import advice, shown_advice
 
@@ -36,6 +36,30 @@ def _related_location(ident: int, related: dict[str, Any]) -> dict[str, Any]:
         if related.get("column"):
             physical["region"]["startColumn"] = related["column"]
     return {"id": ident, "physicalLocation": physical, "message": {"text": related["message"]}}
+
+
+def _fixes(f: Finding) -> list[dict[str, Any]]:
+    """SARIF ``fixes``: the fix's text changes as replacements of character ranges (every
+    edit of the file: the rewritten expression, dead assignments, an added import)."""
+    fix = f.fix
+    if fix is None or not fix.edits:
+        return []
+    replacements = [
+        {
+            "deletedRegion": {"charOffset": e["offset"], "charLength": e["length"]},
+            "insertedContent": {"text": e["text"]},
+        }
+        for e in fix.edits
+    ]
+    status = (fix.proof or {}).get("status", "not run")
+    return [
+        {
+            "description": {"text": f"{fix.message} ({fix.applicability}; proof: {status})"},
+            "artifactChanges": [
+                {"artifactLocation": _artifact(f.path), "replacements": replacements}
+            ],
+        }
+    ]
 
 
 def as_dict(report: Report) -> dict:
@@ -81,6 +105,11 @@ def as_dict(report: Report) -> dict:
             ],
             "properties": {"verification": f.verification.to_json()},
         }
+        if f.fix is not None:  # applicability, replacement, proof: as the JSON `fix` says
+            result["properties"]["fix"] = f.fix.to_json()
+            fixes = _fixes(f)
+            if fixes:
+                result["fixes"] = fixes
         if f.fingerprint:
             result["partialFingerprints"] = {FINGERPRINT_KEY: f.fingerprint}
         if f.cell is not None:

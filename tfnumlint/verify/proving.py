@@ -274,10 +274,18 @@ def prove(job: dict[str, Any]) -> dict[str, Any]:
             "verdict": "failed",
             "detail": f"shape changed: {orig.value.shape[1:]} -> {new.value.shape[1:]}",
         }
-    skip = ~finite_rows(new.srcs, n)  # non-finite before the rewrite starts: not its business
-    orig_bad = ~finite_rows([orig.value, *orig.grads], n) & ~skip
     strict = bool(job.get("strict"))
     npd = {"float16": np.float16, "float64": np.float64}.get(dtype_name, np.float32)
+    skip = ~finite_rows(new.srcs, n)  # non-finite before the rewrite starts: not its business
+    kept_operand = _merged_hazard_kept(job, new, ref, skip, n, npd)
+    if kept_operand is not None:  # ...unless a merged rule's hazard sits in that operand
+        return {
+            "verdict": "failed",
+            "detail": "an operand the rewrite keeps is still non-finite where the exact value "
+            f"is finite: the hazard of {', '.join(job['rules'])} is not removed",
+            "point": show(pts, kept_operand),
+        }
+    orig_bad = ~finite_rows([orig.value, *orig.grads], n) & ~skip
     for got, exact in ((new.value, ref.value), *zip(new.grads, ref.grads, strict=True)):
         bad = ~np.isfinite(got)
         if not strict:  # the exact value is not representable: nothing can be finite there
@@ -303,7 +311,13 @@ def prove(job: dict[str, Any]) -> dict[str, Any]:
             "verdict": "failed",
             "detail": f"the gradient still explodes: max |grad| {g_new:.3g} (original {g_orig:.3g})",
         }
-    summary = {"points": n, "symptom_points": int(orig_bad.sum()), "shape": list(shape)}
+    summary = {
+        "points": n,
+        "symptom_points": int(orig_bad.sum()),
+        "shape": list(shape),
+        "rules": list(job.get("rules") or [job.get("rule")]),
+        "checked": _checked(job),
+    }
     if not job.get("compare", True):
         return {"verdict": "safe", "detail": "symptom gone at every point", **summary}
     eps = job.get("eps")
@@ -341,6 +355,32 @@ def prove(job: dict[str, Any]) -> dict[str, Any]:
         "point": show(pts, p),
         **summary,
     }
+
+
+def _merged_hazard_kept(job: dict[str, Any], new: Side, ref: Side, skip: np.ndarray, n: int,
+                        npd: Any) -> int | None:  # fmt: skip
+    """A point where the rewrite's own operand is non-finite although the exact (float64)
+    value is finite, for a job that fixes a merged hazard (several rules): the operand holds
+    the other rule's hazard (``divide_no_nan(exp(x), ...)`` keeps the overflowing exp)."""
+    if len(job.get("rules") or ()) < 2:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        exact = finite_rows([ref.value.astype(npd)], n)
+    rows_ = np.flatnonzero(skip & exact)
+    return int(rows_[0]) if rows_.size else None
+
+
+def _checked(job: dict[str, Any]) -> list[str]:
+    """The symptoms this proof looked for: non-finite values and gradients always, the
+    rules' exploding gradient and singular points when their recipes name them."""
+    out = ["inf/NaN value", "inf/NaN gradient"]
+    if job.get("explosion"):
+        out.append("exploding gradient")
+    if job.get("strict"):
+        out.append("finite at every point (a true singularity)")
+    if len(job.get("rules") or ()) > 1:
+        out.append("non-finite operand kept (merged rules)")
+    return out
 
 
 def clip_band(job: dict[str, Any]) -> float:
