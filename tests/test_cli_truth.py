@@ -37,7 +37,7 @@ model.compile(
 """
 
 # Other words a report could use for a status; none of them may appear in any output.
-SYNONYMS = re.compile(r"not verified|unverified|unconfirmed|not checked|undecided", re.I)
+SYNONYMS = re.compile(r"not verified|unverified|unconfirmed|undecided", re.I)
 
 
 def _finding(status: str, line: int) -> Finding:
