@@ -157,6 +157,12 @@ def build_parser() -> argparse.ArgumentParser:
     work.add_argument(
         "--diff", action="store_true", help="print the fixes as a unified diff; change nothing"
     )
+    work.add_argument(
+        "--emit-repro",
+        type=Path,
+        metavar="DIR",
+        help="write a standalone reproducer script to DIR for every confirmed finding",
+    )
     run = p.add_argument_group("run")
     run.add_argument(
         "--jobs",
@@ -246,6 +252,8 @@ def _check_usage(args: argparse.Namespace) -> None:
         ):
             if on:
                 raise ConfigError(f"{flag} cannot be used on standard input")
+    if args.emit_repro is not None and args.no_verify:
+        raise ConfigError("--emit-repro needs verification: drop --no-verify")
     if args.fail_on == "confirmed" and args.no_verify:
         raise ConfigError(
             "--fail-on confirmed needs verification: drop --no-verify "
@@ -438,6 +446,10 @@ def run(argv: list[str] | None) -> int:
             f"{refuted} finding{'s' if refuted != 1 else ''} refuted by verification and hidden (--show-refuted shows them)"
         )
     shown.sort(key=lambda f: f.sort_key)
+    if args.emit_repro is not None:
+        from .verify.repro import emit_all  # no TensorFlow import
+
+        notices += emit_all(shown, args.emit_repro)
     seconds = time.perf_counter() - start
     report = Report(shown, errors, len(inputs.candidates), seconds, notices, hidden, stale)
     _emit(args, _render(args, report))
