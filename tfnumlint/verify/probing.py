@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from . import domains, downstream, preconditions, stand_ins
+from . import compiled, domains, downstream, preconditions, stand_ins
 from .climb import CLIMB_STEPS, climb
 from .points import point_grid
 from .program import Program, build_with_fallback, probe_dtype, recipe, run, user_rank
@@ -45,7 +45,17 @@ from .witness import choose, confirmed_generic, minimise
 
 
 def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
-    """Verify one expression probe; returns a Verification-shaped dict."""
+    """Verify one expression probe in both forms (``compiled.py``): the eager verdict, unless
+    the compiled form shows a NaN/Inf at the points it was reached on that the eager does not."""
+    seen: dict[str, Any] = {}
+    out = verify_eager(probe, threshold, seen)
+    if "rows" in seen and out.get("status") in ("confirmed", "refuted"):
+        out = compiled.review(seen["program"], seen["rows"], out, threshold)
+    return out
+
+
+def verify_eager(probe: dict[str, Any], threshold: float, seen: dict[str, Any]) -> dict[str, Any]:
+    """Verify one expression probe, eager-exact; ``seen`` gets the program and the points."""
     dtype = probe_dtype(probe)
     how = recipe(probe)
     if probe.get("truncated"):
@@ -68,6 +78,7 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     rows = point_grid(program.inputs, dtype)
     names = [i.name if not i.prob else "" for i in program.inputs]
     rows, outside = domains.split_rows(probe, names, rows)  # input domains: witnesses stay inside
+    seen.update(program=program, rows=rows)
     if len(rows):
         res = run(program, rows)
         aside: np.ndarray | None = None  # a point whose symptom only vectorised kernels show
