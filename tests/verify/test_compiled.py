@@ -121,4 +121,3 @@ def test_the_cli_confirms_the_compiled_symptom_in_a_tf_function(tmp_path: Path):
     assert (v["status"], v["symptom"]) == ("confirmed", "inf-value")
     assert "only when compiled: TensorFlow's graph optimizer folds 1 + 1e-10 to 1" in v["detail"]
     assert found[0]["rung"] == "witness"
-
