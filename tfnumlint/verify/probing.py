@@ -50,7 +50,7 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     out = verify_eager(probe, threshold, seen)
     if "rows" in seen and out.get("status") in ("confirmed", "refuted"):
-        out = compiled.review(seen["program"], seen["rows"], out, threshold)
+        out = compiled.review(seen["program"], seen["rows"], seen.get("res"), out, threshold)
     return out
 
 
@@ -81,6 +81,7 @@ def verify_eager(probe: dict[str, Any], threshold: float, seen: dict[str, Any]) 
     seen.update(program=program, rows=rows)
     if len(rows):
         res = run(program, rows)
+        seen["res"] = res
         aside: np.ndarray | None = None  # a point whose symptom only vectorised kernels show
         independent = points_independent(program, rows, res)
         if not independent and not points_mixed(program, rows, res):
