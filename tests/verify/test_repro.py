@@ -115,6 +115,16 @@ def test_a_script_imports_only_tensorflow_and_numpy(tmp_path: Path):
     compile(text, f.repro or "", "exec")
 
 
+def test_a_detail_with_quotes_and_backslashes_stays_inside_the_docstring(tmp_path: Path):
+    f = witness_finding(LOG_P, -100.0)
+    f.verification.detail = 'at x = "a""" \\ b, log(p) = -inf'
+    emit_all([f], tmp_path)
+    text = Path(f.repro or "").read_text()
+    namespace: dict = {}
+    exec(compile(text.split("import sys")[0], "doc", "exec"), namespace)  # the docstring alone
+    assert "log(p) = -inf" in namespace["__doc__"] and '"a"""' in namespace["__doc__"]
+
+
 def test_unconfirmed_findings_get_no_script(tmp_path: Path):
     f = witness_finding(LOG_P, -100.0)
     f.verification.status = "inconclusive"

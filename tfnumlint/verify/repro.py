@@ -75,9 +75,10 @@ def script(finding: Finding) -> str:
 
 def header(finding: Finding, how: str) -> str:
     v = finding.verification
-    detail = "\n".join(textwrap.wrap(v.detail, 92)) or "confirmed"
+    detail = doc_safe("\n".join(textwrap.wrap(v.detail, 92)) or "confirmed")
+    where = doc_safe(f"{finding.path}:{finding.line} {finding.rule} ({finding.name})")
     return f'''#!/usr/bin/env python3
-"""Reproducer for {finding.path}:{finding.line} {finding.rule} ({finding.name}).
+"""Reproducer for {where}.
 
 Written by tfnumlint --emit-repro.  The verifier confirmed:
 
@@ -93,6 +94,11 @@ import sys
 import numpy as np
 import tensorflow as tf
 '''
+
+
+def doc_safe(text: str) -> str:
+    """Text that cannot end or escape the script's docstring."""
+    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
 # ---------------------------------------------------------------- the witness rung
