@@ -179,3 +179,19 @@ def test_every_confirmed_finding_of_the_corpora_has_a_reproducer_that_reproduces
         if code != 1 or not shown:
             failures.append((f["repro"], symptom, code, text[-400:]))
     assert not failures
+
+
+def test_a_divergence_confirmation_replays_its_training_run(tmp_path: Path):
+    pytest.importorskip("tensorflow")
+    import textwrap
+
+    from conftest import GD_LINSPACE
+
+    (tmp_path / "gd.py").write_text(textwrap.dedent(GD_LINSPACE.format(lr=0.1)))
+    proc = run_cli("--format", "json", "--exit-zero", "--select", "TNL505", "--emit-repro",
+                   "repro", "gd.py", cwd=tmp_path, env={"TFNUMLINT_CACHE_DIR": CACHE})  # fmt: skip
+    (f,) = json.loads(proc.stdout)["findings"]
+    assert (f["verification"]["status"], f["rung"]) == ("confirmed", "training")
+    code, text = run_scripts([str(tmp_path / f["repro"])], tmp_path)[str(tmp_path / f["repro"])]
+    step = f["verification"]["observed"]["nonfinite_step"]
+    assert code == 1 and f"step {step}: the loss is non-finite" in text

@@ -35,6 +35,12 @@ def script(finding: Finding, probe: dict[str, Any]) -> str:
             "(tf.function, graph optimizer on), until an element's loss is NaN/Inf or dead."
         )
         return header(finding, how) + "\n\n" + saturation_body(finding, probe)
+    if probe.get("recipe") in ("divergence", "summed"):
+        how = (
+            "It replays the verifier's training run: a linear model on the features the source\n"
+            "builds, the program's optimizer and learning rate, until the loss is NaN/Inf."
+        )
+        return header(finding, how) + "\n\n" + descent_body(finding, probe)
     raise ValueError(f"no reproducer for the training recipe {probe.get('recipe')!r} yet")
 
 
@@ -218,3 +224,110 @@ def report(seen):
 if __name__ == "__main__":
     sys.exit(main())
 '''
+
+
+# the verifier's training.rebuild_features, for the spec the probe carries
+FEATURES = """def features(spec, rows=None, cols=None, seed=0):
+    rng = np.random.default_rng(seed)
+    p = [float(v) for v in spec.get("params") or []]
+    n = min(int(rows or spec.get("rows") or 256), 1024)
+    d = min(int(cols or spec.get("cols") or 1), 1024)
+    dist = spec.get("dist")
+    if dist == "linspace":
+        x = np.linspace(p[0], p[1], min(int(p[2]), 1024) if len(p) > 2 else n)
+        return np.resize(x, (n * d,)).reshape(n, d) if d > 1 else x.reshape(-1, 1)
+    if dist == "uniform":
+        return rng.uniform(p[0], p[1], (n, d))
+    if dist == "normal":
+        return rng.normal(p[0], p[1], (n, d))
+    return np.asarray(p, dtype=np.float64).reshape(-1, int(spec.get("cols") or 1))"""
+
+BATCH_LOSS = """def batch_loss(z, y):
+    if FORM == "softmax_xent":
+        return tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=z)
+    if FORM == "sigmoid_xent":
+        return tf.reduce_sum(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=z), -1)
+    if FORM == "squared":
+        return tf.reduce_sum(tf.square(z - y), -1)
+    return -tf.reduce_sum(y * tf.math.log(tf.nn.softmax(z)), -1)"""
+
+SUMMED_DATA = """FORM = {form!r}
+X = features({spec!r}, {batch}, {d!r})
+rng = np.random.default_rng(1)
+if FORM == "squared":
+    Y = X.mean(axis=1, keepdims=True)
+elif FORM == "sigmoid_xent":
+    Y = rng.integers(0, 2, (X.shape[0], 1)).astype(np.float64)
+else:
+    Y = np.eye(10)[rng.integers(0, 10, X.shape[0])]
+
+
+{batch_loss}
+
+
+def loss_of(z, y):
+    per = batch_loss(z, y)
+    return tf.reduce_sum(per), tf.reduce_mean(per)  # summed over the batch, as the source"""
+
+DIVERGENCE_DATA = """X = features({spec!r})
+Y = 3.0 * X.mean(axis=1, keepdims=True) + 2.0
+
+
+def loss_of(z, y):
+    loss = tf.reduce_mean(tf.square(z - y))
+    return loss, loss"""
+
+DESCENT_MAIN = """DTYPE = tf.{dtype}
+STEPS = 100
+
+
+{features}
+
+
+{data}
+
+
+def main():
+    xt, yt = tf.constant(X, DTYPE), tf.constant(Y, DTYPE)
+    w = tf.Variable(tf.zeros([X.shape[1], Y.shape[1]], DTYPE))
+    b = tf.Variable(tf.zeros([Y.shape[1]], DTYPE))
+    opt = {optimizer}
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss, shown = loss_of(xt @ w + b, yt)
+        grads = tape.gradient(loss, [w, b])
+        opt.apply_gradients([(grads[0], w), (grads[1], b)])
+        return shown
+
+    for i in range(1, STEPS + 1):
+        loss = float(step().numpy())
+        if i <= 3 or i % 10 == 0 or not np.isfinite(loss):
+            print(f"step {{i}}: loss {{loss}}")
+        if not np.isfinite(loss):
+            print(f"step {{i}}: the loss is non-finite (nan/inf)")
+            print("REPRODUCED")
+            return 1
+    print(f"after {{STEPS}} steps the loss is finite: not reproduced")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def descent_body(finding: Finding, probe: dict[str, Any]) -> str:
+    """The divergence run (a linear model's squared error) or the summed run (a loss summed
+    over the batch), 100 steps each: stops at the first NaN/Inf loss."""
+    spec = probe.get("features") or {}
+    if probe.get("recipe") == "summed":
+        d = int(probe.get("feature_count") or 0) or None
+        data = SUMMED_DATA.format(form=str(probe.get("loss")), spec=spec,
+                                  batch=int(probe.get("batch") or 0), d=d,
+                                  batch_loss=BATCH_LOSS)  # fmt: skip
+    else:
+        data = DIVERGENCE_DATA.format(spec=spec)
+    return DESCENT_MAIN.format(dtype=probe.get("dtype") or "float32", features=FEATURES,
+                               data=data, optimizer=optimizer_source(probe))  # fmt: skip
