@@ -165,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
     work.add_argument(
         "--diff", action="store_true", help="print the fixes as a unified diff; change nothing"
     )
+    work.add_argument(
+        "--emit-repro",
+        type=Path,
+        metavar="DIR",
+        help="write a standalone reproducer script to DIR for every confirmed finding",
+    )
     run = p.add_argument_group("run")
     run.add_argument(
         "--jobs",
@@ -256,6 +262,8 @@ def _check_usage(args: argparse.Namespace) -> None:
             if on:
                 raise ConfigError(f"{flag} cannot be used on standard input")
     input_ranges(args.input_range)  # checked even when no saved model is among the paths
+    if args.emit_repro is not None and args.no_verify:
+        raise ConfigError("--emit-repro needs verification: drop --no-verify")
     if args.fail_on == "confirmed" and args.no_verify:
         raise ConfigError(
             "--fail-on confirmed needs verification: drop --no-verify "
@@ -459,6 +467,10 @@ def run(argv: list[str] | None) -> int:
     if args.format in ("text", "concise"):
         notices += gated_notes(outcome.gated) + refuted_notes(outcome.refuted)
     shown.sort(key=lambda f: f.sort_key)
+    if args.emit_repro is not None:
+        from .verify.repro import emit_all  # no TensorFlow import
+
+        notices += emit_all(shown, args.emit_repro)
     seconds = time.perf_counter() - start
     report = Report(
         shown,

@@ -18,9 +18,17 @@ class Verification:
     inputs: dict[str, Any] | None = None
     observed: dict[str, Any] | None = None
     seconds: float = 0.0
+    # a confirmation's evidence as traced (the probe, its shapes): what --emit-repro rebuilds
+    repro: dict[str, Any] | None = None
+
+    @property
+    def rung(self) -> str | None:
+        """The evidence a confirmation rests on: "witness" (the slice at a witness point) or
+        "training" (a training simulation)."""
+        return (self.repro or {}).get("rung") if self.status == "confirmed" else None
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and k != "repro"}
 
 
 @dataclass
@@ -63,6 +71,7 @@ class Finding:
     fingerprint: str | None = None  # stable identity for baselines and SARIF (see fingerprint.py)
     related_rules: list[str] = field(default_factory=list)  # merged: same hazard, other rules
     related: list[dict[str, Any]] | None = None  # e.g. the call site that passes the value
+    repro: str | None = None  # the reproducer script written for it (--emit-repro)
 
     @property
     def sort_key(self) -> tuple:
@@ -90,11 +99,16 @@ class Finding:
             out["related_rules"] = list(self.related_rules)
         if self.related:
             out["related"] = self.related
+        if self.verification.rung is not None:
+            out["rung"] = self.verification.rung
+        if self.repro is not None:
+            out["repro"] = self.repro
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Finding:
         data = dict(data)
+        data.pop("rung", None)  # derived from the verification
         data["verification"] = Verification(**data.get("verification") or {})
         fix = data.get("fix")
         data["fix"] = Fix(**fix) if fix else None

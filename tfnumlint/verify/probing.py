@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from . import domains, downstream, preconditions, stand_ins
+from . import compiled, domains, downstream, preconditions, stand_ins
 from .climb import CLIMB_STEPS, climb
 from .points import point_grid
-from .program import Program, build_with_fallback, probe_dtype, recipe, run
+from .program import Program, build_with_fallback, probe_dtype, recipe, run, user_rank
 from .spread import identical_batch
 from .symptoms import (
     Witness,
@@ -30,7 +30,7 @@ from .symptoms import (
     vector_only,
     witness_alone,
 )
-from .trace import UnsupportedProbe, format_number
+from .trace import SOFTMAX_OPS, UnsupportedProbe, format_number, walk
 from .upstream import upstream_start, with_upstream
 from .verdicts import (
     inconclusive,
@@ -45,7 +45,17 @@ from .witness import choose, confirmed_generic, minimise
 
 
 def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
-    """Verify one expression probe; returns a Verification-shaped dict."""
+    """Verify one expression probe in both forms (``compiled.py``): the eager verdict, unless
+    the compiled form shows a NaN/Inf at the points it was reached on that the eager does not."""
+    seen: dict[str, Any] = {}
+    out = verify_eager(probe, threshold, seen)
+    if "rows" in seen and out.get("status") in ("confirmed", "refuted"):
+        out = compiled.review(seen["program"], seen["rows"], seen.get("res"), out, threshold)
+    return out
+
+
+def verify_eager(probe: dict[str, Any], threshold: float, seen: dict[str, Any]) -> dict[str, Any]:
+    """Verify one expression probe, eager-exact; ``seen`` gets the program and the points."""
     dtype = probe_dtype(probe)
     how = recipe(probe)
     if probe.get("truncated"):
@@ -68,8 +78,10 @@ def verify_expr(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     rows = point_grid(program.inputs, dtype)
     names = [i.name if not i.prob else "" for i in program.inputs]
     rows, outside = domains.split_rows(probe, names, rows)  # input domains: witnesses stay inside
+    seen.update(program=program, rows=rows)
     if len(rows):
         res = run(program, rows)
+        seen["res"] = res
         aside: np.ndarray | None = None  # a point whose symptom only vectorised kernels show
         independent = points_independent(program, rows, res)
         if not independent and not points_mixed(program, rows, res):
@@ -132,6 +144,21 @@ def vector_only_verdict(names: list[str], point: np.ndarray, dtype: str) -> dict
     )
 
 
+def with_repro(probe: dict[str, Any], out: dict[str, Any], threshold: float) -> dict[str, Any]:
+    """A confirmed verdict, with the probe as it was traced (stand-ins bound) and the shapes
+    each input took: the reproducer rebuilds the slice from these, never from the source."""
+    if out.get("status") != "confirmed":
+        return out
+    if probe.get("kind") == "train":
+        return {**out, "repro": {"rung": "training", "probe": probe}}
+    traced = {k: probe.get(k) for k in ("target", "loss", "inputs", "eps", "dtype", "recipe")}
+    trees = (probe.get("target"), probe.get("loss"))
+    ops = {n.get("op") for n in walk(list(trees)) if n.get("k") == "call"}
+    k = 2 if ops & SOFTMAX_OPS else 1
+    shape = {"k": k, "rank": user_rank(*trees), "threshold": threshold}
+    return {**out, "repro": {"rung": "witness", "probe": traced, **shape}}
+
+
 def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     """Entry point used by the worker: any failure becomes an honest inconclusive."""
     start = time.perf_counter()
@@ -173,5 +200,6 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         out = preconditions.judge(probe, out)  # then a far tail or an empty selection
         out = with_upstream(out, upstream)  # the report folds it into the upstream finding
         out = stand_ins.with_note(probe, out)  # the axis/depth/shape it was reached with
+    out = with_repro(probe, out, threshold)  # what a reproducer script needs (``repro.py``)
     out["seconds"] = round(time.perf_counter() - start, 4)
     return {k: v for k, v in out.items() if v is not None}

@@ -28,6 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import trace
+from .compiled import graph_optimizer
 from .signatures import PARAMS
 from .slicer import jfloat
 
@@ -170,12 +171,33 @@ def ordinary(inp: dict[str, Any], shape: tuple[int, ...], rng: np.random.Generat
 
 
 def evaluate(tree: Any, names: list[str], pts: dict[str, np.ndarray], dtype: tf.DType, n: int,
-             grads: bool = True) -> Side:  # fmt: skip
+             grads: bool = True, form: str = "eager") -> Side:  # fmt: skip
     """Evaluate one tree at every point with the verifier's evaluator; the rewrite's own
-    operands (``src`` nodes) and the original's probabilities are recorded on the way."""
+    operands (``src`` nodes) and the original's probabilities are recorded on the way.  The
+    ``compiled`` form runs it in a tf.function with TensorFlow's graph optimizer on, as the
+    user's tf.function, Keras fit or Session does (``compiled.py``)."""
     ids = {name: f"in_{i}" for i, name in enumerate(names)}
     code, _ = trace.compile_tree(tree, ids, "<proof>", 1, hooks=True)
-    xs = {ids[name]: tf.constant(pts[name], dtype=dtype) for name in names}
+    xs = [tf.constant(pts[name], dtype=dtype) for name in names]
+
+    def body(*args: tf.Tensor) -> tuple[Any, ...]:
+        return side_tensors(code, dict(zip(ids.values(), args, strict=True)), dtype, n, grads)
+
+    if form == "compiled":
+        with graph_optimizer():
+            value, g, local, srcs, probs = tf.function(body, autograph=False)(*xs)
+    else:
+        value, g, local, srcs, probs = body(*xs)
+    side = Side(_np(value), [_np(t) for t in g] if grads else [])
+    side.local = [_np(t) for t in local] if grads else []
+    side.srcs = [_np(t) for t in srcs]
+    side.probs = [_np(t) for t in probs]
+    return side
+
+
+def side_tensors(code: Any, xs: dict[str, tf.Tensor], dtype: tf.DType, n: int,
+                 grads: bool) -> tuple[Any, ...]:  # fmt: skip
+    """(value, d/d inputs, d/d the rewrite's operands, those operands, the probabilities)."""
     srcs: list[tf.Tensor] = []
     probs: list[tf.Tensor] = []
     with tf.GradientTape(persistent=True) as tape:
@@ -197,13 +219,15 @@ def evaluate(tree: Any, names: list[str], pts: dict[str, np.ndarray], dtype: tf.
         if value.shape.rank == 0 or value.shape[0] != n:
             value = tf.broadcast_to(value, [n, *value.shape])
         total = tf.reduce_sum(tf.cast(value, tf.float64))
-    side = Side(_np(value), [])
-    if grads:
-        side.grads = [_np(tape.gradient(total, x), like=x) for x in xs.values()]
-        side.local = [_np(tape.gradient(total, s), like=s) for s in srcs]
-    side.srcs = [_np(s) for s in srcs]
-    side.probs = [_np(p) for p in probs]
-    return side
+    if not grads:
+        return value, [], [], srcs, [tf.convert_to_tensor(p) for p in probs]
+    g = [_zero_if_none(tape.gradient(total, x), x) for x in xs.values()]
+    local = [_zero_if_none(tape.gradient(total, s), s) for s in srcs]
+    return value, g, local, srcs, [tf.convert_to_tensor(p) for p in probs]
+
+
+def _zero_if_none(g: Any, like: tf.Tensor) -> tf.Tensor:
+    return tf.zeros_like(like) if g is None else g
 
 
 def _np(t: Any, like: Any = None) -> np.ndarray:
@@ -286,18 +310,16 @@ def prove(job: dict[str, Any]) -> dict[str, Any]:
             "point": show(pts, kept_operand),
         }
     orig_bad = ~finite_rows([orig.value, *orig.grads], n) & ~skip
-    for got, exact in ((new.value, ref.value), *zip(new.grads, ref.grads, strict=True)):
-        bad = ~np.isfinite(got)
-        if not strict:  # the exact value is not representable: nothing can be finite there
-            with np.errstate(over="ignore", invalid="ignore"):
-                bad &= np.isfinite(exact.astype(npd))
-        bad_rows = np.flatnonzero(rows(bad, n).any(1) & ~skip)
-        if bad_rows.size:
-            return {
-                "verdict": "failed",
-                "detail": "the rewrite is still non-finite at a boundary point",
-                "point": show(pts, int(bad_rows[0])),
-            }
+    bad_row = first_nonfinite(new, ref, skip, strict, npd, n)
+    if bad_row is not None:
+        return {
+            "verdict": "failed",
+            "detail": "the rewrite is still non-finite at a boundary point",
+            "point": show(pts, bad_row),
+        }
+    compiled_bad = still_bad_compiled(job, names, pts, dtype, n, grads, ref, skip, strict, npd)
+    if compiled_bad is not None:
+        return compiled_bad
     kept = ~skip
     g_orig = float(max_abs_rows(orig.local, n)[kept].max(initial=0.0))
     g_new = float(max_abs_rows(new.local, n)[kept].max(initial=0.0))
@@ -317,6 +339,7 @@ def prove(job: dict[str, Any]) -> dict[str, Any]:
         "shape": list(shape),
         "rules": list(job.get("rules") or [job.get("rule")]),
         "checked": _checked(job),
+        "forms": ["eager", "compiled"],
     }
     if not job.get("compare", True):
         return {"verdict": "safe", "detail": "symptom gone at every point", **summary}
@@ -381,6 +404,41 @@ def _checked(job: dict[str, Any]) -> list[str]:
     if len(job.get("rules") or ()) > 1:
         out.append("non-finite operand kept (merged rules)")
     return out
+
+
+def first_nonfinite(new: Side, ref: Side, skip: np.ndarray, strict: bool, npd: Any,
+                    n: int) -> int | None:  # fmt: skip
+    """The first point where the rewrite's value or gradient is NaN/Inf (and, unless strict,
+    the exact value is representable in the dtype), outside the rows skipped."""
+    for got, exact in ((new.value, ref.value), *zip(new.grads, ref.grads, strict=True)):
+        bad = ~np.isfinite(got)
+        if not strict:  # the exact value is not representable: nothing can be finite there
+            with np.errstate(over="ignore", invalid="ignore"):
+                bad &= np.isfinite(exact.astype(npd))
+        bad_rows = np.flatnonzero(rows(bad, n).any(1) & ~skip)
+        if bad_rows.size:
+            return int(bad_rows[0])
+    return None
+
+
+def still_bad_compiled(job: dict[str, Any], names: list[str], pts: dict[str, np.ndarray],
+                       dtype: tf.DType, n: int, grads: bool, ref: Side, skip: np.ndarray,
+                       strict: bool, npd: Any) -> dict[str, Any] | None:  # fmt: skip
+    """The rewrite again, compiled with the graph optimizer on: a fix must hold in the form
+    the user's program runs in too (``1 - p + 1e-7`` folds to ``1 - p`` there)."""
+    try:
+        new = evaluate(job["new"], names, pts, dtype, n, grads, form="compiled")
+    except (trace.UnsupportedProbe, tf.errors.OpError, ValueError, TypeError) as exc:
+        return {"verdict": "failed", "detail": f"cannot evaluate compiled: {type(exc).__name__}"}
+    bad_row = first_nonfinite(new, ref, skip, strict, npd, n)
+    if bad_row is None:
+        return None
+    return {
+        "verdict": "failed",
+        "detail": "compiled (tf.function, graph optimizer on), the rewrite is still non-finite "
+        "at a boundary point",
+        "point": show(pts, bad_row),
+    }
 
 
 def clip_band(job: dict[str, Any]) -> float:

@@ -57,12 +57,16 @@ def probe_timeout() -> float:
         return DEFAULT_TIMEOUT
 
 
+VERDICT_SCHEMA = "repro-1"  # verdicts carry what a reproducer needs: older entries do not
+
+
 def cache_key(probe: dict[str, Any], version: str, settings: Settings) -> str:
-    return key(json.dumps(probe, sort_keys=True), version, repr(float(settings.exploding_gradient)))
+    threshold = repr(float(settings.exploding_gradient))
+    return key(json.dumps(probe, sort_keys=True), version, threshold, VERDICT_SCHEMA)
 
 
 def to_verification(data: dict[str, Any]) -> Verification:
-    fields = ("status", "detail", "symptom", "dtype", "inputs", "observed", "seconds")
+    fields = ("status", "detail", "symptom", "dtype", "inputs", "observed", "seconds", "repro")
     return Verification(**{k: data[k] for k in fields if k in data})
 
 
