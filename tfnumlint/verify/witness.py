@@ -39,7 +39,7 @@ def replacements(program: Program, j: int, v: float) -> list[float]:
     the same sign for a large value (the witness then shows where the symptom starts)."""
     spec = program.inputs[j]
     kind = kinds.input_kinds(program.probe).get(spec.name)
-    if kind is not None:  # a label stays 0 or 1, an index or a count whole
+    if kind is not None and not spec.prob:  # a label stays 0 or 1, an index or a count whole
         return [r for r in kinds.values_of(kind) if spec.lo <= r <= spec.hi and r != v]
     milder = [math.copysign(m, v) for m in MILDER if abs(v) > m]
     if spec.prob:
@@ -431,7 +431,15 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
         obs = parts["observed"]
         loss = obs.get("loss", obs["value"])
         dying = hazard_logits(program)
-        logit = next((i for i in program.inputs if i.name in dying), program.inputs[0])
+        logged = _under_log(program.probe.get("target"))  # the log's own, not its weight's
+        logit = next(
+            (
+                i
+                for i in sorted(program.inputs, key=lambda i: i.name not in logged)
+                if i.name in dying
+            ),
+            program.inputs[0],
+        )
         lname = f"logit({logit.name})" if logit.prob else logit.name
         lname = f"({lname})" if " " in lname and not logit.prob else lname
         label = "loss" if program.has_loss else expr
@@ -456,6 +464,17 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
             + absorbed_note(program, eps)
         )
     return f"{head}, {expr} = {parts['value']}"
+
+
+def _under_log(tree: Any) -> set[str]:
+    """The inputs read inside a log of the tree (``p_pred`` in ``p * log(p_pred + eps)``)."""
+    return {
+        n["name"]
+        for node in trace.walk(tree)
+        if node.get("k") == "call" and node.get("op") in ("log", "log1p")
+        for n in trace.walk(node.get("args"))
+        if n.get("k") == "input"
+    }
 
 
 def absorbed_note(program: Program, eps: float) -> str:
