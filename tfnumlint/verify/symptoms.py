@@ -120,7 +120,7 @@ def term_stuck(
         if not seen.size:
             continue
         part = weight[idx] @ t[seen].T  # [row, other point]: row's weights, other's term
-        mine = (weight[idx] * np.nan_to_num(t[idx])).sum(1)
+        mine = (weight[idx] * np.where(np.isfinite(t[idx]), t[idx], 0.0)).sum(1)
         out[idx] = own_dead[idx] & (mine - part.min(1) >= 1.0)
     return out
 
