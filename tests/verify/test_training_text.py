@@ -64,7 +64,9 @@ def test_the_saturation_simulation_describes_a_one_unit_sigmoid_classifier_and_i
 
 def test_the_gradient_norm_simulation_names_the_stack_and_what_stands_in_for_the_loss():
     read, guessed = _model_part(_detail("TNL502"))
-    assert read.startswith("the Dense stack (Dense(32, relu) -> Dense(1, sigmoid))"), read
+    assert read.startswith(
+        "the Dense stack (1 Dense(32, relu) layer, a Dense(1, sigmoid) output)"
+    ), read
     assert "(assumed) inputs" not in read and "(MSE)" not in read
     assert "16 inputs" in guessed
     assert "an MSE regression in place of `focal_loss`" in guessed

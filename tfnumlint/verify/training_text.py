@@ -61,10 +61,19 @@ def units_text(probe: dict[str, Any], units: int) -> str:
 def stack_502(stack: dict[str, Any], norm_inputs: int) -> tuple[str, list[str]]:
     """The user's Dense stack as the source writes it, and the input width when assumed."""
     layers = stack["layers"]
-    body = " -> ".join(f"Dense({u}, {a})" for u, a in layers)
+    hidden = {tuple(layer) for layer in layers[:-1]}
+    if len(hidden) == 1:
+        units, act = next(iter(hidden))
+        count = len(layers) - 1
+        body = f"{count} Dense({units}, {act}) layer{'s' if count != 1 else ''}"
+    else:
+        body = " -> ".join(f"Dense({u}, {a})" for u, a in layers[:-1]) or "no hidden layer"
+    units, act = layers[-1]
+    parts = [body, f"a Dense({units}, {act}) output"]
     inputs = stack.get("inputs")
-    head = f"the Dense stack ({inputs} inputs, {body})" if inputs else f"the Dense stack ({body})"
-    return head, [] if inputs else [f"{norm_inputs} inputs"]
+    if inputs:
+        parts.insert(0, f"{inputs} inputs")
+    return f"the Dense stack ({', '.join(parts)})", [] if inputs else [f"{norm_inputs} inputs"]
 
 
 def task_502(probe: dict[str, Any]) -> tuple[str, list[str]]:
