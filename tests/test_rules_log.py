@@ -400,3 +400,35 @@ def test_tnl104_log_of_raw_placeholder_data():
     found = hits("TNL104", src)
     assert [f.line for f in found] == [4]
     assert "placeholder" in found[0].message
+
+
+# ---------------------------------------------------------------- issue 24: computed thresholds
+
+SATURATION_CASES = [
+    # (the log's argument, the rule, the clause its message must carry)
+    ("p", "TNL101", "once its logit is below -87.3 in float32"),
+    ("1 - p", "TNL101", "once the logit is above 16.6 in float32 (the sigmoid rounds to 1)"),
+    ("1. - p", "TNL101", "once the logit is above 16.6 in float32 (the sigmoid rounds to 1)"),
+    ("p + 1e-7", "TNL102", "x is exactly 0 once its logit is below -87.3 in float32"),
+    ("1 - p + 1e-7", "TNL102", "x is exactly 0 once the logit is above 16.6 in float32"),
+    ("q", "TNL101", "once its logit trails the largest by more than 87.3 in float32"),
+    ("1 - q", "TNL101", "once its logit leads every other by more than 16.6 in float32"),
+    ("q + 1e-7", "TNL102", "once its logit trails the largest by more than 87.3 in float32"),
+]
+
+
+@pytest.mark.parametrize(("arg", "rule", "clause"), SATURATION_CASES)
+def test_where_a_probability_under_a_log_is_zero_is_computed_from_the_expression(arg, rule, clause):
+    """`1 - sigmoid(z)` is 0 above +16.6, `sigmoid(z)` below -87.3: never a fixed text that
+    says -88 for both."""
+    body = f"p = tf.sigmoid(z)\nq = tf.nn.softmax(z)\nreturn tf.math.log({arg})"
+    [f] = hits(rule, func(body, "z"))
+    assert clause in f.message, f.message
+    wrong = "above 16.6" if "below" in clause or "trails" in clause else "below -87.3"
+    assert wrong not in f.message and "-88" not in f.message
+
+
+def test_the_thresholds_follow_the_dtype():
+    body = "p = tf.sigmoid(tf.cast(z, tf.float16))\nreturn tf.math.log(1 - p)"
+    [f] = hits("TNL101", func(body, "z"))
+    assert "above 7.62 in float16" in f.message, f.message

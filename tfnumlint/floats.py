@@ -105,3 +105,9 @@ def exp_underflow(dtype: str, flush_to_zero: bool = True) -> float:
     if flush_to_zero:
         return math.log(smallest_normal(dtype))
     return math.log(smallest_subnormal(dtype)) - math.log(2.0)
+
+
+def sigmoid_one(dtype: str) -> float:
+    """sigmoid(x) = 1 / (1 + exp(-x)) is exactly 1 in ``dtype`` once x passes this: 1 + exp(-x)
+    rounds to 1 when exp(-x) is below half the spacing above 1 (float32: 16.6)."""
+    return -math.log(spacing(1.0, dtype) / 2)

@@ -22,6 +22,9 @@ NOT_PROBED = {"TNL503", "TNL504"}  # no numeric symptom to probe: skipped
 PRECONDITION = {
     "TNL101": "past the float32 exp range",
     "TNL102": "past the float32 exp range",
+    # the underlined `x * log(p_pred + 1e-10)` is itself stuck only once sigmoid underflows
+    # (logit < -87): its old "confirmed" witness was the other term's (issue 24)
+    "TNL103": "past the float32 exp range",
     "TNL201": "needs an empty selection",
 }
 

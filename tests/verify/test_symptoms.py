@@ -28,8 +28,28 @@ def test_seed_loss_has_a_dead_gradient_at_z_minus_100():
     assert out["inputs"] == {"z": -100.0, "p": 1.0}
     assert out["observed"]["loss"] == pytest.approx(23.03, abs=0.01)
     assert out["observed"]["loss_gradient"]["z"] == 0.0
-    assert out["detail"].startswith("at z = -100, p = 1 (float32), loss = 23.03 and dloss/dz = 0")
+    assert out["detail"].startswith(
+        "at z = -100, p = 1 (float32), log(sigmoid(z) + 1e-10) = -23.03 and the loss (23.03) "
+        "gets dloss/dz = 0 through it"
+    )
     assert "1e-10 floor blocks the gradient" in out["detail"]
+
+
+def test_the_other_log_term_of_the_seed_loss_is_witnessed_where_it_saturates_itself():
+    """log(1 - sigmoid(z) + 1e-10) is stuck at z = +100 with label 0: at z = -100 (where the
+    loss is stuck because of the other term) this term is log(1) = 0 and weighs nothing."""
+    _, loss = seed_loss()
+    s = call("sigmoid", inp("z"))
+    second = call("log", binop("+", binop("-", const(1), s), const(1e-10)))
+    out = verify(expr("TNL102", second, [free("z"), free("p")], loss=loss, eps=1e-10))
+    assert (out["status"], out["symptom"]) == ("confirmed", "dead-gradient")
+    assert out["inputs"] == {"z": 100.0, "p": 0.0}
+    assert out["observed"]["value"] == pytest.approx(-23.03, abs=0.01)
+    assert out["observed"]["gradient_through_term"]["z"] == 0.0
+    assert out["detail"].startswith(
+        "at z = 100, p = 0 (float32), log(1 - sigmoid(z) + 1e-10) = -23.03 and the loss (12.66) "
+        "gets dloss/dz = 0 through it"
+    )
 
 
 def test_log_of_probability_inf_value_and_clipped_twin():

@@ -9,6 +9,7 @@ import libcst as cst
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site, parent_map
 from ..analysis.values import Val
+from ..floats import exp_overflow, exp_underflow
 from . import rule
 from .common import additive_terms, first_arg, fmt, split_eps
 from .graph import Hazard as GraphHazard
@@ -20,6 +21,7 @@ from .graph import (
     range_text,
     where_op,
 )
+from .saturation import squashed, zero_clause
 
 LOG_ARG = ("x", "input")
 
@@ -49,7 +51,7 @@ def log_of_probability(site: Site[cst.Call], ctx: Context):
     elif v.kind == "normalised":
         why = f"{v.desc} is a normalised value (x / sum(x)), exactly 0 where {v.zero}"
     else:
-        why = f"{v.desc} is a probability that reaches exactly 0 in float32 (a sigmoid saturates below -88, a softmax underflows)"
+        why = f"{v.desc} is a probability that is exactly 0 {_where_zero(ctx, x, site)}"
     yield Hit(
         site.node,
         f"log of a probability: {why}; log(0) = -inf and 0 * log(0) = NaN",
@@ -71,14 +73,29 @@ def log_epsilon_unclipped(site: Site[cst.Call], ctx: Context):
         return
     if _linear_log_loss(ctx, site) is not None:
         return  # the epsilon guards a logit: TNL503 names the real mistake
+    found = squashed(ctx, rest, site)
+    const = f"log({fmt(eps)}) = {math.log(eps):.1f}"
+    stuck = (
+        f"x is exactly 0 {zero_clause(found, ctx.dtype(site))}, where the log is the constant "
+        f"{const} with zero gradient"
+        if found
+        else f"a saturated x gives a constant {const} with zero gradient"
+    )
     yield Hit(
         site.node,
         f"log(x + {fmt(eps)}) guards only the forward value: the gradient 1/(x + {fmt(eps)}) reaches "
-        f"{fmt(1 / eps)} at x = 0, and a saturated x gives a constant log({fmt(eps)}) = "
-        f"{math.log(eps):.1f} with zero gradient; clip x to [eps, 1 - eps] or use the logits form",
+        f"{fmt(1 / eps)} at x = 0, and {stuck}; clip x to [eps, 1 - eps] or use the logits form",
         site,
         {"eps": eps},
     )
+
+
+def _where_zero(ctx: Context, x: cst.BaseExpression, site: Site) -> str:
+    """'once its logit is below -87.3 in float32 ...', computed for this expression."""
+    found = squashed(ctx, x, site)
+    if found is None:
+        return f"in {ctx.dtype(site)} once it saturates or underflows"
+    return zero_clause(found, ctx.dtype(site))
 
 
 def _is_log_call(ctx: Context, node: cst.BaseExpression) -> bool:
@@ -220,10 +237,12 @@ def logsumexp_by_hand(site: Site[cst.Call], ctx: Context):
         return
     v = ctx.val(x, site)
     if v.exp_sum:
+        dtype = ctx.dtype(site)
+        high, low = exp_overflow(dtype), exp_underflow(dtype)
         yield Hit(
             site.node,
-            "log(reduce_sum(exp(x))) overflows to inf once x > 88.7 (float32) and underflows to "
-            "log(0) = -inf once every x < -103; use tf.reduce_logsumexp(x)",
+            f"log(reduce_sum(exp(x))) overflows to inf once x > {fmt(high)} ({dtype}) and "
+            f"underflows to log(0) = -inf once every x < {fmt(low)}; use tf.reduce_logsumexp(x)",
             site,
         )
 

@@ -21,6 +21,7 @@ from ..optimizers import ADAPTIVE, OPTIMIZERS
 from . import rule
 from .common import fmt, split_eps
 from .datascale import DataScale, curvature, data_scale, resolve
+from .training_loss import compiled_loss
 
 _ALL_OPTIMIZERS = frozenset({f"optimizer:{f}" for f in OPTIMIZERS})
 _CLIP_KWARGS = frozenset({"clipnorm", "clipvalue", "global_clipnorm"})
@@ -292,6 +293,7 @@ def high_lr_saturating_output(site: Site[cst.Call], ctx: Context):
             if out.below
             else None,
             "loss": {"form": loss.form, "eps": loss.eps},
+            "loss_code": compiled_loss(ctx),
         },
     )
 
@@ -335,6 +337,7 @@ def no_gradient_clipping(site: Site[cst.Call], ctx: Context):
             **optimizer_spec(ctx, call, site),
             "output": out.activation if out else None,
             "loss": {"form": loss.form, "eps": loss.eps} if loss else None,
+            "loss_code": compiled_loss(ctx),
             "stack": stack,
         },
     )

@@ -24,7 +24,7 @@ import math
 import random
 from typing import Any
 
-from . import domains
+from . import domains, kinds
 
 TRIALS = 4  # generic points per witness (seeded, so verdicts are stable)
 SURVIVES_IN = 1  # trials that must still show the symptom (see the module docstring)
@@ -60,6 +60,9 @@ def generic_value(rng: random.Random, spec: dict[str, Any], v: float, lo: float,
         return rng.uniform(-LOGIT_SPAN / 2, LOGIT_SPAN / 2)
     if lo == hi:
         return lo
+    kind = spec.get("kind")
+    if kind is not None:  # a label stays 0 or 1, an index or a count whole
+        return rng.choice([k for k in kinds.values_of(kind) if lo <= k <= hi] or [v])
     if spec.get("integer") or domains._count_like(str(spec.get("name", ""))):
         first = max(1, math.ceil(lo)) if math.isfinite(lo) else 1
         return float(rng.randint(first, first + 2))
@@ -101,11 +104,14 @@ def generic_points(
         return []
     rng = random.Random(seed)
     out: list[dict[str, float]] = []
+    kind_of = kinds.input_kinds(probe)
     for _ in range(MAX_DRAWS):
         point = dict(witness)
         for name in free:
             lo, hi = _bounds(probe, specs[name])
             spec = {**specs[name], "integer": True} if _whole(probe, name) else specs[name]
+            if name in kind_of:
+                spec = {**spec, "kind": kind_of[name]}
             point[name] = generic_value(rng, spec, witness[name], lo, hi)
         _tie(probe, point, set(free))
         plain = {n: v for n, v in point.items() if not specs.get(n, {}).get("prob")}

@@ -51,6 +51,9 @@ class Program:
     ops: set[str]
     make_traced: Any = None  # builds the traced function with the climb objective, on demand
     rank: int = 2  # user rank of every input: [1, ..., 1, K]
+    # the loss reads the target's own tensor: "gw" is dloss/dterm, "gtx_*" the loss's gradient
+    # through the term alone
+    term_in_loss: bool = False
     _traced: Any = None
 
     def traced(self) -> Any:
@@ -103,9 +106,10 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
     target_tree, loss_tree = probe.get("target"), probe.get("loss")
     target_code, ops = trace.compile_tree(target_tree, ids, path, line)
     loss_code = None
+    hooked, term_in_loss = with_term_hook(loss_tree, target_tree)
     if loss_tree is not None:
-        loss_code, loss_ops = trace.compile_tree(loss_tree, ids, path, line)
-        ops |= loss_ops
+        loss_code, loss_ops = trace.compile_tree(hooked, {**ids, TERM: TERM_ID}, path, line)
+        ops |= loss_ops  # the target's own ops are in ``ops`` already
     eps = probe.get("eps")
     noeps_code = None
     if extras and recipe(probe)["check"] == "absorption" and eps is not None:
@@ -130,6 +134,7 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
                     values[spec.ident] = tf.math.sigmoid(x) if spec.prob else x
                 with tf.name_scope("target"):
                     target = trace.evaluate(target_code, values)
+                term = values[TERM_ID] = tf.convert_to_tensor(target)
                 target = per_point(
                     tf.cast(tf.convert_to_tensor(target), tf_dtype), xs, batched, "t"
                 )
@@ -154,6 +159,12 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
                 )
             if objective is not None:
                 out["obj"] = objective
+            if term_in_loss:  # how the loss weighs the term, and its gradient through it
+                weight = zero_if_none(tape.gradient(l_sum, term), term)
+                out["gw"] = per_point(tf.cast(weight, tf_dtype), xs, batched, "t")
+                for spec, x in zip(inputs, xs, strict=True):
+                    through = tape.gradient(term, x, output_gradients=weight)
+                    out[f"gtx_{spec.ident}"] = zero_if_none(through, x)
             for spec, x in zip(inputs, xs, strict=True):
                 v = values[spec.ident]
                 out[f"gt_{spec.ident}"] = zero_if_none(tape.gradient(t_sum, v), v)
@@ -184,6 +195,7 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
             loss_code is not None,
             ops,
             rank=rank,
+            term_in_loss=term_in_loss,
         )
     full = make_body(True)
 
@@ -191,7 +203,36 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
         return tf.function(full, autograph=False).get_concrete_function(*specs)
 
     return Program(probe, dtype, inputs, k, full, forward.graph, logits, loss_code is not None, ops,
-                   make_traced=traced, rank=rank)  # fmt: skip
+                   make_traced=traced, rank=rank, term_in_loss=term_in_loss)  # fmt: skip
+
+
+# The flagged term inside its statement: the loss reads the target's own tensor there, so the
+# gradient of the loss with respect to it (how much the loss weighs the term at a point) is
+# known, and a symptom of the loss can be told apart from a symptom of this term.
+TERM = "\x00term"  # no user label holds a NUL
+TERM_ID = "term_t"
+
+
+def with_term_hook(loss: Any, target: Any) -> tuple[Any, bool]:
+    """The loss tree with every copy of the target replaced by a reference to the target's
+    tensor, and whether there was one (a statement the slicer rebuilt differently has none)."""
+    if loss is None or target is None:
+        return loss, False
+    found = False
+
+    def swap(tree: Any) -> Any:
+        nonlocal found
+        if tree == target:
+            found = True
+            return {"k": "input", "name": TERM}
+        if isinstance(tree, dict):
+            return {k: swap(v) for k, v in tree.items()}
+        if isinstance(tree, list):
+            return [swap(v) for v in tree]
+        return tree
+
+    out = swap(loss)
+    return out, found
 
 
 TRACE_ERRORS = (UnsupportedProbe, tf.errors.OpError, ValueError, TypeError)

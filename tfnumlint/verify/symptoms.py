@@ -93,6 +93,35 @@ def dead_mask(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) ->
         if not program.has_loss:
             far |= worst - loss[idx] >= 1.0
         out[idx] = zero[idx] & finite[idx] & far
+    if program.term_in_loss and "gw" in res:
+        out &= term_stuck(program, logit_cols, groups, res)
+    return out
+
+
+def term_stuck(
+    program: Program, logit_cols: list[int], groups: dict[tuple, list[int]], res: dict
+) -> np.ndarray:
+    """Per row: the flagged term itself is what kills the loss's gradient.  The loss weighs
+    the term there (dloss/dterm != 0), the loss's gradient through the term alone is 0 with
+    respect to the dying logits, and the term's part of the loss (linearised at this row's
+    weights) is >= 1 above what it is at another point of the group.  A loss stuck because
+    of another term of its statement (``log(1 - p)`` where ``log(p)`` saturates) is no
+    witness for this one."""
+    t = flat(res["t"])
+    weight = np.nan_to_num(flat(res["gw"]))
+    through = np.concatenate(
+        [flat(res[f"gtx_{program.inputs[j].ident}"]) for j in logit_cols], axis=1
+    )
+    own_dead = (through == 0).all(1) & (weight != 0).any(1) & np.isfinite(t).all(1)
+    out = np.zeros(len(t), bool)
+    for members in groups.values():
+        idx = np.array(members)
+        seen = idx[np.isfinite(t[idx]).all(1)]
+        if not seen.size:
+            continue
+        part = weight[idx] @ t[seen].T  # [row, other point]: row's weights, other's term
+        mine = (weight[idx] * np.where(np.isfinite(t[idx]), t[idx], 0.0)).sum(1)
+        out[idx] = own_dead[idx] & (mine - part.min(1) >= 1.0)
     return out
 
 

@@ -24,7 +24,9 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from ..floats import sigmoid_one
 from ..optimizers import OPTIMIZERS
+from . import training_text as wording
 from .trace import DTYPES, format_number
 
 STEPS = 25
@@ -534,17 +536,29 @@ class Model501:
     def autoencoder(self) -> bool:
         return self.below is not None and self.below[0] == self.units
 
-    def describe(self) -> str:
-        units = f"{self.units} units"
+    def describe(self, probe: dict[str, Any]) -> str:
+        """The layers as the source shows them, then what the simulation assumed."""
+        units = wording.units_text(probe, self.units)
         if self.declared and self.declared > self.units:
             units = f"{self.declared} units, {self.units} simulated"
-        head = f"the {self.output} output layer ({units}, {self.fan_in} inputs"
+        head = f"the {self.output} output layer ({units}, {self.fan_in} inputs)"
+        guesses = wording.output_assumptions(probe, self.units, self.fan_in)
         if self.below is None:
-            return f"{head}, fixed relu features)"
-        width, act = self.below
-        what = "the model's inputs are its targets" if self.autoencoder else "dense features"
-        return (f"{head}) on its {act} hidden layer ({width} inputs; {what}), Keras's glorot "
-                "initialisation")  # fmt: skip
+            act = str((probe.get("below") or {}).get("activation") or "relu")
+            head += f" on fixed {act} features"
+            guesses.append(f"fixed {act} features: the hidden layer's input width is unseen")
+        else:
+            width, act = self.below
+            what = "the model's inputs are its targets" if self.autoencoder else "dense features"
+            head += f" on its {act} hidden layer ({width} inputs; {what})"
+        targets = TARGETS if self.autoencoder else TARGETS.split(" (as ")[0]
+        loss, stand_in = wording.loss_501(probe)
+        guesses += [*stand_in, targets, f"batches of {BATCH_501}"]
+        init = ", Keras's glorot initialisation"  # a Keras layer's default, read as such
+        if probe.get("tf1"):  # the source creates its own weights
+            init = ""
+            guesses.append("glorot initialisation in place of the source's own weights")
+        return f"{head}{init}, trained with {loss}{wording.assumed(guesses)}"
 
 
 def model_501(probe: dict[str, Any]) -> Model501:
@@ -711,9 +725,10 @@ def _seen(m: Model501, got: Saturation, dtype: tf.DType) -> str:
         and not math.isfinite(compiled_floor(m, dtype))
     ):
         eps = format_number(m.eps)
-        text += (f": sigmoid rounds to 1 past 16.6 in float32, and the compiled log(1 - p + {eps}) "
-                 f"is then log(0), because 1 + {eps} == 1 in float32 (TensorFlow's graph "
-                 "optimizer adds the constants first)")  # fmt: skip
+        name = dtype.name
+        text += (f": sigmoid rounds to 1 past {sigmoid_one(name):.3g} in {name}, and the compiled "
+                 f"log(1 - p + {eps}) is then log(0), because 1 + {eps} == 1 in {name} "
+                 "(TensorFlow's graph optimizer adds the constants first)")  # fmt: skip
     return text
 
 
@@ -727,7 +742,7 @@ def verify_saturation(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
     m = model_501(probe)
     trainer = SaturationTrainer(m, cfg, dtype)
     got = trainer.run(cfg.lr, HORIZON)
-    layer = f"{m.describe()}, trained on {TARGETS} in batches of {BATCH_501}"
+    layer = m.describe(probe)
     inputs = {"optimizer": cfg.optimizer, "learning_rate": cfg.lr, "fan_in": m.fan_in,
               "units": m.units, "below": m.below, "loss": probe.get("loss"),
               "targets": TARGETS}  # fmt: skip
@@ -1019,17 +1034,11 @@ class NormTrainer:
                          int(self.peak_step.numpy()), int(self.count.numpy()))  # fmt: skip
 
 
-def _stack_text(stack: dict[str, Any]) -> str:
-    layers = stack["layers"]
-    hidden = {tuple(layer) for layer in layers[:-1]}
-    inputs = stack.get("inputs") or f"{NORM_INPUTS} (assumed)"
-    if len(hidden) == 1:
-        units, act = next(iter(hidden))
-        count = len(layers) - 1
-        body = f"{count} Dense({units}, {act}) layer{'s' if count != 1 else ''}"
-    else:
-        body = " -> ".join(f"Dense({u}, {a})" for u, a in layers[:-1]) or "no hidden layer"
-    return f"the Dense stack ({inputs} inputs, {body}, a {layers[-1][0]}-unit output)"
+def _stack_text(probe: dict[str, Any], stack: dict[str, Any]) -> str:
+    """The user's stack and task as read from the source, and what the simulation assumed."""
+    head, guesses = wording.stack_502(stack, NORM_INPUTS)
+    task, stand_in = wording.task_502(probe)
+    return f"{head} {task}{wording.assumed(guesses + stand_in)}"
 
 
 def verify_clipping(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
@@ -1045,7 +1054,7 @@ def verify_clipping(probe: dict[str, Any], dtype_name: str) -> dict[str, Any]:
                 "the probe cannot tell this configuration from a safe one"}  # fmt: skip
     trainer = NormTrainer(stack, cfg, DTYPES[dtype_name])
     got = trainer.run(cfg.lr, EXPLODES)
-    model = f"{_stack_text(stack)} on a regression of standardised features (MSE)"
+    model = _stack_text(probe, stack)
     inputs = {"optimizer": cfg.optimizer, "learning_rate": cfg.lr, "stack": stack,
               "examples": EXAMPLES_502}  # fmt: skip
     observed: dict[str, Any] = {"first_norm": got.first, "peak_norm": got.peak,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from . import domains, generic, preconditions, trace
+from . import domains, generic, kinds, preconditions, trace
 from . import intervals as iv
 from .program import Input, Program, recipe, run
 from .symptoms import GENERIC, Witness, absorbed, felt_rows, flat, hazard_logits, masks
@@ -38,6 +38,9 @@ def replacements(program: Program, j: int, v: float) -> list[float]:
     """Values to try instead of ``v``: ordinary ones in the input's range, then milder ones of
     the same sign for a large value (the witness then shows where the symptom starts)."""
     spec = program.inputs[j]
+    kind = kinds.input_kinds(program.probe).get(spec.name)
+    if kind is not None and not spec.prob:  # a label stays 0 or 1, an index or a count whole
+        return [r for r in kinds.values_of(kind) if spec.lo <= r <= spec.hi and r != v]
     milder = [math.copysign(m, v) for m in MILDER if abs(v) > m]
     if spec.prob:
         return [r for r in (*LOGIT_REPLACEMENTS, *milder) if r != v]
@@ -177,7 +180,9 @@ def unreachable_reasons(
     """Why inputs of a point (the ``needed`` ones, or all) are not at values the code gives."""
     point = {i.name: float(v) for i, v in zip(program.inputs, row, strict=True) if not i.prob}
     names = list(point) if needed is None else needed
-    return domains.unreachable_inputs(program.probe, point, names, program.dtype, small_ok)
+    return kinds.wrong_kind(program.probe, point, names) + domains.unreachable_inputs(
+        program.probe, point, names, program.dtype, small_ok
+    )
 
 
 def _with(row: np.ndarray, trial: dict[int, float]) -> np.ndarray:
@@ -395,6 +400,12 @@ def witness_parts(program: Program, w: Witness) -> dict[str, Any]:
         observed["loss_gradient"] = {
             spec.name: jsonable(pick(w.res[f"gz_{spec.ident}"], row)) for spec in program.inputs
         }
+    if "gw" in w.res:  # the term inside its statement: the loss's gradient through it alone
+        observed["gradient_through_term"] = {
+            _shown_name(spec): jsonable(pick(w.res[f"gtx_{spec.ident}"], row))
+            for spec in program.inputs
+        }
+        observed["loss_weight"] = jsonable(pick(w.res["gw"], row))
     return {
         "inputs": inputs,
         "observed": observed,
@@ -420,13 +431,28 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
         obs = parts["observed"]
         loss = obs.get("loss", obs["value"])
         dying = hazard_logits(program)
-        logit = next((i for i in program.inputs if i.name in dying), program.inputs[0])
+        logged = _under_log(program.probe.get("target"))  # the log's own, not its weight's
+        logit = next(
+            (
+                i
+                for i in sorted(program.inputs, key=lambda i: i.name not in logged)
+                if i.name in dying
+            ),
+            program.inputs[0],
+        )
         lname = f"logit({logit.name})" if logit.prob else logit.name
         lname = f"({lname})" if " " in lname and not logit.prob else lname
         label = "loss" if program.has_loss else expr
-        text = f"{head}, {label} = {format_number(float(loss) if not isinstance(loss, str) else math.nan)}"
+        shown_loss = format_number(float(loss) if not isinstance(loss, str) else math.nan)
         squash = "softmax" if program.ops & trace.SOFTMAX_OPS else "sigmoid"
-        text += f" and d{label if program.has_loss else ''}/d{lname} = 0: {squash} saturated"
+        if program.term_in_loss:  # the underlined term is what is stuck: say so first
+            text = (
+                f"{head}, {expr} = {parts['value']} and the loss ({shown_loss}) gets "
+                f"dloss/d{lname} = 0 through it: {squash} saturated"
+            )
+        else:
+            text = f"{head}, {label} = {shown_loss}"
+            text += f" and d{label if program.has_loss else ''}/d{lname} = 0: {squash} saturated"
         eps = program.probe.get("eps")
         if eps is not None:
             text += f", the {format_number(trace.parse_float(eps))} floor blocks the gradient"
@@ -438,6 +464,17 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
             + absorbed_note(program, eps)
         )
     return f"{head}, {expr} = {parts['value']}"
+
+
+def _under_log(tree: Any) -> set[str]:
+    """The inputs read inside a log of the tree (``p_pred`` in ``p * log(p_pred + eps)``)."""
+    return {
+        n["name"]
+        for node in trace.walk(tree)
+        if node.get("k") == "call" and node.get("op") in ("log", "log1p")
+        for n in trace.walk(node.get("args"))
+        if n.get("k") == "input"
+    }
 
 
 def absorbed_note(program: Program, eps: float) -> str:

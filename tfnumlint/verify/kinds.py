@@ -1,0 +1,139 @@
+"""The kind of value a probe input holds, read from how the probe's code uses it.
+
+A witness or a generic trial that gives an input a value of the wrong kind (a binary label of
+2.1, a class index of 0.5) describes a point no program reaches.  The kind comes from the
+structure of the flagged statement, never from a name:
+
+- **binary**: a label of a binary cross-entropy (the input weighs one term and ``1 - input``
+  the other: ``y * log(p) + (1 - y) * log(1 - p)``), or a value a ``one_hot`` produced.  It
+  stays in {0, 1}.
+- **index**: the indices of a ``one_hot``: whole and non-negative.
+- **whole**: a non-negative count (an input a counting op produced).
+
+Plain Python over the probe's JSON trees: the verdict side reads it too.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+BINARY = "binary"
+INDEX = "index"
+WHOLE = "whole"
+BINARY_SET = (0.0, 1.0)
+INDEX_VALUES = (0.0, 1.0, 2.0)  # class indices a generic trial or a replacement may take
+WHOLE_VALUES = (1.0, 2.0, 3.0)  # an ordinary count
+COUNT_PRODUCERS = frozenset({"count_nonzero", "bincount", "size", "shape", "num_elements"})
+
+
+def input_kinds(probe: dict[str, Any]) -> dict[str, str]:
+    """Input name -> its kind, for the inputs whose kind the code shows (see the docstring)."""
+    trees = [probe.get("target"), probe.get("loss")]
+    out: dict[str, str] = {}
+    for spec in probe.get("inputs") or []:
+        producer = str(spec.get("producer") or "")
+        if producer == "one_hot" or spec.get("one_hot"):
+            out[str(spec["name"])] = BINARY
+        elif producer in COUNT_PRODUCERS:
+            out[str(spec["name"])] = WHOLE
+    for name in _one_hot_indices(trees):
+        out.setdefault(name, INDEX)
+    for name in _binary_labels(trees):
+        out.setdefault(name, BINARY)
+    return out
+
+
+def allowed(kind: str | None, v: float) -> bool:
+    """Whether ``v`` is a value of this kind (any value when the kind is not known)."""
+    if kind == BINARY:
+        return v in BINARY_SET
+    if kind in (INDEX, WHOLE):
+        return math.isfinite(v) and v >= 0 and v == math.floor(v)
+    return True
+
+
+def values_of(kind: str) -> tuple[float, ...]:
+    """The ordinary values of a kind, for replacements and generic trials."""
+    return {BINARY: BINARY_SET, INDEX: INDEX_VALUES, WHOLE: WHOLE_VALUES}[kind]
+
+
+def wrong_kind(probe: dict[str, Any], point: dict[str, float], names: list[str]) -> list[str]:
+    """Why inputs of a point hold values their kind cannot take (a label of 2)."""
+    kinds = input_kinds(probe)
+    out = []
+    for name in names:
+        kind, v = kinds.get(name), point.get(name)
+        if kind is not None and isinstance(v, float) and not allowed(kind, v):
+            out.append(f"`{name}` = {v:g} is not a value of a {_described(kind)}")
+    return out
+
+
+def _described(kind: str) -> str:
+    return {
+        BINARY: "binary label (0 or 1)",
+        INDEX: "class index (a whole number >= 0)",
+        WHOLE: "count (a whole number >= 0)",
+    }[kind]
+
+
+def _one_hot_indices(trees: list[Any]) -> set[str]:
+    out = set()
+    for node in _walk(trees):
+        if node.get("k") == "call" and node.get("op") == "one_hot":
+            args = node.get("args") or []
+            first = args[0] if args else (node.get("kw") or {}).get("indices")
+            if isinstance(first, dict) and first.get("k") == "input":
+                out.add(str(first["name"]))
+    return out
+
+
+def _binary_labels(trees: list[Any]) -> set[str]:
+    """Inputs read both as ``y`` weighing a log term and as ``1 - y``: binary labels."""
+    complemented = set()
+    weighing = set()
+    for node in _walk(trees):
+        if node.get("k") != "bin":
+            continue
+        left, right = node.get("l"), node.get("r")
+        if node.get("op") == "-" and _is_one(left) and _input_name(right):
+            complemented.add(_input_name(right))
+        if node.get("op") == "*":
+            for a, b in ((left, right), (right, left)):
+                name = _input_name(a)
+                if name and _has_log(b):
+                    weighing.add(name)
+    return {n for n in weighing & complemented if n}
+
+
+def _input_name(tree: Any) -> str:
+    return str(tree["name"]) if isinstance(tree, dict) and tree.get("k") == "input" else ""
+
+
+def _is_one(tree: Any) -> bool:
+    return isinstance(tree, dict) and tree.get("k") == "const" and _number(tree.get("v")) == 1.0
+
+
+def _number(v: Any) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _walk(tree: Any):
+    """Every dict node of a probe tree, depth first (``trace.walk`` without TensorFlow)."""
+    if isinstance(tree, dict):
+        yield tree
+        for value in tree.values():
+            yield from _walk(value)
+    elif isinstance(tree, list):
+        for item in tree:
+            yield from _walk(item)
+
+
+def _has_log(tree: Any) -> bool:
+    return any(
+        n.get("k") == "call" and n.get("op") in ("log", "log1p", "xlogy", "log_sigmoid")
+        for n in _walk(tree)
+    )
