@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from . import __version__, progress
+from . import __version__, progress, stages
 from .cache import default_dir
 from .config import Config, ConfigError, load_config, named_codes, resolve_codes
 from .discovery import (
@@ -167,6 +167,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="parallel processes (default: CPUs)",
     )
     run.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    run.add_argument(
+        "--profile",
+        action="store_true",
+        help="print the time of each stage on stderr (also: TFNUMLINT_PROFILE=1)",
+    )
     run.add_argument(
         "--config",
         type=Path,
@@ -355,6 +360,8 @@ def run(argv: list[str] | None) -> int:
         sys.stdout.write(explain(args.explain))
         return 0
     _check_usage(args)
+    if args.profile:
+        stages.enable()
     progress.configure(False if args.quiet else None)
     start = time.perf_counter()
     cwd = Path.cwd()
@@ -397,7 +404,8 @@ def run(argv: list[str] | None) -> int:
         return _write_baseline(args, inputs, findings, identities, errors)
     # hidden findings are never verified: the gate's cost follows what it shows
     findings, hidden, stale = _filter(findings, identities, baseline, changed, inputs)
-    notices = _verify(findings, config, cache_dir) if verify and findings else []
+    with stages.stage("verification"):
+        notices = _verify(findings, config, cache_dir) if verify and findings else []
     notices += float_notices if args.format in ("text", "concise") else []
     if fixing:
         from .fix.apply import apply_fixes
@@ -423,8 +431,11 @@ def run(argv: list[str] | None) -> int:
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)
-    findings = merge_same_hazard(findings)  # one hazard, one finding (rules stay in related_rules)
-    findings = fold_upstream(findings)  # a symptom carried in from another finding joins it
+    with stages.stage("grouping"):
+        findings = merge_same_hazard(
+            findings
+        )  # one hazard, one finding (rules stay in related_rules)
+        findings = fold_upstream(findings)  # a symptom carried in from another finding joins it
     findings, unconfirmed = _evidence_gate(findings, named_codes(config, _codes(args.select)))
     shown = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
     refuted = len(findings) - len(shown)
@@ -647,6 +658,15 @@ def _still_flagged(
 
 
 def main(argv: list[str] | None = None) -> int:
+    start = time.perf_counter()
+    try:
+        return _main(argv)
+    finally:
+        if stages.enabled():
+            stages.report(time.perf_counter() - start)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         return run(argv)
     except ConfigError as exc:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from . import stages
 from .analysis.context import Context, Hit
 from .analysis.dtypectx import float_package
 from .analysis.module import ModuleInfo, build
@@ -117,7 +118,9 @@ def run_checks(
     """Run every selected check on a parsed module; a crashing check becomes an error entry.
     With a ``unit``, provenance also asks the project index (and records what it asked)."""
     load_all()
-    info = info if info is not None else build(module)
+    if info is None:
+        with stages.stage("metadata"):
+            info = build(module)
     if not info.imports.uses_tensorflow:
         return [], [], None
     view = ProjectView(unit.index, unit.module, info, unit.is_package) if unit else None
@@ -151,6 +154,13 @@ def run_checks(
                 FileError("", f"internal error in {check.code}: {type(exc).__name__}: {exc}")
             )
 
+    with stages.stage("rules"):
+        _dispatch(info, ctx, by_op, by_binop, by_method, module_checks, run)
+    return hits, errors, ctx
+
+
+def _dispatch(info: ModuleInfo, ctx: Context, by_op, by_binop, by_method, module_checks, run):
+    """Each call and binary operation to the checks that asked for it, then module checks."""
     imports = info.imports
     for site in info.calls:
         func = site.node.func
@@ -165,7 +175,6 @@ def run_checks(
             run(check, lambda check=check, site=site: check.fn(site, ctx))
     for check in module_checks:
         run(check, lambda check=check: check.fn(ctx))
-    return hits, errors, ctx
 
 
 # libcst's native parser and the analysis recurse on the C stack: a hostile file (thousands of
@@ -217,7 +226,8 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
             outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
         return outcome
     try:
-        module = cst.parse_module(source.text)
+        with stages.stage("parse"):
+            module = cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
         line, col = source.locate(exc.raw_line)[1], exc.raw_column + 1
         cell, _ = source.locate(exc.raw_line)
@@ -291,9 +301,10 @@ def _settle_own_facts(source, module, options, unit, hits, errors, ctx, summary)
 def _summarise(source: Source, ctx, unit: ProjectUnit) -> ModuleSummary | None:
     """The module's summary for the project index."""
     try:
-        return Summariser(
-            ctx.info, ctx.ev, unit.module, unit.is_package, source.path, source.text
-        ).build()
+        with stages.stage("summary"):
+            return Summariser(
+                ctx.info, ctx.ev, unit.module, unit.is_package, source.path, source.text
+            ).build()
     except RecursionError:
         return None
 
@@ -359,7 +370,8 @@ def place_hits(text: str, hits, positions, *, per_site: bool = False) -> list[tu
 
 def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx) -> list[Finding]:
     """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
-    positions.resolve({hit.site.top for _, hit in hits})
+    with stages.stage("positions"):
+        positions.resolve({hit.site.top for _, hit in hits})
     lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
     docs = all_docs()
     findings: list[Finding] = []
@@ -390,8 +402,9 @@ def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx
             from .verify.domains import annotate_probe
             from .verify.slicer import slice_finding
 
-            finding.probe = slice_finding(ctx, hit, check.code, positions)
-            annotate_probe(finding.probe, ctx, hit)  # issue #11: gradient flow, input domains
+            with stages.stage("probes"):
+                finding.probe = slice_finding(ctx, hit, check.code, positions)
+                annotate_probe(finding.probe, ctx, hit)  # issue #11: gradient flow, input domains
         findings.append(finding)
     findings.sort(key=lambda f: f.sort_key)
     return findings

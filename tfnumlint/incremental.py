@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import stages
 from .analysis.project import ModuleSummary, ProjectIndex, from_jsonable, module_name, to_jsonable
 from .cache import Cache, key
 from .discovery import Candidate
@@ -84,7 +85,8 @@ def _cacheable(outcome: UnitOutcome) -> bool:
 def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitOutcome:
     """One file in one round: from the cache when its content and facts match; never raises."""
     try:
-        source = read_source(candidate.path, candidate.display, candidate.data)
+        with stages.stage("read"):
+            source = read_source(candidate.path, candidate.display, candidate.data)
     except SourceError as exc:
         return UnitOutcome(
             FileResult(candidate.display, errors=[FileError(candidate.display, str(exc))])
@@ -99,8 +101,9 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitO
     probes = "probes" if job.options.slice_probes else ""
     index = unit.index if unit is not None else None
     stage = "alone" if unit is None else ("first" if index is None else "facts")
-    k = key(job.fingerprint, probes, unit.module if unit else "", stage, source.raw)
-    cached = cache.get(k)
+    with stages.stage("cache"):
+        k = key(job.fingerprint, probes, unit.module if unit else "", stage, source.raw)
+        cached = cache.get(k)
     variants: list = []
     if isinstance(cached, list):
         variants = cached
@@ -128,11 +131,17 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitO
             )
         )
     if cache.dir is not None and _cacheable(outcome):
-        if index is None:
-            cache.put(k, _encode(outcome))
-        else:
-            cache.put(k, [_encode(outcome), *variants[: MAX_VARIANTS - 1]])
+        with stages.stage("cache"):
+            _store(cache, k, outcome, variants, index is None)
     return outcome
+
+
+def _store(cache: Cache, k: str, outcome: UnitOutcome, variants: list, alone: bool) -> None:
+    """A first-round entry is the outcome; a later one keeps a few variants (sets of facts)."""
+    if alone:
+        cache.put(k, _encode(outcome))
+    else:
+        cache.put(k, [_encode(outcome), *variants[: MAX_VARIANTS - 1]])
 
 
 _ROUND_INDEX: ProjectIndex | None = None  # the index of the current round, in each worker
@@ -148,6 +157,14 @@ def _lint_chunk(args: tuple[list[tuple[Candidate, str, bool]], Job]) -> list[Uni
     if _ALONE:
         return [lint_file(c, job, None) for c, _, _ in items]
     return [lint_file(c, job, ProjectUnit(m, p, _ROUND_INDEX)) for c, m, p in items]
+
+
+def _lint_chunk_timed(
+    args: tuple[list[tuple[Candidate, str, bool]], Job],
+) -> tuple[list[UnitOutcome], dict[str, tuple[float, float]]]:
+    """:func:`_lint_chunk` in a worker, with the worker's stage times (empty unless profiling)."""
+    outcomes = _lint_chunk(args)
+    return outcomes, stages.take() if stages.enabled() else {}
 
 
 # Each file on its own, no project index: only for measuring what the index costs
@@ -178,7 +195,10 @@ def _run_round(
     out: list[UnitOutcome | None] = [None] * len(items)
     done = 0
     with ProcessPoolExecutor(max_workers=jobs, initializer=_set_index, initargs=(index,)) as pool:
-        for i, chunk_out in enumerate(pool.map(_lint_chunk, [(c, job) for c in chunks])):
+        for i, (chunk_out, times) in enumerate(
+            pool.map(_lint_chunk_timed, [(c, job) for c in chunks])
+        ):
+            stages.merge(times)
             for j, o in enumerate(chunk_out):
                 out[i + j * n] = o
             done += len(chunk_out)
@@ -244,10 +264,13 @@ def run_project(
         _State(o, ProjectUnit(m, p), o.deps) for o, (_, m, p) in zip(first, items, strict=True)
     ]
     for round_no in range(1, MAX_ROUNDS + 1):
-        index = _index(states)
-        stale = [
-            i for i, s in enumerate(states) if any(index.digest(k) != d for k, d in s.deps.items())
-        ]
+        with stages.stage("project index"):
+            index = _index(states)
+            stale = [
+                i
+                for i, s in enumerate(states)
+                if any(index.digest(k) != d for k, d in s.deps.items())
+            ]
         if not stale:
             break
         if on_round is not None:
@@ -256,6 +279,7 @@ def run_project(
         for i, o in zip(stale, outcomes, strict=True):
             states[i].outcome = o
             states[i].deps = o.deps
-    final = _index(states)
+    with stages.stage("project index"):
+        final = _index(states)
     units = {c.display: ProjectUnit(m, p, final) for c, m, p in items}
     return ProjectRun([s.outcome.result for s in states], units)

@@ -26,6 +26,8 @@ from typing import TypeVar
 
 import libcst as cst
 
+from .. import stages
+from .callplaces import call_starts, name_starts, scannable
 from .heuristics import looks_like_probability
 from .invariants import (
     Invariants,
@@ -543,7 +545,8 @@ class Summariser:
                 opaque.append(callee)
         if not pending:
             return [], opaque
-        where = _call_places(self.text, self.info, [s for s, *_ in pending])
+        with stages.stage("call places"):
+            where = _call_places(self.text, self.info, [s for s, *_ in pending])
         out = []
         for site, callee, args, kwargs, fwd, related in pending:
             line, col = where.get(id(site.node), (0, 0))
@@ -581,7 +584,8 @@ class Summariser:
             return None
         inv = self._invariants.get(id(fn.cls))
         if inv is None:
-            inv = self._invariants[id(fn.cls)] = class_invariants(fn.cls)
+            with stages.stage("class invariants"):
+                inv = self._invariants[id(fn.cls)] = class_invariants(fn.cls)
         return fn, inv
 
     def _related(
@@ -724,17 +728,23 @@ def _call_places(text: str, info: ModuleInfo, sites) -> dict[int, tuple[int, int
                 wanted[name].append(site.node)
     out: dict[int, tuple[int, int]] = {}
     starts: list[int] | None = None
+    calls: dict[str, list[int]] | None = None
     for name, nodes in wanted.items():
-        parts = [re.escape(p) for p in name.split(".")]
-        pattern = re.compile(r"(?<![\w.])(?<!def )" + r"\s*\.\s*".join(parts) + r"\s*\(")
-        matches = list(pattern.finditer(text))
+        if not nodes:
+            continue
+        if not scannable(name):
+            matches = name_starts(text, name)
+        else:
+            if calls is None:
+                calls = call_starts(text)
+            matches = calls.get(name, [])
         if len(matches) != len(nodes):
             continue
         if starts is None:
             starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        for node, m in zip(nodes, matches, strict=True):
-            line = bisect.bisect_right(starts, m.start())
-            out[id(node)] = (line, m.start() - starts[line - 1] + 1)
+        for node, at in zip(nodes, matches, strict=True):
+            line = bisect.bisect_right(starts, at)
+            out[id(node)] = (line, at - starts[line - 1] + 1)
     return out
 
 
