@@ -45,12 +45,22 @@ class ProjectUnit:
 
 
 @dataclass
+class Parsed:
+    """A file's tree and walk, kept by the process that linted it for the next project round
+    (the walk depends on the text alone; what depends on the index is rebuilt each round)."""
+
+    module: cst.Module
+    info: ModuleInfo
+
+
+@dataclass
 class UnitOutcome:
     """One file's result, its summary for the index, and the facts it depended on."""
 
     result: FileResult
     summary: ModuleSummary | None = None
     deps: dict[str, str] = field(default_factory=dict)
+    parsed: Parsed | None = field(default=None, repr=False, compare=False)  # never pickled
 
 
 @dataclass
@@ -189,13 +199,16 @@ def lint_source(source: Source, options: LintOptions) -> FileResult:
     return lint_unit(source, options, None).result
 
 
-def lint_unit(source: Source, options: LintOptions, unit: ProjectUnit | None) -> UnitOutcome:
-    """Lint one source on a large-stack thread; never raises for bad input."""
+def lint_unit(
+    source: Source, options: LintOptions, unit: ProjectUnit | None, parsed: Parsed | None = None
+) -> UnitOutcome:
+    """Lint one source on a large-stack thread; never raises for bad input.  ``parsed``: the
+    tree of this very text from an earlier round (not parsed again)."""
     box: list[UnitOutcome | BaseException] = []
 
     def work() -> None:
         try:
-            box.append(_lint_source(source, options, unit))
+            box.append(_lint_source(source, options, unit, parsed))
         except BaseException as exc:  # handed back to the caller's thread
             box.append(exc)
 
@@ -217,7 +230,9 @@ def lint_unit(source: Source, options: LintOptions, unit: ProjectUnit | None) ->
 _STACK_LOCK = threading.Lock()
 
 
-def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None) -> UnitOutcome:
+def _lint_source(
+    source: Source, options: LintOptions, unit: ProjectUnit | None, parsed: Parsed | None = None
+) -> UnitOutcome:
     result = FileResult(source.path)
     outcome = UnitOutcome(result)
     if not might_use_tensorflow(source.text):
@@ -225,9 +240,20 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
         if unit is not None:  # it may still re-export project names (a package __init__)
             outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
         return outcome
+    if parsed is None:
+        module = _parse(source, result)
+        if module is None:
+            return outcome
+    else:
+        module = parsed.module
+    return _analyse(source, module, parsed.info if parsed else None, options, unit, outcome)
+
+
+def _parse(source: Source, result: FileResult) -> cst.Module | None:
+    """The tree, or None with the reason in ``result.errors``."""
     try:
         with stages.stage("parse"):
-            module = cst.parse_module(source.text)
+            return cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
         line, col = source.locate(exc.raw_line)[1], exc.raw_column + 1
         cell, _ = source.locate(exc.raw_line)
@@ -237,19 +263,28 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
         )
         message = syntax_error_message(source, f"syntax error at {where}: {message}")
         result.errors.append(FileError(source.path, message))
-        return outcome
     except RecursionError:
         result.errors.append(
             FileError(source.path, "cannot parse: nested too deeply for the parser")
         )
-        return outcome
     except Exception as exc:  # libcst raises a few other types on hostile input
         result.errors.append(FileError(source.path, f"cannot parse: {type(exc).__name__}: {exc}"))
-        return outcome
+    return None
+
+
+def _analyse(
+    source: Source,
+    module: cst.Module,
+    info: ModuleInfo | None,
+    options: LintOptions,
+    unit: ProjectUnit | None,
+    outcome: UnitOutcome,
+) -> UnitOutcome:
+    result = outcome.result
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 20000))
     try:
-        hits, errors, ctx = run_checks(module, options, unit)
+        hits, errors, ctx = run_checks(module, options, unit, info=info)
         summary = None
         if unit is not None and ctx is not None:
             summary = _summarise(source, ctx, unit)
@@ -269,6 +304,7 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
         if unit is not None and ctx is not None:
             outcome.summary = summary
             outcome.deps = dict(ctx.ev.project.touched)
+            outcome.parsed = Parsed(module, ctx.info)
         elif unit is not None:
             outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
     except RecursionError:

@@ -1,4 +1,4 @@
-"""The one-pass call scan finds exactly the places the per-name search finds."""
+"""The fast paths of the static pass give what the slow ones gave: call places, children."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from tfnumlint.analysis.callplaces import call_starts, name_starts, scannable
 from tfnumlint.analysis.module import build
-from tfnumlint.analysis.names import dotted_name
+from tfnumlint.analysis.names import children, dotted_name
 
 TRICKY = """\
 import tensorflow as tf
@@ -63,3 +63,19 @@ def test_every_callee_of_a_real_file_is_placed_as_before(path: Path) -> None:
     assert names
     for name in names:
         assert starts.get(name, []) == name_starts(text, name), name
+
+
+@pytest.mark.parametrize("path", _python_files()[:8], ids=lambda p: p.name)
+def test_fast_children_are_libcsts_children_in_order(path: Path) -> None:
+    stack: list[cst.CSTNode] = [cst.parse_module(path.read_text(encoding="utf-8"))]
+    seen = 0
+    while stack:
+        node = stack.pop()
+        expected = list(node.children)
+        got = children(node)
+        assert len(got) == len(expected) and all(
+            a is b for a, b in zip(got, expected, strict=True)
+        ), node
+        stack.extend(expected)
+        seen += 1
+    assert seen > 100
