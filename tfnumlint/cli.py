@@ -376,7 +376,8 @@ def run(argv: list[str] | None) -> int:
 
         changed = changed_lines(args.diff_base, cwd)
 
-    float_notices = _settle_float_type(config, inputs.candidates)
+    with stages.stage("float type"):
+        float_notices = _settle_float_type(config, inputs.candidates)
     recording = args.write_baseline is not None
     verify = not args.no_verify and not recording
     fixing = args.fix or args.diff

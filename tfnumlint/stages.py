@@ -19,6 +19,7 @@ T = TypeVar("T")
 
 # the table's order: a pipeline, from reading a file to printing the report
 ORDER = (
+    "float type",
     "read",
     "cache",
     "parse",
