@@ -10,7 +10,6 @@ name such as ``"log"`` or ``"sigmoid"``.
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Iterator
 
@@ -192,6 +191,8 @@ _VISITED_FIELD = re.compile(r"\bvisit_\w+\(\s*self,\s*\"(\w+)\",\s*self\.(\w+),"
 def _child_fields(tp: type) -> tuple[str, ...] | None:
     """The fields libcst's ``_visit_and_replace_children`` visits, in its order; None when its
     code is not the plain one-call-per-field form (then the property is used)."""
+    import inspect  # ~10 ms at start-up that a run without class invariants never needs
+
     try:
         code = inspect.getsource(tp._visit_and_replace_children)  # type: ignore[attr-defined]
     except (OSError, TypeError, AttributeError):
