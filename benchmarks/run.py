@@ -201,7 +201,7 @@ def main() -> int:
         rows.append(
             (
                 "3. same, --jobs 2",
-                f"{j2:.2f} s ({j2 / base:.2f}x row 1; output identical: {same})",
+                f"{j2:.2f} s ({j2 / base:.2f}x row 1, {j2 / j1:.2f}x row 2; output identical: {same})",
                 display(j2_cmd),
             )
         )

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from . import __version__, progress
+from . import __version__, progress, stages
 from .cache import default_dir
 from .config import Config, ConfigError, load_config, named_codes, resolve_codes
 from .discovery import (
@@ -181,6 +181,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="parallel processes (default: CPUs)",
     )
     run.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
+    run.add_argument(
+        "--profile",
+        action="store_true",
+        help="print the time of each stage on stderr (also: TFNUMLINT_PROFILE=1)",
+    )
     run.add_argument(
         "--config",
         type=Path,
@@ -372,6 +377,8 @@ def run(argv: list[str] | None) -> int:
         sys.stdout.write(explain(args.explain))
         return 0
     _check_usage(args)
+    if args.profile:
+        stages.enable()
     progress.configure(False if args.quiet else None)
     start = time.perf_counter()
     cwd = Path.cwd()
@@ -387,7 +394,8 @@ def run(argv: list[str] | None) -> int:
 
         changed = changed_lines(args.diff_base, cwd)
 
-    float_notices = _settle_float_type(config, inputs.candidates)
+    with stages.stage("float type"):
+        float_notices = _settle_float_type(config, inputs.candidates)
     recording = args.write_baseline is not None
     verify = not args.no_verify  # a baseline is verified too: it says what a run would show
     fixing = args.fix or args.diff
@@ -426,7 +434,8 @@ def run(argv: list[str] | None) -> int:
     findings, hidden, stale, would_show = _filter(
         findings, identities, baseline, changed, inputs, verify
     )
-    notices = _verify(findings, config, cache_dir) if verify and findings else []
+    with stages.stage("verification"):
+        notices = _verify(findings, config, cache_dir) if verify and findings else []
     notices += float_notices if args.format in ("text", "concise") else []
     if models and args.no_verify:
         from .models import NO_VERIFY_NOTICE
@@ -462,7 +471,8 @@ def run(argv: list[str] | None) -> int:
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)
-    outcome = show(findings, named, args.show_refuted)
+    with stages.stage("grouping"):  # one hazard, one finding; then what a run shows
+        outcome = show(findings, named, args.show_refuted)
     shown = outcome.findings
     if args.format in ("text", "concise"):
         notices += gated_notes(outcome.gated) + refuted_notes(outcome.refuted)
@@ -689,6 +699,15 @@ def _still_flagged(
 
 
 def main(argv: list[str] | None = None) -> int:
+    start = time.perf_counter()
+    try:
+        return _main(argv)
+    finally:
+        if stages.enabled():
+            stages.report(time.perf_counter() - start)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         return run(argv)
     except ConfigError as exc:

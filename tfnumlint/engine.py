@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from . import stages
 from .analysis.context import Context, Hit
 from .analysis.dtypectx import float_package
 from .analysis.module import ModuleInfo, build
@@ -50,12 +51,22 @@ class ProjectUnit:
 
 
 @dataclass
+class Parsed:
+    """A file's tree and walk, kept by the process that linted it for the next project round
+    (the walk depends on the text alone; what depends on the index is rebuilt each round)."""
+
+    module: cst.Module
+    info: ModuleInfo
+
+
+@dataclass
 class UnitOutcome:
     """One file's result, its summary for the index, and the facts it depended on."""
 
     result: FileResult
     summary: ModuleSummary | None = None
     deps: dict[str, str] = field(default_factory=dict)
+    parsed: Parsed | None = field(default=None, repr=False, compare=False)  # never pickled
 
 
 @dataclass
@@ -123,7 +134,9 @@ def run_checks(
     """Run every selected check on a parsed module; a crashing check becomes an error entry.
     With a ``unit``, provenance also asks the project index (and records what it asked)."""
     load_all()
-    info = info if info is not None else build(module)
+    if info is None:
+        with stages.stage("metadata"):
+            info = build(module)
     if not info.imports.uses_tensorflow:
         return [], [], None
     view = ProjectView(unit.index, unit.module, info, unit.is_package) if unit else None
@@ -157,6 +170,13 @@ def run_checks(
                 FileError("", f"internal error in {check.code}: {type(exc).__name__}: {exc}")
             )
 
+    with stages.stage("rules"):
+        _dispatch(info, ctx, by_op, by_binop, by_method, module_checks, run)
+    return hits, errors, ctx
+
+
+def _dispatch(info: ModuleInfo, ctx: Context, by_op, by_binop, by_method, module_checks, run):
+    """Each call and binary operation to the checks that asked for it, then module checks."""
     imports = info.imports
     for site in info.calls:
         func = site.node.func
@@ -171,7 +191,6 @@ def run_checks(
             run(check, lambda check=check, site=site: check.fn(site, ctx))
     for check in module_checks:
         run(check, lambda check=check: check.fn(ctx))
-    return hits, errors, ctx
 
 
 # libcst's native parser and the analysis recurse on the C stack: a hostile file (thousands of
@@ -186,13 +205,16 @@ def lint_source(source: Source, options: LintOptions) -> FileResult:
     return lint_unit(source, options, None).result
 
 
-def lint_unit(source: Source, options: LintOptions, unit: ProjectUnit | None) -> UnitOutcome:
-    """Lint one source on a large-stack thread; never raises for bad input."""
+def lint_unit(
+    source: Source, options: LintOptions, unit: ProjectUnit | None, parsed: Parsed | None = None
+) -> UnitOutcome:
+    """Lint one source on a large-stack thread; never raises for bad input.  ``parsed``: the
+    tree of this very text from an earlier round (not parsed again)."""
     box: list[UnitOutcome | BaseException] = []
 
     def work() -> None:
         try:
-            box.append(_lint_source(source, options, unit))
+            box.append(_lint_source(source, options, unit, parsed))
         except BaseException as exc:  # handed back to the caller's thread
             box.append(exc)
 
@@ -214,7 +236,9 @@ def lint_unit(source: Source, options: LintOptions, unit: ProjectUnit | None) ->
 _STACK_LOCK = threading.Lock()
 
 
-def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None) -> UnitOutcome:
+def _lint_source(
+    source: Source, options: LintOptions, unit: ProjectUnit | None, parsed: Parsed | None = None
+) -> UnitOutcome:
     result = FileResult(source.path)
     outcome = UnitOutcome(result)
     if not might_use_tensorflow(source.text):
@@ -227,8 +251,20 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
                 source.text, unit.module, unit.is_package, source.path, tree
             )
         return outcome
+    if parsed is None:
+        module = _parse(source, result)
+        if module is None:
+            return outcome
+    else:
+        module = parsed.module
+    return _analyse(source, module, parsed.info if parsed else None, options, unit, outcome)
+
+
+def _parse(source: Source, result: FileResult) -> cst.Module | None:
+    """The tree, or None with the reason in ``result.errors``."""
     try:
-        module = cst.parse_module(source.text)
+        with stages.stage("parse"):
+            return cst.parse_module(source.text)
     except cst.ParserSyntaxError as exc:
         line, col = source.locate(exc.raw_line)[1], exc.raw_column + 1
         cell, _ = source.locate(exc.raw_line)
@@ -238,19 +274,28 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
         )
         message = syntax_error_message(source, f"syntax error at {where}: {message}")
         result.errors.append(FileError(source.path, message))
-        return outcome
     except RecursionError:
         result.errors.append(
             FileError(source.path, "cannot parse: nested too deeply for the parser")
         )
-        return outcome
     except Exception as exc:  # libcst raises a few other types on hostile input
         result.errors.append(FileError(source.path, f"cannot parse: {type(exc).__name__}: {exc}"))
-        return outcome
+    return None
+
+
+def _analyse(
+    source: Source,
+    module: cst.Module,
+    info: ModuleInfo | None,
+    options: LintOptions,
+    unit: ProjectUnit | None,
+    outcome: UnitOutcome,
+) -> UnitOutcome:
+    result = outcome.result
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, 20000))
     try:
-        hits, errors, ctx = run_checks(module, options, unit)
+        hits, errors, ctx = run_checks(module, options, unit, info=info)
         summary = None
         if unit is not None and ctx is not None:
             summary = _summarise(source, ctx, unit)
@@ -270,6 +315,7 @@ def _lint_source(source: Source, options: LintOptions, unit: ProjectUnit | None)
         if unit is not None and ctx is not None:
             outcome.summary = summary
             outcome.deps = dict(ctx.ev.project.touched)
+            outcome.parsed = Parsed(module, ctx.info)
         elif unit is not None:
             outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
     except RecursionError:
@@ -302,9 +348,10 @@ def _settle_own_facts(source, module, options, unit, hits, errors, ctx, summary)
 def _summarise(source: Source, ctx, unit: ProjectUnit) -> ModuleSummary | None:
     """The module's summary for the project index."""
     try:
-        return Summariser(
-            ctx.info, ctx.ev, unit.module, unit.is_package, source.path, source.text
-        ).build()
+        with stages.stage("summary"):
+            return Summariser(
+                ctx.info, ctx.ev, unit.module, unit.is_package, source.path, source.text
+            ).build()
     except RecursionError:
         return None
 
@@ -370,7 +417,8 @@ def place_hits(text: str, hits, positions, *, per_site: bool = False) -> list[tu
 
 def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx) -> list[Finding]:
     """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
-    positions.resolve({hit.site.top for _, hit in hits})
+    with stages.stage("positions"):
+        positions.resolve({hit.site.top for _, hit in hits})
     lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
     docs = all_docs()
     findings: list[Finding] = []
@@ -401,8 +449,9 @@ def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx
             from .verify.domains import annotate_probe
             from .verify.slicer import slice_finding
 
-            finding.probe = slice_finding(ctx, hit, check.code, positions)
-            annotate_probe(finding.probe, ctx, hit)  # issue #11: gradient flow, input domains
+            with stages.stage("probes"):
+                finding.probe = slice_finding(ctx, hit, check.code, positions)
+                annotate_probe(finding.probe, ctx, hit)  # issue #11: gradient flow, input domains
         findings.append(finding)
     findings.sort(key=lambda f: f.sort_key)
     return findings

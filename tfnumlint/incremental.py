@@ -18,10 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import stages
 from .analysis.project import ModuleSummary, ProjectIndex, from_jsonable, module_name, to_jsonable
 from .cache import Cache, key
 from .discovery import Candidate
-from .engine import LintOptions, ProjectUnit, UnitOutcome, lint_unit
+from .engine import LintOptions, Parsed, ProjectUnit, UnitOutcome, lint_unit
 from .model import FileError, FileResult, Finding
 from .source import CELLS_ANALYSED, SourceError, read_source
 
@@ -92,7 +93,8 @@ def _problem(problem: str, skipped: bool) -> str:
 def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitOutcome:
     """One file in one round: from the cache when its content and facts match; never raises."""
     try:
-        source = read_source(candidate.path, candidate.display, candidate.data)
+        with stages.stage("read"):
+            source = read_source(candidate.path, candidate.display, candidate.data)
     except SourceError as exc:
         return UnitOutcome(
             FileResult(candidate.display, errors=[FileError(candidate.display, str(exc))])
@@ -107,8 +109,9 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitO
     probes = "probes" if job.options.slice_probes else ""
     index = unit.index if unit is not None else None
     stage = "alone" if unit is None else ("first" if index is None else "facts")
-    k = key(job.fingerprint, probes, unit.module if unit else "", stage, source.raw)
-    cached = cache.get(k)
+    with stages.stage("cache"):
+        k = key(job.fingerprint, probes, unit.module if unit else "", stage, source.raw)
+        cached = cache.get(k)
     variants: list = []
     if isinstance(cached, list):
         variants = cached
@@ -123,7 +126,10 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitO
         except (AttributeError, KeyError, TypeError, ValueError):
             continue  # a malformed entry is a miss
     try:
-        outcome = lint_unit(source, job.options, unit)
+        kept = _TREES.get(candidate.display) if index is not None else None
+        parsed = kept[1] if kept is not None and kept[0] == source.raw else None
+        outcome = lint_unit(source, job.options, unit, parsed)
+        _keep_tree(candidate.display, source.raw, outcome)
         # problems the reader noted (a notebook's bad cell), with or without TensorFlow in it
         outcome.result.errors += [
             FileError(candidate.display, _problem(p, outcome.result.skipped))
@@ -139,11 +145,42 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitO
             )
         )
     if cache.dir is not None and _cacheable(outcome):
-        if index is None:
-            cache.put(k, _encode(outcome))
-        else:
-            cache.put(k, [_encode(outcome), *variants[: MAX_VARIANTS - 1]])
+        with stages.stage("cache"):
+            _store(cache, k, outcome, variants, index is None)
     return outcome
+
+
+# Trees kept between project rounds, in the process that parsed them (display -> raw text and
+# tree): a file re-linted because a fact it asked about changed is not parsed again.  Only
+# files that asked about project facts can go stale; the budget bounds the memory (a libcst
+# tree and its walk take about 70 times the text: 4 MiB of source is about 300 MB).
+_TREES: dict[str, tuple[bytes, Parsed]] = {}
+KEEP_BYTES = 4 * 1024 * 1024
+_kept_bytes = [0]
+
+
+def _keep_tree(display: str, raw: bytes, outcome: UnitOutcome) -> None:
+    parsed, outcome.parsed = outcome.parsed, None  # the tree never travels back to the parent
+    if parsed is None or not outcome.deps:
+        return
+    if display in _TREES:
+        _TREES[display] = (raw, parsed)
+    elif _kept_bytes[0] + len(raw) <= KEEP_BYTES:
+        _TREES[display] = (raw, parsed)
+        _kept_bytes[0] += len(raw)
+
+
+def _forget_trees() -> None:
+    _TREES.clear()
+    _kept_bytes[0] = 0
+
+
+def _store(cache: Cache, k: str, outcome: UnitOutcome, variants: list, alone: bool) -> None:
+    """A first-round entry is the outcome; a later one keeps a few variants (sets of facts)."""
+    if alone:
+        cache.put(k, _encode(outcome))
+    else:
+        cache.put(k, [_encode(outcome), *variants[: MAX_VARIANTS - 1]])
 
 
 _ROUND_INDEX: ProjectIndex | None = None  # the index of the current round, in each worker
@@ -161,6 +198,14 @@ def _lint_chunk(args: tuple[list[tuple[Candidate, str, bool]], Job]) -> list[Uni
     return [lint_file(c, job, ProjectUnit(m, p, _ROUND_INDEX)) for c, m, p in items]
 
 
+def _lint_chunk_timed(
+    args: tuple[list[tuple[Candidate, str, bool]], Job],
+) -> tuple[list[UnitOutcome], dict[str, tuple[float, float]]]:
+    """:func:`_lint_chunk` in a worker, with the worker's stage times (empty unless profiling)."""
+    outcomes = _lint_chunk(args)
+    return outcomes, stages.take() if stages.enabled() else {}
+
+
 # Each file on its own, no project index: only for measuring what the index costs
 # (benchmarks/run.py); not a user setting.
 _ALONE = bool(os.environ.get("TFNUMLINT_BENCH_NO_PROJECT"))
@@ -170,31 +215,85 @@ def _run_round(
     items: list[tuple[Candidate, str, bool]],
     job: Job,
     index: ProjectIndex | None,
-    jobs: int,
+    workers: _Workers | None,
+    owners: list[int],
     tick: Callable[[int], None] | None = None,
 ) -> list[UnitOutcome]:
-    """Outcomes in the order of ``items``, whatever ``jobs`` is; ``tick(done)`` as they come."""
+    """Outcomes in the order of ``items``, whatever ``jobs`` is; ``tick(done)`` as they come.
+    ``owners[i]``: the worker that lints ``items[i]`` in every round (it keeps the tree)."""
     tick = tick or (lambda _done: None)
-    if jobs <= 1 or len(items) < 4:
+    if workers is None:
         _set_index(index)
         outcomes: list[UnitOutcome] = []
         for item in items:
             outcomes.extend(_lint_chunk(([item], job)))
             tick(len(outcomes))
         return outcomes
-    n = min(jobs * 8, len(items))  # interleaved chunks balance big and small files
-    chunks = [items[i::n] for i in range(n)]
-    from concurrent.futures import ProcessPoolExecutor  # ~30 ms of imports a one-file run skips
+    return workers.run(items, job, index, owners, tick)
 
-    out: list[UnitOutcome | None] = [None] * len(items)
-    done = 0
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_set_index, initargs=(index,)) as pool:
-        for i, chunk_out in enumerate(pool.map(_lint_chunk, [(c, job) for c in chunks])):
-            for j, o in enumerate(chunk_out):
-                out[i + j * n] = o
+
+class _Workers:
+    """One single-process pool per job, kept for all the rounds of a run: a file goes to the
+    same process in every round, which still holds its tree.  A pool of one runs its tasks in
+    the order they were submitted, so the round's index is set before the round's files."""
+
+    CHUNKS_PER_WORKER = 8  # progress granularity
+
+    def __init__(self, jobs: int) -> None:
+        from concurrent.futures import ProcessPoolExecutor  # ~30 ms a one-file run skips
+
+        self.pools = [ProcessPoolExecutor(max_workers=1) for _ in range(jobs)]
+
+    def run(self, items, job: Job, index, owners: list[int], tick) -> list[UnitOutcome]:
+        from concurrent.futures import as_completed
+
+        futures = {}
+        for w, pool in enumerate(self.pools):
+            mine = [i for i, o in enumerate(owners) if o == w]
+            if not mine:
+                continue
+            pool.submit(_set_index, index)
+            size = max(1, -(-len(mine) // self.CHUNKS_PER_WORKER))
+            for c in range(0, len(mine), size):
+                positions = mine[c : c + size]
+                chunk = [items[i] for i in positions]
+                futures[pool.submit(_lint_chunk_timed, (chunk, job))] = positions
+        out: list[UnitOutcome | None] = [None] * len(items)
+        done = 0
+        for future in as_completed(futures):
+            chunk_out, times = future.result()
+            stages.merge(times)
+            for i, o in zip(futures[future], chunk_out, strict=True):
+                out[i] = o
             done += len(chunk_out)
             tick(done)
-    return [o for o in out if o is not None]
+        return [o for o in out if o is not None]
+
+    def close(self) -> None:
+        for pool in self.pools:
+            pool.shutdown()
+
+
+def _owners(candidates: list[Candidate], jobs: int) -> list[int]:
+    """Each file's worker: largest file first to the least loaded worker (sizes stand for
+    cost), so that the workers finish together without sharing files between rounds."""
+    sizes = [_size(c) for c in candidates]
+    load = [0] * jobs
+    owners = [0] * len(candidates)
+    for i in sorted(range(len(candidates)), key=lambda i: (-sizes[i], i)):
+        w = min(range(jobs), key=lambda w: (load[w], w))
+        owners[i] = w
+        load[w] += sizes[i] + 1
+    return owners
+
+
+def _size(candidate: Candidate) -> int:
+    if candidate.data is not None:
+        return len(candidate.data)
+    try:
+        return os.path.getsize(candidate.path)
+    except OSError:
+        return 0
 
 
 def _module_names(candidates: list[Candidate]) -> list[tuple[str, bool]]:
@@ -240,6 +339,33 @@ def analyse_project(
     return run_project(candidates, job, jobs, on_round, tick).results
 
 
+def _rounds(items, job: Job, workers, owners: list[int], on_round, tick) -> list[_State]:
+    """Round 0 for every file, then the files whose facts changed, until none did."""
+    first = _run_round(items, job, None, workers, owners, tick)
+    states = [
+        _State(o, ProjectUnit(m, p), o.deps) for o, (_, m, p) in zip(first, items, strict=True)
+    ]
+    for round_no in range(1, MAX_ROUNDS + 1):
+        with stages.stage("project index"):
+            index = _index(states)
+            stale = [
+                i
+                for i, s in enumerate(states)
+                if any(index.digest(k) != d for k, d in s.deps.items())
+            ]
+        if not stale:
+            break
+        if on_round is not None:
+            on_round(round_no, len(stale))
+        outcomes = _run_round(
+            [items[i] for i in stale], job, index, workers, [owners[i] for i in stale]
+        )
+        for i, o in zip(stale, outcomes, strict=True):
+            states[i].outcome = o
+            states[i].deps = o.deps
+    return states
+
+
 def run_project(
     candidates: list[Candidate],
     job: Job,
@@ -250,23 +376,15 @@ def run_project(
     """:func:`analyse_project`, with each file's place in the project."""
     names = _module_names(candidates)
     items = [(c, m, p) for c, (m, p) in zip(candidates, names, strict=True)]
-    first = _run_round(items, job, None, jobs, tick)
-    states = [
-        _State(o, ProjectUnit(m, p), o.deps) for o, (_, m, p) in zip(first, items, strict=True)
-    ]
-    for round_no in range(1, MAX_ROUNDS + 1):
-        index = _index(states)
-        stale = [
-            i for i, s in enumerate(states) if any(index.digest(k) != d for k, d in s.deps.items())
-        ]
-        if not stale:
-            break
-        if on_round is not None:
-            on_round(round_no, len(stale))
-        outcomes = _run_round([items[i] for i in stale], job, index, jobs)
-        for i, o in zip(stale, outcomes, strict=True):
-            states[i].outcome = o
-            states[i].deps = o.deps
-    final = _index(states)
+    workers = _Workers(jobs) if jobs > 1 and len(items) >= 4 else None
+    owners = _owners(candidates, jobs) if workers is not None else [0] * len(items)
+    try:
+        states = _rounds(items, job, workers, owners, on_round, tick)
+    finally:
+        if workers is not None:
+            workers.close()
+        _forget_trees()
+    with stages.stage("project index"):
+        final = _index(states)
     units = {c.display: ProjectUnit(m, p, final) for c, m, p in items}
     return ProjectRun([s.outcome.result for s in states], units)

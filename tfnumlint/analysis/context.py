@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 import libcst as cst
 
+from .. import stages
 from .module import ModuleInfo, Scope, Site, call_arg
 from .provenance import Evaluator
 from .values import Val
@@ -44,6 +45,8 @@ class Context:
             settings.float_type or settings.float_packages.get(package or "") or "float32"
         )
         self.ev = Evaluator(info, project)
+        if stages.enabled():  # every evaluation, the rules' and the summary's, is provenance
+            self.ev.value = stages.timed("provenance", self.ev.value)  # type: ignore[method-assign]
         self.settings = settings
         self._facts: dict[str, object] = {}
         self.seen: set[tuple[str, int]] = set()

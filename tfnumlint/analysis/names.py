@@ -150,7 +150,59 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(n.children)
+        stack.extend(children(n))
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` in the same order, read from the fields: libcst's property rebuilds
+    the node (a visitor pass with validation) on every call."""
+    fields = _CHILD_FIELDS.get(type(node), _UNKNOWN)
+    if fields is _UNKNOWN:
+        fields = _CHILD_FIELDS[type(node)] = _child_fields(type(node))
+    if fields is None:
+        return list(node.children)
+    out: list[cst.CSTNode] = []
+    for name in fields:
+        value = getattr(node, name)
+        tp = type(value)
+        if tp is tuple or tp is list:
+            out.extend(v for v in value if _is_node(type(v)))
+        elif _is_node(tp):
+            out.append(value)
+    return out
+
+
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def _is_node(tp: type) -> bool:
+    """isinstance(x, cst.CSTNode) goes through ABC machinery; cache it per type."""
+    known = _NODE_TYPES.get(tp)
+    if known is None:
+        known = _NODE_TYPES[tp] = issubclass(tp, cst.CSTNode)
+    return known
+
+
+_UNKNOWN: tuple[str, ...] = ("?",)
+_CHILD_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_VISITED_FIELD = re.compile(r"\bvisit_\w+\(\s*self,\s*\"(\w+)\",\s*self\.(\w+),")
+
+
+def _child_fields(tp: type) -> tuple[str, ...] | None:
+    """The fields libcst's ``_visit_and_replace_children`` visits, in its order; None when its
+    code is not the plain one-call-per-field form (then the property is used)."""
+    import inspect  # ~10 ms at start-up that a run without class invariants never needs
+
+    try:
+        code = inspect.getsource(tp._visit_and_replace_children)  # type: ignore[attr-defined]
+    except (OSError, TypeError, AttributeError):
+        return None
+    found = _VISITED_FIELD.findall(code)
+    if any(a != b for a, b in found) or re.search(r"\b(if|for|while)\b", code):
+        return None
+    if code.count("visit_") - code.count("def _visit_and_replace_children") != len(found):
+        return None
+    return tuple(a for a, _ in found)
 
 
 def dotted_name(node: cst.BaseExpression | None) -> str:

@@ -26,12 +26,14 @@ from typing import TypeVar
 
 import libcst as cst
 
+from .. import stages
+from .callplaces import call_starts, name_starts, scannable
 from .heuristics import looks_like_probability
 from .invariants import (
     Invariants,
-    argument_invariant,
     class_invariants,
     class_transforms,
+    key_invariant,
     value_key,
 )
 from .module import Binding, ModuleInfo, Scope, qualname
@@ -547,7 +549,8 @@ class Summariser:
                 opaque.append(callee)
         if not pending:
             return [], opaque
-        where = _call_places(self.text, self.info, [s for s, *_ in pending])
+        with stages.stage("call places"):
+            where = _call_places(self.text, self.info, [s for s, *_ in pending])
         out = []
         for site, callee, args, kwargs, fwd, related in pending:
             line, col = where.get(id(site.node), (0, 0))
@@ -576,29 +579,40 @@ class Summariser:
             return None  # the instance: dispatch through it is not followed
         return qual, node.value
 
-    def _class_of(self, scope: Scope) -> tuple[Scope, Invariants] | None:
-        """The method around ``scope`` and its class's invariants (memoised per class)."""
+    def _method_of(self, scope: Scope) -> Scope | None:
+        """The method around ``scope`` (None outside a class)."""
         fn: Scope | None = scope
         while fn is not None and fn.kind != "function":
             fn = fn.parent
         if fn is None or fn.cls is None:
             return None
+        return fn
+
+    def _invariants_of(self, fn: Scope) -> Invariants:
+        """The invariants of the method's class, memoised per class; computed only when a
+        call passes something they could be about (most calls pass nothing of the kind)."""
+        assert fn.cls is not None
         inv = self._invariants.get(id(fn.cls))
         if inv is None:
-            inv = self._invariants[id(fn.cls)] = class_invariants(fn.cls)
-        return fn, inv
+            with stages.stage("class invariants"):
+                inv = self._invariants[id(fn.cls)] = class_invariants(fn.cls)
+        return inv
 
     def _related(
         self, slots: list[tuple[str, cst.BaseExpression]], scope: Scope
     ) -> tuple[tuple[str, str, str, str], ...]:
         """The class's asserted relations between two attributes this call passes."""
-        found = self._class_of(scope)
-        if found is None or not found[1].relations or len(slots) < 2:
+        fn = self._method_of(scope)
+        if fn is None or len(slots) < 2:
             return ()
-        fn, inv = found
-        cname = fn.cls.node.name.value if fn.cls is not None else ""
         init_params = frozenset(fn.params) if fn.name == "__init__" else frozenset()
         keys = {slot: value_key(node, fn, init_params) for slot, node in slots}
+        if sum(k is not None for k in keys.values()) < 2:
+            return ()  # a relation names two attributes
+        inv = self._invariants_of(fn)
+        if not inv.relations:
+            return ()
+        cname = fn.cls.node.name.value if fn.cls is not None else ""
         out = []
         for a_key, op, b_key, why in inv.relations:
             for sa in (sl for sl, k in keys.items() if k == a_key):
@@ -610,15 +624,19 @@ class Summariser:
         """An argument that reads an attribute its class asserts (``_log_combinations(n, k)``
         with ``n`` from ``self.total_count``, asserted non-negative and integer-form): the
         class invariant is the range of what this call passes."""
-        found_cls = self._class_of(scope)
-        if found_cls is None:
+        fn = self._method_of(scope)
+        if fn is None:
             return None
-        fn, inv = found_cls
         cls = fn.cls
         assert cls is not None
+        init_params = frozenset(fn.params) if fn.name == "__init__" else frozenset()
+        key = value_key(node, fn, init_params)
+        if key is None:
+            return None  # reads no attribute: nothing the class asserts is about it
+        inv = self._invariants_of(fn)
         if not inv.bounds and not inv.integer:
             return None
-        found = argument_invariant(node, fn, inv)
+        found = key_invariant(inv, key)
         if found is None:
             return None
         lo = found.lo
@@ -728,17 +746,23 @@ def _call_places(text: str, info: ModuleInfo, sites) -> dict[int, tuple[int, int
                 wanted[name].append(site.node)
     out: dict[int, tuple[int, int]] = {}
     starts: list[int] | None = None
+    calls: dict[str, list[int]] | None = None
     for name, nodes in wanted.items():
-        parts = [re.escape(p) for p in name.split(".")]
-        pattern = re.compile(r"(?<![\w.])(?<!def )" + r"\s*\.\s*".join(parts) + r"\s*\(")
-        matches = list(pattern.finditer(text))
+        if not nodes:
+            continue
+        if not scannable(name):
+            matches = name_starts(text, name)
+        else:
+            if calls is None:
+                calls = call_starts(text)
+            matches = calls.get(name, [])
         if len(matches) != len(nodes):
             continue
         if starts is None:
             starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        for node, m in zip(nodes, matches, strict=True):
-            line = bisect.bisect_right(starts, m.start())
-            out[id(node)] = (line, m.start() - starts[line - 1] + 1)
+        for node, at in zip(nodes, matches, strict=True):
+            line = bisect.bisect_right(starts, at)
+            out[id(node)] = (line, at - starts[line - 1] + 1)
     return out
 
 

@@ -1,0 +1,90 @@
+"""Parse each file once per run: a file re-linted in a later project round reuses its tree,
+in the serial path and in the worker that linted it first."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import libcst
+import pytest
+from test_project import MODEL_LOSS_TRAIN, lint_tree, project
+
+from tfnumlint import incremental
+from tfnumlint.config import load_config, resolve_codes
+from tfnumlint.discovery import Candidate, discover
+from tfnumlint.engine import LintOptions
+from tfnumlint.incremental import Job, analyse_project
+
+
+def counting_parses(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
+    """Every parse appends the digest of its text to ``log`` (forked workers too)."""
+    real = libcst.parse_module
+
+    def parse(text, *args, **kwargs):
+        with log.open("a") as out:
+            out.write(hashlib.sha1(str(text).encode()).hexdigest() + "\n")
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", parse)
+
+
+def run_rounds(root: Path, jobs: int) -> list[tuple[int, int]]:
+    config = load_config(None, root)
+    codes = resolve_codes(config, None, None)
+    candidates = discover(["."], root, config.exclude, config.extend_exclude, config.root)
+    job = Job(LintOptions(codes=codes), config.fingerprint(codes), None)
+    rounds: list[tuple[int, int]] = []
+    analyse_project(candidates, job, jobs, on_round=lambda n, k: rounds.append((n, k)))
+    return rounds
+
+
+def with_extras() -> dict[str, str]:
+    files = dict(MODEL_LOSS_TRAIN)
+    for i in range(6):  # enough files for the process pool
+        files[f"pkg/extra_{i}.py"] = (
+            "import tensorflow as tf\nfrom .losses import energy\n\n\n"
+            f"def f{i}(x, w):\n    return energy(tf.matmul(x, w) * {i + 1}.0)\n"
+        )
+    return files
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_file_relinted_in_a_later_round_is_not_parsed_again(
+    jobs: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = project(tmp_path / "tree", with_extras())
+    log = tmp_path / "parses.log"
+    counting_parses(monkeypatch, log)
+    rounds = run_rounds(root, jobs)
+    assert rounds and rounds[0][1] >= 1  # losses.py is linted again once its callers are known
+    parsed = log.read_text().split()
+    tf_files = [p for p in root.rglob("*.py") if "tensorflow" in p.read_text()]
+    assert len(parsed) == len(tf_files)  # each file once, whatever the rounds
+    assert len(set(parsed)) == len(parsed)
+
+
+def test_reusing_trees_changes_no_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path, with_extras())
+    kept = lint_tree(root, jobs=1)
+    monkeypatch.setattr(incremental, "KEEP_BYTES", 0)  # nothing kept: every round parses
+    assert lint_tree(root, jobs=1) == kept
+    assert any(rule == "TNL301" and path == "pkg/losses.py" for path, _, rule, _, _ in kept)
+
+
+def test_no_tree_outlives_the_run(tmp_path: Path) -> None:
+    run_rounds(project(tmp_path, with_extras()), 1)
+    assert incremental._TREES == {}
+
+
+def test_workers_share_the_files_by_size(tmp_path: Path) -> None:
+    sizes = [900, 100, 500, 400, 300, 200]
+    candidates = []
+    for i, n in enumerate(sizes):
+        path = tmp_path / f"f{i}.py"
+        path.write_text("#" * n)
+        candidates.append(Candidate(path, path.name))
+    owners = incremental._owners(candidates, 2)
+    load = [sum(n for n, o in zip(sizes, owners, strict=True) if o == w) for w in (0, 1)]
+    assert sorted(load) == [1200, 1200]
+    assert incremental._owners(candidates, 2) == owners  # the same split every round
