@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -271,10 +271,9 @@ def rename_tree(src: Path, dst: Path, r: Renaming) -> dict[str, str]:
         out = dst / new_rel
         out.parent.mkdir(parents=True, exist_ok=True)
         text = path.read_text()
-        try:
+        # an unparsable file is copied as it is: it is an error both times
+        with contextlib.suppress(cst.ParserSyntaxError, UnicodeDecodeError):
             text = cst.parse_module(text).visit(_Rename(r)).code
-        except (cst.ParserSyntaxError, UnicodeDecodeError):
-            pass  # an unparsable file is copied as it is: it is an error both times
         out.write_text(text)
         back[new_rel.as_posix()] = rel.as_posix()
     for extra in src.rglob("*"):  # data files, configs: copied under their renamed folders
