@@ -180,4 +180,4 @@ def test_a_helper_of_a_free_function_is_conditional():
         """
     reason, likely = _flow(code, "TNL202")
     assert likely is True
-    assert "`g` is only called from functions with no caller" in reason
+    assert "`g` is only called from functions whose callers are not in view" in reason

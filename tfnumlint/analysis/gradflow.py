@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -701,7 +702,7 @@ def no_gradient(
     node: cst.CSTNode,
     path: str,
     probe: dict | None,
-    referenced_elsewhere: bool = False,
+    imported: Callable[[str], bool] | None = None,
 ) -> NoGradient | None:
     """The one decision of where gradients flow: why none does at this finding, or None.
 
@@ -716,7 +717,7 @@ def no_gradient(
     )
     if certain:
         return NoGradient(certain)
-    found = reach(scope, statement, referenced_elsewhere)
+    found = reach(scope, statement, imported or _nothing_imported)
     if found.path is ReachPath.UNREACHED:
         return NoGradient(found.fact)
     if found.path is ReachPath.REACHED:
@@ -725,12 +726,16 @@ def no_gradient(
     return NoGradient(likely, certain=False) if likely else None
 
 
+def _nothing_imported(name: str) -> bool:
+    return False
+
+
 def conditional_reason(
-    scope: Scope, statement: cst.CSTNode, referenced_elsewhere: bool = False
+    scope: Scope, statement: cst.CSTNode, imported: Callable[[str], bool] | None = None
 ) -> str | None:
     """The condition a gradient symptom of a free function holds under (no caller in the
     project differentiates it yet), or None when the hazard is reached or unreached."""
-    found = reach(scope, statement, referenced_elsewhere)
+    found = reach(scope, statement, imported or _nothing_imported)
     return found.fact if found.path is ReachPath.FREE else None
 
 
@@ -1084,8 +1089,19 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
         reason = labels_only_reason(out, probe)
     condition = probe.get("conditional")
-    gradient_only = out.get("symptom") in GRADIENT_ONLY and not statement_value_symptom(out)
-    if condition and not reason and out.get("status") == "confirmed" and gradient_only:
+    gradient_only = out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY
+    if condition and not reason and gradient_only:
+        statement = statement_value_symptom(out)
+        if statement:
+            return {
+                **out,
+                "symptom": "nan-value" if statement == "nan" else "inf-value",
+                "detail": (
+                    f"{out.get('detail', '')}; the gradient is conditional ({condition}), but "
+                    f"at that point the enclosing statement's value is {statement}: a value "
+                    "symptom"
+                ),
+            }
         detail = f"{out.get('detail', '')}; conditional: {condition}"
         return {**out, "status": "inconclusive", "detail": detail}
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:

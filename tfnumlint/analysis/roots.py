@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -326,14 +327,15 @@ class _Builder:
                     reached |= {id(f) for f in fns}
                     changed = True
         self.g.reached = reached
-        self.g.maybe = self._closure(reached | self._free_functions())
+        self.g.maybe = self._closure(reached | self._open_functions())
 
-    def _free_functions(self) -> set[int]:
-        """Functions nothing in this module calls or passes: their callers are elsewhere."""
+    def _open_functions(self) -> set[int]:
+        """Functions whose callers this module does not show: nothing here calls them, or they
+        are passed as a value (a callback: whoever receives it may call it)."""
         return {
             id(f)
             for name, fns in self.g.defs.items()
-            if not self.g.calls.get(name) and name not in self.g.passed
+            if not self.g.calls.get(name) or name in self.g.passed
             for f in fns
         }
 
@@ -434,11 +436,29 @@ def statement_reached(scope: Scope, statement: cst.CSTNode) -> str | None:
     return "it feeds what the module differentiates"
 
 
-def reach(scope: Scope, statement: cst.CSTNode, referenced_elsewhere: bool) -> Reach:
+def _no_import(name: str) -> bool:
+    return False
+
+
+def _ancestors(g: _Graph, name: str) -> set[str]:
+    """``name`` and every function that calls it, transitively, in this module."""
+    out, todo = {name}, [name]
+    while todo:
+        for caller in g.callers.get(todo.pop(), ()):
+            if caller and caller not in out:
+                out.add(caller)
+                todo.append(caller)
+    return out
+
+
+def reach(
+    scope: Scope, statement: cst.CSTNode, imported: Callable[[str], bool] = _no_import
+) -> Reach:
     """Whether the statement at ``scope`` is on a path to a differentiation root.
 
-    ``referenced_elsewhere``: another module of the project imports the function (or its
-    class, or this module): its callers there are not followed, so the answer is unknown."""
+    ``imported(name)``: another module of the project imports that function or class of this
+    module (``""``: the module itself).  Callers there are not followed, so a function that
+    they may reach (it, a class around it, or a function calling it here) stays unknown."""
     g = _graph(_root_scope(scope))
     if g is None:
         return Reach(Path.UNKNOWN)
@@ -446,7 +466,7 @@ def reach(scope: Scope, statement: cst.CSTNode, referenced_elsewhere: bool) -> R
     if fs is None:  # module-level code
         if id(statement) in g.marked:
             return Reach(Path.REACHED)
-        if referenced_elsewhere:
+        if imported(""):
             return Reach(Path.UNKNOWN)
         if not g.any_root:
             return Reach(Path.FREE, "nothing in this module differentiates it")
@@ -463,7 +483,7 @@ def reach(scope: Scope, statement: cst.CSTNode, referenced_elsewhere: bool) -> R
     fn = fs.node
     assert isinstance(fn, cst.FunctionDef)
     name = fn.name.value
-    if referenced_elsewhere or name in g.passed:
+    if name in g.passed or any(imported(n) for n in sorted(_ancestors(g, name) | _classes(fs))):
         return Reach(Path.UNKNOWN)
     callers = [c for c in g.callers.get(name, ()) if c != name]
     if not callers and not g.calls.get(name):
@@ -475,8 +495,9 @@ def reach(scope: Scope, statement: cst.CSTNode, referenced_elsewhere: bool) -> R
     if id(fn) in g.maybe:
         return Reach(
             Path.FREE,
-            f"`{name}` is only called from functions with no caller in the project: the "
-            "gradient symptom holds only if a caller differentiates them",
+            f"`{name}` is only called from functions whose callers are not in view (no caller "
+            "in the project, or passed as a callback): the gradient symptom holds only if "
+            "those callers differentiate it",
         )
     shown = ", ".join(f"`{c}`" for c in sorted(set(callers)) if c) or "module-level code"
     return Reach(
@@ -484,6 +505,16 @@ def reach(scope: Scope, statement: cst.CSTNode, referenced_elsewhere: bool) -> R
         f"no path to a differentiation root: `{name}` is only called from {shown}, which "
         "nothing differentiates",
     )
+
+
+def _classes(scope: Scope) -> set[str]:
+    out = set()
+    s: Scope | None = scope
+    while s is not None:
+        if s.kind == "class" and s.name:
+            out.add(s.name)
+        s = s.parent
+    return out
 
 
 def _within_reached(g: _Graph, fn: cst.FunctionDef, statement: cst.CSTNode) -> Reach:

@@ -1594,21 +1594,14 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
             probe.pop(key, None)
 
 
-def _referenced_elsewhere(ctx, site) -> bool:
-    """Another module imports the function (or class) around the finding, or this module:
-    callers there are not followed, so reachability stays unknown."""
+def _imported_elsewhere(ctx):
+    """``name -> bool``: another module of the project imports that name from this module
+    (``""``: the module itself); its callers there are not followed, so reachability stays
+    unknown.  Without a project index nothing is imported."""
     project = getattr(ctx.ev, "project", None)
     if project is None:
-        return False
-    s = site.scope
-    names = set()
-    while s is not None:
-        if s.kind in ("function", "class") and s.name:
-            names.add(s.name)
-        s = s.parent
-    return any(project.imported_elsewhere(n) for n in sorted(names)) or (
-        not names and project.imported_elsewhere("")
-    )
+        return None
+    return project.imported_elsewhere
 
 
 def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
@@ -1623,7 +1616,7 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     )
 
     site = hit.site
-    elsewhere = _referenced_elsewhere(ctx, site)
+    elsewhere = _imported_elsewhere(ctx)
     flow = no_gradient(site.scope, site.statement, hit.node, ctx.path, probe, elsewhere)
     if flow:
         probe["no_gradient"] = flow.reason
