@@ -140,7 +140,8 @@ def test_the_flag_guard_refutes_the_value_but_not_the_gradient():
     value = gradflow.apply(probe, {"status": "confirmed", "symptom": "inf-value", "detail": "d"})
     assert value["status"] == "refuted"
     gradient = {"status": "confirmed", "symptom": "nan-gradient", "detail": "d"}
-    assert gradflow.apply({**probe, "no_gradient": None}, gradient)["status"] == "confirmed"
+    reached = {**probe, "no_gradient": None, "conditional": None}  # as if a root called it
+    assert gradflow.apply(reached, gradient)["status"] == "confirmed"
 
 
 # ---------------------------------------------------------------- assertions as guards

@@ -296,7 +296,7 @@ def classify(
             return {"drive": "fixed", "drive_why": "a parameter with a literal default"}
         if spec.get("producer") in PASSED_KINDS:  # the project's callers pass such a value
             return {"drive": "driven", "drive_why": f"its callers pass a {spec['producer']}"}
-        why = driving_function(owner) if owner is not None else None
+        why = (driving_function(owner) or training_context(owner, ctx)) if owner else None
         if why:
             return {"drive": "driven", "drive_why": why}
         if owner is not None:
