@@ -67,7 +67,8 @@ def framework_attributes() -> frozenset[str]:
     return frozenset(n for b in bases for n in dir(b))
 
 
-KEEP_NAMES = frozenset(dir(builtins)) | {"self", "cls", "__name__", "__file__"}
+# Keras passes these to `call` by keyword (it inspects the signature): they stay everywhere.
+KEEP_NAMES = frozenset(dir(builtins)) | {"self", "cls", "__name__", "__file__", "training", "mask"}
 
 
 def alpha(index: int, like: str) -> str:
@@ -197,13 +198,20 @@ class _Rename(cst.CSTTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
         attr = original.attr.value  # leave_Name saw the attr too: decide it here
-        new = self.r.attrs.get(attr) or self.r.modules.get(attr)
-        if not new and _dotted(original.value).split(".")[0] in self.r.modules:
+        in_project = _dotted(original.value).split(".")[0] in self.r.modules
+        new = self.r.attrs.get(attr) or (self.r.modules.get(attr) if in_project else None)
+        if not new and in_project:
             new = self.r.names.get(attr)  # `losses.bce(...)`: a function of a project module
         return updated.with_changes(attr=cst.Name(new or attr))
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         return True
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        root = _dotted(original.module).split(".")[0] if original.module else ""
+        if original.relative or root in self.r.modules:
+            return updated
+        return original  # `from tensorflow.keras import layers`: API names stay
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         last = _dotted(original.func).rsplit(".", 1)[-1]
@@ -227,8 +235,9 @@ def _sources(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def plan(root: Path) -> Renaming:
-    """One mapping for the whole tree: every name it binds, except what it imports."""
+def plan(root: Path, framework: frozenset[str] | None = None) -> Renaming:
+    """One mapping for the whole tree: every name it binds, except what it imports.
+    ``framework``: attribute names of framework classes (default: read from TensorFlow)."""
     c = _Collect()
     parsed = {}
     for path in _sources(root):
@@ -245,8 +254,9 @@ def plan(root: Path) -> Renaming:
         if path.stem != "__init__":
             stems.add(path.stem)
     external = {bound for root, bound in c.imports if root and root not in stems}
-    hooks = FRAMEWORK_HOOKS | framework_attributes()
+    hooks = FRAMEWORK_HOOKS | (framework_attributes() if framework is None else framework)
     kept_methods = c.methods & hooks
+    stems -= external | hooks  # a file named like an imported API name keeps its name
     for i, name in enumerate(sorted(stems - KEEP_NAMES)):
         r.modules[name] = alpha(i, name.lower())
     n = len(r.modules)
