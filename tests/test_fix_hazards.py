@@ -14,9 +14,12 @@ import jsonschema
 import numpy as np
 import pytest
 from conftest import ROOT, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tfnumlint.engine import LintOptions, lint_text
 from tfnumlint.fix import apply
+from tfnumlint.fix.hazards import text_edits
 from tfnumlint.source import Source
 
 SOFTMAX = """\
@@ -427,3 +430,28 @@ def loss(x, W, b, y_):
     fixed = apply.fix_text(text, {"TNL101", "TNL103"}, prove=PROVEN)
     assert "y = " not in fixed and "logits" not in fixed, fixed
     assert fixed.count("tf.matmul(x, W) + b") == 1, fixed
+
+
+@settings(deadline=None)
+@given(
+    st.lists(st.sampled_from(["a\n", "b\n", "# filler\n"]), max_size=40),
+    st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["i", "d", "r"])), max_size=4),
+)
+def test_text_edits_turn_the_old_text_into_the_new_one(lines, changes):
+    """The edits JSON/SARIF carry, applied to the old text, give the new text exactly (also
+    past the size where the matcher stops being exact, on long runs of equal lines)."""
+    new = list(lines)
+    for at, op in changes:
+        if op == "i":
+            new.insert(min(at, len(new)), "x = 1\n")
+        elif new:
+            if op == "d":
+                new.pop(at % len(new))
+            else:
+                new[at % len(new)] = "y = 2\n"
+    for scale in (1, 200):  # 200: thousands of equal lines, the inexact matcher
+        old_text, new_text = "".join(lines) * scale, "".join(new) * scale
+        text = old_text
+        for e in sorted(text_edits(old_text, new_text), key=lambda e: -e.offset):
+            text = text[: e.offset] + e.text + text[e.offset + e.length :]
+        assert text == new_text

@@ -28,7 +28,7 @@ PROBING_STAGES = (
 WORKER_SIDE = frozenset(
     f"tfnumlint.verify.{m}"
     for m in (
-        *("worker", "trace", "intervals", "proving", "training", "training_text"),
+        *("worker", "trace", "intervals", "proving", "compiled", "training", "training_text"),
         # the probing pipeline: its entry point and its stages
         *("probing", *PROBING_STAGES),
         # saved models, loaded and linted in the worker (verify/graphs)

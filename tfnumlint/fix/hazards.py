@@ -106,10 +106,21 @@ def text_edits(old: str, new: str) -> list[TextEdit]:
     starts = [0]
     for line in a:
         starts.append(starts[-1] + len(line))
+    lo = 0  # the common head and tail are never edited: match only what lies between
+    while lo < min(len(a), len(b)) and a[lo] == b[lo]:
+        lo += 1
+    hi = 0
+    while hi < min(len(a), len(b)) - lo and a[-1 - hi] == b[-1 - hi]:
+        hi += 1
+    mid_a, mid_b = a[lo : len(a) - hi], b[lo : len(b) - hi]
+    # exact matching is quadratic on many equal lines (a long run of comments); the popular-line
+    # heuristic still yields edits that turn ``old`` into ``new``, only less minimal ones
+    exact = len(mid_a) + len(mid_b) <= 4000
+    matcher = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=not exact)
     out = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
+        i1, i2, j1, j2 = i1 + lo, i2 + lo, j1 + lo, j2 + lo
         out.append(TextEdit(starts[i1], starts[i2] - starts[i1], i1 + 1, i2, "".join(b[j1:j2])))
     return out
