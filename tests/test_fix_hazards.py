@@ -432,7 +432,7 @@ def loss(x, W, b, y_):
     assert fixed.count("tf.matmul(x, W) + b") == 1, fixed
 
 
-@settings(deadline=None)
+@settings(deadline=None, max_examples=12)
 @given(
     st.lists(st.sampled_from(["a\n", "b\n", "# filler\n"]), max_size=40),
     st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["i", "d", "r"])), max_size=4),
@@ -449,7 +449,7 @@ def test_text_edits_turn_the_old_text_into_the_new_one(lines, changes):
                 new.pop(at % len(new))
             else:
                 new[at % len(new)] = "y = 2\n"
-    for scale in (1, 200):  # 200: thousands of equal lines, the inexact matcher
+    for scale in (1, 120):  # 120: thousands of equal lines, the inexact matcher
         old_text, new_text = "".join(lines) * scale, "".join(new) * scale
         text = old_text
         for e in sorted(text_edits(old_text, new_text), key=lambda e: -e.offset):
