@@ -467,7 +467,7 @@ def run(argv: list[str] | None) -> int:
     elif args.format in ("json", "sarif") and findings:
         from .fix.apply import describe_fixes
 
-        describe_fixes(findings, inputs.candidates, options, analysed.units)
+        _on_large_stack(describe_fixes, findings, inputs.candidates, options, analysed.units)
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)
@@ -725,3 +725,17 @@ def _main(argv: list[str] | None) -> int:
         if os.environ.get("TFNUMLINT_DEBUG"):
             raise
         return 2
+
+
+def _on_large_stack(fn, *args) -> None:
+    """Run ``fn`` on a thread with a large stack, as the engine lints: planning fixes parses
+    the file again, and a deeply nested expression would overflow the main thread's stack."""
+    import threading
+
+    old = threading.stack_size(512 * 1024 * 1024)
+    try:
+        thread = threading.Thread(target=fn, args=args, daemon=True)
+        thread.start()
+    finally:
+        threading.stack_size(old)
+    thread.join()
