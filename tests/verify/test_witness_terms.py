@@ -145,6 +145,8 @@ def test_each_witness_shows_its_symptom_in_the_underlined_term_itself(confirmed)
             continue
         text, term = TERMS[key]
         v = f["verification"]
+        if v["detail"].startswith("only when compiled"):
+            continue  # grappler's folding is reproduced by the finding's --emit-repro script (test_repro)
         if not _shows(
             v["symptom"], term, v.get("inputs") or {}, v.get("observed") or {}, v["detail"]
         ):
