@@ -64,6 +64,7 @@ class Evaluator:
         self._active: set[int] = set()
         self._depth = 0
         self._summaries: dict[int, object] = {}
+        self._fed: dict[int, tuple[tuple[float, float], str] | None] | None = None
 
     # -- public -----------------------------------------------------------------------
     def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
@@ -92,6 +93,16 @@ class Evaluator:
 
     def op(self, call: cst.Call) -> str | None:
         return self.imports.op(call.func)
+
+    def fed(self, placeholder: cst.Call) -> tuple[tuple[float, float], str] | None:
+        """The range of what this module feeds a placeholder, and the fed code, when every
+        feed of it is bounded NumPy code (``feeds.fed_ranges``)."""
+        if self._fed is None:
+            from .feeds import fed_ranges
+
+            self._fed = {}  # a feed read while computing the table sees no range
+            self._fed = fed_ranges(self)
+        return self._fed.get(id(placeholder))
 
     def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None:
         """The binding of ``name`` visible at ``order`` in ``scope`` (or an enclosing one)."""

@@ -447,6 +447,11 @@ def _source(kind: str):
             return Val("zeros", 0.0, 0.0, tensor=True, zero="always")
         if kind == "ones":
             return Val("ones", 1.0, 1.0, tensor=True)
+        if kind == "placeholder":
+            fed = ev.fed(node)
+            if fed is not None:  # the program feeds it bounded NumPy data
+                (lo, hi), code = fed
+                return Val(kind, lo, hi, tensor=True, desc=f"a placeholder fed `{code}`")
         return Val(kind, tensor=True, desc=f"a {kind}")
 
     return handler

@@ -170,6 +170,8 @@ def _same_code(ctx: Context, a: cst.CSTNode, b: cst.CSTNode) -> bool:
 # Producers whose output is routinely <= 0: a raw linear output, a difference, a tanh; and
 # raw input data fed through a placeholder or a Keras Input, which nothing keeps positive.
 _COMPUTED = frozenset({"matmul", "diff", "linear", "tanh", "placeholder", "input"})
+# producers whose output is exactly 0 on a whole region of their input (a dead ReLU unit)
+_ZERO_REACHING = frozenset({"relu", "relu6"})
 
 
 @rule("TNL104", ops={"log"})
@@ -181,7 +183,18 @@ def log_of_unbounded(site: Site[cst.Call], ctx: Context):
     if eps is not None:
         return
     v = ctx.val(x, site)
-    if v.prob or v.guarded or v.lo >= 0 or v.kind not in _COMPUTED:
+    if v.prob or v.guarded:
+        return
+    if v.lo == 0 and v.kind in _ZERO_REACHING and v.zero:  # log(relu(z)): exactly 0 at z <= 0
+        yield Hit(
+            site.node,
+            f"log of {v.desc or 'a computed value'}, which is exactly 0 where {v.zero} "
+            f"(range [0, {fmt(v.hi)}]): log(0) = -inf, and its gradient 1/x is inf there",
+            site,
+        )
+        return
+    fed_zero = v.lo == 0 and v.kind == "placeholder"  # fed data whose range reaches 0
+    if (v.lo >= 0 and not fed_zero) or v.kind not in _COMPUTED:
         return
     if _linear_log_loss(ctx, site) is not None:
         return  # a log-loss on logits: TNL503 names the mismatch
