@@ -367,12 +367,13 @@ class FeedReader:
         if fn in ("arange", "linspace"):
             if not args:
                 return None
-            vals = [self._const(a, scope, order) for a in args[:2]]
-            if None in vals:
+            got = [self._const(a, scope, order) for a in args[:2]]
+            vals = [v for v in got if v is not None]
+            if len(vals) != len(got):
                 return None
             if fn == "arange" and len(vals) == 1:
-                return (0.0, vals[0])  # type: ignore[return-value]
-            return (min(vals), max(vals))  # type: ignore[type-var]
+                return (0.0, vals[0])
+            return (min(vals), max(vals))
         if not args:
             return None
         if fn in _HULL:
