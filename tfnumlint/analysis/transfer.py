@@ -53,7 +53,7 @@ def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
         val = Val(
             kind, lo, hi, tensor=True, zero=zero, desc=f"{kind}({inner.desc or '...'})", **extra
         )
-        if kind in ("sigmoid", "softmax"):
+        if kind in ops.PROBABILITY:
             return replace(
                 val,
                 prob=True,

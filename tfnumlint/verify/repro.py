@@ -142,7 +142,7 @@ def witness_script(finding: Finding, record: dict[str, Any]) -> str:
 def spec_of(spec: dict[str, Any]) -> dict[str, Any]:
     """An input as the verifier modelled it (``program.declared_inputs``)."""
     lo, hi = float(spec.get("lo", "-inf")), float(spec.get("hi", "inf"))
-    is_prob = bool(spec.get("prob")) or spec.get("producer") in ("sigmoid", "softmax")
+    is_prob = bool(spec.get("prob")) or spec.get("producer") in ops.PROBABILITY
     return {
         "name": str(spec["name"]),
         "prob": is_prob and lo <= 0 and hi >= 1,

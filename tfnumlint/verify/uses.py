@@ -38,7 +38,7 @@ MAX_SINKS = 8
 # and spellings the op registry does not model, by the dotted name they resolve to.
 NUMPY_WHERE = ("experimental.numpy.where",)
 NO_NAN_CALLS = ("multiply_no_nan", "divide_no_nan")
-COMPARE_OPS = frozenset({"greater", "greater_equal", "less", "less_equal", "equal", "not_equal"})
+COMPARE_OPS = registry.COMPARISONS
 NAN_TESTS = frozenset({"is_nan", "is_inf", "is_finite", "isnan", "isinf", "isfinite"})
 # Ops where a -inf entry is exact (exp(-inf) = 0): a log value of -inf is handled there.
 LOGSUMEXP_OPS = frozenset({"reduce_logsumexp", "log_softmax", "softmax", "exp"})
@@ -65,9 +65,7 @@ REORDER_CALLS = frozenset({"top_k", "sort"})
 # After a reorder the values are no longer sliced (the probe does not trace top_k): only ops
 # that keep every entry as it is may follow, so the check made on the reorder's input holds
 # (not `gather`, which may pick the -inf entries alone).
-ENTRY_KEEPING = frozenset(
-    {"cast", "stop_gradient", "identity", "reshape", "tile", "transpose", "expand_dims", "squeeze"}
-)
+ENTRY_KEEPING = registry.ENTRY_KEEPING
 
 
 @dataclass
