@@ -9,10 +9,10 @@ import libcst as cst
 from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site
-from . import rule
 from .common import EXP_OVERFLOW, first_arg, split_eps, underflows
 from .graph import Hazard as GraphHazard
 from .graph import danger_test, graph_rule, is_danger, producer_text, range_text, where_op
+from .registry import rule
 
 # Producers with no upper bound in practice: raw linear outputs, negations, differences.
 _COMPUTED = frozenset({"matmul", "diff", "linear", "neg"})

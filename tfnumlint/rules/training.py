@@ -19,9 +19,9 @@ from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.names import PROBABILITY_LOSSES
 from ..optimizers import ADAPTIVE, OPTIMIZERS
-from . import rule
 from .common import fmt, split_eps
 from .datascale import DataScale, curvature, data_scale, resolve
+from .registry import rule
 from .training_loss import compiled_loss
 
 _ALL_OPTIMIZERS = frozenset({f"optimizer:{f}" for f in OPTIMIZERS})

@@ -1301,28 +1301,6 @@ def outside_verdict(
     return {"status": "refuted" if strong else "inconclusive", "detail": reason, "dtype": dtype}
 
 
-def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """A confirmed witness must lie in its domains; then the gradient-flow context applies.
-    A malformed domain never costs the verdict: the probe's own result stands."""
-    try:
-        return _judge(probe, out)
-    except (KeyError, TypeError, ValueError):
-        return out
-
-
-def _judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    from ..analysis.gradflow import apply
-
-    if out.get("status") == "confirmed" and isinstance(out.get("inputs"), dict):
-        point = {k: v for k, v in out["inputs"].items() if isinstance(v, (int, float))}
-        if broken(probe, point):
-            verdict = outside_verdict(probe, point, out.get("dtype"))
-            verdict["detail"] = f"{out.get('detail', '')}: {verdict['detail']}"
-            return verdict
-    out = apply(probe, out)
-    return received(probe, out)
-
-
 # ---------------------------------------------------------------- reachability of a witness
 #
 # A witness sets every free input of the slice freely.  That is evidence for an input the code
@@ -1529,20 +1507,6 @@ def reachable(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     confirmation: inconclusive, saying which value it needs and why that is not known to occur.
     What was seen stays in the verdict (inputs, observed values)."""
     return _not_confirmed(out, _reach_reasons(probe, out))
-
-
-def received(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """Confirmed only for inputs the code really receives: the witness's needed inputs are
-    reachable (:func:`reachable`) and the symptom does not rest on a special value of a
-    parameter nothing drives (``generic.special_value_reason``).  One finding, one reason: the
-    gates' reasons are joined, and what was seen stays in the detail."""
-    from .generic import special_value_reason
-
-    reasons = _reach_reasons(probe, out)
-    special = special_value_reason(probe, out, say_values=not reasons)
-    if special:
-        reasons.append(special)
-    return _not_confirmed(out, reasons)
 
 
 def _reach_reasons(probe: dict[str, Any], out: dict[str, Any]) -> list[str]:

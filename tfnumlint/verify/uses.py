@@ -18,7 +18,7 @@ Plain data only: never imports TensorFlow.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
 
@@ -29,7 +29,24 @@ from ..analysis.names import dotted_name
 
 if TYPE_CHECKING:
     from ..analysis.context import Context, Hit
-    from .slicer import Slicer
+
+
+class Slicer(Protocol):
+    """What the consumer walk reads of the slicer (:class:`.slicer.Slicer` is one).  A
+    protocol, so this module does not import the slicer that calls it."""
+
+    inputs: dict[str, dict[str, Any]]
+    unsupported: list[str]
+    truncated: bool
+    positions: Any
+    _input_keys: dict[str, str]
+
+    def op_of(self, node: cst.Call) -> str | None: ...
+
+    def budget(self) -> None: ...
+
+    def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict: ...
+
 
 MAX_HOPS = 3  # local names followed (`a = f(x)`, `b = a * 2`, `tf.where(c, b, 0)`)
 MAX_SINKS = 8
