@@ -11,7 +11,7 @@ from __future__ import annotations
 from test_caller_ranges import caller_domain, probes
 from test_project import project
 
-from tfnumlint.verify import domains
+from tfnumlint.verify import domains, gates
 
 HELPER = """\
     import tensorflow as tf
@@ -68,7 +68,7 @@ def test_a_softmax_passed_to_a_method_through_self_makes_a_strong_domain(tmp_pat
     [probe] = probes(root, "pool.py", "TNL102")
     dom = caller_domain(probe, "s")
     assert dom is not None and dom["strong"] and (dom["lo"], dom["hi"]) == (0.0, 1.0)
-    verdict = domains.judge(probe, seen("s", -1.0))
+    verdict = gates.judge(probe, seen("s", -1.0))
     assert verdict["status"] == "refuted"
     assert "every caller in the project passes a value in [0, 1]" in verdict["detail"]
 
@@ -100,8 +100,8 @@ def test_a_classmethod_called_through_cls_and_a_subclass_call_count_as_call_site
     [probe] = probes(root, "pool.py", "TNL102")
     dom = caller_domain(probe, "s")
     assert dom is not None and dom["strong"] and (dom["lo"], dom["hi"]) == (0.0, 1.0)
-    assert domains.judge(probe, seen("s", -1.0))["status"] == "refuted"
-    assert domains.judge(probe, seen("s", 0.0))["status"] == "confirmed"
+    assert gates.judge(probe, seen("s", -1.0))["status"] == "refuted"
+    assert gates.judge(probe, seen("s", 0.0))["status"] == "confirmed"
 
 
 # -- several hops ----------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_a_parameter_passed_on_twice_takes_the_range_of_the_outermost_call(tmp_p
     dom = caller_domain(probe, "s")
     assert dom is not None and dom["strong"] and (dom["lo"], dom["hi"]) == (0.0, 1.0)
     assert "a.py:" in dom["why"]  # the outermost call site names the range
-    assert domains.judge(probe, seen("s", -1.0))["status"] == "refuted"
+    assert gates.judge(probe, seen("s", -1.0))["status"] == "refuted"
 
 
 def test_a_chain_longer_than_the_project_rounds_is_followed_through_its_forwards(tmp_path):
@@ -158,7 +158,7 @@ def test_a_recursive_pass_through_ends_at_the_outer_callers_range(tmp_path):
     [probe] = probes(root, "helper.py", "TNL102")
     dom = caller_domain(probe, "s")
     assert dom is not None and (dom["lo"], dom["hi"]) == (0.0, 1.0)
-    assert domains.judge(probe, seen("s", -1.0))["status"] == "refuted"
+    assert gates.judge(probe, seen("s", -1.0))["status"] == "refuted"
 
 
 # -- class invariants on the arguments of a helper ------------------------------------------------
@@ -224,12 +224,12 @@ def test_an_asserted_integer_count_passed_to_a_helper_is_a_whole_number_domain(t
 def test_a_fractional_witness_for_an_asserted_count_is_refuted_a_whole_one_stands(tmp_path):
     root = project(tmp_path, {"dist.py": counted(READS[0])})
     [probe] = probes(root, "dist.py", "TNL105")
-    verdict = domains.judge(probe, seen("n", 1e-8, "log(n + 1) = 0"))
+    verdict = gates.judge(probe, seen("n", 1e-8, "log(n + 1) = 0"))
     assert verdict["status"] == "refuted"
     assert "needs `n` = 1e-08" in verdict["detail"]
     assert "whole number >= 0" in verdict["detail"] and "`Counted`" in verdict["detail"]
-    assert domains.judge(probe, seen("n", -1.0, "log(n + 1) = -inf"))["status"] == "refuted"
-    assert domains.judge(probe, seen("n", 3.0, "log(n + 1) = 1.386"))["status"] == "confirmed"
+    assert gates.judge(probe, seen("n", -1.0, "log(n + 1) = -inf"))["status"] == "refuted"
+    assert gates.judge(probe, seen("n", 3.0, "log(n + 1) = 1.386"))["status"] == "confirmed"
 
 
 def test_a_helper_also_called_with_an_unasserted_value_gets_no_integer_domain(tmp_path):
@@ -240,7 +240,7 @@ def test_a_helper_also_called_with_an_unasserted_value_gets_no_integer_domain(tm
     [probe] = probes(root, "dist.py", "TNL105")
     dom = caller_domain(probe, "n")
     assert dom is None or not dom["strong"]
-    assert domains.judge(probe, seen("n", 1e-8, "log(n + 1) = 0"))["status"] != "refuted"
+    assert gates.judge(probe, seen("n", 1e-8, "log(n + 1) = 0"))["status"] != "refuted"
 
 
 def test_an_attribute_without_an_assertion_passes_nothing_known(tmp_path):

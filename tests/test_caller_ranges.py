@@ -17,7 +17,7 @@ from tfnumlint.config import load_config, resolve_codes
 from tfnumlint.discovery import discover
 from tfnumlint.engine import LintOptions
 from tfnumlint.incremental import Job, analyse_project
-from tfnumlint.verify import domains
+from tfnumlint.verify import domains, gates
 
 
 def probes(root: Path, path: str, rule: str) -> list[dict]:
@@ -129,7 +129,7 @@ def test_a_witness_outside_the_callers_softmax_range_is_refuted_with_the_reason(
         "inputs": {"s": -1.0},
         "observed": {"value": "nan", "needed": ["s"]},
     }
-    verdict = domains.judge(probe, seen)
+    verdict = gates.judge(probe, seen)
     assert verdict["status"] == "refuted"
     assert "needs `s` = -1, but every caller in the project passes" in verdict["detail"]
     assert "[0, 1]" in verdict["detail"]
@@ -203,7 +203,7 @@ def test_a_caller_passing_an_unknown_value_makes_the_range_weak(tmp_path):
         "inputs": {"s": -1.0},
         "observed": {"value": "nan", "needed": ["s"]},
     }
-    assert domains.judge(probe, seen)["status"] == "inconclusive"
+    assert gates.judge(probe, seen)["status"] == "inconclusive"
 
 
 def test_a_sequential_built_by_list_concatenation_has_its_last_layers_activation(tmp_path):

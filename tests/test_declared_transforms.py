@@ -11,7 +11,7 @@ from conftest import run_json
 from test_caller_ranges import probes
 from test_project import project
 
-from tfnumlint.verify import domains
+from tfnumlint.verify import gates
 
 PARAMS = """\
     def Parameter(value, transform=None):
@@ -110,7 +110,7 @@ def test_a_witness_at_zero_lengthscale_is_refuted_naming_the_transform(tmp_path)
         "inputs": {"kernel.lengthscales": 0.0, "x": 1.0},
         "observed": {"value": "nan", "needed": ["kernel.lengthscales"]},
     }
-    verdict = domains.judge(probe, seen)
+    verdict = gates.judge(probe, seen)
     assert verdict["status"] == "refuted"
     assert "positive()" in verdict["detail"]
 

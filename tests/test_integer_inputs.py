@@ -12,7 +12,7 @@ import random
 from test_caller_ranges import probes
 from test_project import project
 
-from tfnumlint.verify import domains, generic
+from tfnumlint.verify import domains, gates, generic
 
 
 def whole_domain(probe: dict, name: str) -> dict | None:
@@ -48,10 +48,10 @@ def test_an_item_of_a_shape_is_a_whole_number_at_least_zero(tmp_path):
     )
     dom = whole_domain(probe, "tf.shape(x)[0]")
     assert dom is not None and dom["strong"] and dom["lo"] == 0.0
-    verdict = domains.judge(probe, precision_loss("tf.shape(x)[0]", 1e-8))
+    verdict = gates.judge(probe, precision_loss("tf.shape(x)[0]", 1e-8))
     assert verdict["status"] == "refuted"
     assert "is not a whole number" in verdict["detail"] and "`shape`" in verdict["detail"]
-    assert domains.judge(probe, precision_loss("tf.shape(x)[0]", 2.0))["status"] == "confirmed"
+    assert gates.judge(probe, precision_loss("tf.shape(x)[0]", 2.0))["status"] == "confirmed"
 
 
 def test_sizes_and_counts_of_other_calls(tmp_path):
@@ -84,13 +84,13 @@ def test_an_in_scope_integer_form_assertion_makes_the_parameter_whole(tmp_path):
     dom = whole_domain(probe, "n")
     assert dom is not None and dom["strong"] and dom["lo"] == 0.0
     assert "assert_nonnegative_integer_form" in dom["why"]
-    assert domains.judge(probe, precision_loss("n", 1e-8))["status"] == "refuted"
+    assert gates.judge(probe, precision_loss("n", 1e-8))["status"] == "refuted"
 
 
 def test_a_count_by_its_name_alone_gets_no_code_derived_whole_domain(tmp_path):
     probe = one_probe(tmp_path, "return tf.math.log(num_items + 1.0)", params="num_items")
     assert whole_domain(probe, "num_items") is None
-    assert domains.judge(probe, precision_loss("num_items", 1e-8))["status"] != "refuted"
+    assert gates.judge(probe, precision_loss("num_items", 1e-8))["status"] != "refuted"
 
 
 def test_a_float_cast_and_an_unknown_call_are_not_whole(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.ruledocs import all_docs
 from tfnumlint.source import Source
-from tfnumlint.verify import domains
+from tfnumlint.verify import gates
 
 
 def probe_of(code: str, rule: str = "TNL201") -> dict:
@@ -204,11 +204,11 @@ def test_a_witness_outside_the_class_invariant_is_refuted():
     )
     out = {"status": "confirmed", "symptom": "inf-value", "detail": "at self.gain = 0",
            "inputs": {"self.gain": 0.0, "x": 1.0}}  # fmt: skip
-    verdict = domains.judge(probe, out)
+    verdict = gates.judge(probe, out)
     assert verdict["status"] == "refuted"
     assert "assert_positive" in verdict["detail"]
     inside = {**out, "inputs": {"self.gain": 1e-3, "x": math.inf}}
-    assert domains.judge(probe, inside)["status"] == "confirmed"
+    assert gates.judge(probe, inside)["status"] == "confirmed"
 
 
 def test_an_assertion_in_a_helper_bounds_the_argument_passed_to_it():
@@ -249,7 +249,7 @@ def test_an_asserted_pair_drops_the_name_guess_about_the_same_pair():
     assert {frozenset((a, b)) for a, b, _ in pairs} == {frozenset(("self.high", "self.low"))}
     out = {"status": "confirmed", "symptom": "inf-value", "detail": "at self.high = self.low",
            "inputs": {"self.high": 1.0, "self.low": 1.0, "x": 1.0}}  # fmt: skip
-    assert domains.judge(probe, out)["status"] == "refuted"
+    assert gates.judge(probe, out)["status"] == "refuted"
 
 
 def test_a_name_guess_alone_stays_a_weak_relation():
@@ -265,4 +265,4 @@ def test_a_name_guess_alone_stays_a_weak_relation():
     assert not rel["strong"]
     out = {"status": "confirmed", "symptom": "inf-value", "detail": "at self.high = self.low",
            "inputs": {"self.high": 1.0, "self.low": 1.0, "x": 1.0}}  # fmt: skip
-    assert domains.judge(probe, out)["status"] == "inconclusive"
+    assert gates.judge(probe, out)["status"] == "inconclusive"

@@ -14,7 +14,7 @@ from tfnumlint.config import Settings
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.ruledocs import all_docs
 from tfnumlint.source import Source
-from tfnumlint.verify import domains
+from tfnumlint.verify import domains, gates
 
 
 def ctx_of(src: str) -> Context:
@@ -120,7 +120,7 @@ def test_a_witness_outside_a_log1mexp_range_is_refuted():
     d = domains.call_domain(ctx, "tfp.math.log1mexp(x)")
     probe = {"domains": [{**domains.asdict(d), "lo": "-inf", "hi": 0.0}]}
     out = {"status": "confirmed", "symptom": "inf-value", "inputs": {d.name: 100.0}}
-    verdict = domains.judge(probe, out)
+    verdict = gates.judge(probe, out)
     assert verdict["status"] == "refuted" and "log1mexp" in verdict["detail"]
 
 
@@ -142,6 +142,6 @@ def test_probs_and_logits_of_one_parameter_are_related():
     assert not rel.holds(0.0, 0.0)  # the geometric-variance witness: logits 0, probs 0
     probe = {"relations": [domains.asdict(rel)]}
     out = {"status": "confirmed", "symptom": "inf-value", "inputs": {"probs": 0.0, "logits": 0.0}}
-    verdict = domains.judge(probe, out)
+    verdict = gates.judge(probe, out)
     assert verdict["status"] == "inconclusive"
     assert "`probs` != sigmoid(`logits`)" in verdict["detail"]

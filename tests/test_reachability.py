@@ -19,7 +19,7 @@ from tfnumlint.grouping import merge_same_hazard
 from tfnumlint.model import Finding, Verification
 from tfnumlint.ruledocs import all_docs
 from tfnumlint.source import Source
-from tfnumlint.verify import domains
+from tfnumlint.verify import domains, gates
 
 
 def probed(code: str, path: str = "model.py", select: list[str] | None = None) -> list[Finding]:
@@ -505,7 +505,7 @@ def test_witness_outside_a_strong_domain_is_refuted_with_the_reason():
             }
         ],
     }
-    out = domains.judge(probe, {"status": "confirmed", "inputs": {"accum": -1.0}, "detail": "w"})
+    out = gates.judge(probe, {"status": "confirmed", "inputs": {"accum": -1.0}, "detail": "w"})
     assert out["status"] == "refuted"
     assert (
         "breaks only if `accum` < 0, and its producer `accum + square(g)` rules that out"
@@ -518,7 +518,7 @@ def test_witness_outside_a_name_domain_is_inconclusive():
     probe["domains"] = [
         {**vars(domains.name_domain("eps")), "lo": 0.0, "hi": 1.0},
     ]
-    out = domains.judge(probe, {"status": "confirmed", "inputs": {"eps": 2.0}, "detail": "w"})
+    out = gates.judge(probe, {"status": "confirmed", "inputs": {"eps": 2.0}, "detail": "w"})
     assert out["status"] == "inconclusive"
     assert "`eps`" in out["detail"] and "by its name" in out["detail"]
 
@@ -526,7 +526,7 @@ def test_witness_outside_a_name_domain_is_inconclusive():
 def test_witness_inside_its_domains_stays_confirmed():
     probe = {"kind": "expr"}
     probe["relations"] = [vars(domains.pair_relations(["high", "low"])[0])]
-    out = domains.judge(
+    out = gates.judge(
         probe, {"status": "confirmed", "inputs": {"high": 2.0, "low": 1.0}, "detail": "w"}
     )
     assert out["status"] == "confirmed"
@@ -1011,7 +1011,7 @@ def test_a_root_inside_a_division_is_the_division_hazard():
 
 def test_a_malformed_domain_never_costs_the_verdict():
     out = {"status": "confirmed", "symptom": "inf-value", "inputs": {"x": 0.0}, "detail": "w"}
-    assert domains.judge({"kind": "expr", "domains": [{"name": "x"}]}, out) == out
+    assert gates.judge({"kind": "expr", "domains": [{"name": "x"}]}, out) == out
 
 
 def test_an_annotation_failure_keeps_the_file_and_its_findings(monkeypatch):

@@ -151,7 +151,7 @@ def to_result(cand: Candidate, answer: dict[str, Any], options: ModelOptions) ->
     if answer.get("error") or "hazards" not in answer:
         reason = answer.get("error") or answer.get("detail") or "not analysed: no answer"
         return FileResult(cand.display, errors=[FileError(cand.display, str(reason))])
-    from .rules.graph import rule_for
+    from .rules import rule_for
 
     hazards = list(answer.get("hazards") or [])
     hazards += [dict(o, pattern="optimizer") for o in answer.get("optimizers") or []]

@@ -56,6 +56,18 @@ class Danger:
 
 
 @dataclass(frozen=True)
+class Range:
+    """The values a producer returns, in exact arithmetic: ``lo``/``hi`` and whether each end
+    is excluded.  Float rounding closes an open end (:func:`float_range`): an op that
+    underflows reaches 0, a saturating op reaches its bounds."""
+
+    lo: float
+    hi: float
+    lo_open: bool = False
+    hi_open: bool = False
+
+
+@dataclass(frozen=True)
 class Op:
     """One canonical op.  Every field but the name is optional: an op the verifier cannot
     trace has no ``params``/``trace``, an op no rewrite writes has no ``render``."""
@@ -76,6 +88,17 @@ class Op:
     interval: str | None = None  # interval transfer of those graph types (intervals.py)
     danger: Danger | None = None
     render: tuple[str, str | None] | None = None  # (path under tf, keras.backend name)
+    # Numerical facts the gates and rules read (each a set of ops elsewhere before; now one
+    # field, so a new op's entry teaches every gate at once):
+    range: Range | None = None  # producer range: what any input can make it return
+    value_preserving: bool = False  # its outputs are input entries moved, copied or converted
+    selects: bool = False  # (value-preserving) it may drop entries: `gather` picks some
+    boolean: bool = False  # its result is a truth value (a comparison, a logical op)
+    order_only: bool = False  # a step function of its input: piecewise constant, no gradient
+    underflows: bool = False  # reaches subnormal magnitudes (and 0) for ordinary inputs
+    natural_zero: bool = False  # exactly 0 for ordinary inputs (a product or count of data)
+    zero_preserving: bool = False  # nonzero in, nonzero out (value-preserving ops are too)
+    saturating: bool = False  # rounds to the ends of its range at a large input (sigmoid(17))
 
 
 REGISTRY: dict[str, Op] = {}
@@ -197,6 +220,8 @@ for _op in (
     ),
     Op(
         "exp",
+        range=Range(0.0, INF, lo_open=True),
+        underflows=True,
         spellings=("tf.math.exp", "tf.exp", "keras.ops.exp", "keras.backend.exp"),
         transfer=Transfer("unary", 0.0, INF),
         params=("x",),
@@ -219,6 +244,8 @@ for _op in (
     ),
     Op(
         "log_softmax",
+        range=Range(-INF, 0.0),
+        saturating=True,
         spellings=(
             "tf.nn.log_softmax",
             "tf.math.log_softmax",
@@ -238,6 +265,8 @@ for _op in (
     ),
     Op(
         "log_sigmoid",
+        range=Range(-INF, 0.0, hi_open=True),
+        saturating=True,
         spellings=("tf.math.log_sigmoid", "keras.ops.log_sigmoid"),
         transfer=Transfer("unary", -INF, 0.0),
         log_space=True,
@@ -273,6 +302,9 @@ for _op in (
     ),
     Op(
         "sigmoid",
+        range=Range(0.0, 1.0, lo_open=True, hi_open=True),
+        underflows=True,
+        saturating=True,
         spellings=(
             "tf.math.sigmoid",
             "tf.sigmoid",
@@ -292,6 +324,9 @@ for _op in (
     ),
     Op(
         "softmax",
+        range=Range(0.0, 1.0, lo_open=True),
+        underflows=True,
+        saturating=True,
         spellings=(
             "tf.nn.softmax",
             "tf.math.softmax",
@@ -312,6 +347,7 @@ for _op in (
     ),
     Op(
         "relu",
+        range=Range(0.0, INF),
         spellings=("tf.nn.relu", "keras.ops.relu", "keras.activations.relu", "keras.backend.relu"),
         transfer=Transfer("unary", 0.0, INF, zero="every relu input is <= 0"),
         params=("x",),
@@ -321,6 +357,7 @@ for _op in (
     ),
     Op(
         "relu6",
+        range=Range(0.0, 6.0),
         spellings=("tf.nn.relu6", "keras.ops.relu6"),
         transfer=Transfer("unary", 0.0, 6.0, zero="every relu input is <= 0"),
         params=("x",),
@@ -330,6 +367,8 @@ for _op in (
     ),
     Op(
         "softplus",
+        range=Range(0.0, INF, lo_open=True),
+        underflows=True,
         spellings=(
             "tf.math.softplus",
             "tf.nn.softplus",
@@ -347,6 +386,8 @@ for _op in (
     ),
     Op(
         "tanh",
+        range=Range(-1.0, 1.0, lo_open=True, hi_open=True),
+        saturating=True,
         spellings=("tf.math.tanh", "tf.tanh", "tf.nn.tanh", "keras.ops.tanh", "keras.backend.tanh"),
         transfer=Transfer("unary", -1.0, 1.0),
         params=("x",),
@@ -357,6 +398,9 @@ for _op in (
     ),
     Op(
         "square",
+        range=Range(0.0, INF),
+        underflows=True,
+        zero_preserving=True,
         spellings=("tf.math.square", "tf.square", "keras.ops.square", "keras.backend.square"),
         transfer=Transfer("unary", 0.0, INF, zero="its input is 0"),
         params=("x",),
@@ -367,6 +411,8 @@ for _op in (
     ),
     Op(
         "squared_difference",
+        range=Range(0.0, INF),
+        underflows=True,
         spellings=("tf.math.squared_difference", "tf.squared_difference"),
         transfer=Transfer("unary", 0.0, INF, zero="its operands are equal"),
         params=("x", "y"),
@@ -376,6 +422,8 @@ for _op in (
     ),
     Op(
         "sqrt",
+        range=Range(0.0, INF),
+        zero_preserving=True,
         spellings=("tf.math.sqrt", "tf.sqrt", "keras.ops.sqrt", "keras.backend.sqrt"),
         transfer=Transfer("unary", 0.0, INF),
         params=("x",),
@@ -408,6 +456,8 @@ for _op in (
     ),
     Op(
         "abs",
+        range=Range(0.0, INF),
+        zero_preserving=True,
         spellings=(
             "tf.math.abs",
             "tf.abs",
@@ -493,6 +543,7 @@ for _op in (
     ),
     Op(
         "multiply",
+        underflows=True,
         spellings=("tf.math.multiply", "tf.multiply", "keras.ops.multiply"),
         transfer=Transfer("arith"),
         params=("x", "y"),
@@ -576,6 +627,7 @@ for _op in (
     ),
     Op(
         "cast",
+        value_preserving=True,
         spellings=("tf.cast", "tf.dtypes.cast", "keras.ops.cast", "keras.backend.cast"),
         transfer=Transfer("cast"),
         params=("x", "dtype"),
@@ -583,6 +635,7 @@ for _op in (
     ),
     Op(
         "stop_gradient",
+        value_preserving=True,
         spellings=("tf.stop_gradient", "keras.ops.stop_gradient", "keras.backend.stop_gradient"),
         transfer=Transfer("passthrough"),
         params=("x",),
@@ -592,6 +645,7 @@ for _op in (
     ),
     Op(
         "identity",
+        value_preserving=True,
         spellings=("tf.identity",),
         transfer=Transfer("passthrough"),
         params=("x",),
@@ -601,6 +655,7 @@ for _op in (
     ),
     Op(
         "reshape",
+        value_preserving=True,
         spellings=("tf.reshape", "keras.ops.reshape", "keras.backend.reshape"),
         transfer=Transfer("passthrough"),
         params=("x", "shape"),
@@ -610,6 +665,7 @@ for _op in (
     ),
     Op(
         "tile",
+        value_preserving=True,
         spellings=("tf.tile", "keras.ops.tile", "keras.backend.tile"),
         transfer=Transfer("passthrough"),
         params=("x", "multiples"),
@@ -631,6 +687,7 @@ for _op in (
     ),
     Op(
         "transpose",
+        value_preserving=True,
         spellings=(
             "tf.transpose",
             "tf.linalg.matrix_transpose",
@@ -646,6 +703,7 @@ for _op in (
     ),
     Op(
         "expand_dims",
+        value_preserving=True,
         spellings=("tf.expand_dims", "keras.ops.expand_dims", "keras.backend.expand_dims"),
         transfer=Transfer("passthrough"),
         params=("x", "axis"),
@@ -655,6 +713,7 @@ for _op in (
     ),
     Op(
         "squeeze",
+        value_preserving=True,
         spellings=("tf.squeeze", "keras.ops.squeeze", "keras.backend.squeeze"),
         probe_spellings=("tf.compat.v1.squeeze",),
         transfer=Transfer("passthrough"),
@@ -665,6 +724,8 @@ for _op in (
     ),
     Op(
         "gather",
+        value_preserving=True,
+        selects=True,
         spellings=("tf.gather", "keras.ops.take", "keras.backend.gather"),
         transfer=Transfer("passthrough"),
         params=("x", "indices", "axis"),
@@ -726,6 +787,7 @@ for _op in (
     ),
     Op(
         "reduce_std",
+        range=Range(0.0, INF),
         spellings=("tf.math.reduce_std", "keras.ops.std", "keras.backend.std"),
         transfer=Transfer("norm"),
         params=("x", "axis", "keepdims", "name"),
@@ -733,6 +795,7 @@ for _op in (
     ),
     Op(
         "reduce_variance",
+        range=Range(0.0, INF),
         spellings=("tf.math.reduce_variance", "keras.ops.var", "keras.backend.var"),
         transfer=Transfer("norm"),
         params=("x", "axis", "keepdims", "name"),
@@ -740,6 +803,8 @@ for _op in (
     ),
     Op(
         "count_nonzero",
+        order_only=True,
+        natural_zero=True,
         spellings=("tf.math.count_nonzero", "tf.count_nonzero", "keras.ops.count_nonzero"),
         transfer=Transfer("norm"),
         params=("x", "axis", "keepdims", "dtype"),
@@ -747,6 +812,7 @@ for _op in (
     ),
     Op(
         "norm",
+        range=Range(0.0, INF),
         spellings=("tf.norm", "tf.linalg.norm", "keras.ops.norm", "keras.ops.linalg.norm"),
         transfer=Transfer("norm"),
         params=("x", "ord", "axis", "keepdims"),
@@ -754,6 +820,7 @@ for _op in (
     ),
     Op(
         "euclidean_norm",
+        range=Range(0.0, INF),
         spellings=("tf.math.reduce_euclidean_norm", "tf.reduce_euclidean_norm"),
         transfer=Transfer("norm"),
         params=("x", "axis", "keepdims", "name"),
@@ -770,6 +837,7 @@ for _op in (
     ),
     Op(
         "matmul",
+        natural_zero=True,
         spellings=(
             "tf.linalg.matmul",
             "tf.matmul",
@@ -787,6 +855,7 @@ for _op in (
     Op("moments", spellings=("tf.nn.moments",), transfer=Transfer("moments")),
     Op(
         "one_hot",
+        natural_zero=True,
         spellings=("tf.one_hot", "keras.ops.one_hot", "keras.backend.one_hot"),
         transfer=Transfer("one_hot"),
         params=("indices", "depth", "on_value", "off_value", "axis", "dtype"),
@@ -823,6 +892,7 @@ for _op in (
     ),
     Op(
         "ones",
+        range=Range(1.0, 1.0),
         spellings=("tf.ones", "tf.ones_like", "keras.ops.ones", "keras.ops.ones_like"),
         transfer=Transfer("source"),
         params=("x", "dtype"),
@@ -958,6 +1028,8 @@ for _op in (
     # static side and the interval analysis learn: cos in [-1, 1], i0e > 0.
     Op(
         "floor",
+        order_only=True,
+        natural_zero=True,
         spellings=("tf.math.floor", "tf.floor", "keras.ops.floor"),
         params=("x",),
         trace="math.floor",
@@ -967,6 +1039,8 @@ for _op in (
     ),
     Op(
         "ceil",
+        order_only=True,
+        natural_zero=True,
         spellings=("tf.math.ceil", "tf.ceil", "keras.ops.ceil"),
         params=("x",),
         trace="math.ceil",
@@ -976,6 +1050,8 @@ for _op in (
     ),
     Op(
         "round",
+        order_only=True,
+        natural_zero=True,
         spellings=("tf.math.round", "tf.round", "keras.ops.round"),
         params=("x",),
         trace="math.round",
@@ -985,6 +1061,9 @@ for _op in (
     ),
     Op(
         "sign",
+        range=Range(-1.0, 1.0),
+        order_only=True,
+        natural_zero=True,
         spellings=("tf.math.sign", "tf.sign", "keras.ops.sign"),
         transfer=Transfer("unary", -1.0, 1.0, zero="its input is 0"),
         params=("x",),
@@ -994,6 +1073,7 @@ for _op in (
     ),
     Op(
         "cos",
+        range=Range(-1.0, 1.0),
         spellings=("tf.math.cos", "tf.cos", "keras.ops.cos"),
         transfer=Transfer("unary", -1.0, 1.0),
         params=("x",),
@@ -1004,6 +1084,7 @@ for _op in (
     ),
     Op(
         "sin",
+        range=Range(-1.0, 1.0),
         spellings=("tf.math.sin", "tf.sin", "keras.ops.sin"),
         transfer=Transfer("unary", -1.0, 1.0),
         params=("x",),
@@ -1014,6 +1095,7 @@ for _op in (
     ),
     Op(
         "bessel_i0e",
+        range=Range(1e-20, 1.0),
         spellings=("tf.math.bessel_i0e", "tf.math.special.bessel_i0e"),
         # exp(-|x|) I0(x) is decreasing in |x| from 1, and > 2e-20 at float32's largest x
         transfer=Transfer("unary", 1e-20, 1.0),
@@ -1025,6 +1107,7 @@ for _op in (
     ),
     Op(
         "bessel_i1e",
+        range=Range(-0.25, 0.25),
         spellings=("tf.math.bessel_i1e", "tf.math.special.bessel_i1e"),
         transfer=Transfer("unary", -0.25, 0.25, zero="its input is 0"),  # |i1e| < 0.216
         params=("x",),
@@ -1062,54 +1145,69 @@ for _op in (
     ),
     Op(
         "greater",
+        boolean=True,
+        order_only=True,
         probe_spellings=("tf.greater", "tf.math.greater", "keras.ops.greater"),
         params=("x", "y"),
         trace="compare(>)",
     ),
     Op(
         "greater_equal",
+        boolean=True,
+        order_only=True,
         probe_spellings=("tf.greater_equal", "tf.math.greater_equal", "keras.ops.greater_equal"),
         params=("x", "y"),
         trace="compare(>=)",
     ),
     Op(
         "less",
+        boolean=True,
+        order_only=True,
         probe_spellings=("tf.less", "tf.math.less", "keras.ops.less"),
         params=("x", "y"),
         trace="compare(<)",
     ),
     Op(
         "less_equal",
+        boolean=True,
+        order_only=True,
         probe_spellings=("tf.less_equal", "tf.math.less_equal", "keras.ops.less_equal"),
         params=("x", "y"),
         trace="compare(<=)",
     ),
     Op(
         "equal",
+        boolean=True,
+        order_only=True,
         probe_spellings=("tf.equal", "tf.math.equal", "keras.ops.equal"),
         params=("x", "y"),
         trace="compare(==)",
     ),
     Op(
         "not_equal",
+        boolean=True,
+        order_only=True,
         probe_spellings=("tf.not_equal", "tf.math.not_equal", "keras.ops.not_equal"),
         params=("x", "y"),
         trace="compare(!=)",
     ),
     Op(
         "logical_and",
+        boolean=True,
         probe_spellings=("tf.logical_and", "tf.math.logical_and", "keras.ops.logical_and"),
         params=("x", "y"),
         trace="elementwise(math.logical_and)",
     ),
     Op(
         "logical_or",
+        boolean=True,
         probe_spellings=("tf.logical_or", "tf.math.logical_or", "keras.ops.logical_or"),
         params=("x", "y"),
         trace="elementwise(math.logical_or)",
     ),
     Op(
         "logical_not",
+        boolean=True,
         probe_spellings=("tf.logical_not", "tf.math.logical_not", "keras.ops.logical_not"),
         params=("x",),
         trace="math.logical_not",
@@ -1142,3 +1240,40 @@ for _op in (
 # the canonical op "optimizer:<family>"
 for _family, _opt in OPTIMIZERS.items():
     SPELLINGS.update(dict.fromkeys(_opt.spellings, "optimizer:" + _family))
+
+
+def float_range(name: str) -> tuple[float, bool, float] | None:
+    """The op's range as float arithmetic returns it, ``(lo, lo_open, hi)``: an open end is
+    reached when the op underflows (to 0) or saturates (a sigmoid of 17 is 1.0)."""
+    op = REGISTRY.get(name)
+    r = op.range if op else None
+    if op is None or r is None:
+        return None
+    closes = op.saturating or (op.underflows and r.lo == 0.0)
+    return (r.lo, r.lo_open and not closes, r.hi)
+
+
+# Sets of ops by fact, computed once the entries above are in.  Gates and rules read these
+# instead of keeping op names of their own (tests/test_op_tables.py enforces it).
+PROBABILITY = ops_with(lambda op: op.probability)  # a probability: sigmoid, softmax
+SATURATING = ops_with(lambda op: op.saturating)
+# ops that squash a logit: 0/1 (or a log of them) only at a far logit
+LOGIT_SQUASHING = ops_with(lambda op: op.saturating and op.logits_input)
+VALUE_PRESERVING = ops_with(lambda op: op.value_preserving)
+ENTRY_KEEPING = ops_with(lambda op: op.value_preserving and not op.selects)  # every entry on
+ZERO_PRESERVING = ops_with(lambda op: op.zero_preserving or op.value_preserving)
+BOOLEAN = ops_with(lambda op: op.boolean)
+COMPARISONS = ops_with(lambda op: op.boolean and (op.trace or "").startswith("compare("))
+STEP_FUNCTIONS = ops_with(lambda op: op.order_only or op.boolean)
+UNDERFLOWING = ops_with(lambda op: op.underflows)
+NATURAL_ZERO = ops_with(lambda op: op.natural_zero)
+RANGED = ops_with(lambda op: op.range is not None)
+NONNEGATIVE = ops_with(lambda op: op.range is not None and op.range.lo >= 0.0)
+STRICTLY_POSITIVE = ops_with(
+    lambda op: (
+        op.range is not None and (op.range.lo > 0.0 or (op.range.lo == 0.0 and op.range.lo_open))
+    )
+)
+PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
+    n: r for n in sorted(RANGED) if (r := float_range(n)) is not None
+}

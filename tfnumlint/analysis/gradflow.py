@@ -27,6 +27,7 @@ from typing import Any
 
 import libcst as cst
 
+from .. import ops
 from .module import Scope, call_arg
 from .names import dotted_name, tokens
 
@@ -477,10 +478,10 @@ def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | No
 
 
 # Ops whose gradient is None or zero: their result is an integer, a boolean or piecewise constant.
-_STEP_FUNCTIONS = frozenset(
-    {"round", "floor", "ceil", "rint", "sign", "floordiv", "floor_div", "argmax", "argmin", "greater", "greater_equal",
-     "less", "less_equal", "equal", "not_equal", "is_nan", "is_inf", "is_finite", "int"}
-)  # fmt: skip
+# (registered ones: ops.STEP_FUNCTIONS; the rest are names the registry does not hold)
+_STEP_FUNCTIONS = ops.STEP_FUNCTIONS | {
+    "rint", "floordiv", "floor_div", "argmax", "argmin", "is_nan", "is_inf", "is_finite", "int"
+}  # fmt: skip
 _INTEGER_DTYPE = re.compile(r"^(?:u?int(?:8|16|32|64)|bool)$")
 
 
@@ -748,7 +749,7 @@ _NONZERO_ASSERTS: dict[str, Any] = {
     "assert_none_equal": lambda bound: bound == 0,
 }
 # Functions whose result is zero only where their argument is.
-_ZERO_PRESERVING = frozenset({"sqrt", "abs", "square", "cast", "convert_to_tensor", "identity"})
+_ZERO_PRESERVING = ops.ZERO_PRESERVING | {"convert_to_tensor"}  # + a name not registered
 
 
 def assertion_guard_reason(fn: cst.FunctionDef, node: cst.CSTNode) -> str | None:

@@ -520,10 +520,10 @@ class Evaluator:
                 lo,
                 hi,
                 tensor=True,
-                prob=act in ("sigmoid", "softmax"),
+                prob=act in ops.PROBABILITY,
                 zero="every relu input is <= 0"
                 if act == "relu"
-                else ("the probability saturates" if act in ("sigmoid", "softmax") else None),
+                else ("the probability saturates" if act in ops.PROBABILITY else None),
                 desc=f"a {act} {func.kind} output",
             )
         if func.kind in ("layer", "model") and func.activation == "linear":
@@ -710,7 +710,7 @@ class Evaluator:
         if act is None:
             return Val("call", tensor=True, desc="the output of a passed function")
         lo, hi = ACTIVATION_RANGES.get(act, (-INF, INF))
-        prob = act in ("sigmoid", "softmax")
+        prob = act in ops.PROBABILITY
         return Val(
             act,
             lo,

@@ -11,17 +11,32 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import libcst as cst
 
 from .. import ops
 from ..floats import exp_overflow, exp_underflow
-from .module import call_arg
+from .module import Binding, ModuleInfo, Scope, call_arg
+from .names import ImportMap
 from .values import INF, LAYER_KINDS, LINEAR_KINDS, UNKNOWN, Val, constant, join_vals, paren
 
-if TYPE_CHECKING:
-    from .provenance import Evaluator
+
+class Evaluator(Protocol):
+    """What a handler reads of the evaluator (:class:`.provenance.Evaluator` is one).  A
+    protocol, so this module does not import the evaluator that imports its handlers."""
+
+    info: ModuleInfo
+    imports: ImportMap
+
+    def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val: ...
+
+    def op(self, call: cst.Call) -> str | None: ...
+
+    def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None: ...
+
+    def _binop(self, node: cst.BinaryOperation, scope: Scope, order: int) -> Val: ...
+
 
 Handler = Callable[..., Val]
 
@@ -53,7 +68,7 @@ def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
         val = Val(
             kind, lo, hi, tensor=True, zero=zero, desc=f"{kind}({inner.desc or '...'})", **extra
         )
-        if kind in ("sigmoid", "softmax"):
+        if kind in ops.PROBABILITY:
             return replace(
                 val,
                 prob=True,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from .. import ops
 from ..floats import round_to
 
 INF = math.inf
@@ -67,7 +68,7 @@ class Val:
 
 UNKNOWN = Val()
 # producers whose output is never exactly 0 short of a saturation or an underflow
-STRICTLY_POSITIVE_KINDS = frozenset({"softmax", "sigmoid", "exp", "softplus"})
+STRICTLY_POSITIVE_KINDS = ops.STRICTLY_POSITIVE
 NOT_KNOWN = ("unknown", "param", "call", "name")
 
 

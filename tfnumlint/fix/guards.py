@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context
 from ..analysis.module import Binding, Site, parent_map
 from ..analysis.names import descendants
 
-_COMPARISONS = frozenset({"greater", "greater_equal", "less", "less_equal", "not_equal", "equal"})
+_COMPARISONS = ops.COMPARISONS
 
 
 def has_tf_provenance(ctx: Context, site: Site, *nodes: cst.BaseExpression) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context
 from ..analysis.module import Binding, Scope, Site
 from ..rules.common import first_arg
@@ -100,7 +101,7 @@ def trace_prob(ctx: Context, node: cst.BaseExpression, site: Site) -> Prob | Non
     if not isinstance(cur, cst.Call):
         return None
     op = ctx.op(cur)
-    if op not in ("sigmoid", "softmax") or (complement and op == "softmax"):
+    if op not in ops.PROBABILITY or (complement and op == "softmax"):
         return None
     z = first_arg(cur, "x", "logits", "features")
     if z is None or any(a.star for a in cur.args):

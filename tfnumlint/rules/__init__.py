@@ -1,4 +1,4 @@
-"""The rule registry.  Each family module registers checks with :func:`rule`.
+"""The rules: each family module registers checks with :func:`rule` (``registry.py``).
 
 A check is a function ``(site, ctx) -> Iterable[Hit]`` subscribed to canonical ops (calls),
 binary operators, method names, or the whole module; the engine walks the tree once and
@@ -9,68 +9,11 @@ defined in :mod:`tfnumlint.analysis.context`.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from ..analysis.context import Hit
+from .graph import GRAPH_RULES, GraphRule, Hazard
+from .registry import CHECKS, Check, rule
 
-from ..analysis.context import Context, Hit
-from ..analysis.module import Site
-from .recipes import Recipe, declare_recipe
-
-
-@dataclass
-class Check:
-    code: str
-    fn: Callable[..., Iterable[Hit]]
-    ops: frozenset[str] = frozenset()
-    binops: tuple[type, ...] = ()
-    methods: frozenset[str] = frozenset()
-    module: bool = False
-
-
-CHECKS: list[Check] = []
-
-
-def rule(
-    code: str,
-    *,
-    ops: Iterable[str] = (),
-    binops: tuple[type, ...] = (),
-    methods: Iterable[str] = (),
-    module: bool = False,
-    recipe: Recipe | None = None,
-    host_values: bool = False,
-):
-    """Register a check.  ``recipe`` (how the verifier checks the rule, and the name of its
-    rewrite) may be declared here, beside the check, instead of in ``rules/recipes.py``.
-    ``host_values``: the rule is about Python/numpy numbers too (an epsilon literal, an
-    optimizer argument), so its arithmetic hits are kept whatever the values' origin."""
-    if recipe is not None:
-        declare_recipe(code, recipe)
-
-    def register(fn):
-        checked = fn if module or host_values else _tensorflow_only(fn)
-        CHECKS.append(Check(code, checked, frozenset(ops), binops, frozenset(methods), module))
-        return fn
-
-    return register
-
-
-def _tensorflow_only(fn: Callable[..., Iterable[Hit]]) -> Callable[..., Iterable[Hit]]:
-    """Drop arithmetic hits on Python/numpy values (issue #11; see analysis/tfvalues.py)."""
-    from ..analysis.tfvalues import host_reason
-
-    @functools.wraps(fn)
-    def checked(site: Site, ctx: Context) -> Iterable[Hit]:
-        for hit in fn(site, ctx):
-            try:
-                host = host_reason(ctx, hit.node, hit.site.scope, hit.site.order)
-            except (AttributeError, KeyError, TypeError, ValueError):
-                host = None  # unsure: keep the finding
-            if host is None:
-                yield hit
-
-    return checked
+__all__ = ["CHECKS", "Check", "Hit", "load_all", "rule", "rule_for"]
 
 
 def load_all() -> list[Check]:
@@ -78,3 +21,9 @@ def load_all() -> list[Check]:
     from . import domain, logs, overflow, precision, training  # noqa: F401
 
     return CHECKS
+
+
+def rule_for(hazard: Hazard) -> GraphRule | None:
+    """The first declared graph rule that covers the hazard (the families are loaded first)."""
+    load_all()
+    return next((r for r in GRAPH_RULES if r.matches(hazard)), None)

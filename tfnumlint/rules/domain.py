@@ -7,10 +7,10 @@ import libcst as cst
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.values import Val
-from . import rule
 from .common import first_arg, fmt, split_eps, underflows
 from .graph import Hazard as GraphHazard
 from .graph import graph_rule, is_danger, producer_text, range_text, where_op
+from .registry import rule
 
 
 def _can_hit_zero(v: Val, weak_ok: bool = False) -> bool:

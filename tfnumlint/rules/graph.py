@@ -39,14 +39,6 @@ def graph_rule(code: str, matches: Callable[[Hazard], bool]):
     return register
 
 
-def rule_for(hazard: Hazard) -> GraphRule | None:
-    """The first declared rule that covers the hazard (families are loaded by load_all)."""
-    from . import load_all
-
-    load_all()
-    return next((r for r in GRAPH_RULES if r.matches(hazard)), None)
-
-
 # ---------------------------------------------------------------- predicates on registry facts
 
 

@@ -10,7 +10,6 @@ from ..analysis.context import Context, Hit
 from ..analysis.module import Site, parent_map
 from ..analysis.values import Val
 from ..floats import exp_overflow, exp_underflow
-from . import rule
 from .common import additive_terms, first_arg, fmt, split_eps
 from .graph import Hazard as GraphHazard
 from .graph import (
@@ -21,6 +20,7 @@ from .graph import (
     range_text,
     where_op,
 )
+from .registry import rule
 from .saturation import squashed, zero_clause
 
 LOG_ARG = ("x", "input")

@@ -6,12 +6,13 @@ import math
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site
-from . import rule
 from .common import EXP_OVERFLOW, first_arg, split_eps, underflows
 from .graph import Hazard as GraphHazard
 from .graph import danger_test, graph_rule, is_danger, producer_text, range_text, where_op
+from .registry import rule
 
 # Producers with no upper bound in practice: raw linear outputs, negations, differences.
 _COMPUTED = frozenset({"matmul", "diff", "linear", "neg"})
@@ -50,10 +51,7 @@ def _max_shifted(node: cst.BaseExpression, ctx: Context | None = None, site=None
 
 
 # Calls that pass their first argument's maximum through unchanged (a shape or a gather).
-_MAX_WRAPPERS = frozenset(
-    {"gather", "stop_gradient", "expand_dims", "reshape", "identity", "squeeze", "tile",
-     "broadcast_to", "repeat", "cast"}
-)  # fmt: skip
+_MAX_WRAPPERS = ops.VALUE_PRESERVING | {"broadcast_to", "repeat"}  # + names not registered
 
 
 def _is_max(node: cst.BaseExpression, ctx: Context | None, site, depth: int) -> bool:

@@ -9,10 +9,10 @@ from ..analysis.dtypectx import dtype_word
 from ..analysis.module import Site, parent_map
 from ..analysis.tfvalues import TF, UNKNOWN, calls_tf, origin
 from ..optimizers import ADAPTIVE, OPTIMIZERS
-from . import rule
 from .common import MAX_VALUE, eps_value, first_arg, fmt, spacing, underflows
 from .graph import Hazard as GraphHazard
 from .graph import graph_rule, range_text, where_op
+from .registry import rule
 
 
 def _min_magnitude(lo: float, hi: float) -> float:

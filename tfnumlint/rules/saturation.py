@@ -12,12 +12,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context
 from ..analysis.module import Site
 from ..floats import exp_underflow, sigmoid_one
 from .common import fmt
 
-SQUASHES = ("sigmoid", "softmax")
+SQUASHES = ops.PROBABILITY
 
 
 @dataclass

@@ -14,18 +14,19 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.names import PROBABILITY_LOSSES
 from ..optimizers import ADAPTIVE, OPTIMIZERS
-from . import rule
 from .common import fmt, split_eps
 from .datascale import DataScale, curvature, data_scale, resolve
+from .registry import rule
 from .training_loss import compiled_loss
 
 _ALL_OPTIMIZERS = frozenset({f"optimizer:{f}" for f in OPTIMIZERS})
 _CLIP_KWARGS = frozenset({"clipnorm", "clipvalue", "global_clipnorm"})
-SATURATING = ("sigmoid", "softmax")
+SATURATING = ops.PROBABILITY  # a probability saturates at 0 and 1
 # Below this, an SGD learning rate on features of unknown scale is not worth a finding: it
 # diverges only once the features' RMS exceeds 1 / sqrt(lr) > 3.2.
 UNKNOWN_SCALE_LR = 0.1
@@ -837,7 +838,7 @@ def compile_mismatch(site: Site[cst.Call], ctx: Context):
         from_logits = "from_logits" in _kwargs_true(ctx, loss)
     if not probability_loss:
         return
-    if from_logits and model.activation in ("sigmoid", "softmax"):
+    if from_logits and model.activation in ops.PROBABILITY:
         yield Hit(
             loss,
             f"from_logits=True on a model whose output layer already applies {model.activation}: "

@@ -57,6 +57,7 @@ from typing import Any
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.contracts import Bound, inverse_image, sample_bounds
 from ..analysis.driven import mark_inputs
 from ..analysis.invariants import (
@@ -121,14 +122,11 @@ PAIR_WORDS = (
     ("stop", "start"),
     ("right", "left"),
 )
-_NONNEG_OPS = frozenset(
-    {"square", "abs", "exp", "softplus", "relu", "relu6", "sqrt", "norm", "euclidean_norm",
-     "reduce_euclidean_norm", "sigmoid", "softmax", "reduce_variance", "reduce_std"}
-)  # fmt: skip
+_NONNEG_OPS = ops.NONNEGATIVE | {"reduce_euclidean_norm"}  # + a name the registry lacks
 _SORTED_OPS = frozenset({"sort", "linspace", "range", "cumsum"})
 
 # The range a known math function's value lies in: (lo, lo_open, hi), keyed by the last word
-# of the callee (`tf.math.softplus`, `tfp.math.log1mexp`, `special_math.ndtr`, `inv_probit`).
+# of the callee (registered ops: their entry's float range, ops.PRODUCER_RANGES; the rest here) (`tf.math.softplus`, `tfp.math.log1mexp`, `special_math.ndtr`, `inv_probit`).
 # A probe input that is such a call (or a name only ever bound to one) is probed inside it.
 # Code-derived when the callee resolves to an import from a numerics library, weak (a name
 # convention) when it is a local function or only its name matches.  float32 caveats: exp and
@@ -139,30 +137,28 @@ _UNIT = (0.0, False, 1.0)
 _NONPOS = (-math.inf, False, 0.0)
 PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
     **dict.fromkeys(
-        ("exp", "softplus", "square", "abs", "sqrt", "norm", "euclidean_norm", "l2_norm",
-         "reduce_euclidean_norm", "global_norm", "relu", "relu6", "elu_plus_one", "reduce_variance",
-         "reduce_std", "variance", "stddev", "reduce_logsumexp_exp", "i0e", "i1e", "ive",
-         "bessel_i0e", "bessel_i1e", "bessel_ive", "exp2", "cosh", "softmax"),
+        ("l2_norm", "reduce_euclidean_norm", "global_norm", "elu_plus_one", "variance", "stddev",
+         "reduce_logsumexp_exp", "i0e", "ive", "bessel_ive", "exp2", "cosh"),
         _NONNEG,
     ),
     **dict.fromkeys(
         ("kve", "k0e", "k1e", "bessel_kve", "bessel_k0e", "bessel_k1e", "eps", "epsilon"), _POS
     ),
     **dict.fromkeys(
-        ("sigmoid", "inv_probit", "ndtr", "cdf", "survival_function", "hard_sigmoid", "betainc",
+        ("inv_probit", "ndtr", "cdf", "survival_function", "hard_sigmoid", "betainc",
          "igamma", "igammac", "erfc_half"),
         _UNIT,
     ),
     **dict.fromkeys(
-        ("log1mexp", "log_sigmoid", "log_ndtr", "log_cdf", "log_survival_function",
-         "log_softmax", "log_sum_of_probabilities"),
+        ("log1mexp", "log_ndtr", "log_cdf", "log_survival_function", "log_sum_of_probabilities"),
         _NONPOS,
     ),
     "erfc": (0.0, False, 2.0),
     "lgamma": (-0.1216, False, math.inf),  # min of log Γ on x > 0 (Γ(1.4616) = 0.8856)
     "eye": (1.0, False, 1.0),  # an identity matrix, probed at its diagonal: its norm is > 0
-    "ones": (1.0, False, 1.0),
     "ones_like": (1.0, False, 1.0),
+    "i1e": ops.PRODUCER_RANGES["bessel_i1e"],  # odd: negative for a negative input
+    **ops.PRODUCER_RANGES,
 }  # fmt: skip
 # Name patterns of the same families (weak: a naming convention, not a known function).
 _PRODUCER_PATTERNS = (
@@ -897,11 +893,11 @@ def _with_integer(dom: Domain | None, name: str, lo: float, why: str) -> Domain:
 # Producer kinds whose range is a fact of the op (a softmax is in [0, 1], a ReLU >= 0), so the
 # range of what every call site passes is code-derived and strong: a witness outside it is
 # refuted.  Any other bounded join (`s * mask`, a clip) is evidence, not proof: inconclusive.
-CODE_RANGED_KINDS = frozenset(
-    {"sigmoid", "softmax", "relu", "relu6", "softplus", "exp", "square", "abs", "sqrt", "norm",
-     "euclidean_norm", "reduce_euclidean_norm", "exponential", "tanh", "one_hot", "normalised",
-     "asserted"}
-)  # fmt: skip
+# Registered ops with a range (ops.RANGED), a one-hot (its on/off values are read from the
+# code), and kinds the registry does not hold.
+CODE_RANGED_KINDS = ops.RANGED | {
+    "one_hot", "reduce_euclidean_norm", "exponential", "normalised", "asserted"
+}  # fmt: skip
 
 
 def caller_domain(ctx, spec: dict[str, Any], site) -> Domain | None:
@@ -959,11 +955,10 @@ def _callers_range(ctx, name: str, param: cst.Param, scope, order: int, via: str
 
 # Calls that only move, copy or convert a value: what comes out is one of the values that went
 # in (a float cast of a whole number stays whole).
-VALUE_PRESERVING = frozenset(
-    {"repeat", "reshape", "broadcast_to", "cast", "convert_to_tensor", "identity",
-     "expand_dims", "squeeze", "tile", "gather", "transpose", "stop_gradient", "ensure_shape",
-     "convert_nonref_to_tensor"}
-)  # fmt: skip
+# (registered ones: ops.VALUE_PRESERVING; the rest are names the registry does not hold)
+VALUE_PRESERVING = ops.VALUE_PRESERVING | {
+    "repeat", "broadcast_to", "convert_to_tensor", "ensure_shape", "convert_nonref_to_tensor"
+}  # fmt: skip
 MAX_MOVES = 16  # calls and bindings followed back to the parameter
 
 
@@ -1306,28 +1301,6 @@ def outside_verdict(
     return {"status": "refuted" if strong else "inconclusive", "detail": reason, "dtype": dtype}
 
 
-def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """A confirmed witness must lie in its domains; then the gradient-flow context applies.
-    A malformed domain never costs the verdict: the probe's own result stands."""
-    try:
-        return _judge(probe, out)
-    except (KeyError, TypeError, ValueError):
-        return out
-
-
-def _judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    from ..analysis.gradflow import apply
-
-    if out.get("status") == "confirmed" and isinstance(out.get("inputs"), dict):
-        point = {k: v for k, v in out["inputs"].items() if isinstance(v, (int, float))}
-        if broken(probe, point):
-            verdict = outside_verdict(probe, point, out.get("dtype"))
-            verdict["detail"] = f"{out.get('detail', '')}: {verdict['detail']}"
-            return verdict
-    out = apply(probe, out)
-    return received(probe, out)
-
-
 # ---------------------------------------------------------------- reachability of a witness
 #
 # A witness sets every free input of the slice freely.  That is evidence for an input the code
@@ -1349,9 +1322,7 @@ ORDINARY_LO, ORDINARY_HI = 0.1, 10.0  # |v| in this range (and not 1 ± an ulp) 
 RECEIVED = frozenset({"data", "random", "model", "logits"})
 COMPUTED = frozenset({"call", "cut"})  # computed by code the slice did not follow
 # Producers that reach subnormal magnitudes in ordinary use (they underflow).
-UNDERFLOWING = frozenset(
-    {"sigmoid", "softmax", "exp", "square", "squared_difference", "softplus", "multiply"}
-)
+UNDERFLOWING = ops.UNDERFLOWING
 # Log-space lexicon: a computed value whose name (or producer's name) says it is a log-density,
 # log-probability or logit takes any real value, extreme ones included (a PPO ratio
 # exp(new_log_prob - old_log_prob) overflows when the policies diverge).  `log1mexp`, `logsumexp`
@@ -1365,11 +1336,11 @@ LOG_SPACE_AFTER_LOG = frozenset(
 PROBABILITY_WORDS = frozenset({"prob", "probs", "probability", "probabilities"})  # reach 0
 # Called functions whose value is 0 for ordinary inputs (a product or count of data, a sign, a
 # rounding): an untraced call to one of them may be 0 in a witness.
-NATURAL_ZERO_CALLS = frozenset(
-    {"matmul", "modal_dot", "dot", "batch_dot", "tensordot", "einsum", "matvec", "sign",
-     "floor", "ceil", "round", "rint", "count_nonzero", "segment_sum", "unsorted_segment_sum",
-     "bincount", "confusion_matrix", "histogram_fixed_width", "one_hot"}
-)  # fmt: skip
+# (registered ones: ops.NATURAL_ZERO; the rest are names the registry does not hold)
+NATURAL_ZERO_CALLS = ops.NATURAL_ZERO | {
+    "modal_dot", "dot", "batch_dot", "tensordot", "einsum", "matvec", "rint", "segment_sum",
+    "unsorted_segment_sum", "bincount", "confusion_matrix", "histogram_fixed_width"
+}  # fmt: skip
 COUNT_WORDS = frozenset({"count", "counts", "counter"})  # a name ending so is a whole count
 COUNT_PREFIXES = frozenset({"num", "n"})  # num_samples, n_items
 
@@ -1536,20 +1507,6 @@ def reachable(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     confirmation: inconclusive, saying which value it needs and why that is not known to occur.
     What was seen stays in the verdict (inputs, observed values)."""
     return _not_confirmed(out, _reach_reasons(probe, out))
-
-
-def received(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """Confirmed only for inputs the code really receives: the witness's needed inputs are
-    reachable (:func:`reachable`) and the symptom does not rest on a special value of a
-    parameter nothing drives (``generic.special_value_reason``).  One finding, one reason: the
-    gates' reasons are joined, and what was seen stays in the detail."""
-    from .generic import special_value_reason
-
-    reasons = _reach_reasons(probe, out)
-    special = special_value_reason(probe, out, say_values=not reasons)
-    if special:
-        reasons.append(special)
-    return _not_confirmed(out, reasons)
 
 
 def _reach_reasons(probe: dict[str, Any], out: dict[str, Any]) -> list[str]:

@@ -37,6 +37,7 @@ import math
 import re
 from typing import Any
 
+from .. import ops
 from ..analysis.heuristics import looks_like_mask
 from ..analysis.names import tokens
 from . import domains
@@ -49,7 +50,7 @@ EXP_RANGE = {"float16": 11.09, "bfloat16": 88.72, "float32": 88.72, "float64": 7
 # gate's, fixed ones never move; a probe without drive labels keeps its verdict).
 CLAMPED_DRIVES = frozenset({"driven", "computed"})
 
-SQUASHING = frozenset({"sigmoid", "softmax", "log_softmax"})
+SQUASHING = ops.LOGIT_SQUASHING
 PREDICTED_WORDS = frozenset(
     {"pred", "preds", "prediction", "predictions", "predicted", "prob", "probs", "probability",
      "probabilities", "yhat"}
@@ -58,9 +59,7 @@ PREDICTED_WORDS = frozenset(
 # Whole reductions that are 0 exactly when nothing is selected, and the value-preserving ops a
 # selection may pass through on its way there (`reduce_sum(cast(reshape(mask)))`).
 SELECTING = frozenset({"reduce_sum", "reduce_mean", "reduce_max", "reduce_any", "count_nonzero"})
-PRESERVING = frozenset(
-    {"cast", "reshape", "expand_dims", "squeeze", "stop_gradient", "identity", "to_float"}
-)
+PRESERVING = ops.ENTRY_KEEPING | {"to_float"}  # + a name the registry does not hold
 # A product under a selecting reduction is a masked sum: its factors are read through it.
 MASKING_PRODUCTS = frozenset({("bin", "*"), ("call", "multiply")})
 SELECTION_PRODUCERS = frozenset({"mask", "bool", "one_hot"})
@@ -332,10 +331,7 @@ def _literal_axes(node: Any) -> list[int] | None:
 
 # Ops whose outputs repeat across examples by construction (a dead ReLU unit, a clip at its
 # bound, a rounding, a comparison): inputs read through them are not spread.
-IDENTICAL_OPS = IDENTICAL_PRODUCERS | {
-    "round", "floor", "ceil", "sign", "greater", "greater_equal", "less", "less_equal", "equal",
-    "not_equal", "logical_and", "logical_or", "logical_not", "count_nonzero",
-}  # fmt: skip
+IDENTICAL_OPS = IDENTICAL_PRODUCERS | ops.STEP_FUNCTIONS
 
 
 def _inputs_under(node: Any) -> set[str]:

@@ -4,7 +4,7 @@ An expression probe goes through the pipeline's stages in order: ``program.py`` 
 ``verdicts.py`` may refute it by value ranges, ``points.py`` lays the boundary points (inside
 the inputs' domains), ``symptoms.py`` evaluates them, ``climb.py`` climbs toward the danger
 zone when no point shows a symptom, and ``witness.py`` minimises and words the witness;
-``domains.judge`` then weighs whether the code can reach it.  Training probes go to
+``gates.judge`` then weighs whether the code can reach it.  Training probes go to
 ``training.py``.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from . import compiled, domains, downstream, preconditions, stand_ins
+from . import compiled, domains, downstream, gates, preconditions, stand_ins
 from .climb import CLIMB_STEPS, climb
 from .points import point_grid
 from .program import Program, build_with_fallback, probe_dtype, recipe, run, user_rank
@@ -194,7 +194,7 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
             out = stand_ins.untraceable(probe, f"{type(exc).__name__}: {msg}")
     if probe.get("kind", "expr") == "expr":
         upstream = upstream_start(probe, out)  # before the judges replace the witness
-        out = domains.judge(probe, out)  # issue #11: domains and where gradients flow
+        out = gates.judge(probe, out)  # issue #11: domains and where gradients flow
         out = review_witness(probe, out)  # related inputs, where the symptom starts
         out = downstream.review(probe, out)  # where the value goes: handled right after?
         out = preconditions.judge(probe, out)  # then a far tail or an empty selection

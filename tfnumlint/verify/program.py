@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from .. import ops as registry
 from ..rules.recipes import recipe_for
 from . import intervals as iv
 from . import trace
@@ -74,7 +75,7 @@ def declared_inputs(probe: dict[str, Any]) -> list[Input]:
     out = []
     for i, spec in enumerate(probe.get("inputs") or []):
         lo, hi = trace.parse_float(spec.get("lo", "-inf")), trace.parse_float(spec.get("hi", "inf"))
-        is_prob = bool(spec.get("prob")) or spec.get("producer") in ("sigmoid", "softmax")
+        is_prob = bool(spec.get("prob")) or spec.get("producer") in registry.PROBABILITY
         prob = is_prob and lo <= 0 and hi >= 1
         scale = spec.get("row") == "scale"
         out.append(Input(str(spec["name"]), f"in_{i}", lo, hi, prob, scale))

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from .. import ops
 from . import trace
 from .compiled import graph_optimizer
 from .signatures import PARAMS
@@ -62,7 +63,7 @@ def _num(v: Any) -> float:
 
 
 def is_prob(inp: dict[str, Any]) -> bool:
-    return bool(inp.get("prob")) or inp.get("producer") in ("sigmoid", "softmax")
+    return bool(inp.get("prob")) or inp.get("producer") in ops.PROBABILITY
 
 
 def value_set(inp: dict[str, Any]) -> list[float]:

@@ -11,14 +11,13 @@ process has it on).  It prints what it sees and exits 1 when the finding's sympt
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
 from .. import ops
 from ..model import Finding
 from . import repro_training
-from .repro_code import NotRenderable, Renderer, identifier, number
+from .repro_code import NotRenderable, Renderer, header, identifier, number
 
 LOGIT_OPS = ops.ops_with(lambda op: op.logits_input) | {"sigmoid_xent", "softmax_xent"}
 NON_FINITE = ("nan-value", "inf-value", "nan-gradient", "inf-gradient")
@@ -73,34 +72,6 @@ def script(finding: Finding) -> str:
     return witness_script(finding, record)
 
 
-def header(finding: Finding, how: str) -> str:
-    v = finding.verification
-    detail = doc_safe("\n".join(textwrap.wrap(v.detail, 92)) or "confirmed")
-    where = doc_safe(f"{finding.path}:{finding.line} {finding.rule} ({finding.name})")
-    return f'''#!/usr/bin/env python3
-"""Reproducer for {where}.
-
-Written by tfnumlint --emit-repro.  The verifier confirmed:
-
-{textwrap.indent(detail, "    ")}
-
-{how}
-Exit status 1: the symptom ({v.symptom}) shows; 0: it does not (as after a fix).
-Needs only TensorFlow and NumPy; it never imports tfnumlint nor the analysed code.
-"""
-
-import sys
-
-import numpy as np
-import tensorflow as tf
-'''
-
-
-def doc_safe(text: str) -> str:
-    """Text that cannot end or escape the script's docstring."""
-    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-
-
 # ---------------------------------------------------------------- the witness rung
 
 
@@ -142,7 +113,7 @@ def witness_script(finding: Finding, record: dict[str, Any]) -> str:
 def spec_of(spec: dict[str, Any]) -> dict[str, Any]:
     """An input as the verifier modelled it (``program.declared_inputs``)."""
     lo, hi = float(spec.get("lo", "-inf")), float(spec.get("hi", "inf"))
-    is_prob = bool(spec.get("prob")) or spec.get("producer") in ("sigmoid", "softmax")
+    is_prob = bool(spec.get("prob")) or spec.get("producer") in ops.PROBABILITY
     return {
         "name": str(spec["name"]),
         "prob": is_prob and lo <= 0 and hi >= 1,

@@ -13,11 +13,15 @@ from __future__ import annotations
 import keyword
 import math
 import re
+import textwrap
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import ops
 from .contract import STRUCTURAL
+
+if TYPE_CHECKING:
+    from ..model import Finding
 
 INFIX = {"_add": "+", "_subtract": "-", "_multiply": "*", "_divide": "/", "_pow": "**"}
 BINOPS = {"+", "-", "*", "/", "**", "@"}
@@ -211,3 +215,32 @@ class Renderer:
 
     def helper_source(self) -> str:
         return "\n\n\n".join(HELPERS[h] for h in sorted(self.helpers))
+
+
+# The script header both reproducers share (repro.py and repro_training.py).
+def header(finding: Finding, how: str) -> str:
+    v = finding.verification
+    detail = doc_safe("\n".join(textwrap.wrap(v.detail, 92)) or "confirmed")
+    where = doc_safe(f"{finding.path}:{finding.line} {finding.rule} ({finding.name})")
+    return f'''#!/usr/bin/env python3
+"""Reproducer for {where}.
+
+Written by tfnumlint --emit-repro.  The verifier confirmed:
+
+{textwrap.indent(detail, "    ")}
+
+{how}
+Exit status 1: the symptom ({v.symptom}) shows; 0: it does not (as after a fix).
+Needs only TensorFlow and NumPy; it never imports tfnumlint nor the analysed code.
+"""
+
+import sys
+
+import numpy as np
+import tensorflow as tf
+'''
+
+
+def doc_safe(text: str) -> str:
+    """Text that cannot end or escape the script's docstring."""
+    return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')

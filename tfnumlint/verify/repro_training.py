@@ -12,7 +12,7 @@ from typing import Any
 
 from ..model import Finding
 from ..optimizers import OPTIMIZERS
-from .repro_code import number
+from .repro_code import header, number
 
 TINY_STEPS = 200  # training.TINY_STEPS
 STEP_BLOWUP = 50.0  # training.STEP_BLOWUP
@@ -20,8 +20,6 @@ MAX_UNITS, DEFAULT_FAN_IN = 512, 64  # training.MAX_UNITS, DEFAULT_FAN_IN
 
 
 def script(finding: Finding, probe: dict[str, Any]) -> str:
-    from .repro import header  # the shared header (repro imports this module)
-
     if probe.get("control") == "epsilon":
         how = (
             "It replays the verifier's optimizer probe: the program's optimizer and epsilon\n"

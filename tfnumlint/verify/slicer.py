@@ -106,7 +106,7 @@ MAX_SOURCE = 120  # characters of a producer's code kept for messages
 MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
 MAX_DEPTH = 40
 MAX_READS = 40  # names an untraced expression is recorded to read
-SATURATING = frozenset({"sigmoid", "softmax", "log_softmax", "log_sigmoid"})
+SATURATING = ops.LOGIT_SQUASHING
 
 
 def _host_function(func: cst.BaseExpression, aliases: dict[str, str]):
@@ -970,10 +970,7 @@ def excluded(path: tuple[Condition, ...], branch: tuple[Condition, ...]) -> bool
     )
 
 
-BOOLEAN_OPS = frozenset(
-    {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}
-    | {"logical_and", "logical_or", "logical_not"}
-)
+BOOLEAN_OPS = ops.BOOLEAN
 
 
 def _const(v: float) -> dict:
@@ -1284,11 +1281,11 @@ def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dic
     loss_eps = None
     for s in ctx.info.calls:
         o = ctx.op(s.node)
-        if o in ("sigmoid", "softmax") and output is None:
+        if o in ops.PROBABILITY and output is None:
             output = o
         if o == "dense":
             act = ctx.arg(s.node, 1, "activation")
-            if isinstance(act, cst.SimpleString) and act.evaluated_value in ("sigmoid", "softmax"):
+            if isinstance(act, cst.SimpleString) and act.evaluated_value in ops.PROBABILITY:
                 output = output or act.evaluated_value
         if o == "log" and loss_eps is None and s.node.args:
             _, e = split_eps(ctx, s.node.args[0].value, s)

@@ -18,7 +18,7 @@ Plain data only: never imports TensorFlow.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
 
@@ -29,7 +29,24 @@ from ..analysis.names import dotted_name
 
 if TYPE_CHECKING:
     from ..analysis.context import Context, Hit
-    from .slicer import Slicer
+
+
+class Slicer(Protocol):
+    """What the consumer walk reads of the slicer (:class:`.slicer.Slicer` is one).  A
+    protocol, so this module does not import the slicer that calls it."""
+
+    inputs: dict[str, dict[str, Any]]
+    unsupported: list[str]
+    truncated: bool
+    positions: Any
+    _input_keys: dict[str, str]
+
+    def op_of(self, node: cst.Call) -> str | None: ...
+
+    def budget(self) -> None: ...
+
+    def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict: ...
+
 
 MAX_HOPS = 3  # local names followed (`a = f(x)`, `b = a * 2`, `tf.where(c, b, 0)`)
 MAX_SINKS = 8
@@ -38,7 +55,7 @@ MAX_SINKS = 8
 # and spellings the op registry does not model, by the dotted name they resolve to.
 NUMPY_WHERE = ("experimental.numpy.where",)
 NO_NAN_CALLS = ("multiply_no_nan", "divide_no_nan")
-COMPARE_OPS = frozenset({"greater", "greater_equal", "less", "less_equal", "equal", "not_equal"})
+COMPARE_OPS = registry.COMPARISONS
 NAN_TESTS = frozenset({"is_nan", "is_inf", "is_finite", "isnan", "isinf", "isfinite"})
 # Ops where a -inf entry is exact (exp(-inf) = 0): a log value of -inf is handled there.
 LOGSUMEXP_OPS = frozenset({"reduce_logsumexp", "log_softmax", "softmax", "exp"})
@@ -65,9 +82,7 @@ REORDER_CALLS = frozenset({"top_k", "sort"})
 # After a reorder the values are no longer sliced (the probe does not trace top_k): only ops
 # that keep every entry as it is may follow, so the check made on the reorder's input holds
 # (not `gather`, which may pick the -inf entries alone).
-ENTRY_KEEPING = frozenset(
-    {"cast", "stop_gradient", "identity", "reshape", "tile", "transpose", "expand_dims", "squeeze"}
-)
+ENTRY_KEEPING = registry.ENTRY_KEEPING
 
 
 @dataclass

@@ -1,0 +1,225 @@
+"""Op facts live in the registry: no module but ``ops.py`` keeps a table of op names.
+
+A set, dict, list or tuple literal holding two or more registered op spellings (canonical
+names or dotted spellings) is a side table of op facts: it drifts from the registry (a
+"saturating" copy once omitted ``log_sigmoid``; a producer range gave softmax [0, inf)) and a
+new op's entry never reaches it.  Such a table must be a query on :mod:`tfnumlint.ops`.
+
+Two lists keep the test honest about what is left:
+
+- :data:`NOT_OP_FACTS`: literals that name ops without stating a fact about them (a rule's
+  dispatch declaration, the implementation table the registry's ``interval=`` field names),
+  each with its reason;
+- :data:`NOT_YET_DERIVED`: op-fact tables still waiting to be derived (issue 26).  It may only
+  shrink: a new table fails, and an entry that no longer matches a literal fails too.
+
+Entries are (module, sorted op names in the literal), so moving a table does not break them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+from tfnumlint import ops
+
+PACKAGE = Path(__file__).resolve().parents[1] / "tfnumlint"
+Key = tuple[str, tuple[str, ...]]
+
+NOT_OP_FACTS: dict[Key, str] = {
+    ("rules/domain.py", ("euclidean_norm", "norm")): "TNL203's dispatch: the ops the rule checks",
+    ("rules/domain.py", ("acos", "asin", "atanh")): "TNL205's dispatch: the ops the rule checks",
+    ("rules/domain.py", ("reciprocal", "rsqrt")): "TNL206's dispatch: the ops the rule checks",
+    ("rules/precision.py", ("add", "clip_by_value", "maximum")): "a rule's dispatch declaration",
+    ("analysis/transfer.py", (
+        "activation_layer", "cast", "concat", "conv_layer", "epsilon", "lambda_layer", "maximum",
+        "minimum", "moments", "one_hot", "sequential", "where",
+    )): "handlers by Transfer.rule family name (the registry names them, as it names intervals)",
+    ("verify/intervals.py", (
+        "abs", "acos", "asin", "lgamma", "reciprocal", "relu", "relu6", "rsqrt", "softplus",
+        "sqrt", "square",
+    )): "interval transfers the registry's `interval=` field names",
+    ("verify/intervals.py", ("exp", "expm1", "log", "log1p", "round", "sigmoid", "sign")): (
+        "monotone functions the registry's `interval='monotone:...'` names"
+    ),
+    ("verify/intervals.py", ("add", "matmul", "maximum", "minimum")): (
+        "binary interval transfers, by graph transfer name"
+    ),
+    ("verify/graphs/ranges.py", ("relu", "relu6")): "vectorised interval transfers, by name",
+    ("verify/graphs/ranges.py", ("add", "maximum", "minimum")): "vectorised binary transfers",
+    ("verify/slicer.py", (
+        "abs", "cos", "exp", "expm1", "lgamma", "log", "log1p", "sin", "sqrt", "tanh",
+    )): "Python `math`/NumPy host functions by their own names, not TF ops",
+    ("analysis/tfvalues.py", ("abs", "pow")): "Python builtins (`abs(x)`, `pow(x, y)`)",
+    ("verify/domains.py", ("maximum", "minimum")): "identifier word pairs (`x_maximum`), not calls",
+}  # fmt: skip
+
+# Op-fact tables not derived from the registry yet: a debt that may only shrink.
+NOT_YET_DERIVED: Counter[Key] = Counter(
+    {
+        ("analysis/driven.py", ("log_sigmoid", "log_softmax", "placeholder", "random", "sigmoid", "softmax", "variable")): 1,
+        ("analysis/dtypectx.py", ("cast", "constant", "ones", "placeholder", "set_policy", "zeros")): 1,
+        ("analysis/gradflow.py", ("check_numerics", "stop_gradient")): 1,
+        ("analysis/gradflow.py", ("less", "less_equal")): 1,
+        ("analysis/gradflow.py", ("log_softmax", "softmax")): 1,
+        ("analysis/invariants.py", ("exp", "sigmoid", "softplus")): 1,
+        ("analysis/invariants.py", ("cast", "constant", "identity")): 1,
+        ("analysis/project.py", ("clip_by_value", "exp", "log_sigmoid", "log_softmax", "matmul", "maximum", "one_hot", "placeholder", "relu", "relu6", "sigmoid", "softmax", "softplus", "tanh")): 1,
+        ("analysis/project.py", ("clip_by_value", "log_sigmoid", "log_softmax", "maximum")): 2,
+        ("analysis/provenance.py", ("relu", "relu6")): 1,
+        ("analysis/transfer.py", ("relu", "sigmoid", "softmax", "softplus", "tanh")): 1,
+        ("analysis/transfer.py", ("greater", "greater_equal", "less", "less_equal")): 1,
+        ("analysis/transfer.py", ("add", "divide", "multiply", "subtract")): 1,
+        ("analysis/transfer.py", ("reduce_max", "reduce_mean", "reduce_min")): 1,
+        ("analysis/transfer.py", ("abs", "square")): 1,
+        ("analysis/transfer.py", ("constant", "zeros")): 1,
+        ("analysis/transfer.py", ("euclidean_norm", "norm")): 1,
+        ("fix/domain.py", ("acos", "asin", "atanh")): 1,
+        ("fix/xent.py", ("reduce_mean", "reduce_sum")): 1,
+        ("rules/datascale.py", ("reshape", "squeeze")): 1,
+        ("rules/datascale.py", ("cast", "constant", "identity")): 1,
+        ("rules/logs.py", ("matmul", "placeholder", "tanh")): 1,
+        ("rules/overflow.py", ("acos", "asin", "atanh", "divide", "exp", "log", "log1p", "pow")): 1,
+        ("rules/precision.py", ("exp", "square")): 1,
+        ("rules/precision.py", ("add", "maximum")): 1,
+        ("rules/training.py", ("sigmoid_xent", "softmax_xent")): 1,
+        ("rules/training.py", ("sigmoid_xent", "softmax_xent", "weighted_xent")): 1,
+        ("rules/training.py", ("square", "squared_difference")): 1,
+        ("rules/training.py", ("cast", "identity")): 1,
+        ("rules/training.py", ("divide", "reduce_mean")): 1,
+        ("rules/training.py", ("clip_by_global_norm", "clip_by_norm")): 1,
+        ("verify/domains.py", ("ceil", "floor", "round")): 1,
+        ("verify/domains.py", ("add", "multiply")): 1,
+        ("verify/kinds.py", ("log", "log1p", "log_sigmoid", "xlogy")): 1,
+        ("verify/preconditions.py", ("count_nonzero", "reduce_max", "reduce_mean", "reduce_sum")): 1,
+        ("verify/preconditions.py", ("divide", "divide_no_nan", "reciprocal")): 1,
+        ("verify/preconditions.py", ("moments", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance")): 1,
+        ("verify/preconditions.py", ("clip_by_value", "constant", "one_hot", "ones", "relu", "relu6", "zeros")): 1,
+        ("verify/preconditions.py", ("rsqrt", "sqrt")): 1,
+        ("verify/repro.py", ("sigmoid_xent", "softmax_xent")): 1,
+        ("verify/slicer.py", ("placeholder", "variable")): 1,
+        ("verify/slicer.py", ("concat", "expand_dims", "matmul", "squeeze", "tile", "transpose")): 1,
+        ("verify/slicer.py", ("reciprocal", "rsqrt")): 1,
+        ("verify/special.py", ("digamma", "lgamma")): 1,
+        ("verify/trace.py", ("sigmoid_xent", "softmax_xent")): 1,
+        ("verify/uses.py", ("exp", "log_softmax", "reduce_logsumexp", "softmax")): 1,
+        ("verify/witness.py", ("log", "log1p")): 1,
+    }
+)  # fmt: skip
+
+
+def op_spellings() -> frozenset[str]:
+    """Every string the registry knows as an op: canonical names and dotted spellings."""
+    return frozenset(ops.REGISTRY) | frozenset(ops.SPELLINGS) | frozenset(ops.PROBE_SPELLINGS)
+
+
+def op_tables(source: str, module: str, names: frozenset[str]) -> Counter[Key]:
+    """The literals in ``source`` that hold two or more of ``names`` (dict keys count)."""
+    found: Counter[Key] = Counter()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+            elts: list[ast.expr | None] = list(node.elts)
+        elif isinstance(node, ast.Dict):
+            elts = list(node.keys)
+        else:
+            continue
+        hits = {
+            e.value
+            for e in elts
+            if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in names
+        }
+        if len(hits) >= 2:
+            found[(module, tuple(sorted(hits)))] += 1
+    return found
+
+
+def package_tables() -> Counter[Key]:
+    names = op_spellings()
+    found: Counter[Key] = Counter()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "ops.py":
+            continue
+        module = path.relative_to(PACKAGE).as_posix()
+        found += op_tables(path.read_text(encoding="utf-8"), module, names)
+    return found
+
+
+def unexplained(found: Counter[Key]) -> tuple[list[Key], list[Key]]:
+    """(tables neither allowlisted nor in the debt, debt entries no literal matches)."""
+    rest = Counter({k: n for k, n in found.items() if k not in NOT_OP_FACTS})
+    new = sorted((rest - NOT_YET_DERIVED).elements())
+    stale = sorted((NOT_YET_DERIVED - rest).elements())
+    return new, stale
+
+
+def test_no_new_op_tables_outside_the_registry() -> None:
+    new, stale = unexplained(package_tables())
+    assert not new, f"op-name tables outside ops.py (derive them from ops.py): {new}"
+    assert not stale, f"derived or moved: remove from NOT_YET_DERIVED: {stale}"
+
+
+def test_allowlist_entries_still_exist() -> None:
+    found = package_tables()
+    gone = [k for k in NOT_OP_FACTS if k not in found]
+    assert not gone, f"allowlisted tables that no longer exist: {gone}"
+
+
+def test_the_check_finds_a_new_table() -> None:
+    """A module adding its own set, dict or tuple of op names is caught; one name, strings
+    that are not ops, and a registry query are not."""
+    names = op_spellings()
+    source = (
+        "import tfnumlint.ops as ops\n"
+        "SQUASH = frozenset({'sigmoid', 'softmax'})\n"
+        "RANGES = {'exp': (0, 1), 'tf.math.log': (0, 1)}\n"
+        "def f(op):\n"
+        "    return op in ('relu', 'relu6', 'banana')\n"
+        "ONE = {'sigmoid', 'banana'}\n"
+        "WORDS = ['count', 'size']\n"
+        "DERIVED = ops.PROBABILITY | {'banana'}\n"
+    )
+    found = op_tables(source, "rules/new_rule.py", names)
+    assert sorted(found) == [
+        ("rules/new_rule.py", ("exp", "tf.math.log")),
+        ("rules/new_rule.py", ("relu", "relu6")),
+        ("rules/new_rule.py", ("sigmoid", "softmax")),
+    ]
+    new, _ = unexplained(package_tables() + found)
+    assert len(new) == 3
+
+
+def test_a_derived_table_leaves_a_stale_debt_entry() -> None:
+    """Deriving a table without striking it from the debt fails (the list only shrinks)."""
+    found = package_tables()
+    key = ("verify/witness.py", ("log", "log1p"))
+    assert found[key] == 1
+    _, stale = unexplained(found - Counter({key: 1}))
+    assert stale == [key]
+
+
+def test_an_entry_range_agrees_with_its_static_transfer() -> None:
+    """The static evaluator's unary bounds and the gates' producer range are one fact."""
+    both = [
+        op
+        for op in ops.REGISTRY.values()
+        if op.range and op.transfer and op.transfer.rule == "unary"
+    ]
+    assert len(both) >= 10
+    for op in both:
+        assert op.range is not None and op.transfer is not None
+        assert (op.transfer.lo, op.transfer.hi) == (op.range.lo, op.range.hi), op.name
+
+
+def test_the_gates_read_the_corrected_facts() -> None:
+    """Where copies disagreed, the gates now read the registry's (numerically correct) fact."""
+    from tfnumlint.verify import domains, preconditions, slicer
+
+    assert domains.PRODUCER_RANGES["softmax"] == (0.0, False, 1.0)  # was [0, inf)
+    assert domains.PRODUCER_RANGES["relu6"] == (0.0, False, 6.0)  # was [0, inf)
+    assert domains.PRODUCER_RANGES["bessel_i1e"][0] < 0.0  # odd: was >= 0
+    assert domains.PRODUCER_RANGES["exp"] == (0.0, False, ops.INF)  # float32 exp underflows to 0
+    assert "log_sigmoid" in preconditions.SQUASHING  # the copy that omitted it
+    assert preconditions.SQUASHING == slicer.SATURATING
+    assert ops.float_range("tanh") == (-1.0, False, 1.0)  # tanh(10) rounds to 1.0
+    assert ops.float_range("sigmoid") == (0.0, False, 1.0)
