@@ -102,11 +102,34 @@ def _checked(
     order = {op.name: i + 1 for i, op in enumerate(graph.get_operations())}
     try:
         return [
-            dict(_verdict(h, searcher, loaded, box_text, dtype), node=order[h.op.name])
+            dict(
+                _verdict(h, searcher, loaded, box_text, dtype),
+                node=order[h.op.name],
+                **where_from(h, loaded),
+            )
             for h in find(graph, boxes)
         ]
     finally:
         searcher.close()
+
+
+def where_from(h: Hazard, loaded: Loaded) -> dict[str, Any]:
+    """The op's Keras layer (and its producer's), and the author's line that created it."""
+    name = display_name(h.op.name)
+    out: dict[str, Any] = {}
+    layer = loaded.layers.layer_of(name)
+    if layer:
+        out.update(layer=layer, layer_kind=loaded.layers.kind)
+        if loaded.layers.model:
+            out["model"] = loaded.layers.model
+    if h.producer_op:
+        producer = loaded.layers.layer_of(display_name(h.producer_op))
+        if producer:
+            out["producer_layer"] = producer
+    origin = loaded.debug.origin(name) if loaded.debug is not None else None
+    if origin:
+        out["origin"] = origin
+    return out
 
 
 def _box_text(loaded: Loaded, chosen) -> str:
