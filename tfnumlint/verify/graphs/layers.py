@@ -82,7 +82,7 @@ def _matches(comp: str, name: str) -> bool:
 
 
 def from_config(config: dict[str, Any]) -> Layers:
-    root = config.get("config") if isinstance(config.get("config"), dict) else {}
+    root: dict[str, Any] = config["config"] if isinstance(config.get("config"), dict) else {}
     name = root.get("name") if isinstance(root.get("name"), str) else None
     tree = _tree(root)
     return Layers(model=name, tree=tree, kind="functional" if tree else "none")
@@ -95,7 +95,7 @@ def _tree(cfg: dict[str, Any]) -> dict[str, Any]:
             continue
         if str(layer.get("module", "")).startswith("keras.src.ops"):
             continue  # a keras.ops call in a functional graph opens no name scope
-        inner = layer.get("config") if isinstance(layer.get("config"), dict) else {}
+        inner: dict[str, Any] = layer["config"] if isinstance(layer.get("config"), dict) else {}
         name = layer.get("name") or inner.get("name")
         if isinstance(name, str):
             out[name] = _tree(inner)
