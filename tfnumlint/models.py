@@ -176,7 +176,7 @@ def to_result(cand: Candidate, answer: dict[str, Any], options: ModelOptions) ->
                 severity=options.severities.get(rule.code, doc.severity),
                 message=rule.message(h),
                 source_line=op,
-                verification=verification(h),
+                verification=verification(h, cand.path),
                 fix=Fix("suggestion", GRAPH_FIX) if docs[rule.code].fix != "none" else None,
                 related=origin_related(h),
                 graph=graph_location(h),
@@ -208,8 +208,12 @@ def origin_related(h: dict[str, Any]) -> list[dict[str, Any]] | None:
     ]
 
 
-def verification(h: dict[str, Any]) -> Verification:
+def verification(h: dict[str, Any], model: Path | None = None) -> Verification:
+    repro = h.get("repro")
+    if isinstance(repro, dict) and model is not None:  # --emit-repro reloads the model here
+        repro = dict(repro, model=str(model.resolve()))
     return Verification(
+        repro=repro if isinstance(repro, dict) else None,
         status=str(h.get("status", "inconclusive")),
         detail=str(h.get("detail", "")),
         symptom=h.get("symptom"),
