@@ -72,6 +72,8 @@ class Finding:
     related_rules: list[str] = field(default_factory=list)  # merged: same hazard, other rules
     related: list[dict[str, Any]] | None = None  # e.g. the call site that passes the value
     repro: str | None = None  # the reproducer script written for it (--emit-repro)
+    # a saved model's finding: the op, its Keras layer, the author's line (debug info)
+    graph: dict[str, Any] | None = None
 
     @property
     def sort_key(self) -> tuple:
@@ -103,6 +105,8 @@ class Finding:
             out["rung"] = self.verification.rung
         if self.repro is not None:
             out["repro"] = self.repro
+        if self.graph is not None:
+            out["graph"] = self.graph
         return out
 
     @classmethod

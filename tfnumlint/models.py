@@ -176,15 +176,44 @@ def to_result(cand: Candidate, answer: dict[str, Any], options: ModelOptions) ->
                 severity=options.severities.get(rule.code, doc.severity),
                 message=rule.message(h),
                 source_line=op,
-                verification=verification(h),
+                verification=verification(h, cand.path),
                 fix=Fix("suggestion", GRAPH_FIX) if docs[rule.code].fix != "none" else None,
+                related=origin_related(h),
+                graph=graph_location(h),
             )
         )
     return FileResult(cand.display, findings)
 
 
-def verification(h: dict[str, Any]) -> Verification:
+def graph_location(h: dict[str, Any]) -> dict[str, Any]:
+    """Where in the model the finding is: the op, its layer, the line that created it."""
+    keys = ("op", "op_type", "scope", "layer", "layer_kind", "model", "producer_op")
+    out = {k: h[k] for k in keys if h.get(k)}
+    if h.get("origin"):
+        out["origin"] = dict(h["origin"])
+    return out
+
+
+def origin_related(h: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The author's line that created the op, as a related location (SARIF shows it)."""
+    origin = h.get("origin")
+    if not origin:
+        return None
+    return [
+        {
+            "path": str(origin["path"]),
+            "line": int(origin["line"]),
+            "message": f"`{h.get('op')}` created here (the SavedModel's debug info)",
+        }
+    ]
+
+
+def verification(h: dict[str, Any], model: Path | None = None) -> Verification:
+    repro = h.get("repro")
+    if isinstance(repro, dict) and model is not None:  # --emit-repro reloads the model here
+        repro = dict(repro, model=str(model.resolve()))
     return Verification(
+        repro=repro if isinstance(repro, dict) else None,
         status=str(h.get("status", "inconclusive")),
         detail=str(h.get("detail", "")),
         symptom=h.get("symptom"),

@@ -28,6 +28,19 @@ def _artifact(path: str) -> dict:
     return {"uri": uri} if uri.startswith("file:") else {"uri": uri, "uriBaseId": "%SRCROOT%"}
 
 
+def _logical(graph: dict[str, Any]) -> list[dict[str, Any]]:
+    """The op, and the Keras layer it belongs to when the model file records it."""
+    out = [
+        {"name": graph.get("op", ""), "fullyQualifiedName": graph.get("op", ""), "kind": "function"}
+    ]
+    if graph.get("layer"):
+        layer = str(graph["layer"])
+        out.append(
+            {"name": layer.rsplit("/", 1)[-1], "fullyQualifiedName": layer, "kind": "module"}
+        )
+    return out
+
+
 def _related_location(ident: int, related: dict[str, Any]) -> dict[str, Any]:
     """A place that explains the finding (the call site that passes the value)."""
     physical: dict[str, Any] = {"artifactLocation": _artifact(related["path"])}
@@ -118,6 +131,9 @@ def as_dict(report: Report) -> dict:
             result["properties"]["advice"] = advice(f)
         if f.related_rules:  # merged findings of other rules on the same hazard
             result["properties"]["relatedRules"] = list(f.related_rules)
+        if f.graph:  # a saved model's op and Keras layer
+            result["locations"][0]["logicalLocations"] = _logical(f.graph)
+            result["properties"]["graph"] = f.graph
         if f.related:
             result["relatedLocations"] = [
                 _related_location(i, r) for i, r in enumerate(f.related, start=1)

@@ -67,14 +67,35 @@ def producer_is_probability(hazard: Hazard) -> bool:
 
 
 def where_op(hazard: Hazard) -> str:
-    """How a message names the op: its name, and its name scope when it has one."""
-    scope = hazard.get("scope")
-    return f"`{hazard['op']}`" + (f" (name scope `{scope}`)" if scope else "")
+    """How a message names the op: its name, then its Keras layer where the model file
+    records it (else its name scope), then the author's line where debug info gives it."""
+    scope, layer = hazard.get("scope"), hazard.get("layer")
+    text = f"`{hazard['op']}`"
+    if layer:
+        text += f" ({layer_text(hazard)})"
+    elif scope:
+        text += f" (name scope `{scope}`)"
+    origin = hazard.get("origin")
+    if origin:
+        text += f" created at `{origin['path']}:{origin['line']}`"
+    return text
+
+
+def layer_text(hazard: Hazard) -> str:
+    """``layer `dense_1` of model `m``` (functional) or ``layer attribute `block.proj```."""
+    layer, model = hazard.get("layer"), hazard.get("model")
+    if hazard.get("layer_kind") == "attribute":
+        return f"layer attribute `{layer}` of the saved model"
+    return f"layer `{layer}`" + (f" of model `{model}`" if model else "")
 
 
 def producer_text(hazard: Hazard) -> str:
     op = hazard.get("producer_op")
-    return f"`{op}` ({hazard.get('producer')})" if op else str(hazard.get("producer"))
+    if not op:
+        return str(hazard.get("producer"))
+    layer = hazard.get("producer_layer")
+    where = f", layer `{layer}`" if layer else ""
+    return f"`{op}` ({hazard.get('producer')}{where})"
 
 
 def range_text(hazard: Hazard) -> str:

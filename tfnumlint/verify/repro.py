@@ -69,6 +69,10 @@ def script(finding: Finding) -> str:
     record = finding.verification.repro or {}
     if record.get("rung") == "training":
         return repro_training.script(finding, record["probe"])
+    if record.get("rung") == "graph":
+        from .repro_graph import script as graph_script  # a saved model's finding
+
+        return graph_script(finding, record)
     return witness_script(finding, record)
 
 

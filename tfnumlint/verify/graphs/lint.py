@@ -102,11 +102,34 @@ def _checked(
     order = {op.name: i + 1 for i, op in enumerate(graph.get_operations())}
     try:
         return [
-            dict(_verdict(h, searcher, loaded, box_text, dtype), node=order[h.op.name])
+            dict(
+                _verdict(h, searcher, loaded, box_text, dtype),
+                node=order[h.op.name],
+                **where_from(h, loaded),
+            )
             for h in find(graph, boxes)
         ]
     finally:
         searcher.close()
+
+
+def where_from(h: Hazard, loaded: Loaded) -> dict[str, Any]:
+    """The op's Keras layer (and its producer's), and the author's line that created it."""
+    name = display_name(h.op.name)
+    out: dict[str, Any] = {}
+    layer = loaded.layers.layer_of(name)
+    if layer:
+        out.update(layer=layer, layer_kind=loaded.layers.kind)
+        if loaded.layers.model:
+            out["model"] = loaded.layers.model
+    if h.producer_op:
+        producer = loaded.layers.layer_of(display_name(h.producer_op))
+        if producer:
+            out["producer_layer"] = producer
+    origin = loaded.debug.origin(name) if loaded.debug is not None else None
+    if origin:
+        out["origin"] = origin
+    return out
 
 
 def _box_text(loaded: Loaded, chosen) -> str:
@@ -190,6 +213,7 @@ def _verdict(
         )
         return out
     inputs = describe_feed(witness.feed, loaded.inputs)
+    out["repro"] = repro_record(h, witness)
     where = "its gradient" if witness.symptom == "gradient" else name
     target = name if h.guarded is None else display_name(h.guarded.name)
     out.update(
@@ -202,6 +226,39 @@ def _verdict(
         ),
     )
     return out
+
+
+REPRO_MAX_VALUES = 65536  # a larger witness is not written into a reproducer
+
+
+def repro_record(h: Hazard, witness: Any) -> dict[str, Any] | None:
+    """What ``--emit-repro`` needs to show the witness again: every input's exact value, the
+    op's output tensor and, for a gradient symptom, the input it is differentiated by."""
+    feed = {}
+    for name, value in witness.feed.items():
+        arr = np.asarray(value)
+        if arr.size > REPRO_MAX_VALUES:
+            return None
+        feed[name] = {
+            "dtype": arr.dtype.name,
+            "shape": list(arr.shape),
+            "values": arr.reshape(-1).tolist(),
+        }
+    return {
+        "rung": "graph",
+        "feed": feed,
+        "target": h.op.outputs[0].name,
+        "checked": _gradient_input(h),
+        "symptom": witness.symptom,
+    }
+
+
+def _gradient_input(h: Hazard) -> str | None:
+    """The input the search differentiated the op by (as ``Searcher._fetches`` chooses)."""
+    x, target = h.checked, h.op.outputs[0]
+    if x is None or not x.dtype.is_floating or x.dtype != target.dtype:
+        return None
+    return str(x.name)
 
 
 def _inputs_text(inputs: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ only reads tensors), a ``.keras``/``.h5`` config is screened and then loaded wit
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,14 @@ from tensorflow.core.framework import graph_pb2
 from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
+from .layers import (
+    DebugInfo,
+    Layers,
+    called_functions,
+    from_config,
+    from_object_graph,
+    read_debug_info,
+)
 from .screen import NotLoaded, check_keras_config, check_ops, op_types
 
 VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp"})
@@ -52,6 +61,8 @@ class Loaded:
     inputs: list[Input]
     outputs: list[str]  # tensor names
     optimizers: list[dict[str, Any]] = field(default_factory=list)  # what the file keeps of it
+    layers: Layers = field(default_factory=Layers)  # the Keras layers the file records
+    debug: DebugInfo | None = None  # creation stacks (a SavedModel with save_debug_info)
 
 
 def load(path: Path) -> Loaded:
@@ -142,7 +153,9 @@ def load_saved_model(path: Path) -> Loaded:
         raise NotLoaded("not a SavedModel: its variables/variables.index is missing")
     optimizers = optimizer_facts(mg.graph_def)
     if not mg.object_graph_def.nodes:  # a TF1 SavedModel: freeze it from its checkpoint
-        return _tf1_saved_model(path, mg, sig, optimizers)
+        tf1 = _tf1_saved_model(path, mg, sig, optimizers)
+        tf1.debug = read_debug_info(path, set())
+        return tf1
     try:
         loaded = tf.saved_model.load(str(path), tags=list(mg.meta_info_def.tags) or None)
         fn = loaded.signatures[key]
@@ -153,7 +166,24 @@ def load_saved_model(path: Path) -> Loaded:
     labels = {spec.name: label for label, spec in specs.items()}
     graph_def = frozen.graph.as_graph_def()
     inputs = [_input(t.op.name, labels.get(t.op.name, t.op.name), t) for t in frozen.inputs]
-    return Loaded("saved_model", graph_def, inputs, [t.name for t in frozen.outputs], optimizers)
+    functions = _signature_functions(mg.graph_def, key)
+    return Loaded(
+        "saved_model",
+        graph_def,
+        inputs,
+        [t.name for t in frozen.outputs],
+        optimizers,
+        from_object_graph(mg, functions),
+        read_debug_info(path, functions),
+    )
+
+
+def _signature_functions(graph: graph_pb2.GraphDef, key: str) -> set[str]:
+    """The library functions the signature's wrapper calls (every one when none is named so)."""
+    names = [f.signature.name for f in graph.library.function]
+    wrapper = re.compile(rf"__inference_signature_wrapper_{re.escape(key)}_\d+")
+    roots = [n for n in names if wrapper.fullmatch(n)]
+    return called_functions(graph, roots) if roots else set(names)
 
 
 def _input(name: str, label: str, tensor: Any) -> Input:
@@ -342,7 +372,12 @@ def load_keras(path: Path) -> Loaded:
     graph_def = frozen.graph.as_graph_def()
     inputs = [_input(t.op.name, spec.name, t) for t, spec in zip(frozen.inputs, specs, strict=True)]
     return Loaded(
-        "keras", graph_def, inputs, [t.name for t in frozen.outputs], keras_optimizer(config)
+        "keras",
+        graph_def,
+        inputs,
+        [t.name for t in frozen.outputs],
+        keras_optimizer(config),
+        from_config(config),
     )
 
 

@@ -1,0 +1,107 @@
+"""``--emit-repro`` for a saved model's finding: a script that loads the model and shows the
+witness's non-finite value.
+
+The script loads the model with tfnumlint's own loader (``verify/graphs/loader.py``), so it
+loads it exactly as the linter did: the graph and its weights, a ``.keras`` file in safe mode
+after its config is screened, and never the author's Python.  It feeds the witness the
+search found (every input's exact value) and evaluates the op's output, or its gradient with
+respect to the checked input.  No TensorFlow import here: this only writes text.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from ..model import Finding
+
+_BODY = """
+import sys
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from tfnumlint.verify.graphs.loader import load  # the linter's safe loader
+
+inf, nan = float("inf"), float("nan")
+MODEL = Path({model!r})
+TARGET = {target!r}  # the op's output in the frozen graph
+CHECKED = {checked!r}  # the input the gradient is taken by
+SYMPTOM = {symptom!r}  # "value": the output is non-finite; "gradient": its gradient is
+FEED = {feed}  # placeholder -> (dtype, shape, values): the witness
+
+
+def main() -> int:
+    loaded = load(MODEL)
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(loaded.graph_def, name="")
+        try:
+            target = graph.get_tensor_by_name(TARGET)
+            # the output and its gradient, fetched together as the verifier's search did
+            # (fetched alone, the graph optimizer may rewrite the output's op, e.g. fuse a
+            # log of a softmax into a log_softmax)
+            fetches = {{"value": target}}
+            if CHECKED is not None:
+                grad = tf.gradients(target, graph.get_tensor_by_name(CHECKED))[0]
+                if grad is not None:
+                    fetches["gradient"] = grad
+            feed = {{
+                graph.get_tensor_by_name(name + ":0"): np.asarray(values, dtype).reshape(shape)
+                for name, (dtype, shape, values) in FEED.items()
+            }}
+        except KeyError as exc:
+            print(f"the model no longer has the op or an input of the witness: {{exc}}")
+            return 2
+    with tf.compat.v1.Session(graph=graph) as session:
+        value = np.asarray(session.run(fetches, feed_dict=feed)[SYMPTOM], np.float64)
+    label = TARGET if SYMPTOM == "value" else f"the gradient of {{TARGET}} by {{CHECKED}}"
+    bad = ~np.isfinite(value)
+    if bad.any():
+        first = value[bad].reshape(-1)[0]
+        print(f"{{label}} = {{first}} ({{int(bad.sum())}} of {{value.size}} entries non-finite)")
+        return 1
+    print(f"{{label}} is finite at the witness (max |value| {{np.abs(value).max():.6g}})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def script(finding: Finding, record: dict[str, Any]) -> str:
+    from .repro import doc_safe
+
+    v = finding.verification
+    detail = doc_safe("\n".join(textwrap.wrap(v.detail, 92)) or "confirmed")
+    where = doc_safe(f"{finding.path}:{finding.line} {finding.rule} ({finding.name})")
+    op = doc_safe(finding.source_line)
+    what = "its gradient" if record.get("symptom") == "gradient" else "its output"
+    head = f'''#!/usr/bin/env python3
+"""Reproducer for {where}.
+
+Written by tfnumlint --emit-repro.  The verifier confirmed:
+
+{textwrap.indent(detail, "    ")}
+
+It loads the saved model as tfnumlint does (its loader: the graph and the weights, a .keras
+file in safe mode; the author's Python is never run), feeds the witness input and evaluates
+the op `{op}`, {what}.
+Exit status 1: a non-finite value shows; 0: it does not (as after a fix); 2: the model has
+no such op any more.  Needs TensorFlow, NumPy and tfnumlint (for its safe loader).
+"""
+'''
+    feed = {
+        str(name): (str(spec["dtype"]), list(spec["shape"]), list(spec["values"]))
+        for name, spec in (record.get("feed") or {}).items()
+    }
+    body = _BODY.format(
+        model=str(record["model"]),
+        target=str(record["target"]),
+        checked=record.get("checked"),
+        symptom=str(record.get("symptom", "value")),
+        feed=repr(feed),
+    )
+    return head + body
