@@ -13,7 +13,13 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from probe_helpers import binop, call, expr, free, inp  # noqa: E402
-from test_reachability_gate import assert_far_tail, one_verdict, verdicts, verify  # noqa: E402
+from test_reachability_gate import (  # noqa: E402
+    assert_far_tail,
+    one_verdict,
+    trained,
+    verdicts,
+    verify,
+)
 
 from tfnumlint.verify import generic  # noqa: E402
 
@@ -133,6 +139,7 @@ def test_cosine_similarity_of_features_stays_confirmed():
             x_k = tf.gather(x, index_k)
             return tf.reduce_sum(x_n * x_k, -1) / (tf.norm(x_n, axis=-1) * tf.norm(x_k, axis=-1))
         """
+    src = trained(src, "sparse_cosine_similarity(model(x), [0], [1])")  # features training drives
     statuses = {v["status"] for v in verdicts(src, "TNL201")}
     assert statuses == {"confirmed"}, statuses
 
@@ -161,7 +168,7 @@ def test_an_epsilon_with_a_literal_default_is_kept_in_a_loss():
         def eps_loss(y_true, y_pred, eps=1e-7):
             return -tf.reduce_mean(y_true * tf.math.log(1.0 - y_pred + eps))
         """
-    out = one_verdict(src, "TNL103")
+    out = one_verdict(trained(src, "eps_loss(y, tf.sigmoid(model(x)))"), "TNL103")
     assert out["status"] == "confirmed", out
 
 
