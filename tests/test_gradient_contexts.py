@@ -336,10 +336,11 @@ def with_statement_value(symptom: str, value: object) -> dict:
     return out
 
 
-def test_a_gradient_witness_whose_statement_is_nan_is_a_value_symptom_in_evaluation_code():
-    """(patches - mean) / sqrt(variance) in a metric: at the witness of sqrt's inf gradient the
-    statement itself is 0/0, a NaN the metric returns; it stays confirmed as a value symptom."""
-    probe = sqrt_probe(path="gan/eval/swd.py")
+def test_a_gradient_witness_whose_statement_is_nan_is_a_value_symptom_in_an_input_pipeline():
+    """(image - mean) / sqrt(var) in a dataset map function: at the witness of sqrt's inf
+    gradient the statement itself is 0/0, a NaN the pipeline returns; it stays confirmed as a
+    value symptom.  (It was read from an `eval/` path; a dataset map is the structural fact.)"""
+    probe = one_probe(DATASET_MAP, "TNL202")
     out = gradflow.apply(probe, with_statement_value("inf-gradient", "nan"))
     assert out["status"] == "confirmed"
     assert out["symptom"] == "nan-value"
@@ -349,7 +350,14 @@ def test_a_gradient_witness_whose_statement_is_nan_is_a_value_symptom_in_evaluat
 
 
 def test_a_finite_statement_value_leaves_the_gradient_witness_unconfirmed():
-    probe = sqrt_probe(path="gan/eval/swd.py")
+    probe = one_probe(DATASET_MAP, "TNL202")
     out = gradflow.apply(probe, with_statement_value("inf-gradient", 1.0))
     assert out["status"] == "inconclusive"
     assert out["symptom"] == "inf-gradient"
+
+
+def test_a_free_function_keeps_its_gradient_witness_whatever_its_path():
+    """No caller in the project is no evidence: the witness is not gated, under any path."""
+    for path in ("gan/eval/swd.py", "model.py"):
+        out = gradflow.apply(sqrt_probe(path=path), with_statement_value("inf-gradient", 1.0))
+        assert out["status"] == "confirmed" and out["symptom"] == "inf-gradient"

@@ -667,10 +667,10 @@ def test_a_division_in_a_where_branch_guarded_by_its_denominator_is_value_safe()
     assert "tests `g_norm`" in probe["value_guarded"]
     out = gradflow.apply(probe, _confirmed("inf-value"))
     assert out["status"] == "refuted" and "never selected" in out["detail"]
-    # its gradient still leaks through the untaken branch (TNL302's hazard): not refuted, and
-    # conditional, since `trust` has no caller here that differentiates it
+    # its gradient still leaks through the untaken branch (TNL302's hazard): not refuted; `trust`
+    # has no caller here, which is no evidence either way, so the witness stays confirmed
     leaked = gradflow.apply(probe, _confirmed("nan-gradient"))
-    assert leaked["status"] == "inconclusive" and "conditional: `trust`" in leaked["detail"]
+    assert leaked["status"] == "confirmed" and "never selected" not in leaked["detail"]
 
 
 def test_a_where_testing_something_else_does_not_guard():

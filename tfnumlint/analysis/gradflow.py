@@ -6,8 +6,8 @@ the gradient-only symptoms are gated, and only by code facts: a framework hook t
 differentiated (an optimizer update, a metric update), ``tf.stop_gradient`` and other calls
 that pass no gradient, a value that only feeds an integer or boolean result, a dead store, and
 reachability (``roots.py``): no path from the hazard to a differentiation root refutes; a
-function with no caller in the project (or mapped over a dataset) makes the symptom
-conditional.  Names of user functions, variables and files never decide.  The verdict side
+function with no caller in the project is not gated (its callers are not in view, so the
+finding keeps its status); one mapped over a dataset makes the symptom conditional.  Names of user functions, variables and files never decide.  The verdict side
 (:func:`apply`) applies that decision with a reason the user reads.  Plain data only: no
 TensorFlow import.
 """
@@ -707,8 +707,9 @@ def no_gradient(
     """The one decision of where gradients flow: why none does at this finding, or None.
 
     Code facts refute (a framework hook, stop_gradient, an integer result, no path to a
-    differentiation root); a function with no caller in the project, or mapped over a
-    dataset, makes the gradient symptom conditional (inconclusive)."""
+    differentiation root); a function mapped over a dataset makes the gradient symptom
+    conditional (inconclusive).  A function with no caller in the project is not gated: a
+    library's loss has its callers elsewhere, so absence of a caller is no evidence."""
     certain = (
         context_of_scope(scope, path)
         or enclosing_call_reason(statement, node)
@@ -728,15 +729,6 @@ def no_gradient(
 
 def _nothing_imported(name: str) -> bool:
     return False
-
-
-def conditional_reason(
-    scope: Scope, statement: cst.CSTNode, imported: Callable[[str], bool] | None = None
-) -> str | None:
-    """The condition a gradient symptom of a free function holds under (no caller in the
-    project differentiates it yet), or None when the hazard is reached or unreached."""
-    found = reach(scope, statement, imported or _nothing_imported)
-    return found.fact if found.path is ReachPath.FREE else None
 
 
 def no_gradient_reason(
@@ -1088,22 +1080,6 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     reason = probe.get("no_gradient")
     if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
         reason = labels_only_reason(out, probe)
-    condition = probe.get("conditional")
-    gradient_only = out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY
-    if condition and not reason and gradient_only:
-        statement = statement_value_symptom(out)
-        if statement:
-            return {
-                **out,
-                "symptom": "nan-value" if statement == "nan" else "inf-value",
-                "detail": (
-                    f"{out.get('detail', '')}; the gradient is conditional ({condition}), but "
-                    f"at that point the enclosing statement's value is {statement}: a value "
-                    "symptom"
-                ),
-            }
-        detail = f"{out.get('detail', '')}; conditional: {condition}"
-        return {**out, "status": "inconclusive", "detail": detail}
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
         return out
     statement = statement_value_symptom(out)

@@ -9,9 +9,11 @@ model or loss subclass (framework training calls it).  Functions called from suc
 reached too, to a fixed point.
 
 The answer for a finding is a :class:`Reach`: reached (no gate), unreached (the gradient
-symptom is refuted, and the fact says why), free (a function with no caller in the project:
-the symptom is conditional on a caller differentiating it) or unknown (callers elsewhere in
-the project, or a reference this module cannot follow).  Only code structure decides; names
+symptom is refuted, and the fact says why), free (a function with no caller in the project)
+or unknown (callers elsewhere in the project, or a reference this module cannot follow).
+Free and unknown do not gate: a library's loss or layer has its callers outside the project,
+so a missing caller is no evidence either way (an earlier rule made free functions
+conditional, which turned every library function's finding inconclusive).  Only code structure decides; names
 of user functions, variables and files never do.
 """
 

@@ -1582,7 +1582,6 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
         for key in (
             "no_gradient",
             "no_gradient_likely",
-            "conditional",
             "per_example",
             "unused",
             "loop_state",
@@ -1607,7 +1606,6 @@ def _imported_elsewhere(ctx):
 def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     from ..analysis.gradflow import (
         cond_guard_reason,
-        conditional_reason,
         dataset_map_reason,
         element_map_reason,
         no_gradient,
@@ -1622,10 +1620,6 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
         probe["no_gradient"] = flow.reason
         if not flow.certain:
             probe["no_gradient_likely"] = True  # a dataset map function: inconclusive
-    else:
-        condition = conditional_reason(site.scope, site.statement, elsewhere)
-        if condition:
-            probe["conditional"] = condition  # a free function: its callers would decide
     mapped = dataset_map_reason(site.scope) or element_map_reason(site.scope)
     if mapped:
         probe["per_example"] = mapped  # one example at a time: axis 0 is not the batch axis
