@@ -107,6 +107,10 @@ def test_a_function_returning_a_batch_mean_is_a_training_objective():
     assert drives(src.format(body=total), "TNL104", "rein.py")["probs"] == "free"
     weighted = "total = tf.reduce_sum(tf.math.log(probs - weights))\n            return total / tf.reduce_sum(weights)"
     assert drives(src.format(body=weighted), "TNL104", "rein.py")["probs"] == "driven"
+    negated = "return -tf.reduce_mean(tf.math.log(probs - weights))"
+    assert drives(src.format(body=negated), "TNL104", "rein.py")["probs"] == "driven"
+    negated_total = "return -tf.reduce_sum(tf.math.log(probs - weights))"
+    assert drives(src.format(body=negated_total), "TNL104", "rein.py")["probs"] == "free"
 
 
 def test_a_base_class_from_another_project_module_makes_a_training_class(tmp_path):

@@ -114,6 +114,8 @@ def returns_batch_mean(scope: Scope) -> bool:
     over a batch (a REINFORCE ``mean(log(probs) * weights)``, a masked mean)."""
     for _, expr in scope.returns:
         node = _local_value(expr, scope)
+        while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            node = _local_value(node.expression, scope)  # `-tf.reduce_mean(...)`: a loss sign
         if _reduces(node, scope, BATCH_MEANS):
             return True
         if (
