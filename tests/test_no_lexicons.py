@@ -27,8 +27,7 @@ PENDING = frozenset(
      "verify/domains.py:_LOGIT_WORDS", "verify/domains.py:_BOX_WORDS",
      "verify/domains.py:LOG_SPACE_WORDS", "verify/domains.py:LOG_SPACE_AFTER_LOG",
      "verify/domains.py:PROBABILITY_WORDS", "verify/domains.py:COUNT_WORDS",
-     "verify/domains.py:COUNT_PREFIXES", "verify/preconditions.py:PREDICTED_WORDS",
-     "verify/preconditions.py:SELECTION_WORDS", "verify/preconditions.py:CLASS_WORDS",
+     "verify/domains.py:COUNT_PREFIXES",
      "verify/signatures.py:ALIASES", "verify/special.py:SPECIAL_WORDS",
      "analysis/dtypectx.py:_HELPER", "analysis/dtypectx.py:_MENTION",
      "analysis/gradflow.py:_EFFECT_CALL"}
