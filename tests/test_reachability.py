@@ -141,27 +141,6 @@ def test_epsilon_rules_are_exempt_from_tensorflow_provenance():
             """,
             "_resource_apply_dense",
         ),
-        (  # keras 3 update_step, in a class that does not say it is an optimizer
-            """\
-            import tensorflow as tf
-
-
-            class Helper:
-                def update_step(self, grad, param):
-                    return tf.norm(param, ord=2)
-            """,
-            "update_step",
-        ),
-        (  # variable assignment helper
-            """\
-            import tensorflow as tf
-
-
-            def assign_normalised(param):
-                return tf.norm(param, ord=2)
-            """,
-            "assign_normalised",
-        ),
         (  # metric update_state
             """\
             import tensorflow as tf
@@ -195,36 +174,6 @@ def test_epsilon_rules_are_exempt_from_tensorflow_provenance():
             """,
             "initializer",
         ),
-        (  # targets
-            """\
-            import tensorflow as tf
-
-
-            def build_targets(a, b):
-                return tf.norm(a - b)
-            """,
-            "targets",
-        ),
-        (  # rewards
-            """\
-            import tensorflow as tf
-
-
-            def shaped_reward(a, b):
-                return tf.norm(a - b)
-            """,
-            "reward",
-        ),
-        (  # matching cost (target assignment)
-            """\
-            import tensorflow as tf
-
-
-            def compute_cost_matrix(a, b):
-                return tf.norm(a - b)
-            """,
-            "cost_matrix",
-        ),
         (  # under tf.stop_gradient
             """\
             import tensorflow as tf
@@ -245,16 +194,6 @@ def test_epsilon_rules_are_exempt_from_tensorflow_provenance():
                 return a
             """,
             "assert",
-        ),
-        (  # a test function
-            """\
-            import tensorflow as tf
-
-
-            def test_distance(a, b):
-                return tf.norm(a - b)
-            """,
-            "test",
         ),
         (  # a custom gradient's forward pass
             """\
@@ -287,19 +226,6 @@ def test_sampler_inputs_carry_no_gradient():
     assert "random draws" in probe["no_gradient"]
 
 
-def test_a_distributions_sample_method_carries_no_gradient():
-    src = """\
-        import tensorflow as tf
-
-
-        class Wishart:
-            def _sample_n(self, n, df):
-                return tf.sqrt(tf.reduce_sum(tf.square(df - n), axis=-1))
-        """
-    probe = one_probe(src, "TNL202")
-    assert "sampler" in probe["no_gradient"]
-
-
 def test_a_vae_reparameterisation_is_differentiated():
     """`def sampling(args)` is the Keras VAE's reparameterisation: gradients flow through it,
     so its loose-clip underflow (sqrt(exp(-100)) = 0, NaN gradient) must stay confirmable."""
@@ -315,30 +241,6 @@ def test_a_vae_reparameterisation_is_differentiated():
         """
     probe = one_probe(src, "TNL202")
     assert not probe.get("no_gradient")
-
-
-def test_integer_counter_cast_to_float_carries_no_gradient():
-    src = """\
-        import tensorflow as tf
-
-
-        def schedule(global_step):
-            return tf.exp(-tf.cast(global_step, tf.float32))
-        """
-    probe = one_probe(src, "TNL301")
-    assert "integer counters" in probe["no_gradient"]
-
-
-def test_test_files_carry_no_gradient():
-    src = """\
-        import tensorflow as tf
-
-
-        def distance(a, b):
-            return tf.norm(a - b)
-        """
-    assert "test file" in one_probe(src, "TNL203", path="pkg/tests/test_model.py")["no_gradient"]
-    assert "test file" in one_probe(src, "TNL203", path="pkg/model_test.py")["no_gradient"]
 
 
 def test_a_loss_keeps_its_gradient():
@@ -765,8 +667,10 @@ def test_a_division_in_a_where_branch_guarded_by_its_denominator_is_value_safe()
     assert "tests `g_norm`" in probe["value_guarded"]
     out = gradflow.apply(probe, _confirmed("inf-value"))
     assert out["status"] == "refuted" and "never selected" in out["detail"]
-    # its gradient still leaks through the untaken branch: that stays confirmed (TNL302's hazard)
-    assert gradflow.apply(probe, _confirmed("nan-gradient"))["status"] == "confirmed"
+    # its gradient still leaks through the untaken branch (TNL302's hazard): not refuted; `trust`
+    # has no caller here, which is no evidence either way, so the witness stays confirmed
+    leaked = gradflow.apply(probe, _confirmed("nan-gradient"))
+    assert leaked["status"] == "confirmed" and "never selected" not in leaked["detail"]
 
 
 def test_a_where_testing_something_else_does_not_guard():
@@ -779,18 +683,6 @@ def test_a_where_testing_something_else_does_not_guard():
             return tf.where(mask, w / d, 1.0)
         """
     assert "value_guarded" not in one_probe(src, "TNL201")
-
-
-def test_counters_and_hyper_parameters_carry_no_gradient():
-    src = """\
-        import tensorflow as tf
-
-
-        def smoothed(smoothing, vocab_size):
-            low_confidence = smoothing / tf.cast(vocab_size - 1, tf.float32)
-            return tf.math.log(low_confidence + 1e-20)
-        """
-    assert "hyper-parameters" in one_probe(src, "TNL102")["no_gradient"]
 
 
 def test_a_lone_learnable_looking_hyper_parameter_keeps_its_gradient():
@@ -917,31 +809,22 @@ def test_a_stop_gradient_copy_equals_its_argument():
     assert ("stop(logpx)", "==", "logpx", True) in rels
 
 
-def test_a_nan_gradient_only_with_respect_to_a_label_trains_nothing():
+def test_a_nan_gradient_only_with_respect_to_a_data_input_trains_nothing():
+    """The inputs' origins decide (a placeholder is data), not their names."""
     out = {
         "status": "confirmed",
         "symptom": "nan-gradient",
         "detail": "w",
-        "observed": {"gradient": {"target": "nan", "output": 0.5}},
+        "observed": {"gradient": {"qz": "nan", "output": 0.5}},
     }
-    refuted = gradflow.apply({"kind": "expr"}, out)
-    assert refuted["status"] == "refuted" and "`target`" in refuted["detail"]
+    probe = {"kind": "expr", "inputs": [{"name": "qz", "origin": "data"}, {"name": "output"}]}
+    refuted = gradflow.apply(probe, out)
+    assert refuted["status"] == "refuted" and "`qz`, a data input" in refuted["detail"]
     out["observed"]["gradient"]["output"] = "nan"
-    assert gradflow.apply({"kind": "expr"}, out)["status"] == "confirmed"
-
-
-def test_optimizer_packages_carry_no_gradient():
-    src = """\
-        import tensorflow as tf
-
-
-        def trust_ratio(w, g):
-            return tf.norm(w - g)
-        """
-    assert (
-        "optimizer code" in one_probe(src, "TNL203", path="pkg/optimizers/lars.py")["no_gradient"]
-    )
-    assert "no_gradient" not in one_probe(src, "TNL203", path="pkg/layers/lars.py")
+    assert gradflow.apply(probe, out)["status"] == "confirmed"
+    named = {"kind": "expr", "inputs": [{"name": "target"}, {"name": "output"}]}
+    out["observed"]["gradient"] = {"target": "nan", "output": 0.5}
+    assert gradflow.apply(named, out)["status"] == "confirmed"  # a name alone decides nothing
 
 
 def test_a_log_probability_is_not_a_probability_by_its_name():

@@ -155,8 +155,12 @@ def batch_probe(*names: str, producer: str = "unknown") -> dict:
 
 def test_the_gate_spreads_only_values_not_identical_by_construction():
     assert preconditions.batch_inputs(batch_probe("x")) == ["x"]
-    assert preconditions.batch_inputs(batch_probe("mask", "labels", "n_items")) == []
     assert preconditions.batch_inputs(batch_probe("h", producer="relu")) == []
+    for producer in ("one_hot", "mask", "bool"):  # class labels, masks: by their producer
+        assert preconditions.batch_inputs(batch_probe("labels", producer=producer)) == []
+    # a name alone ("labels", "targets") no longer says the entries repeat across the batch
+    assert preconditions.batch_inputs(batch_probe("labels")) == ["labels"]
+    assert preconditions.batch_inputs(batch_probe("targets")) == ["targets"]
 
 
 def test_the_gate_reads_axis_zero_in_every_spelling():

@@ -8,6 +8,7 @@ verified in-process; hand-written probes pin the minimisation.  Real hazards sta
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 import pytest
@@ -45,6 +46,24 @@ def assert_far_tail(out: dict) -> None:
     assert out["status"] == "inconclusive", out
     assert "past the float32 exp range" in out["detail"].split(" (seen: ")[0], out
     assert "breaks only if" not in out["detail"], out
+
+
+STEP = """
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        value = tf.reduce_mean({call})
+    return tape.gradient(value, model.trainable_variables)
+"""
+
+
+def trained(src: str, call: str) -> str:
+    """The snippet with a training step that differentiates ``call`` (its model's output as
+    the argument that training drives): reachability, not a name, makes it a loss."""
+    return textwrap.dedent(src) + STEP.format(call=call)
 
 
 def spec(name: str, origin: str, **fields) -> dict:
@@ -111,15 +130,18 @@ MINCUT = """\
     """
 
 
+MINCUT_TRAINED = trained(MINCUT, "orthogonality_loss(model(x), 4)")
+
+
 def test_the_norm_of_an_identity_matrix_is_never_zero():
     # MinCut's orthogonality term: i_s = tf.eye(k) has norm sqrt(k), never 0
-    statuses = sorted(v["status"] for v in verdicts(MINCUT, "TNL201"))
+    statuses = sorted(v["status"] for v in verdicts(MINCUT_TRAINED, "TNL201"))
     assert statuses == ["confirmed", "refuted"], statuses  # ss / norm(ss) at s = 0 stays
 
 
 def test_an_untraced_computed_value_at_zero_is_inconclusive_naming_its_producer():
     # the same term with a producer the verifier knows nothing about
-    src = MINCUT.replace("tf.eye(k, dtype=ss.dtype)", "orthonormal_basis(k)")
+    src = MINCUT_TRAINED.replace("tf.eye(k, dtype=ss.dtype)", "orthonormal_basis(k)")
     [out] = [v for v in verdicts(src, "TNL201") if "`i_s`" in v["detail"]]
     assert out["status"] == "inconclusive", out
     assert "`i_s` is computed by `orthonormal_basis(k)`, which was not traced" in out["detail"]
@@ -192,7 +214,7 @@ def test_a_parameter_needed_at_an_ordinary_value_confirms():
     assert out["status"] == "confirmed", out
 
 
-def test_a_log_probability_by_name_passes_reachability_but_needs_a_far_tail():
+def test_a_log_probability_in_training_passes_reachability_but_needs_a_far_tail():
     # PPO's importance ratio: the reachability gate lets a log-probability take any value; the
     # overflow needs a gap past 88 (preconditions.py: a far tail, not a training hazard)
     src = """\
@@ -203,10 +225,10 @@ def test_a_log_probability_by_name_passes_reachability_but_needs_a_far_tail():
             new_log_prob = policy.distribution(time_steps).log_prob(actions)
             return tf.exp(new_log_prob - old_log_prob)
         """
-    assert_far_tail(one_verdict(src, "TNL301"))
+    assert_far_tail(one_verdict(trained(src, "ratio(model, model(x), x, y)"), "TNL301"))
 
 
-def test_a_log_variance_by_name_passes_reachability_but_needs_a_far_tail():
+def test_a_log_variance_in_training_passes_reachability_but_needs_a_far_tail():
     # a reward network's predicted log-variance: exp(-log_variance) overflows only past -88
     src = """\
         import tensorflow as tf
@@ -216,7 +238,7 @@ def test_a_log_variance_by_name_passes_reachability_but_needs_a_far_tail():
             action_log_variance = index_with_actions(predicted_log_variance, actions)
             return tf.exp(-action_log_variance)
         """
-    assert_far_tail(one_verdict(src, "TNL301"))
+    assert_far_tail(one_verdict(trained(src, "weights(model(x), y)"), "TNL301"))
 
 
 def test_an_untraced_product_of_data_may_be_zero():
@@ -359,7 +381,7 @@ def test_log_of_softmax_needs_a_logit_gap_past_100():
         def loss(labels, logits):
             return -tf.reduce_sum(labels * tf.math.log(tf.nn.softmax(logits)), axis=-1)
         """
-    for out in verdicts(src, "TNL103"):
+    for out in verdicts(trained(src, "loss(y, model(x))"), "TNL103"):
         assert_far_tail(out)
 
 
@@ -371,7 +393,7 @@ def test_log_of_sigmoid_needs_a_logit_past_minus_88():
         def loss(z):
             return -tf.reduce_mean(tf.math.log(tf.sigmoid(z)))
         """
-    assert_far_tail(one_verdict(src, "TNL101"))
+    assert_far_tail(one_verdict(trained(src, "loss(model(x))"), "TNL101"))
 
 
 def test_one_minus_sigmoid_saturating_at_17_stays_confirmed():
@@ -382,7 +404,7 @@ def test_one_minus_sigmoid_saturating_at_17_stays_confirmed():
         def loss(z):
             return -tf.reduce_mean(tf.math.log(1.0 - tf.sigmoid(z)))
         """
-    out = one_verdict(src, "TNL101")
+    out = one_verdict(trained(src, "loss(model(x))"), "TNL101")
     assert out["status"] == "confirmed", out
     assert 0 < out["inputs"]["z"] <= 17, out  # 1 - sigmoid(17) is already 0 in float32
 
@@ -408,13 +430,14 @@ def test_sqrt_of_squared_error_at_an_exact_fit_stays_confirmed():
         def rmse(y_true, y_pred):
             return tf.sqrt(tf.reduce_sum(tf.square(y_pred - y_true), axis=-1))
         """
-    out = one_verdict(src, "TNL202")
+    out = one_verdict(trained(src, "rmse(y, model(x))"), "TNL202")
     assert (out["status"], out["symptom"]) == ("confirmed", "nan-gradient"), out
 
 
-def test_log_of_a_prediction_by_name_needs_a_far_tail():
-    # a depth loss: nothing here says y_pred is a ReLU output; as a probability by its name it is
-    # probed through a logit, and log(y_pred) = -inf needs that logit at -100
+def test_log_of_a_prediction_from_a_model_output_is_confirmed():
+    # a depth loss whose caller passes a model output: `y_pred` is driven.  Its far tail was read
+    # from the name `y_pred` (a prediction word); nothing here says it is a squashed logit, so
+    # log(y_pred) = -inf at y_pred = 0 is confirmed, not a far-tail precondition
     src = """\
         import tensorflow as tf
 
@@ -423,9 +446,10 @@ def test_log_of_a_prediction_by_name_needs_a_far_tail():
             d = tf.math.log(y_true) - tf.math.log(y_pred)
             return tf.sqrt(tf.reduce_mean(tf.square(d)) - 0.5 * tf.square(tf.reduce_mean(d)))
         """
+    src = trained(src, "silog(y, model(x))")
     [out] = [v for v in verdicts(src, "TNL101") if "y_pred" in v.get("inputs", {})]
     assert out["inputs"]["y_pred"] == 0.0, out
-    assert_far_tail(out)
+    assert out["status"] == "confirmed" and "far tail" not in out["detail"], out
 
 
 def test_user_loss_with_an_epsilon_on_a_sigmoid_output_needs_a_far_tail():
@@ -437,7 +461,7 @@ def test_user_loss_with_an_epsilon_on_a_sigmoid_output_needs_a_far_tail():
             p = tf.sigmoid(logits)
             return -tf.reduce_mean(tf.math.log(p + 1e-10))
         """
-    out = one_verdict(src, "TNL102")
+    out = one_verdict(trained(src, "loss(model(x))"), "TNL102")
     assert out["symptom"] == "dead-gradient", out  # exactly 0 at -100; about 1e-3 at -30
     assert_far_tail(out)
 
@@ -452,6 +476,7 @@ def test_tf1_tutorial_loss_needs_a_logit_gap_past_100():
         y = tf.nn.softmax(tf.matmul(x, W) + b)
         y_ = tf.placeholder(tf.float32, [None, 10])
         cross_entropy = tf.reduce_mean(-tf.reduce_sum(y_ * tf.log(y), reduction_indices=[1]))
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)
         """
     for rule in ("TNL101", "TNL103"):
         for out in verdicts(src, rule):

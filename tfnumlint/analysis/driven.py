@@ -36,62 +36,24 @@ No TensorFlow, no execution of the analysed code.
 
 from __future__ import annotations
 
-import itertools
 import re
-from pathlib import PurePath
 from typing import Any
 
 import libcst as cst
 
 from .invariants import CONVERSIONS
 from .module import ClassInfo, Scope
-from .names import tokens
+from .roots import function_reached, statement_reached
 
 # Origins whose values the code receives as training and evaluation drive them.
 DRIVEN_ORIGINS = frozenset({"data", "random", "model", "logits"})
 COMPUTED_ORIGINS = frozenset({"call", "cut"})
-# Functions that run in the training-time forward pass (Keras `call`, a PyTorch-style
-# `forward`, a module's `__call__`) or that build / step a model.
-FORWARD_FUNCTIONS = frozenset(
-    {"call", "__call__", "forward", "train_step", "test_step", "predict_step", "model_fn",
-     "build_model", "inference"}
-)  # fmt: skip
-# A word of a function's name that makes it part of a model's forward pass.
-FORWARD_WORDS = frozenset(
-    {"attention", "attn", "encoder", "decoder", "encode", "decode", "embed", "layer", "network",
-     "mlp", "logits", "similarity", "pool", "pooling", "conv", "dense"}
-)  # fmt: skip
-# A word of a function's name that makes it a loss, metric or training objective.
-LOSS_WORDS = frozenset(
-    {"loss", "losses", "cost", "objective", "entropy", "crossentropy", "xent", "likelihood",
-     "nll", "kl", "divergence", "distill", "distillation", "penalty", "metric", "metrics",
-     "accuracy", "mse", "mae", "regularizer", "regularization"}
-)  # fmt: skip
-# Bases that make a class a Keras loss or metric: every method is evaluated on model outputs.
-LOSS_BASES = re.compile(r"(?:^|\.)(?:\w*Loss|LossFunctionWrapper|\w*Metric|MeanMetricWrapper)$")
-# Bases (the last part of the dotted name, as written or resolved) that make a class one that
-# training runs: a Keras layer, model, network, loss or metric.  A bare ``tf.Module`` is not
-# one: distributions, bijectors and variable holders are modules too.
-TRAINING_BASES = re.compile(
-    r"(?:^|\.)(?:\w*Layer|\w*Model|Sequential|\w*Network|\w*Loss|LossFunctionWrapper|\w*Metric"
-    r"|MeanMetricWrapper)$"
-)
-# Words of a module's file name that make its functions part of a model, loss or metric
-# (`cost.py`, `losses.py`, `d_fine_loss.py`, `models.py`), with :data:`LOSS_WORDS`.
-MODEL_MODULE_WORDS = frozenset({"model", "models"})
-# A word of a parameter's (or attribute's) name that says it is model output or data.
-DRIVEN_NAMES = frozenset(
-    {"pred", "preds", "prediction", "predictions", "logits", "logit", "output", "outputs",
-     "target", "targets", "label", "labels", "input", "inputs", "features", "embeddings",
-     "scores", "activations", "hidden", "images", "batch", "y_pred", "y_true", "yhat", "y_hat",
-     "mask", "masks", "counts", "probs", "probabilities", "logp", "logprob", "logprobs",
-     "loglik"}
-)  # fmt: skip
-# A log-probability or log-likelihood by its name (`old_log_prob`, `log_likelihood`): the
-# value a policy or model gives, swept over any real value by training.
-LOG_PROB_AFTER_LOG = frozenset({"prob", "probs", "probability", "probabilities", "likelihood"})
-# The last word of an attribute that names a trainable weight.
-WEIGHT_NAMES = frozenset({"kernel", "bias", "weight", "weights", "embedding", "embeddings"})
+# Keras hooks that run in the training-time forward pass or step a model (API names).
+FORWARD_FUNCTIONS = frozenset({"call", "__call__", "train_step", "test_step", "predict_step"})
+# Keras bases (the last part of the dotted name, as written or resolved) that make a class a
+# loss or metric (every method is evaluated on model outputs), and those training runs.
+LOSS_BASES = frozenset({"Loss", "LossFunctionWrapper", "Metric", "MeanMetricWrapper", "Mean"})
+TRAINING_BASES = LOSS_BASES | {"Layer", "Model", "Sequential", "Network", "Functional"}
 # Calls that create a trainable weight.
 WEIGHT_CALLS = frozenset({"add_weight", "add_variable", "Variable", "get_variable"})
 # Provenance kinds of what callers pass for a parameter (the project index's cross-function
@@ -100,37 +62,6 @@ PASSED_KINDS = frozenset(
     {"placeholder", "variable", "input", "random", "layer", "model", "sigmoid", "softmax",
      "log_softmax", "log_sigmoid"}
 )  # fmt: skip
-# Words that make a value a numerical setting: kept at its witness value.
-FIXED_WORDS = frozenset(
-    {"eps", "epsilon", "tol", "tolerance", "delta", "smooth", "smoothing", "jitter"}
-)
-
-
-def _words(name: str) -> list[str]:
-    return [w.lower() for w in tokens(name)]
-
-
-# Words that make a driven-looking name a size or count (``batch_size``, ``input_dim``).
-NOT_A_TENSOR = frozenset({"size", "sizes", "dim", "dims", "shape", "num", "count", "units", "n"})
-
-
-def named_driven(name: str) -> bool:
-    """``y_pred``, ``logits``, ``hidden_states``, ``input_features``: model output or data
-    (``batch_size``, ``input_dim`` are not)."""
-    words = _words(name)
-    if NOT_A_TENSOR & set(words):
-        return False
-    if any(a == "log" and b in LOG_PROB_AFTER_LOG for a, b in itertools.pairwise(words)):
-        return True
-    return name.lower().strip("_") in DRIVEN_NAMES or any(w in DRIVEN_NAMES for w in words)
-
-
-def named_fixed(name: str) -> bool:
-    """``eps``, ``self.epsilon``, ``label_smoothing``: a numerical setting, not a value training
-    sweeps.  The setting word must end the name: ``smooth_perm`` (a relaxed permutation matrix)
-    and ``delta_x`` are values, not settings."""
-    words = _words(name)
-    return bool(words) and words[-1] in FIXED_WORDS
 
 
 def _dotted(node: cst.BaseExpression) -> str:
@@ -147,7 +78,7 @@ def loss_class(scope: Scope | None) -> bool:
     if cls is None:
         return False
     bases = [_dotted(b.value) for b in getattr(cls.node, "bases", ())]
-    return any(LOSS_BASES.search(b) for b in bases if b)
+    return any(b.rsplit(".", 1)[-1] in LOSS_BASES for b in bases if b)
 
 
 def function_name(scope: Scope) -> str:
@@ -183,6 +114,8 @@ def returns_batch_mean(scope: Scope) -> bool:
     over a batch (a REINFORCE ``mean(log(probs) * weights)``, a masked mean)."""
     for _, expr in scope.returns:
         node = _local_value(expr, scope)
+        while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            node = _local_value(node.expression, scope)  # `-tf.reduce_mean(...)`: a loss sign
         if _reduces(node, scope, BATCH_MEANS):
             return True
         if (
@@ -196,17 +129,15 @@ def returns_batch_mean(scope: Scope) -> bool:
 
 
 def driving_function(scope: Scope) -> str | None:
-    """Why the parameters of this function are driven by training, or None."""
+    """Why the parameters of this function are driven by training, or None: a Keras hook
+    training runs, a method of a loss or metric class, or a function on a path to a
+    differentiation root (``roots.py``).  Its name never counts."""
     name = function_name(scope)
-    if name in FORWARD_FUNCTIONS:
+    if name in FORWARD_FUNCTIONS and scope.cls is not None:
         return f"`{name}` runs in the training forward pass"
     if loss_class(scope) and name != "__init__":  # the constructor takes settings
         return f"`{name}` is a method of a loss or metric class"
-    if any(w in LOSS_WORDS for w in _words(name)):
-        return f"`{name}` is a loss or metric by its name"
-    if any(w in FORWARD_WORDS for w in _words(name)):
-        return f"`{name}` is part of a model's forward pass by its name"
-    return None
+    return function_reached(scope)
 
 
 MAX_ANCESTORS = 32  # classes walked up a base chain (cycles and deep hierarchies stop here)
@@ -238,21 +169,16 @@ def training_class(cls: ClassInfo | None, ctx: Any = None) -> str | None:
     if cls is None:
         return None
     for base in class_ancestry(cls, ctx):
-        if TRAINING_BASES.search(base):
+        if base.rsplit(".", 1)[-1] in TRAINING_BASES:
             return f"`{cls.node.name.value}` is a `{base.rsplit('.', 1)[-1]}`"
     return None
 
 
-def _module_words(ctx: Any) -> list[str]:
-    path = str(getattr(ctx, "path", "") or "")
-    return _words(PurePath(path).stem) if path else []
-
-
 def training_context(scope: Scope | None, ctx: Any = None) -> str | None:
     """Why training or evaluation feeds the values of this function, or None: it (or a function
-    around it) is a forward pass, loss or metric (:func:`driving_function`, or it returns a batch
-    mean: :func:`returns_batch_mean`), a method of a class
-    training runs (:func:`training_class`), or its module is named as a loss, metric or model.
+    around it) is a forward pass, loss or metric, or on a path to a differentiation root
+    (:func:`driving_function`), it returns a batch mean (:func:`returns_batch_mean`), or it is
+    a method of a class training runs (:func:`training_class`).
     Elsewhere (a distribution's ``_log_prob``, a bijector's ``_inverse``, a math helper) its
     inputs are API parameters, whatever their names."""
     s = _function(scope)
@@ -266,13 +192,7 @@ def training_context(scope: Scope | None, ctx: Any = None) -> str | None:
                 return f"`{function_name(s)}` returns a batch mean, the shape of a loss or metric"
             cls = cls or s.cls
         s = s.parent
-    why = training_class(cls, ctx)
-    if why:
-        return why
-    words = _module_words(ctx)
-    if any(w in LOSS_WORDS or w in MODEL_MODULE_WORDS for w in words):
-        return f"its module `{'_'.join(words)}` is a loss, metric or model by its name"
-    return None
+    return training_class(cls, ctx)
 
 
 def _self_computed(source: str, self_name: str | None) -> bool:
@@ -315,10 +235,7 @@ def _function(scope: Scope | None) -> Scope | None:
 
 
 def trainable_attribute(attr: str, scope: Scope | None) -> bool:
-    """``self.w`` assigned ``self.add_weight(...)`` or ``tf.Variable(...)`` in its class, or
-    named as a weight (:data:`WEIGHT_NAMES`)."""
-    if attr.lstrip("_").lower() in WEIGHT_NAMES:
-        return True
+    """``self.w`` assigned ``self.add_weight(...)`` or ``tf.Variable(...)`` in its class."""
     cls = scope.cls if scope is not None else None
     if cls is None:
         return False
@@ -340,7 +257,11 @@ _LEADING_NAME = re.compile(r"^([A-Za-z_]\w*)")
 
 
 def classify(
-    spec: dict[str, Any], scope: Scope | None, param_default: bool, ctx: Any = None
+    spec: dict[str, Any],
+    scope: Scope | None,
+    param_default: bool,
+    ctx: Any = None,
+    reached: str | None = None,
 ) -> dict[str, str]:
     """The ``drive`` label of one probe input (and ``owner``/``drive_why`` when known).
     ``scope`` is where the finding is; ``param_default``: the parameter has a default value;
@@ -353,12 +274,10 @@ def classify(
     if base in DRIVEN_ORIGINS:
         if base != "logits":
             return {"drive": "driven", "drive_why": f"its origin is {base}"}
-        context = training_context(scope, ctx)  # a sigmoid's input: whatever reaches it
+        context = reached or training_context(scope, ctx)  # a sigmoid's input: what reaches it
         if context:
             return {"drive": "driven", "drive_why": f"a logit in a training context: {context}"}
         return {"drive": "free"}
-    if named_fixed(name):
-        return {"drive": "fixed", "drive_why": "an epsilon-like setting by its name"}
     if base in COMPUTED_ORIGINS:
         source = str(spec.get("source", ""))
         if _creates_weight(source):
@@ -379,13 +298,9 @@ def classify(
             return {"drive": "fixed", "drive_why": "a parameter with a literal default"}
         if spec.get("producer") in PASSED_KINDS:  # the project's callers pass such a value
             return {"drive": "driven", "drive_why": f"its callers pass a {spec['producer']}"}
-        why = driving_function(owner) if owner is not None else None
+        why = (driving_function(owner) or training_context(owner, ctx)) if owner else None
         if why:
             return {"drive": "driven", "drive_why": why}
-        if named_driven(name):
-            context = training_context(owner or scope, ctx)
-            if context:
-                return {"drive": "driven", "drive_why": _by_name(context)}
         if owner is not None:
             return {"drive": "free", "owner": owner_name(owner)}
         return {"drive": "free"}
@@ -397,19 +312,8 @@ def classify(
             cls_name = fn.cls.node.name.value if fn is not None and fn.cls is not None else ""
             if trainable_attribute(attr, fn):
                 return {"drive": "driven", "drive_why": "a trainable weight of its class"}
-            context = training_context(scope, ctx) if named_driven(attr) else None
-            if context:
-                return {"drive": "driven", "drive_why": _by_name(context)}
             return {"drive": "free", "owner": cls_name}
-        name = name.rsplit(".", 1)[-1]
-    context = training_context(scope, ctx) if named_driven(name) else None
-    if context:
-        return {"drive": "driven", "drive_why": _by_name(context)}
     return {"drive": "free"}
-
-
-def _by_name(context: str) -> str:
-    return f"model output or data by its name, in a training context ({context})"
 
 
 def _method(scope: Scope | None) -> Scope | None:
@@ -426,14 +330,15 @@ def mark_inputs(probe: dict[str, Any], ctx, site) -> None:
     """Label every input of the probe (in place) with :func:`classify`, and record whether the
     finding is in a training context (``probe["training_context"]``, read by the reachability gate)."""
     scope = site.scope
-    probe["training_context"] = bool(training_context(scope, ctx))
+    hint = statement_reached(scope, site.statement)
+    probe["training_context"] = bool(hint or training_context(scope, ctx))
     for spec in probe.get("inputs") or []:
         name = str(spec.get("name", ""))
         default = False
         found = ctx.ev.lookup(name, scope, site.order) if re.fullmatch(r"\w+", name) else None
         if isinstance(found, cst.Param):
             default = _numeric_literal(found.default)
-        spec.update(classify(spec, scope, default, ctx))
+        spec.update(classify(spec, scope, default, ctx, hint))
 
 
 def _numeric_literal(node: cst.BaseExpression | None) -> bool:

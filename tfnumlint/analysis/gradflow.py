@@ -1,27 +1,22 @@
 """Where a gradient can flow: one decision for every rule and every verdict.
 
-A NaN, inf, exploding or dead *gradient* only matters where something is differentiated.
-Optimizer update steps, metric updates, initializers, samplers, targets and rewards, values
-under ``tf.stop_gradient``, values computed from integer counters, summaries and test
-assertions are evaluated but never differentiated with respect to anything that trains.  A
-*value* symptom (a NaN or inf in the forward result) still matters there, so only the
-gradient-only symptoms are gated.
-
-Values that only feed an integer or boolean result (an int cast, ``round``, a comparison) get
-no gradient either, and a value reassigned before anything reads it reaches nothing at all.
-
-The static side (:func:`no_gradient`) names the context when there is one, and says whether
-the code itself decides it (certain: the confirmation is refuted) or names and paths suggest it
-(evaluation code, input pipelines, sampling folders, callers passing returns, logged values:
-the confirmation becomes inconclusive, since a project may still differentiate there).  The
-verdict side (:func:`apply`) applies that decision with a reason the user reads.  Plain data
-only: no TensorFlow import.
+A NaN, inf, exploding or dead *gradient* only matters where something is differentiated.  A
+*value* symptom (a NaN or inf in the forward result) matters wherever the code runs, so only
+the gradient-only symptoms are gated, and only by code facts: a framework hook that is never
+differentiated (an optimizer update, a metric update), ``tf.stop_gradient`` and other calls
+that pass no gradient, a value that only feeds an integer or boolean result, a dead store, and
+reachability (``roots.py``): no path from the hazard to a differentiation root refutes; a
+function with no caller in the project is not gated (its callers are not in view, so the
+finding keeps its status); one mapped over a dataset makes the symptom conditional.  Names of user functions, variables and files never decide.  The verdict side
+(:func:`apply`) applies that decision with a reason the user reads.  Plain data only: no
+TensorFlow import.
 """
 
 from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,32 +24,31 @@ import libcst as cst
 
 from .. import ops
 from .module import Scope, call_arg
-from .names import dotted_name, tokens
+from .names import dotted_name
+from .roots import Path as ReachPath
+from .roots import reach
 
 GRADIENT_ONLY = frozenset({"nan-gradient", "inf-gradient", "exploding-gradient", "dead-gradient"})
 VALUE_ONLY = frozenset({"nan-value", "inf-value"})
 
-# Methods that apply updates, maintain metrics or initialise: nothing is differentiated there.
-_UPDATE_METHOD = re.compile(
-    r"^(?:_?resource_apply_\w*|_apply_(?:dense|sparse)\w*|apply_gradients|_?update_step\w*|"
-    r"_?distributed_apply\w*|_?finish|assign\w*|_?prepare_local)$"
+# Methods the framework calls to apply updates or maintain metrics (TF/Keras hook names, API):
+# nothing is differentiated there.
+_UPDATE_METHODS = frozenset(
+    {"_resource_apply_dense", "_resource_apply_sparse", "_resource_apply_sparse_duplicate_indices",
+     "_apply_dense", "_apply_sparse", "apply_gradients", "update_step", "_update_step",
+     "_update_step_xla", "_distributed_apply", "_finish", "_prepare_local", "_create_slots",
+     "build"}
+)  # fmt: skip
+_METRIC_METHODS = frozenset(
+    {"update_state", "result", "reset_state", "reset_states", "merge_state"}
 )
-_METRIC_METHOD = re.compile(r"^(?:update_state|result|reset_states?|merge_state)$")
-_INIT_FUNCTION = re.compile(r"(?:^|_)(?:initiali[sz]er|init_weights?|initial_value)s?(?:_|$)")
-_SAMPLER_FUNCTION = re.compile(
-    r"(?:^|_)(?:sample|samples|sampler|sampling|draw)(?:_|$)|^_sample_n$"
-)
-# Decoding-time samplers (top-k, beam search): they score tokens, nothing differentiates them.
-_SAMPLER_CLASS = re.compile(r"Sampler$|^(?:Beam|Greedy)Search")
-_TARGET_FUNCTION = re.compile(
-    r"(?:^|_)(?:build_targets?|compute_targets?|encode_targets?|targets?|rewards?|returns|"
-    r"match|matcher|matching|assign|assigner|cost_matrix)(?:_|$)"
-)
+# Keras base classes (the last part of the base as written, or its API module) whose methods
+# are update steps, metric updates, initializers or schedules.
 _BASE_CONTEXT = (
-    (re.compile(r"(?:^|\.)(?:\w*Optimizer)$"), "an optimizer update step"),
-    (re.compile(r"(?:^|\.)(?:\w*Metric|Mean|Sum|MeanMetricWrapper)$"), "a metric update"),
-    (re.compile(r"(?:^|\.)(?:\w*Initializer)$"), "an initializer"),
-    (re.compile(r"(?:^|\.)(?:\w*LearningRateSchedule)$"), "a learning-rate schedule"),
+    (frozenset({"Optimizer", "OptimizerV2"}), ".optimizers.", "an optimizer update step"),
+    (frozenset({"Metric", "Mean", "Sum", "MeanMetricWrapper"}), ".metrics.", "a metric update"),
+    (frozenset({"Initializer"}), ".initializers.", "an initializer"),
+    (frozenset({"LearningRateSchedule"}), ".schedules.", "a learning-rate schedule"),
 )
 # Calls whose arguments are never differentiated.
 _NO_GRAD_CALL = re.compile(
@@ -71,28 +65,6 @@ _NO_GRAD_CALL_REASON = {
     "numpy_function": "the value goes through numpy_function (no gradient)",
     "py_function": "the value goes through py_function",
 }
-_OPTIMIZER_PATH = re.compile(r"(?:^|[/\\])(?:optimizers?|optimization)[/\\][^/\\]+\.py$")
-# Inputs that are data, not parameters: a gradient with respect to them trains nothing.
-_LABEL_NAME = re.compile(
-    r"(?:^|_)(?:targets?|labels?|y_true|ytrue|ground_truth|gt|rewards?|returns)(?:_|$)",
-    re.IGNORECASE,
-)
-_TEST_PATH = re.compile(r"(?:^|[/\\])(?:tests?[/\\]|test_[^/\\]*\.py$|[^/\\]*_test\.py$)")
-# Inputs named as random draws (`normal_samples`, `gumbel_noise`): their gradient symptoms need
-# a continuous draw to hit one exact value, which happens with probability 0.
-_SAMPLE_NAME = re.compile(r"(?:^|_)(?:samples?|noise|draws?)(?:_|$)", re.IGNORECASE)
-# Hyper-parameters nothing differentiates with respect to.
-_HYPER_NAME = re.compile(
-    r"(?:^|_)(?:label_smoothing|smoothing|learning_rate|lr|momentum|decay|weight_decay|"
-    r"dropout|dropout_rate|keep_prob|warmup|warmup_steps)(?:_|$)",
-    re.IGNORECASE,
-)
-# Integer sources: a value cast from one of these to float carries no gradient.
-_COUNTER_NAME = re.compile(
-    r"(?:^|_)(?:step|steps|global_step|iteration|iterations|iter|count|counts|counter|num|"
-    r"index|idx|epoch|size|length|len|shape|n)(?:_|\d|$)",
-    re.IGNORECASE,
-)
 
 
 def _function_scopes(scope: Scope) -> list[Scope]:
@@ -255,150 +227,6 @@ def custom_gradient_reason(scope: Scope) -> str | None:
     return found[1] if found else None
 
 
-# Iterative numerical code: root searches, ODE step control, MCMC kernels and their adaptation.
-# Autodiff never goes through these iterations (TFP's solvers give gradients by the implicit
-# function theorem or an adjoint, and kernel results are bookkeeping), so a gradient-only
-# symptom there trains nothing.  An RNN unrolled with tf.while_loop in training code carries no
-# convergence state and sits under no solver name: it keeps its gradient findings.
-_SOLVER_PATH = re.compile(
-    r"(?:^|[/\\])(?:ode[/\\]|(?:root_search|line_?search|bisect\w*|brent\w*|newton\w*|"
-    r"secant)\.py$)"
-)
-_SOLVER_FUNCTION = re.compile(
-    r"(?:^|_)(?:find_root|root_search|bisect|bisection|brent|newton|secant|chandrupatla|"
-    r"line_?search|first_step_size)(?:_|$)"
-)
-_KERNEL_RESULTS = re.compile(r"kernel_results$")
-# Loop state that only a convergence-controlled iteration carries.
-_CONVERGENCE_STATE = re.compile(
-    r"(?:^|_)(?:tol|tolerance|converged|should_stop|num_iterations|step_size|bracket)(?:_|$)"
-)
-# Words of the module path or of the functions around a loop body that name a solver.
-_SOLVER_WORDS = re.compile(
-    r"(?:^|[/\\_.])(?:roots?|search|solve|solver|ode|bisect|brent|newton|secant|adapt|"
-    r"adaptation|mcmc|kernel_results)(?:[/\\_.]|$)"
-)
-
-
-def _loop_parts(call: cst.Call) -> tuple[list[cst.BaseExpression], cst.BaseExpression | None]:
-    """``tf.while_loop(cond, body, loop_vars)`` -> ([cond, body], loop_vars)."""
-    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    fns = [
-        args.get(key, positional[i] if len(positional) > i else None)
-        for i, key in enumerate(("cond", "body"))
-    ]
-    loop_vars = args.get("loop_vars", positional[2] if len(positional) > 2 else None)
-    return [f for f in fns if f is not None], loop_vars
-
-
-def _state_names(fn: cst.CSTNode, loop_vars: cst.BaseExpression | None) -> set[str]:
-    """The loop's state: the body's parameters, the names it assigns, the loop_vars' names."""
-    out: set[str] = set()
-    stack: list[cst.CSTNode] = [fn] + ([loop_vars] if loop_vars is not None else [])
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Param):
-            out.add(node.name.value)
-        elif isinstance(node, cst.AssignTarget):
-            out |= {n for n in _names(node.target) if "." not in n}
-        elif isinstance(node, cst.Name) and loop_vars is not None and node is loop_vars:
-            out.add(node.value)
-        elif isinstance(node, (cst.List, cst.Tuple)) and node is loop_vars:
-            out |= {e.value.value for e in node.elements if isinstance(e.value, cst.Name)}
-            continue
-        stack.extend(node.children)
-    return out
-
-
-def _loop_evidence(
-    fn: cst.CSTNode, loop_vars: cst.BaseExpression | None, outer: tuple, path: str
-) -> str | None:
-    """Why this loop is a convergence-controlled solver, or None (an RNN, a decoder)."""
-    state = _state_names(fn, loop_vars)
-    converging = sorted(n for n in state if _CONVERGENCE_STATE.search(n))
-    if converging:
-        return f"its state carries `{converging[0]}`"
-    if {"a", "b", "c"} <= state:
-        return "its state is a bracket `a, b, c`"
-    named = [f.name.value for f in (*outer, fn) if isinstance(f, cst.FunctionDef)]
-    for text in (*named, path):
-        found = _SOLVER_WORDS.search(text.lower())
-        if found:
-            return f"`{text}` names a solver"
-    return None
-
-
-def _solver_regions(module: cst.Module, path: str) -> dict[int, str]:
-    """id(function or lambda node) -> why it is the body or condition of a solver loop; a
-    private module function referenced only from such code joins it."""
-    walk = _Walk(module)
-    regions: dict[int, str] = {}
-    for call in walk.loop_calls:
-        fns, loop_vars = _loop_parts(call)
-        for value in fns:
-            found = _callable_targets(walk, value)
-            if found is None:
-                continue
-            targets, label = found
-            for target in targets:
-                evidence = _loop_evidence(
-                    target, loop_vars, walk.enclosing.get(id(target), ()), path
-                )
-                if evidence:
-                    regions.setdefault(
-                        id(target),
-                        f"{label} runs in the tf.while_loop of an iterative solver ({evidence}), "
-                        "which is never differentiated",
-                    )
-    if regions:
-        _inherit(
-            walk,
-            regions,
-            "`{name}` is only called from an iterative solver's loop (`{caller}`), which is "
-            "never differentiated",
-        )
-    return regions
-
-
-_SOLVERS: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDictionary()
-
-
-def solver_reason(scope: Scope, path: str = "") -> str | None:
-    """Why ``scope`` is iterative numerical code that is never differentiated, or None."""
-    if _SOLVER_PATH.search(path or ""):
-        return (
-            "it is in iterative solver code (root search, ODE step control), never differentiated"
-        )
-    for fs in _function_scopes(scope):
-        if _SOLVER_FUNCTION.search(fs.name.lower()):
-            return f"it is in the iterative solver `{fs.name}`, never differentiated"
-        kernel = sorted(p for p in fs.params if _KERNEL_RESULTS.search(p))
-        if kernel:
-            return f"it updates MCMC kernel results (`{kernel[0]}`), never differentiated"
-    region = _solver_region(scope, path)
-    return region[1] if region else None
-
-
-def _solver_region(scope: Scope, path: str) -> tuple[Scope, str] | None:
-    """The function scope around ``scope`` that runs in a solver loop, and why."""
-    root = _root(scope)
-    if not isinstance(root.node, cst.Module):
-        return None
-    regions = _SOLVERS.get(root)
-    if regions is None:
-        regions = _SOLVERS[root] = _solver_regions(root.node, path or "")
-    return _enclosing_region(scope, regions)
-
-
-def solver_loop_state(scope: Scope, path: str = "") -> list[str]:
-    """The parameters of the solver loop body (or of a helper only it calls) around ``scope``:
-    loop-carried state that the iteration keeps inside invariants (a bracket, a convergence
-    flag that freezes finished elements) which a probe setting them freely does not respect."""
-    region = _solver_region(scope, path)
-    return sorted(region[0].params) if region else []
-
-
 def _callable_targets(walk, value: cst.BaseExpression) -> tuple[list[cst.CSTNode], str] | None:
     """The code a callable argument runs (a lambda, or the module's defs of a name) and how a
     message names it; None for anything else (an attribute, a call)."""
@@ -409,40 +237,35 @@ def _callable_targets(walk, value: cst.BaseExpression) -> tuple[list[cst.CSTNode
     return None
 
 
+def _base_context(text: str) -> str | None:
+    for names, module, what in _BASE_CONTEXT:
+        if text and (text.rsplit(".", 1)[-1] in names or module in f".{text}"):
+            return what
+    return None
+
+
 def context_of_scope(scope: Scope, path: str = "") -> str | None:
-    """Why nothing in ``scope`` is differentiated, from where the code sits; None if it may be."""
-    if _TEST_PATH.search(path or ""):
-        return "it is in a test file"
-    if _OPTIMIZER_PATH.search(path or ""):
-        return "it is optimizer code (update steps are never differentiated)"
+    """Why nothing in ``scope`` is differentiated, from the framework hook it implements; None
+    if it may be.  Only API facts count: the method overrides an optimizer or metric hook of
+    a class with a base, or the class derives from a Keras optimizer, metric, initializer or
+    schedule.  ``path`` is accepted for callers and never read (paths never decide)."""
     for fs in _function_scopes(scope):
         name = fs.name
-        if name.startswith("test"):
-            return f"it is in the test `{name}`"
-        if _UPDATE_METHOD.match(name):
+        if fs.cls is None:
+            continue
+        bases = [b for b in fs.cls.bases if b] + [
+            dotted_name(b.value) for b in fs.cls.node.bases if dotted_name(b.value)
+        ]
+        if not bases:
+            continue
+        if name in _UPDATE_METHODS and name != "build":
             return f"it is in the optimizer/variable update `{name}`"
-        if _METRIC_METHOD.match(name) and fs.cls is not None:
+        if name in _METRIC_METHODS:
             return f"it is in the metric method `{name}`"
-        if _INIT_FUNCTION.search(name.lower()):
-            return f"it is in the initializer `{name}`"
-        # a distribution's sample method; a free `sampling(args)` is usually a VAE's
-        # reparameterisation, z = mean + exp(log_var / 2) * eps, which gradients flow through
-        if fs.cls is not None and _SAMPLER_FUNCTION.search(name.lower()):
-            return f"it is in the sampler `{name}`"
-        if fs.cls is not None and _SAMPLER_CLASS.search(fs.cls.node.name.value):
-            return f"it is in the sampler `{fs.cls.node.name.value}.{name}`"
-        if _TARGET_FUNCTION.search(name.lower()):
-            return f"it computes targets or assignments (`{name}`)"
-        if fs.cls is not None:
-            for base in fs.cls.bases:
-                for pattern, what in _BASE_CONTEXT:
-                    if base and pattern.search(base):
-                        return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
-            for base_node in fs.cls.node.bases:
-                text = dotted_name(base_node.value)
-                for pattern, what in _BASE_CONTEXT:
-                    if text and pattern.search(text):
-                        return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
+        for base in bases:
+            what = _base_context(base)
+            if what:
+                return f"it is in {what} (`{fs.cls.node.name.value}.{name}`)"
     return custom_gradient_reason(scope)
 
 
@@ -499,30 +322,13 @@ def _integer_cast(call: cst.Call, last: str) -> bool:
 
 
 def probe_reason(probe: dict[str, Any] | None) -> str | None:
-    """Every free input of the slice is random draws or an integer counter cast to float."""
+    """Every free input of the slice is a random draw (its producer is a random op)."""
     if not probe or probe.get("kind") != "expr":
         return None
     inputs = probe.get("inputs") or []
-    if not inputs:
-        return None
-    counters = _cast_inputs(probe.get("target"))
-    kinds = []
-    for spec in inputs:
-        if spec.get("producer") == "random" or _SAMPLE_NAME.search(spec["name"]):
-            kinds.append("random")
-        elif spec["name"] in counters and _COUNTER_NAME.search(spec["name"]):
-            kinds.append("counter")
-        elif _HYPER_NAME.search(spec["name"]):
-            kinds.append("hyper")
-        else:
-            return None
-    if all(k == "random" for k in kinds):
+    if inputs and all(spec.get("producer") == "random" for spec in inputs):
         return "its inputs are random draws (a sampler)"
-    if all(k == "hyper" for k in kinds):
-        return None  # a lone hyper-parameter may be trained (a learnt temperature)
-    if "random" in kinds:
-        return None
-    return "its inputs are integer counters and hyper-parameters, never differentiated"
+    return None
 
 
 def _cast_inputs(tree: Any) -> set[str]:
@@ -892,24 +698,38 @@ class NoGradient:
 
 
 def no_gradient(
-    scope: Scope, statement: cst.CSTNode, node: cst.CSTNode, path: str, probe: dict | None
+    scope: Scope,
+    statement: cst.CSTNode,
+    node: cst.CSTNode,
+    path: str,
+    probe: dict | None,
+    imported: Callable[[str], bool] | None = None,
 ) -> NoGradient | None:
-    """The one decision of where gradients flow: why none does at this finding, or None."""
+    """The one decision of where gradients flow: why none does at this finding, or None.
+
+    Code facts refute (a framework hook, stop_gradient, an integer result, no path to a
+    differentiation root); a function mapped over a dataset makes the gradient symptom
+    conditional (inconclusive).  A function with no caller in the project is not gated: a
+    library's loss has its callers elsewhere, so absence of a caller is no evidence."""
     certain = (
         context_of_scope(scope, path)
-        or solver_reason(scope, path)
         or enclosing_call_reason(statement, node)
         or gradient_free_uses_reason(scope, statement)
         or probe_reason(probe)
     )
     if certain:
         return NoGradient(certain)
-    likely = (
-        likely_context(scope, path)
-        or data_callers_reason(scope)
-        or logged_only_reason(scope, statement)
-    )
+    found = reach(scope, statement, imported or _nothing_imported)
+    if found.path is ReachPath.UNREACHED:
+        return NoGradient(found.fact)
+    if found.path is ReachPath.REACHED:
+        return None
+    likely = dataset_map_reason(scope)
     return NoGradient(likely, certain=False) if likely else None
+
+
+def _nothing_imported(name: str) -> bool:
+    return False
 
 
 def no_gradient_reason(
@@ -918,76 +738,6 @@ def no_gradient_reason(
     """Why no gradient flows at this finding, or None when one may."""
     found = no_gradient(scope, statement, node, path, probe)
     return found.reason if found else None
-
-
-# ---------------------------------------------------------------- contexts read from names
-#
-# Evaluation code, input pipelines and sampling helpers are never differentiated in the usual
-# project, but nothing in the code forbids it: these contexts make a gradient-only symptom
-# inconclusive, not refuted.  Path words are read from the file name and its two parent folders
-# only (not from wherever the project happens to be checked out).
-
-_EVAL_WORDS = frozenset(
-    {"eval", "evals", "evaluate", "evaluation", "evaluations", "evaluator", "evaluators",
-     "validate", "validation", "metrics"}
-)  # fmt: skip
-_INPUT_WORDS = frozenset(
-    {"augment", "augmentation", "augmentations", "augmenter", "augmentor", "preprocess",
-     "preprocessing", "preprocessor", "parse", "parser", "parsing"}
-)  # fmt: skip
-_RANDOM_PATH_WORDS = frozenset({"random", "sampler", "samplers", "sampling"})
-# A function named as a loss or a training step is differentiated wherever it sits (a dice loss
-# in `metrics.py`, a `train_step` in an `evaluation` package).
-_DIFFERENTIATED_WORDS = frozenset({"loss", "losses", "objective", "train", "training", "grad"})
-
-
-def _path_words(path: str) -> list[tuple[str, set[str]]]:
-    """(component, its lower-case words) for the file and its two parent folders."""
-    parts = [p for p in re.split(r"[/\\]", path or "") if p][-3:]
-    out = []
-    for part in parts:
-        stem = part[:-3] if part.endswith(".py") else part
-        out.append((part, {t.lower() for t in tokens(stem)}))
-    return out
-
-
-def _function_words(scope: Scope) -> list[tuple[str, set[str]]]:
-    """(name, lower-case words) of each function and class around ``scope``, innermost first."""
-    out = []
-    s: Scope | None = scope
-    while s is not None:
-        if s.kind in ("function", "class") and isinstance(s.node, (cst.FunctionDef, cst.ClassDef)):
-            out.append((s.name, {t.lower() for t in tokens(s.name)}))
-        s = s.parent
-    return out
-
-
-def likely_context(scope: Scope, path: str = "") -> str | None:
-    """Evaluation code, input pipelines, sampling helpers and ``dataset.map`` functions: no
-    gradient is taken there in the usual project (weak: from names and paths)."""
-    named = _function_words(scope)
-    if any(words & _DIFFERENTIATED_WORDS for _, words in named):
-        return None
-    for name, words in named:
-        if words & _EVAL_WORDS:
-            return f"`{name}` is evaluation code, which is never differentiated"
-        if words & _INPUT_WORDS:
-            return f"`{name}` transforms input data, which no gradient flows through"
-    mapped = dataset_map_reason(scope)
-    if mapped:
-        return mapped
-    for part, words in _path_words(path):
-        if words & _EVAL_WORDS:
-            return f"it is in evaluation code (`{part}`), which is never differentiated"
-        if words & _INPUT_WORDS:
-            return f"it is in input preprocessing (`{part}`), which no gradient flows through"
-    for part, words in _path_words(path)[:-1]:  # folders only: `random/`, `samplers/`
-        if words & _RANDOM_PATH_WORDS:
-            return (
-                f"it is in a random-sampling helper (`{part}/`): a gradient through draws is "
-                "only taken for reparameterised samples"
-            )
-    return None
 
 
 _MAP_METHODS = frozenset({"map", "flat_map", "interleave", "filter"})
@@ -1092,56 +842,6 @@ def _root(scope: Scope) -> Scope:
     return scope
 
 
-# Arguments that are data, not parameters: returns, rewards and advantages are targets of
-# reinforcement learning (a policy gradient treats them as constants), labels and targets of
-# supervised learning.
-_DATA_ARG = re.compile(
-    r"^(?:\w+_)?(?:returns?|rewards?|advantages?|targets?|labels?|discounted_returns)$",
-    re.IGNORECASE,
-)
-
-
-def data_callers_reason(scope: Scope) -> str | None:
-    """A module-level function that every call site in its module passes only returns,
-    rewards, advantages, labels or targets (literals aside): nothing trains through them."""
-    fs = next(iter(_function_scopes(scope)), None)
-    while fs is not None and fs.parent is not None and fs.parent.kind != "module":
-        fs = next(iter(_function_scopes(fs.parent)), None)
-    if fs is None or fs.parent is None or not isinstance(fs.parent.node, cst.Module):
-        return None
-    passed: list[str] = []
-    for call in _calls_of(fs.parent.node, fs.name):
-        for arg in call.args:
-            value = arg.value
-            if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.Tuple, cst.List)):
-                continue  # axes, flags
-            last = dotted_name(value).rsplit(".", 1)[-1]
-            if not last or not _DATA_ARG.match(last):
-                return None
-            passed.append(last)
-    if not passed:
-        return None
-    return (
-        f"`{fs.name}` is only called with `{passed[0]}` (returns, rewards, advantages and "
-        "targets are data, which no gradient trains)"
-    )
-
-
-def _calls_of(module: cst.Module, name: str) -> list[cst.Call]:
-    out: list[cst.Call] = []
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        node = stack.pop()
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
-            and node.func.value == name
-        ):
-            out.append(node)
-        stack.extend(node.children)
-    return out
-
-
 def _assigned_name(scope: Scope, statement: cst.CSTNode) -> tuple[str, cst.FunctionDef] | None:
     """``name = ...`` in a function body: the name and the function, else None."""
     if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
@@ -1151,28 +851,6 @@ def _assigned_name(scope: Scope, statement: cst.CSTNode) -> tuple[str, cst.Funct
     if not (isinstance(target, cst.Name) and isinstance(fn, cst.FunctionDef)):
         return None
     return target.value, fn
-
-
-def logged_only_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
-    """``entropy = ...`` used only as an entry of a dict of logs beside a loss it does not
-    enter (``{'class_loss': total_loss, 'entropy': entropy}``): a monitored value."""
-    assigned = _assigned_name(scope, statement)
-    if assigned is None:
-        return None
-    name, fn = assigned
-    uses = _uses_in(fn.body, name, statement)
-    if not uses or not all(isinstance(parent, cst.DictElement) for _, parent in uses):
-        return None
-    for dict_node, element in uses:
-        key = _string(element.key) if isinstance(element, cst.DictElement) else None
-        keys = [
-            _string(e.key)
-            for e in getattr(dict_node, "elements", ())
-            if isinstance(e, cst.DictElement)
-        ]
-        if key is None or "loss" in key or not any(k and "loss" in k for k in keys):
-            return None
-    return f"`{name}` is only logged beside the loss, which it does not enter"
 
 
 def overwritten_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
@@ -1348,49 +1026,15 @@ def _bad(v: Any) -> bool:
     return isinstance(v, str) or (isinstance(v, (int, float)) and abs(v) >= 1e6)
 
 
-def labels_only_reason(out: dict[str, Any]) -> str | None:
-    """The bad gradient is only with respect to labels or targets, which nothing trains."""
+def labels_only_reason(out: dict[str, Any], probe: dict[str, Any] | None = None) -> str | None:
+    """The bad gradient is only with respect to data inputs (placeholders, dataset elements,
+    model inputs: their producer says so), which nothing trains."""
     grads = (out.get("observed") or {}).get("gradient") or {}
     bad = [name for name, v in grads.items() if _bad(v)]
-    if bad and all(_LABEL_NAME.search(name) for name in bad):
-        return f"the bad gradient is only with respect to `{bad[0]}`, a label or target"
+    origins = {str(s.get("name")): s.get("origin") for s in (probe or {}).get("inputs") or []}
+    if bad and all(origins.get(name) == "data" for name in bad):
+        return f"the bad gradient is only with respect to `{bad[0]}`, a data input"
     return None
-
-
-def loop_state_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
-    """A confirmed value symptom in a solver loop whose witness needs loop-carried state: the
-    iteration's invariants (bracket order, frozen converged elements) are not modelled, so the
-    witness is not evidence that the code reaches it."""
-    state = set(probe.get("loop_state") or ())
-    if not state or out.get("status") != "confirmed" or out.get("symptom") not in VALUE_ONLY:
-        return None
-    needed = (out.get("observed") or {}).get("needed")
-    if not (isinstance(needed, list) and needed):  # ordinary values: the relation between them
-        needed = [i.get("name") for i in probe.get("inputs", [])]  # (a == b == c) is the witness
-    names = needed
-    carried = sorted(state & {str(n) for n in names})
-    if not carried:
-        return None
-    return (
-        f"but the witness sets `{carried[0]}`, state carried by an iterative solver's loop, "
-        "freely: the loop's invariants may exclude that value"
-    )
-
-
-def impossible_event_score(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
-    """A log-probability of -inf in a sampler or a test, read from names: likely the score
-    of an impossible outcome, which sampling and argmax handle as intended.  Names are weak
-    evidence, so this makes the finding inconclusive at most, never refuted.  Where the value's
-    sinks are visible (a draw from logits, an argmax, a top_k: ``verify/uses.py``), the
-    downstream review decides from the code itself and refutes a -inf they handle exactly;
-    this guess only stands where the value escapes that review (returned, carried in a loop)."""
-    reason = probe.get("no_gradient") or ""
-    observed = out.get("observed") or {}
-    if out.get("status") != "confirmed" or out.get("symptom") != "inf-value":
-        return None
-    if observed.get("value") != "-inf" or not ("sampler" in reason or "test" in reason):
-        return None
-    return f"but -inf is the log-probability of an impossible outcome there: {reason}"
 
 
 def statement_value_symptom(out: dict[str, Any]) -> str | None:
@@ -1403,7 +1047,7 @@ def statement_value_symptom(out: dict[str, Any]) -> str | None:
 
 def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """The verdict: a gradient-only symptom where no gradient flows is not confirmed, nor is a
-    value the code never computes (a guard) or one whose witness sets a solver loop's state."""
+    value the code never computes (a guard)."""
     if out.get("status") == "confirmed" and zero_by_construction(probe, out):
         return {
             **out,
@@ -1434,15 +1078,9 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             "status": "refuted",
             "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
         }
-    score = impossible_event_score(probe, out)
-    if score:
-        return {**out, "status": "inconclusive", "detail": f"{out.get('detail', '')}; {score}"}
-    state = loop_state_reason(probe, out)
-    if state:
-        return {**out, "status": "inconclusive", "detail": f"{out.get('detail', '')}; {state}"}
     reason = probe.get("no_gradient")
     if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
-        reason = labels_only_reason(out)
+        reason = labels_only_reason(out, probe)
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
         return out
     statement = statement_value_symptom(out)
@@ -1460,7 +1098,7 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         return {
             **out,
             "status": "inconclusive",
-            "detail": f"{out.get('detail', '')}; but no gradient is likely to flow here: {reason}",
+            "detail": f"{out.get('detail', '')}; conditional: {reason}",
         }
     return {
         **out,

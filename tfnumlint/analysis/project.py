@@ -839,12 +839,28 @@ class ProjectIndex:
             value = self._caller_relations(rest[0], rest[1]) or None
         elif kind == "pall" and len(rest) == 3:
             value = True if self._every_site_passes(rest[0], rest[1], rest[2]) else None
+        elif kind == "ext" and len(rest) == 2:
+            value = True if self._imported_elsewhere(rest[0], rest[1]) else None
         elif kind == "ancestry" and len(rest) == 2:
             sym = self._dotted(rest[0], rest[1], 0)
             if sym is not None and sym.kind == "class":
                 value = self._ancestry(sym.module, sym.name, 0) or None
         self._facts[key] = value
         return value
+
+    def _imported_elsewhere(self, module: str, name: str) -> bool:
+        """Another module imports ``name`` from ``module``, the module itself, or all of it."""
+        for m, summary in self.summaries.items():
+            if m == module:
+                continue
+            if module in summary.stars:
+                return True
+            for _, target, symbol in summary.imports:
+                if target == module and symbol in (None, name):
+                    return True
+                if symbol is not None and f"{target}.{symbol}" == module:
+                    return True  # `from pkg import mod`
+        return False
 
     def digest(self, key: str) -> str:
         d = self._digests.get(key)
@@ -1293,6 +1309,10 @@ class ProjectView:
             return ()
         fact = self.ask(f"ancestry|{self.module}|{dotted}")
         return fact if isinstance(fact, tuple) else ()
+
+    def imported_elsewhere(self, name: str) -> bool:
+        """Another module of the project imports ``name`` (a function or class) from this one."""
+        return self.ask(f"ext|{self.module}|{name}") is True
 
     def caller_relations(self, qual: str) -> tuple[tuple[str, str, str, str], ...]:
         """(a, op, b, why): every call site passes parameters ``a op b`` (a class invariant)."""

@@ -1550,6 +1550,16 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
             probe.pop(key, None)
 
 
+def _imported_elsewhere(ctx):
+    """``name -> bool``: another module of the project imports that name from this module
+    (``""``: the module itself); its callers there are not followed, so reachability stays
+    unknown.  Without a project index nothing is imported."""
+    project = getattr(ctx.ev, "project", None)
+    if project is None:
+        return None
+    return project.imported_elsewhere
+
+
 def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     from ..analysis.gradflow import (
         cond_guard_reason,
@@ -1557,25 +1567,22 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
         element_map_reason,
         no_gradient,
         overwritten_reason,
-        solver_loop_state,
         where_guard_reason,
     )
 
     site = hit.site
-    flow = no_gradient(site.scope, site.statement, hit.node, ctx.path, probe)
+    elsewhere = _imported_elsewhere(ctx)
+    flow = no_gradient(site.scope, site.statement, hit.node, ctx.path, probe, elsewhere)
     if flow:
         probe["no_gradient"] = flow.reason
         if not flow.certain:
-            probe["no_gradient_likely"] = True  # read from names and paths: inconclusive
+            probe["no_gradient_likely"] = True  # a dataset map function: inconclusive
     mapped = dataset_map_reason(site.scope) or element_map_reason(site.scope)
     if mapped:
         probe["per_example"] = mapped  # one example at a time: axis 0 is not the batch axis
     unused = overwritten_reason(site.scope, site.statement)
     if unused:
         probe["unused"] = unused  # a dead store: no symptom of it reaches anything
-    state = solver_loop_state(site.scope, ctx.path)
-    if state:
-        probe["loop_state"] = state  # a witness needing these is not a confirmation
     guard = where_guard_reason(site.statement, hit.node, site.scope)
     if guard:
         probe["value_guarded"] = guard  # tf.where computes the branch: its gradient still leaks

@@ -80,7 +80,7 @@ def _gradient_verdict(probe: dict[str, Any], out: dict[str, Any], handled: Handl
         return {**out, "status": "refuted", "detail": detail}
     bad = _bad_gradient(out)
     # gradflow's rule: a label's gradient trains nothing; nor does a count's
-    labels = labels_only_reason(out) or counts_only_reason(probe, out)
+    labels = labels_only_reason(out, probe) or counts_only_reason(probe, out)
     if bad is not None and labels:
         detail = f"{seen}; but handled: {handled.reason}, and {labels}"
         return {**out, "status": "refuted", "detail": detail}

@@ -39,7 +39,6 @@ from typing import Any
 
 from .. import ops
 from ..analysis.heuristics import looks_like_mask
-from ..analysis.names import tokens
 from . import domains
 
 BAND = 30.0  # |x| of a log-scale value a model or data produces (see the module docstring)
@@ -51,10 +50,6 @@ EXP_RANGE = {"float16": 11.09, "bfloat16": 88.72, "float32": 88.72, "float64": 7
 CLAMPED_DRIVES = frozenset({"driven", "computed"})
 
 SQUASHING = ops.LOGIT_SQUASHING
-PREDICTED_WORDS = frozenset(
-    {"pred", "preds", "prediction", "predictions", "predicted", "prob", "probs", "probability",
-     "probabilities", "yhat"}
-)  # fmt: skip
 
 # Whole reductions that are 0 exactly when nothing is selected, and the value-preserving ops a
 # selection may pass through on its way there (`reduce_sum(cast(reshape(mask)))`).
@@ -63,9 +58,6 @@ PRESERVING = ops.ENTRY_KEEPING | {"to_float"}  # + a name the registry does not 
 # A product under a selecting reduction is a masked sum: its factors are read through it.
 MASKING_PRODUCTS = frozenset({("bin", "*"), ("call", "multiply")})
 SELECTION_PRODUCERS = frozenset({"mask", "bool", "one_hot"})
-SELECTION_WORDS = frozenset(
-    {"mask", "masks", "indicator", "indicators", "adjacency", "adj", "selected", "selection"}
-)
 DIVIDING = frozenset({"divide", "truediv", "div", "reciprocal", "divide_no_nan", "inv"})
 
 
@@ -84,13 +76,9 @@ def log_scale(spec: dict[str, Any], modelled_probability: bool) -> bool:
 
 
 def predicted(spec: dict[str, Any]) -> bool:
-    """A probability that squashes logits (a sigmoid or softmax, a model output) or is named as
-    a prediction or a distribution's probabilities: 0 or 1 only at a far logit.  A target of 0
-    (`p`, `labels`) is data at its domain's edge."""
-    if spec.get("producer") in SQUASHING or spec.get("origin") in ("model", "logits"):
-        return True
-    words = {t.lower() for t in tokens(str(spec.get("name", "")))}
-    return bool(words & PREDICTED_WORDS)
+    """A probability that squashes logits (a sigmoid or softmax, a model output): 0 or 1 only at
+    a far logit.  A target of 0 is data at its domain's edge.  By producer, never by name."""
+    return spec.get("producer") in SQUASHING or spec.get("origin") in ("model", "logits")
 
 
 def tail_candidate(spec: dict[str, Any], modelled_probability: bool, v: float) -> bool:
@@ -173,11 +161,9 @@ def _selection_like(spec: dict[str, Any]) -> bool:
     """A mask, indicator, adjacency or count by its provenance: what zero entries mean there is
     'not selected', unlike a feature or a target value."""
     name = str(spec.get("name", ""))
-    words = {t.lower() for t in tokens(name)}
     return (
         spec.get("producer") in SELECTION_PRODUCERS
         or looks_like_mask(name)
-        or bool(words & SELECTION_WORDS)
         or domains._count_like(name)
     )
 
@@ -297,7 +283,6 @@ AXIS_PARAM = {"moments": "axes"}  # the rest name it `axis`, second positionally
 IDENTICAL_PRODUCERS = frozenset(
     {"relu", "relu6", "mask", "bool", "one_hot", "clip_by_value", "zeros", "ones", "constant"}
 )
-CLASS_WORDS = frozenset({"label", "labels", "target", "targets", "class", "classes", "true"})
 
 
 def _axes_of(node: dict[str, Any]) -> list[int] | None:
@@ -353,13 +338,7 @@ def identical_by_construction(spec: dict[str, Any], kind: str | None = None) -> 
     count or an integer, a clip at a bound, class labels.  Those witnesses stay confirmed."""
     if kind is not None:
         return kind in IDENTICAL_PRODUCERS
-    name = str(spec.get("name", ""))
-    words = {t.lower() for t in tokens(name)}
-    return (
-        spec.get("producer") in IDENTICAL_PRODUCERS
-        or _selection_like(spec)
-        or bool(words & CLASS_WORDS)
-    )
+    return spec.get("producer") in IDENTICAL_PRODUCERS or _selection_like(spec)
 
 
 def batch_inputs(probe: dict[str, Any]) -> list[str]:
