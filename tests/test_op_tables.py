@@ -53,6 +53,13 @@ NOT_OP_FACTS: dict[Key, str] = {
     )): "Python `math`/NumPy host functions by their own names, not TF ops",
     ("analysis/tfvalues.py", ("abs", "pow")): "Python builtins (`abs(x)`, `pow(x, y)`)",
     ("verify/domains.py", ("maximum", "minimum")): "identifier word pairs (`x_maximum`), not calls",
+    ("analysis/feeds.py", ("ceil", "floor", "round")): "NumPy functions of fed data, not TF ops",
+    ("analysis/feeds.py", ("cos", "sin")): "NumPy functions of fed data, not TF ops",
+    ("analysis/feeds.py", ("maximum", "minimum")): "NumPy functions of fed data, not TF ops",
+    ("analysis/feeds.py", ("expand_dims", "reshape", "squeeze", "tile", "transpose")): (
+        "NumPy functions of fed data, not TF ops"
+    ),
+    ("analysis/feeds.py", ("reshape", "squeeze", "transpose")): "NumPy array methods, not TF ops",
 }  # fmt: skip
 
 # Op-fact tables not derived from the registry yet: a debt that may only shrink.

@@ -99,6 +99,7 @@ class Op:
     natural_zero: bool = False  # exactly 0 for ordinary inputs (a product or count of data)
     zero_preserving: bool = False  # nonzero in, nonzero out (value-preserving ops are too)
     saturating: bool = False  # rounds to the ends of its range at a large input (sigmoid(17))
+    dead_zone: bool = False  # exactly 0 on a whole region of its input (a dead ReLU unit)
 
 
 REGISTRY: dict[str, Op] = {}
@@ -348,6 +349,7 @@ for _op in (
     Op(
         "relu",
         range=Range(0.0, INF),
+        dead_zone=True,
         spellings=("tf.nn.relu", "keras.ops.relu", "keras.activations.relu", "keras.backend.relu"),
         transfer=Transfer("unary", 0.0, INF, zero="every relu input is <= 0"),
         params=("x",),
@@ -358,6 +360,7 @@ for _op in (
     Op(
         "relu6",
         range=Range(0.0, 6.0),
+        dead_zone=True,
         spellings=("tf.nn.relu6", "keras.ops.relu6"),
         transfer=Transfer("unary", 0.0, 6.0, zero="every relu input is <= 0"),
         params=("x",),
@@ -1267,6 +1270,7 @@ COMPARISONS = ops_with(lambda op: op.boolean and (op.trace or "").startswith("co
 STEP_FUNCTIONS = ops_with(lambda op: op.order_only or op.boolean)
 UNDERFLOWING = ops_with(lambda op: op.underflows)
 NATURAL_ZERO = ops_with(lambda op: op.natural_zero)
+DEAD_ZONE = ops_with(lambda op: op.dead_zone)
 RANGED = ops_with(lambda op: op.range is not None)
 NONNEGATIVE = ops_with(lambda op: op.range is not None and op.range.lo >= 0.0)
 STRICTLY_POSITIVE = ops_with(

@@ -16,14 +16,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import libcst as cst
 
-from .module import Binding, Scope
+from .module import Binding, ModuleInfo, Scope
+from .names import ImportMap
+from .values import Val
 
-if TYPE_CHECKING:
-    from .provenance import Evaluator
+
+class Evaluator(Protocol):
+    """What the reader asks of :class:`.provenance.Evaluator` (a protocol: provenance reads
+    this module's table, so this module does not import it)."""
+
+    info: ModuleInfo
+    imports: ImportMap
+
+    def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val: ...
+
+    def op(self, call: cst.Call) -> str | None: ...
+
+    def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None: ...
+
 
 INF = math.inf
 Range = tuple[float, float]

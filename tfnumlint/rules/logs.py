@@ -6,6 +6,7 @@ import math
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site, parent_map
 from ..analysis.values import Val
@@ -170,8 +171,6 @@ def _same_code(ctx: Context, a: cst.CSTNode, b: cst.CSTNode) -> bool:
 # Producers whose output is routinely <= 0: a raw linear output, a difference, a tanh; and
 # raw input data fed through a placeholder or a Keras Input, which nothing keeps positive.
 _COMPUTED = frozenset({"matmul", "diff", "linear", "tanh", "placeholder", "input"})
-# producers whose output is exactly 0 on a whole region of their input (a dead ReLU unit)
-_ZERO_REACHING = frozenset({"relu", "relu6"})
 
 
 @rule("TNL104", ops={"log"})
@@ -185,7 +184,7 @@ def log_of_unbounded(site: Site[cst.Call], ctx: Context):
     v = ctx.val(x, site)
     if v.prob or v.guarded:
         return
-    if v.lo == 0 and v.kind in _ZERO_REACHING and v.zero:  # log(relu(z)): exactly 0 at z <= 0
+    if v.lo == 0 and v.kind in ops.DEAD_ZONE and v.zero:  # log(relu(z)): exactly 0 at z <= 0
         yield Hit(
             site.node,
             f"log of {v.desc or 'a computed value'}, which is exactly 0 where {v.zero} "

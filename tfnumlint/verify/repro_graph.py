@@ -72,7 +72,7 @@ if __name__ == "__main__":
 
 
 def script(finding: Finding, record: dict[str, Any]) -> str:
-    from .repro import doc_safe
+    from .repro_code import doc_safe
 
     v = finding.verification
     detail = doc_safe("\n".join(textwrap.wrap(v.detail, 92)) or "confirmed")
