@@ -6,10 +6,15 @@ follow the fed data's range, and never the names involved.
 
 from __future__ import annotations
 
+import math
 import textwrap
 
+import libcst as cst
 import pytest
 
+from tfnumlint.analysis.module import build
+from tfnumlint.analysis.names import descendants
+from tfnumlint.analysis.provenance import Evaluator
 from tfnumlint.engine import lint_text
 
 HEAD = """
@@ -113,3 +118,73 @@ def test_a_log_of_a_relu_output_is_flagged_as_exactly_zero() -> None:
     found = {f.line: f for f in lint_text(text).findings if f.rule == "TNL104"}
     assert 5 in found and "exactly 0" in found[5].message
     assert 6 not in found  # the epsilon keeps it positive (TNL103 judges the epsilon)
+
+
+KERAS = """
+import numpy as np
+import tensorflow as tf
+from tensorflow import keras
+
+rng = np.random.default_rng(0)
+x = rng.normal(0.0, 1.0, (500, 4)).astype("float32")
+y = rng.poisson(3.0, (500, 1)).astype("float32")
+
+
+def {fn}({a}, {b}):
+    return tf.reduce_mean({b} - {a} * tf.math.log({b} + 1e-7), axis=-1)
+
+
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"),
+                          keras.layers.Dense(1{act})])
+model.compile(optimizer="adam", loss={fn})
+model.fit(x, y, batch_size=32)
+"""
+
+
+def keras_findings(act: str, fn: str = "nll", a: str = "t", b: str = "p") -> set[str]:
+    text = KERAS.format(fn=fn, a=a, b=b, act=act)
+    return {f.rule for f in lint_text(text).findings if f.line == 12}
+
+
+def test_a_compiled_loss_reads_y_pred_from_the_model_it_is_compiled_with() -> None:
+    # a linear last layer: y_pred is a logit, whatever the parameters are called
+    linear = keras_findings("")
+    assert "TNL503" in linear and "TNL103" not in linear
+    assert keras_findings("", fn="bce_loss", a="y_true", b="y_prob") == linear
+    # a sigmoid last layer: y_pred is a probability, even when it is called `q`
+    sigmoid = keras_findings(', activation="sigmoid"', b="q")
+    assert "TNL103" in sigmoid and "TNL503" not in sigmoid
+
+
+def test_y_true_ranges_over_the_fit_targets() -> None:
+    text = textwrap.dedent(
+        """
+        import numpy as np
+        import tensorflow as tf
+        from tensorflow import keras
+        rng = np.random.default_rng(0)
+        x = rng.normal(0.0, 1.0, (500, 4)).astype("float32")
+        y = np.exp(rng.normal(1.0, 0.5, (500, 1)))
+
+        def msle(t, p):
+            return tf.reduce_mean(tf.square(tf.math.log(t) - tf.math.log(p)))
+
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1, activation="softplus")])
+        model.compile(optimizer="adam", loss=msle)
+        model.fit(x, y)
+        """
+    )
+    assert target_range(text) == pytest.approx((math.exp(1.0 - 3.0), math.exp(1.0 + 3.0)))
+    unbounded = text.replace("np.exp(rng.normal(1.0, 0.5, (500, 1)))", "np.load('y.npy')")
+    assert target_range(unbounded) == (-math.inf, math.inf)
+
+
+def target_range(text: str) -> tuple[float, float]:
+    """The range provenance gives the loss's first parameter where the loss reads it."""
+    info = build(cst.parse_module(text))
+    ev = Evaluator(info)
+    scope = info.functions["msle"]
+    order, returned = scope.returns[0]
+    t = next(n for n in descendants(returned) if isinstance(n, cst.Name) and n.value == "t")
+    val = ev.value(t, scope, order)
+    return (val.lo, val.hi)

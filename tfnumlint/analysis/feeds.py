@@ -491,3 +491,42 @@ def fed_ranges(ev: Evaluator) -> dict[int, tuple[Range, str] | None]:
                 (lo, hi), text = before
                 out[key] = ((min(lo, got[0]), max(hi, got[1])), text)
     return out
+
+
+def _keyword(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if index < len(positional) else None
+
+
+def fit_targets(ev: Evaluator) -> dict[str, tuple[Range, str] | None]:
+    """For each module function passed as a Keras loss (``compile(loss=fn)``): the hull of the
+    targets every ``fit(x, y)`` of the module trains on, which Keras passes as the loss's first
+    argument (None when one of them is not bounded NumPy code)."""
+    losses: set[str] = set()
+    fits: list[tuple[cst.BaseExpression | None, Scope, int]] = []
+    for site in ev.info.calls:
+        func = site.node.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        if func.attr.value == "compile":
+            loss = _keyword(site.node, "loss", 1)
+            if isinstance(loss, cst.Name) and loss.value in ev.info.functions:
+                losses.add(loss.value)
+        elif func.attr.value == "fit":
+            fits.append((_keyword(site.node, "y", 1), site.scope, site.order))
+    if not losses or not fits:
+        return {}
+    reader = FeedReader(ev)
+    ranges: list[Range] = []
+    codes: list[str] = []
+    for y, scope, order in fits:
+        got = reader.range(y, scope, order) if y is not None else None
+        if got is None:  # a dataset, a generator or unbounded data: no claim
+            return dict.fromkeys(losses)
+        ranges.append(got)
+        codes.append(" ".join(ev.info.module.code_for_node(y).split()))  # type: ignore[arg-type]
+    hull = (min(r[0] for r in ranges), max(r[1] for r in ranges))
+    return dict.fromkeys(losses, (hull, codes[0]))

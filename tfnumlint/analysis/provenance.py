@@ -50,6 +50,27 @@ def _fmt(v: float) -> str:
     return f"{v:g}"
 
 
+def layer_output(layer: Val) -> Val:
+    """What calling a layer or model gives: its output activation's range and kind."""
+    act = layer.activation
+    if act and act != "linear":
+        lo, hi = ACTIVATION_RANGES.get(act, (-INF, INF))
+        return Val(
+            act,
+            lo,
+            hi,
+            tensor=True,
+            prob=act in ops.PROBABILITY,
+            zero="every relu input is <= 0"
+            if act == "relu"
+            else ("the probability saturates" if act in ops.PROBABILITY else None),
+            desc=f"a {act} {layer.kind} output",
+        )
+    if act == "linear":
+        return Val("linear", tensor=True, desc=f"a linear {layer.kind} output")
+    return Val("call", tensor=True, desc=f"a {layer.kind} output")
+
+
 class Evaluator:
     """Evaluate expressions of one module to :class:`Val`, memoised per node."""
 
@@ -65,6 +86,7 @@ class Evaluator:
         self._depth = 0
         self._summaries: dict[int, object] = {}
         self._fed: dict[int, tuple[tuple[float, float], str] | None] | None = None
+        self._fit: dict[str, tuple[tuple[float, float], str] | None] | None = None
 
     # -- public -----------------------------------------------------------------------
     def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
@@ -103,6 +125,64 @@ class Evaluator:
             self._fed = {}  # a feed read while computing the table sees no range
             self._fed = fed_ranges(self)
         return self._fed.get(id(placeholder))
+
+    def compiled_model(self, loss: str) -> Val | None:
+        """The model every ``model.compile(loss=<loss>)`` of the module compiles, when they
+        agree (Keras calls the loss with that model's output as ``y_pred``)."""
+        models: list[Val] = []
+        for site in self.info.calls:
+            func = site.node.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "compile"):
+                continue
+            arg = next(
+                (
+                    a.value
+                    for a in site.node.args
+                    if a.keyword is not None and a.keyword.value == "loss"
+                ),
+                None,
+            )
+            if isinstance(arg, cst.Name) and arg.value == loss:
+                models.append(self.value(func.value, site.scope, site.order))
+        if len(models) != 1 or models[0].kind not in ("model", "layer"):
+            return None
+        return models[0]
+
+    def fit_target(self, param: cst.Param, scope: Scope) -> Val | None:
+        """``y_true`` of a module function compiled as a Keras loss: the range of the targets
+        the module's ``fit`` calls train on (``feeds.fit_targets``)."""
+        owner: Scope | None = scope
+        while owner is not None and param not in owner.params.values():
+            owner = owner.parent
+        fn = owner.node if owner is not None else None
+        if not isinstance(fn, cst.FunctionDef) or not fn.params.params:
+            return None
+        params = fn.params.params
+        if self.info.functions.get(fn.name.value) is not owner:
+            return None
+        if len(params) > 1 and params[1] is param:  # y_pred: the compiled model's output
+            model = self.compiled_model(fn.name.value)
+            if model is None or not model.activation:
+                return None
+            return replace(
+                layer_output(model),
+                desc=f"`{param.name.value}` = "
+                + (f"the output of the model compiled with `{fn.name.value}` ({model.activation})"),
+            )
+        if params[0] is not param:
+            return None
+        if self._fit is None:
+            from .feeds import fit_targets
+
+            self._fit = {}
+            self._fit = fit_targets(self)
+        got = self._fit.get(fn.name.value)
+        if got is None:
+            return None
+        (lo, hi), code = got
+        return Val(
+            "param", lo, hi, desc=f"`{param.name.value}` (the targets `{code}` given to fit)"
+        )
 
     def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None:
         """The binding of ``name`` visible at ``order`` in ``scope`` (or an enclosing one)."""
@@ -186,7 +266,7 @@ class Evaluator:
                 return Val("eps", 5e-324, 1.0, guarded=True, desc=f"`{name}`")
             if looks_like_mask(name):
                 return Val("mask", 0.0, 1.0, zero="the mask is all zeros", desc=f"`{name}`")
-            passed = self._passed(name, found, scope)
+            passed = self._passed(name, found, scope) or self.fit_target(found, scope)
             if passed is not None:
                 return passed
             prob = looks_like_probability(name)
@@ -512,24 +592,8 @@ class Evaluator:
 
     def _plain_call(self, node: cst.Call, scope: Scope, order: int) -> Val:
         func = self.value(node.func, scope, order)
-        if func.kind in ("layer", "model") and func.activation and func.activation != "linear":
-            act = func.activation
-            lo, hi = ACTIVATION_RANGES.get(act, (-INF, INF))
-            return Val(
-                act,
-                lo,
-                hi,
-                tensor=True,
-                prob=act in ops.PROBABILITY,
-                zero="every relu input is <= 0"
-                if act == "relu"
-                else ("the probability saturates" if act in ops.PROBABILITY else None),
-                desc=f"a {act} {func.kind} output",
-            )
-        if func.kind in ("layer", "model") and func.activation == "linear":
-            return Val("linear", tensor=True, desc=f"a linear {func.kind} output")
         if func.kind in ("layer", "model"):
-            return Val("call", tensor=True, desc=f"a {func.kind} output")
+            return layer_output(func)
         returned = self._returned(node, func, scope, order)
         if returned is not None:
             return returned
