@@ -32,7 +32,10 @@ WORKER_SIDE = frozenset(
         # the probing pipeline: its entry point and its stages
         *("probing", *PROBING_STAGES),
         # saved models, loaded and linted in the worker (verify/graphs)
-        *(f"graphs.{m}" for m in ("screen", "loader", "ranges", "patterns", "inputs", "search")),
+        *(
+            f"graphs.{m}"
+            for m in ("screen", "loader", "ranges", "patterns", "inputs", "search", "layers")
+        ),
         "graphs.lint",
     )
 )

@@ -150,6 +150,14 @@ EYE = """\
         i_s = tf.eye(k, dtype=ss.dtype)
         return tf.norm(ss / tf.norm(ss, axis=(-1, -2), keepdims=True) - i_s / tf.norm(i_s),
                        axis=(-1, -2))
+
+
+    def train_step(model, x, k, opt):
+        # the loss is what training differentiates, so `ss` is driven (a model's output)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(orthogonality_loss(model(x), k))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
     """
 
 

@@ -72,6 +72,8 @@ def test_generic_trials_keep_a_binary_label_in_its_set_and_an_index_whole():
         (CE, "TNL103", "labels"),
     ):
         for probe in _probes(src, rule):
+            for spec in probe["inputs"]:  # a generic trial replaces free inputs: free them all
+                spec["drive"] = "free"
             witness = {s["name"]: 1.0 for s in probe["inputs"]}
             points = generic.generic_points(probe, witness)
             assert points
@@ -95,6 +97,8 @@ def test_a_count_a_counting_op_produced_stays_whole_in_generic_trials():
 
 def test_the_verdicts_generic_example_gives_the_label_a_label_value():
     for probe in _probes(BCE, "TNL103") + _probes(BCE, "TNL101"):
+        for spec in probe["inputs"]:  # free inputs get generic trials (drive labels aside)
+            spec["drive"] = "free"
         out = probing.verify(probe, 1e6)
         example = out["observed"]["generic"]["example"]
         assert example["y_true"] in (0.0, 1.0), out["detail"]
