@@ -87,6 +87,7 @@ class Evaluator:
         self._summaries: dict[int, object] = {}
         self._fed: dict[int, tuple[tuple[float, float], str] | None] | None = None
         self._fit: dict[str, tuple[tuple[float, float], str] | None] | None = None
+        self._compiled: dict[str, Val | None] = {}
 
     # -- public -----------------------------------------------------------------------
     def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
@@ -129,6 +130,9 @@ class Evaluator:
     def compiled_model(self, loss: str) -> Val | None:
         """The model every ``model.compile(loss=<loss>)`` of the module compiles, when they
         agree (Keras calls the loss with that model's output as ``y_pred``)."""
+        if loss in self._compiled:
+            return self._compiled[loss]
+        self._compiled[loss] = None  # while it is computed (a model built from the loss)
         models: list[Val] = []
         for site in self.info.calls:
             func = site.node.func
@@ -144,9 +148,9 @@ class Evaluator:
             )
             if isinstance(arg, cst.Name) and arg.value == loss:
                 models.append(self.value(func.value, site.scope, site.order))
-        if len(models) != 1 or models[0].kind not in ("model", "layer"):
-            return None
-        return models[0]
+        found = models[0] if len(models) == 1 and models[0].kind in ("model", "layer") else None
+        self._compiled[loss] = found
+        return found
 
     def fit_target(self, param: cst.Param, scope: Scope) -> Val | None:
         """``y_true`` of a module function compiled as a Keras loss: the range of the targets
