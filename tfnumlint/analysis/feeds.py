@@ -21,7 +21,7 @@ from typing import Protocol
 import libcst as cst
 
 from .module import Binding, ModuleInfo, Scope
-from .names import ImportMap
+from .names import ImportMap, dotted_name
 from .values import Val
 
 
@@ -115,16 +115,11 @@ class FeedReader:
     # -- names of NumPy callees -------------------------------------------------------------
     def numpy_path(self, node: cst.BaseExpression) -> str | None:
         """``numpy.random.rand`` for ``np.random.rand`` under ``import numpy as np``."""
-        parts: list[str] = []
-        while isinstance(node, cst.Attribute):
-            parts.append(node.attr.value)
-            node = node.value
-        if not isinstance(node, cst.Name):
-            return None
-        base = self.aliases.get(node.value)
+        head, _, rest = dotted_name(node).partition(".")
+        base = self.aliases.get(head)
         if base is None or base.split(".")[0] != "numpy":
             return None
-        return ".".join([base, *reversed(parts)])
+        return f"{base}.{rest}" if rest else base
 
     def _generator(self, node: cst.BaseExpression, scope: Scope, order: int) -> bool:
         """Is ``node`` NumPy's random module or a generator made by it?"""
