@@ -447,11 +447,13 @@ def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx
         )
         if options.slice_probes:
             from .verify.domains import annotate_probe
+            from .verify.program_slice import attach_program
             from .verify.slicer import slice_finding
 
             with stages.stage("probes"):
                 finding.probe = slice_finding(ctx, hit, check.code, positions)
                 annotate_probe(finding.probe, ctx, hit)  # issue #11: gradient flow, input domains
+                attach_program(finding.probe, ctx, hit, positions)  # issue #23: the training rung
         findings.append(finding)
     findings.sort(key=lambda f: f.sort_key)
     return findings

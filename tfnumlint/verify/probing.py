@@ -151,12 +151,46 @@ def with_repro(probe: dict[str, Any], out: dict[str, Any], threshold: float) -> 
         return out
     if probe.get("kind") == "train":
         return {**out, "repro": {"rung": "training", "probe": probe}}
+    if out.get("repro", {}).get("rung") == "training-program":
+        return out
     traced = {k: probe.get(k) for k in ("target", "loss", "inputs", "eps", "dtype", "recipe")}
     trees = (probe.get("target"), probe.get("loss"))
     ops = {n.get("op") for n in walk(list(trees)) if n.get("k") == "call"}
     k = 2 if ops & SOFTMAX_OPS else 1
     shape = {"k": k, "rank": user_rank(*trees), "threshold": threshold}
     return {**out, "repro": {"rung": "witness", "probe": traced, **shape}}
+
+
+def with_training(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """The training rung over the rungs below: training the program's slice to the hazard
+    confirms it; a witness that training does not reach is not a confirmation."""
+    spec = probe.get("program")
+    if not spec:
+        return out
+    from .training_rung import reached, verify_program
+
+    from .repro_code import NotRenderable
+
+    try:
+        trained = verify_program(spec)
+    except (UnsupportedProbe, NotRenderable, tf.errors.OpError, ValueError, TypeError,
+            KeyError, NameError, AttributeError, IndexError) as exc:  # fmt: skip
+        return out  # a slice the script cannot run: the rungs below decide alone
+    if trained["status"] == "confirmed":
+        return trained
+    if trained["status"] == "inconclusive":  # reached, on data or weights it had to assume
+        if out.get("status") == "confirmed":
+            return {**out, "detail": f"{out['detail']}; {trained['reached']}, on data the "
+                    "code does not give"}  # fmt: skip
+        return trained
+    if out.get("status") == "confirmed" and trained["own"]:
+        return {
+            **out,
+            "status": "inconclusive",
+            "detail": f"{out['detail']}; but {reached(trained)}: the witness is not a state "
+            "its training was seen to reach",
+        }
+    return out
 
 
 def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
@@ -167,6 +201,7 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
             from .training import verify_training
 
             out = verify_training(probe)
+            out = with_training(probe, out)  # the program's own run over the stand-in model
         elif probe.get("kind", "expr") == "expr":
             if probe.get("assumed"):
                 probe = stand_ins.traceable(probe, probe_dtype(probe))
@@ -200,6 +235,7 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         out = preconditions.judge(probe, out)  # then a far tail or an empty selection
         out = with_upstream(out, upstream)  # the report folds it into the upstream finding
         out = stand_ins.with_note(probe, out)  # the axis/depth/shape it was reached with
+        out = with_training(probe, out)  # issue #23: does the program's own training get there?
     out = with_repro(probe, out, threshold)  # what a reproducer script needs (``repro.py``)
     out["seconds"] = round(time.perf_counter() - start, 4)
     return {k: v for k, v in out.items() if v is not None}

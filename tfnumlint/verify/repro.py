@@ -69,11 +69,26 @@ def script(finding: Finding) -> str:
     record = finding.verification.repro or {}
     if record.get("rung") == "training":
         return repro_training.script(finding, record["probe"])
+    if record.get("rung") == "training-program":
+        return program_script(finding, record["spec"])
     if record.get("rung") == "graph":
         from .repro_graph import script as graph_script  # a saved model's finding
 
         return graph_script(finding, record)
     return witness_script(finding, record)
+
+
+def program_script(finding: Finding, spec: dict[str, Any]) -> str:
+    """The training rung's own run, written out: the program's slice trained to the hazard."""
+    from .repro_program import render
+    from .repro_program_eval import evaluator_source
+
+    how = (
+        "It replays the verifier's training run: the objective the program optimizes, rebuilt\n"
+        "from TensorFlow ops, with the program's initializers, data code and optimizer, trained\n"
+        "inside a tf.function (TensorFlow's graph optimizer on, as the program runs)."
+    )
+    return header(finding, how) + "\n\n" + render(spec, evaluator_source())
 
 
 # ---------------------------------------------------------------- the witness rung
