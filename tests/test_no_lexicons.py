@@ -139,6 +139,16 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/contracts.py:INVERSE_METHODS",
         "analysis/feeds.py:_HULL",  # NumPy functions that join arrays
         "analysis/feeds.py:_SAME",  # NumPy functions that move values
+        # NumPy functions, methods, keywords, dtypes and draws a data recipe may hold
+        "analysis/recipe_tables.py:ARRAY_METHODS",
+        "analysis/recipe_tables.py:BUILTIN_DTYPES",
+        "analysis/recipe_tables.py:DRAW_PARAMS",
+        "analysis/recipe_tables.py:DTYPES",
+        "analysis/recipe_tables.py:NUMPY_CONSTANTS",
+        "analysis/recipe_tables.py:NUMPY_FUNCTIONS",
+        "analysis/recipe_tables.py:NUMPY_KEYWORDS",
+        "analysis/recipe_tables.py:UNIT_DRAWS",
+        "verify/datagen_eval.py:_OTHER_DRAWS",
         "verify/graphs/layers.py:_CONTAINERS",  # Keras's saved attribute names, not the user's
         "verify/graphs/layers.py:_LIBRARY",  # TF/Keras install paths: which frame is the user's
         "analysis/contracts.py:SAMPLE_METHODS",

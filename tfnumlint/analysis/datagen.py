@@ -1,0 +1,138 @@
+"""The NumPy code that makes a program's data, as a plain-data *recipe* we can replay.
+
+The training rung trains the user's model slice on data like the program's own.  Bounds
+(``feeds.py``) are not enough: a log-normal target is mostly ~5 but its 6-sigma range reaches
+4e5, a rare flag must be all-zero in some batches, and one-hot labels must be drawn from the
+same labels as the class templates.  So the NumPy expression is translated into a JSON-able
+tree of an allow-list of NumPy calls on random draws (``verify/datagen_eval.py`` evaluates it
+with our own seeded generator).  The user's code is never executed.
+
+A recipe is ``{"defs": {id: tree}, "root": tree}``.  Every user binding the recipe reads is one
+def, referenced by ``{"k": "ref", "id": ...}``, so a value read twice is drawn once.  Ids are
+internal: the name, the walk order of its assignment and the call sites of the helpers it was
+inlined through (names never decide anything).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .feeds import Evaluator
+from .module import Binding, Scope
+from .recipe import Builder, Unknown, argument
+
+
+# -- public -------------------------------------------------------------------------------
+def data_recipe(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) -> dict | None:
+    """The recipe of the array ``node`` holds, or None when a part of it is unknown (a file,
+    pandas, tf.data, a call outside the allow-list, a too large array)."""
+    builder = Builder(ev)
+    try:
+        return builder.recipe(builder.tree(node, scope, order, ()))
+    except (Unknown, RecursionError):
+        return None
+
+
+def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) -> dict | None:
+    """What a value fed to the model is: ``{"data": recipe, "rows": "all" | "batch",
+    "batch": int | None}``.  A subscript of the row axis by a non-literal index is a batch
+    pick: the data is then the whole indexed array and ``batch`` the pick's size."""
+    builder = Builder(ev)
+    try:
+        return _fed(builder, node, scope, order, 0)
+    except (Unknown, RecursionError):
+        return None
+
+
+def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
+    if isinstance(node, cst.Name) and hops < 8:  # xb = train_x[idx]; feed {x: xb}
+        found = builder.ev.lookup(node.value, scope, order)
+        if (
+            isinstance(found, Binding)
+            and found.index is None
+            and isinstance(found.value, cst.Subscript)
+            and _pick(builder, found.value, found.scope, found.at)
+        ):
+            return _fed(builder, found.value, found.scope, found.at, hops + 1)
+    if isinstance(node, cst.Subscript) and _pick(builder, node, scope, order):
+        x = builder.tree(node.value, scope, order, ())
+        rest = [builder.index(e.slice, scope, order, ()) for e in node.slice[1:]]
+        if rest:
+            everything = {"k": "slice", "start": None, "stop": None, "step": None}
+            x = {"k": "index", "x": x, "idx": [everything, *rest]}
+        size = pick_size(builder, node.slice[0].slice, scope, order, 0)
+        return {"data": builder.recipe(x), "rows": "batch", "batch": size}
+    return {
+        "data": builder.recipe(builder.tree(node, scope, order, ())),
+        "rows": "all",
+        "batch": None,
+    }
+
+
+def _pick(builder: Builder, node: cst.Subscript, scope: Scope, order: int) -> bool:
+    """Is the row index of ``node`` a non-literal (a batch pick)?"""
+    first = node.slice[0].slice
+    if isinstance(first, cst.Slice):
+        ends = [e for e in (first.lower, first.upper, first.step) if e is not None]
+        return any(builder.number(e, scope, order, ()) is None for e in ends)
+    value = first.value
+    if isinstance(value, cst.Ellipsis) or builder.reader.numpy_path(value) == "numpy.newaxis":
+        return False
+    if isinstance(value, cst.Name) and value.value == "None":
+        return False
+    return builder.number(value, scope, order, ()) is None
+
+
+def pick_size(builder: Builder, index, scope: Scope, order: int, hops: int) -> int | None:
+    """How many rows a batch pick takes, when the code says: ``order[s:s + B]`` -> B,
+    ``choice(N, 64)`` -> 64, ``randint(0, n, B)`` / ``integers(0, N, 128)`` -> the size."""
+    if hops > 8:
+        return None
+    if isinstance(index, cst.Slice):
+        return _slice_size(builder, index, scope, order)
+    value = index.value if isinstance(index, cst.Index) else index
+    if isinstance(value, cst.Name):
+        found = builder.ev.lookup(value.value, scope, order)
+        if isinstance(found, Binding) and found.value is not None and found.index is None:
+            return pick_size(builder, found.value, found.scope, found.at, hops + 1)
+        return None
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
+        return pick_size(builder, value.slice[0].slice, scope, order, hops + 1)
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return None
+    func = value.func
+    module_draw = (builder.reader.numpy_path(func) or "").startswith("numpy.random.")
+    if not (module_draw or builder.generator(func.value, scope, order, ())):
+        return None
+    method = func.attr.value
+    where = {"choice": (1, "size"), "randint": (2, "size"), "integers": (2, "size")}
+    if method == "permutation":
+        arg = value.args[0].value if len(value.args) == 1 else None
+        got = builder.number(arg, scope, order, ()) if arg is not None else None
+        return int(got) if got is not None else None
+    if method not in where:
+        return None
+    try:
+        shape = builder.shape(argument(value, *where[method]), scope, order, ())
+    except Unknown:
+        return None
+    return shape[0] if shape else None
+
+
+def _slice_size(builder: Builder, sl: cst.Slice, scope: Scope, order: int) -> int | None:
+    if sl.step is not None:
+        return None
+    lo = builder.number(sl.lower, scope, order, ()) if sl.lower is not None else 0
+    hi = builder.number(sl.upper, scope, order, ()) if sl.upper is not None else None
+    if lo is not None and hi is not None:
+        return int(hi - lo)
+    upper = sl.upper
+    if sl.lower is None or not isinstance(upper, cst.BinaryOperation):
+        return None
+    if not isinstance(upper.operator, cst.Add):
+        return None
+    for same, other in ((upper.left, upper.right), (upper.right, upper.left)):
+        if same.deep_equals(sl.lower):
+            got = builder.number(other, scope, order, ())
+            return int(got) if got is not None else None
+    return None

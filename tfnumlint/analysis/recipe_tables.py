@@ -1,0 +1,61 @@
+"""The allow-lists of the data recipes (``datagen.py``): which NumPy calls a recipe may hold.
+
+Plain data (no libcst): the evaluator (``verify/datagen_eval.py``) reads the same tables, so
+what a recipe may hold and what the evaluator replays cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+
+Tree = dict  # a JSON-able recipe node: {"k": kind, ...}
+MAX_ELEMENTS = 20_000_000  # a larger array is not replayed
+MAX_DEPTH = 60
+
+# NumPy functions the evaluator replays by their own name (``getattr(numpy, fn)``)
+NUMPY_FUNCTIONS = frozenset(
+    {
+        "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute",
+        "tanh", "sin", "cos", "arctan", "clip", "maximum", "minimum", "where", "stack",
+        "concatenate", "vstack", "hstack", "column_stack", "eye", "identity", "ones", "zeros",
+        "full", "ones_like", "zeros_like", "full_like", "arange", "linspace", "reshape", "tile",
+        "repeat", "mean", "std", "var", "sum", "max", "min", "round", "floor", "ceil", "sign",
+        "outer", "dot", "matmul", "transpose", "ravel", "squeeze", "expand_dims", "cumsum",
+        "sort", "power", "array", "asarray", "copy", "argmax", "argmin",
+    }
+)  # fmt: skip
+# keyword arguments those functions may be given
+NUMPY_KEYWORDS = frozenset(
+    {"axis", "keepdims", "dtype", "ddof", "num", "endpoint", "decimals", "repeats", "reps",
+     "a_min", "a_max", "k", "M", "axes", "newshape", "shape", "fill_value"}
+)  # fmt: skip
+DTYPES = frozenset(
+    {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
+)
+BUILTIN_DTYPES = {"float": "float64", "int": "int64", "bool": "bool"}
+NUMPY_CONSTANTS = {"pi": math.pi, "e": math.e}
+
+# a draw's parameters in NumPy's positional order with their defaults (None: required);
+# the size follows them.  Generator and RandomState agree on these.
+DRAW_PARAMS: dict[str, tuple[tuple[str, float | None], ...]] = {
+    "uniform": (("low", 0.0), ("high", 1.0)),
+    "normal": (("loc", 0.0), ("scale", 1.0)),
+    "lognormal": (("mean", 0.0), ("sigma", 1.0)),
+    "laplace": (("loc", 0.0), ("scale", 1.0)),
+    "gamma": (("shape", None), ("scale", 1.0)),
+    "exponential": (("scale", 1.0),),
+    "poisson": (("lam", 1.0),),
+    "binomial": (("n", None), ("p", None)),
+    "beta": (("a", None), ("b", None)),
+    "standard_normal": (),
+}
+UNIT_DRAWS = frozenset({"random", "random_sample", "sample", "ranf"})  # uniform [0, 1), size
+# array methods that are a NumPy function of the array (x.mean(axis) is numpy.mean(x, axis))
+ARRAY_METHODS = frozenset(
+    {"mean", "std", "var", "sum", "max", "min", "cumsum", "round", "clip", "squeeze", "dot",
+     "argmax", "argmin", "repeat"}
+)  # fmt: skip
+
+
+class Unknown(Exception):
+    """A part of the expression the recipe cannot replay (a file, pandas, an unknown call)."""
