@@ -83,6 +83,7 @@ class ProgramSpec:
     objective_line: int
     assumed: list[str] = field(default_factory=list)
     whole: bool = False  # the finding is about the whole run (its optimizer), not one term
+    span: list[int] = field(default_factory=list)  # the flagged code: line, col, end line, col
 
     def as_probe(self) -> dict[str, Any]:
         return asdict(self)
@@ -588,10 +589,21 @@ def _contains_node(tree: dict, line: int, col: int) -> bool:
     return _subtree(tree, line, col) is not None
 
 
-def _subtree(tree: dict, line: int, col: int) -> dict | None:
+def _subtree(tree: dict, line: int, col: int, kind: str | None = None) -> dict | None:
     """The node of a slice made from the code at (line, col): the term as the objective
-    computes it, its helpers' parameters bound to what the objective passes them."""
-    return next((n for n in walk_nodes(tree) if n.get("line") == line and n.get("col") == col), None)
+    computes it, its helpers' parameters bound to what the objective passes them.  Nodes that
+    start at one place (``log(a) - b`` and its ``log(a)``) are told apart by their kind."""
+    at = [n for n in walk_nodes(tree) if n.get("line") == line and n.get("col") == col]
+    same = [n for n in at if kind is None or n.get("k") == kind]
+    return (same or at or [None])[0]
+
+
+def _kind(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Call):
+        return "call"
+    if isinstance(node, cst.BinaryOperation):
+        return "bin"
+    return None
 
 
 KERAS_BATCH = 32  # ``fit``'s default batch_size
@@ -731,7 +743,9 @@ def program_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec |
         site = hit.site
         before = (set(ps.weights), set(ps.data), set(ps.slicer.inputs))
         ps.slicer.budget()
-        term = _subtree(loss, line, col) or ps.slicer.tree(hit.node, site.scope, site.order)
+        term = _subtree(loss, line, col, _kind(hit.node)) or ps.slicer.tree(
+            hit.node, site.scope, site.order
+        )
         if ps.slicer.unsupported or ps.slicer.truncated:
             continue
         read = {n.get("name") for n in walk_nodes(term) if n.get("k") == "input"}
@@ -754,6 +768,7 @@ def program_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec |
             line=line,
             objective_line=obj.line,
             assumed=list(ps.assumed),
+            span=[line, col, pos.end.line, pos.end.column + 1],
         )
     return None
 
@@ -764,6 +779,8 @@ def attach_program(probe: dict[str, Any] | None, ctx: Context, hit: Hit, positio
         return
     dtype = str(probe.get("dtype") or "float32")
     if probe.get("kind") == "train":
+        if probe.get("control") == "epsilon" or probe.get("recipe") == "clipping":
+            return  # their control is not the learning rate: the recipe's own run decides
         spec = training_spec(ctx, hit, positions, dtype)
     elif probe.get("kind", "expr") == "expr":
         spec = program_spec(ctx, hit, positions, dtype)

@@ -88,7 +88,8 @@ def program_script(finding: Finding, spec: dict[str, Any]) -> str:
         "from TensorFlow ops, with the program's initializers, data code and optimizer, trained\n"
         "inside a tf.function (TensorFlow's graph optimizer on, as the program runs)."
     )
-    return header(finding, how) + "\n\n" + render(spec, evaluator_source())
+    layout = render(spec, evaluator_source())
+    return header(finding, how) + "\n\n" + layout.script(bool(spec.get("steer")))
 
 
 # ---------------------------------------------------------------- the witness rung

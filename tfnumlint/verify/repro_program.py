@@ -12,7 +12,10 @@ writes the same text, so a reproducer replays exactly the run that confirmed the
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from ..optimizers import OPTIMIZERS
 from .repro_code import Renderer, identifier, number
@@ -20,27 +23,6 @@ from .repro_code import Renderer, identifier, number
 STEPS = 300
 DEFAULT_BATCH = 32
 RANGE_ROWS = 8  # a fed range becomes a fixed dataset of this many batches
-TERM = "__term__"
-
-
-def swap_term(loss: Any, term: Any) -> tuple[Any, bool]:
-    """The loss with every copy of the term replaced by an input that holds the term's tensor."""
-    found = False
-
-    def swap(tree: Any) -> Any:
-        nonlocal found
-        if tree == term:
-            found = True
-            return {"k": "input", "name": TERM}
-        if isinstance(tree, dict):
-            return {k: swap(v) for k, v in tree.items()}
-        if isinstance(tree, list):
-            return [swap(v) for v in tree]
-        return tree
-
-    return swap(loss), found
-
-
 def batch_size(spec: dict[str, Any]) -> tuple[int | None, bool]:
     """The rows per step, and whether the code gives it (``None``: every row, as fed)."""
     sizes = {f.get("batch") for d in spec["data"].values() for f in d.get("feeds") or []}
@@ -118,7 +100,7 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
     ranges = {names[n]: [float(lo), float(hi)] for n, (lo, hi) in ranged(spec).items()}
     body = [f"RANGES = {ranges!r}", "", "", "def data():", "    out = {}"]
     if recipes:
-        body.append(f"    out.update(evaluate({json.dumps(recipes)!r}))")
+        body.append(f"    out.update(evaluate(json.loads({json.dumps(recipes)!r}), 0))")
     body += lines + ["    return out"]
     return "\n".join(body)
 
@@ -134,17 +116,158 @@ def ranged(spec: dict[str, Any]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def render(spec: dict[str, Any], evaluator_source: str = "") -> str:
-    """The script body: everything but the header (``header`` needs the finding)."""
+MAX_WATCHED = 80  # operations of the objective whose values and gradients a run watches
+
+
+def node_key(tree: Any) -> str:
+    """Two copies of one computation (a name the slicer expanded twice) are one node."""
+    return json.dumps(tree, sort_keys=True)
+
+
+def _children(tree: dict) -> list[tuple[str, Any]]:
+    if tree.get("k") == "call":
+        return [(str(i), a) for i, a in enumerate(tree.get("args") or [])] + [
+            (f"kw:{k}", v) for k, v in (tree.get("kw") or {}).items()
+        ]
+    if tree.get("k") == "bin" or tree.get("k") == "cmp":
+        return [("l", tree.get("l")), ("r", tree.get("r"))]
+    if tree.get("k") in ("neg", "src"):
+        return [("x", tree.get("x"))]
+    return []
+
+
+def _rebuilt(tree: dict, swapped: dict[str, Any]) -> dict:
+    out = dict(tree)
+    for key, child in _children(tree):
+        if key.startswith("kw:"):
+            out["kw"] = {**out.get("kw", {}), key[3:]: swapped[key]}
+        elif key in ("l", "r", "x"):
+            out[key] = swapped[key]
+        else:
+            out["args"] = list(out.get("args") or [])
+            out["args"][int(key)] = swapped[key]
+    return out
+
+
+class Steps:
+    """The objective as straight-line code: one line per operation (``t3 = tf.math.log(t2)``),
+    so that the run can watch each operation's value and the gradient that reaches it, and
+    tell the operation where a NaN starts from the ones it only flows through."""
+
+    def __init__(self, r: Renderer, taken: set[str]) -> None:
+        self.r, self.taken = r, taken
+        self.lines: list[str] = []
+        self.index: dict[str, int] = {}  # node key -> watched index
+        self.children: list[list[int]] = []  # watched index -> watched children
+        self.where: list[list[int]] = []  # watched index -> [line, col] of its code
+
+    def node(self, tree: Any) -> Any:
+        """The tree with its operations computed on lines of their own (a reference each)."""
+        if not isinstance(tree, dict) or tree.get("k") not in ("call", "bin", "neg"):
+            return tree
+        key = node_key(tree)
+        if key in self.index:
+            return self._ref(self.index[key])
+        swapped = {k: self.node(c) for k, c in _children(tree)}
+        rebuilt = _rebuilt(tree, swapped)
+        if len(self.lines) >= MAX_WATCHED:
+            return rebuilt
+        i = len(self.lines)
+        ident = identifier(f"t{i}", self.taken)
+        self.r.names[f"__t{i}"] = ident
+        self.lines.append(f"    {ident} = {self.r.expr(rebuilt)}")
+        self.index[key] = i
+        self.children.append(sorted({int(v["name"][3:]) for v in swapped.values()
+                                     if isinstance(v, dict) and str(v.get("name", "")).startswith("__t")}))
+        self.where.append([int(tree.get("line") or 0), int(tree.get("col") or 0)])
+        return self._ref(i)
+
+    def _ref(self, i: int) -> dict:
+        return {"k": "input", "name": f"__t{i}"}
+
+
+@dataclass
+class Rendered:
+    body: str  # the run: data, weights, forward, optimizer, train (one per objective)
+    term: int  # the watched operation the finding flags (-1: the whole run)
+    where: list[list[int]]
+    children: list[list[int]]
+    span: list[int]
+
+    def flagged(self) -> set[int]:
+        """The operations a break at counts for the finding: the term and what it computes,
+        within the code it underlines (not the model upstream that feeds it)."""
+        if self.term < 0:
+            return set()
+        seen, todo = set(), [self.term]
+        while todo:
+            i = todo.pop()
+            if i not in seen:
+                seen.add(i)
+                todo.extend(self.children[i])
+        if len(self.span) != 4:
+            return {self.term}
+        l1, c1, l2, c2 = self.span
+        return {i for i in seen if i == self.term or (l1, c1) <= tuple(self.where[i]) <= (l2, c2)}
+
+    def script(self, steer: bool) -> str:
+        """The body with its ``__main__``: the reproducer (after ``repro_code.header``)."""
+        main = MAIN.replace("TERM_INDEX", repr(sorted(self.flagged()))).replace(
+            "STEER_FLAG", str(steer)
+        )
+        return self.body + "\n\n" + main.strip("\n") + "\n"
+
+
+def _const(tree: Any) -> float | None:
+    if isinstance(tree, dict) and tree.get("k") == "const":
+        try:
+            return float(tree["v"])
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def compiled_form(tree: Any, dtype: str) -> Any:
+    """The tree as TensorFlow's graph optimizer compiles it: its arithmetic optimizer adds
+    the constants of ``(c1 - x) + c2`` and ``(x + c1) + c2`` first, in the graph's dtype, so
+    ``1 - p + 1e-10`` is ``1 - p`` in float32 (``compiled.py``).  The run watches every
+    operation's value, which would keep grappler from regrouping them (a watched value has a
+    second consumer), so the regrouping is made here, in the tree, as the program compiles."""
+    if isinstance(tree, list):
+        return [compiled_form(t, dtype) for t in tree]
+    if not isinstance(tree, dict):
+        return tree
+    out = {k: compiled_form(v, dtype) for k, v in tree.items()}
+    if out.get("k") != "bin" or out.get("op") != "+":
+        return out
+    left, right = out.get("l"), out.get("r")
+    c2, inner = (_const(right), left) if _const(right) is not None else (_const(left), right)
+    if c2 is None or not isinstance(inner, dict) or inner.get("k") != "bin":
+        return out
+    cast = getattr(np, dtype if dtype in ("float16", "float32", "float64") else "float32")
+    if inner.get("op") == "-" and _const(inner.get("l")) is not None:  # (c1 - x) + c2
+        total = float(cast(_const(inner["l"])) + cast(c2))
+        return {**out, "op": "-", "l": {"k": "const", "v": total}, "r": inner["r"]}
+    if inner.get("op") == "+" and _const(inner.get("r")) is not None:  # (x + c1) + c2
+        total = float(cast(_const(inner["r"])) + cast(c2))
+        return {**out, "l": inner["l"], "r": {"k": "const", "v": total}}
+    return out
+
+
+def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
+    """The objective's run, and which of its operations the finding flags."""
     taken: set[str] = set()
     weights: dict[str, dict] = spec["weights"]
     data: dict[str, dict] = spec["data"]
     names = {n: identifier(n, taken) for n in [*data, *weights]}
-    names[TERM] = identifier("term", taken)
     r = Renderer(names)
-    loss_tree, _in_objective = swap_term(spec["loss"], spec["term"])  # else only watched
-    term = r.expr(spec["term"])
-    loss = r.expr(loss_tree)
+    steps = Steps(r, taken)
+    dtype = str(spec.get("dtype") or "float32")
+    loss = r.expr(steps.node(compiled_form(spec["loss"], dtype)))
+    n_loss = len(steps.lines)
+    term_ref = steps.node(compiled_form(spec["term"], dtype))  # a term outside the objective: watched after it
+    ref = str(term_ref.get("name", "")) if isinstance(term_ref, dict) else ""
+    term = int(ref[3:]) if ref.startswith("__t") and not spec.get("whole") else -1
     batch, _known = batch_size(spec)
     args = ", ".join(names[n] for n in [*data, *weights])
     weight_lines = []
@@ -156,21 +279,34 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> str:
         weight_lines.append(f"        {names[n]!r}: tf.Variable({initial_value(w, fan_in)}),")
     batch_expr = "None" if batch is None else str(batch)
     lr = number(spec["optimizer"].get("learning_rate") or 0.001)
+    watched = ", ".join(steps.r.names[f"__t{i}"] for i in range(len(steps.lines)))
     parts = [
         "import itertools\nimport json\nimport sys\n\nimport numpy as np\nimport tensorflow as tf",
-        f"DTYPE = tf.{spec.get('dtype') or 'float32'}\ndtype = DTYPE\nSTEPS = {STEPS}\nBATCH = {batch_expr}"
-        f"\nLEARNING_RATE = {lr}\nSTEER = {bool(spec.get('steer'))}\nRNG = np.random.default_rng(0)\nSEEDS = itertools.count(1)",
+        "\n".join(
+            [
+                f"DTYPE = tf.{spec.get('dtype') or 'float32'}",
+                "dtype = DTYPE",
+                f"STEPS = {STEPS}",
+                f"BATCH = {batch_expr}",
+                f"LEARNING_RATE = {lr}",
+                "RNG = np.random.default_rng(0)",
+                "SEEDS = itertools.count(1)",
+                f"# each watched operation: where the program computes it, what it reads",
+                f"WHERE = {steps.where!r}",
+                f"CHILDREN = {steps.children!r}",
+                f"IN_OBJECTIVE = {n_loss}  # operations 0..{n_loss - 1} make the loss",
+            ]
+        ),
         evaluator_source,
         r.helper_source(),
         data_source(spec, names, batch),
         "def weights(arrays):\n    return {\n" + "\n".join(weight_lines) + "\n    }",
-        f"def term({args}):\n    return {term}",
-        f"def objective({names[TERM]}, {args}):\n    return {loss}",
+        f"def forward({args}):\n" + "\n".join(steps.lines) + f"\n    return {loss}, [{watched}]",
         f"def optimizer(lr):\n    return {optimizer_source(spec['optimizer'], 'lr')}",
         TRAIN,
-        MAIN,
     ]
-    return "\n\n\n".join(p.strip("\n") for p in parts if p) + "\n"
+    body = "\n\n\n".join(p.strip("\n") for p in parts if p) + "\n"
+    return Rendered(body, term, steps.where, steps.children, list(spec.get("span") or []))
 
 
 TRAIN = '''
@@ -193,8 +329,29 @@ def steered(arrays):
     return out
 
 
+def origins(values_ok, grads_ok):
+    """The operations where a non-finite value or gradient starts: its value is not finite
+    though all it reads is ("value"); or the gradient reaching something it reads is not
+    finite though the gradient reaching it is, and no other reader of that value passes a
+    non-finite gradient back or holds a non-finite value ("gradient")."""
+    parents = [[] for _ in CHILDREN]
+    for i, kids in enumerate(CHILDREN):
+        for k in kids:
+            parents[k].append(i)
+    found = {}
+    for i, kids in enumerate(CHILDREN):
+        if not values_ok[i] and all(values_ok[k] for k in kids):
+            found[i] = "value"
+        elif grads_ok[i] and values_ok[i]:
+            for k in kids:
+                others = [j for j in parents[k] if j != i]
+                if not grads_ok[k] and all(grads_ok[j] and values_ok[j] for j in others):
+                    found[i] = "gradient"
+    return found
+
+
 def train(lr=LEARNING_RATE, steps=STEPS, steer=False):
-    """Train the slice; the first step where something is not finite, and what."""
+    """Train the slice until something is not finite: that step, and where it starts."""
     global RNG, SEEDS
     RNG, SEEDS = np.random.default_rng(0), itertools.count(1)
     arrays = {k: np.asarray(v, np.float32) for k, v in data().items()}
@@ -208,36 +365,39 @@ def train(lr=LEARNING_RATE, steps=STEPS, steer=False):
     @tf.function(autograph=False)
     def step(batch):
         with tf.GradientTape() as tape:
-            t = term(**batch, **w)
-            loss = objective(t, **batch, **w)
-        grads = tape.gradient(loss, [w[n] for n in names] + [t])
-        opt.apply_gradients(zip(grads[:-1], [w[n] for n in names]))
-        return (loss, finite(t), finite(grads[-1]), finite(*grads[:-1]),
-                finite(*[w[n] for n in names]), tf.reduce_min(t), tf.reduce_max(t))
+            loss, ts = forward(**batch, **w)
+        grads = tape.gradient(loss, [w[n] for n in names] + ts[:IN_OBJECTIVE])
+        grads = grads + [None] * (len(ts) - IN_OBJECTIVE)
+        opt.apply_gradients(zip(grads[:len(names)], [w[n] for n in names]))
+        return (loss, tf.stack([finite(t) for t in ts]),
+                tf.stack([finite(g) for g in grads[len(names):]]),
+                finite(*grads[:len(names)]), finite(*[w[n] for n in names]))
 
     first = None
     for i in range(steps):
         pick = RNG.integers(0, rows, BATCH) if BATCH else np.arange(rows)
         batch = {k: tf.constant(a[pick], DTYPE) for k, a in arrays.items()}
-        loss, t_ok, dt_ok, g_ok, w_ok, lo, hi = (x.numpy() for x in step(batch))
-        if first is None:
-            first = float(loss)
-        bad = [what for what, ok in (("the term's value", t_ok), ("its gradient", dt_ok),
-                                     ("the loss", np.isfinite(loss)), ("a weight gradient", g_ok),
-                                     ("a weight", w_ok)) if not ok]
-        if bad:
-            return {"step": i, "bad": bad, "loss": float(loss), "first_loss": first,
-                    "term_range": [float(lo), float(hi)]}
-    return {"step": None, "loss": float(loss), "first_loss": first,
-            "term_range": [float(lo), float(hi)]}
+        loss, values_ok, grads_ok, g_ok, w_ok = (x.numpy() for x in step(batch))
+        first = float(loss) if first is None else first
+        if not (values_ok.all() and grads_ok.all() and g_ok and w_ok and np.isfinite(loss)):
+            return {"step": i, "loss": float(loss), "first_loss": first,
+                    "origins": origins(values_ok, grads_ok),
+                    "loss_finite": bool(np.isfinite(loss)), "weights_finite": bool(w_ok)}
+    return {"step": None, "loss": float(loss), "first_loss": first, "origins": {},
+            "loss_finite": True, "weights_finite": True}
 '''
 
 MAIN = '''
+FLAGGED = TERM_INDEX  # the flagged operations (none: the whole run, as for a learning rate)
+
 if __name__ == "__main__":
-    got = train(steer=STEER)
+    got = train(steer=STEER_FLAG)
     if got["step"] is None:
         print(f"finite for {STEPS} steps (loss {got['first_loss']:.6g} -> {got['loss']:.6g})")
         sys.exit(0)
-    print(f"step {got['step']}: not finite: {', '.join(got['bad'])} (loss {got['loss']})")
-    sys.exit(1)
+    starts = ", ".join(f"line {WHERE[i][0]} ({how})" for i, how in got["origins"].items())
+    print(f"step {got['step']}: not finite, starting at {starts or 'an update'} (loss {got['loss']})")
+    whole = not got["loss_finite"] or not got["weights_finite"]
+    hit = any(i in got["origins"] for i in FLAGGED) if FLAGGED else whole
+    sys.exit(1 if hit else 0)
 '''

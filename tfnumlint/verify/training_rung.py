@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from .repro_program import STEPS, batch_size, render
+from .repro_program import STEPS, Rendered, batch_size, render
 from .repro_program_eval import evaluator_source
 from .trace import format_number
 from .training import graph_optimizer
@@ -30,21 +30,23 @@ from .training import graph_optimizer
 TIME_BUDGET = 20.0  # seconds of training per finding, both runs together
 
 
-def script(spec: dict[str, Any]) -> str:
+def rendered(spec: dict[str, Any]) -> Rendered:
     return render(spec, evaluator_source())
 
 
-@functools.lru_cache(maxsize=32)
-def run_script(text: str, whole: bool = False) -> dict[str, Any]:
-    """Run the rendered script's ``train`` on the program's data, then, if that stays finite,
-    steered to one example; a run that reaches the hazard is repeated at a tenth of the rate."""
+@functools.lru_cache(maxsize=16)
+def run_body(body: str, whole: bool) -> dict[str, Any]:
+    """Run an objective's ``train`` on the program's data, then, if nothing breaks, steered
+    to one example; a run that breaks is repeated at a tenth of the rate (the control).  One
+    objective's findings share the body, so it runs once for all of them."""
     namespace: dict[str, Any] = {"__name__": "tfnumlint_training_rung"}
-    exec(compile(text, "<tfnumlint training rung>", "exec"), namespace)  # our text, see above
+    exec(compile(body, "<tfnumlint training rung>", "exec"), namespace)  # our text, see above
     lr = float(namespace["LEARNING_RATE"])
+    got: dict[str, Any] = {}
     with graph_optimizer():
         for steer in (False, True):
             got = namespace["train"](lr, steer=steer)
-            if hits_term(got):
+            if got["step"] is not None:
                 control = namespace["train"](lr / 10, steer=steer)
                 if whole and control["step"] is not None:
                     continue  # the learning rate is not what breaks it
@@ -52,35 +54,45 @@ def run_script(text: str, whole: bool = False) -> dict[str, Any]:
     return {"run": got, "control": None, "steer": False}
 
 
-def hits_term(got: dict[str, Any]) -> bool:
-    return got["step"] is not None and bool({"the term's value", "its gradient"} & set(got["bad"]))
+def flagged_origin(got: dict[str, Any], layout: Rendered) -> int | None:
+    """The flagged operation where the run's break starts, if it starts there (for a
+    learning rate, -1 when the loss or the weights are no longer finite)."""
+    if got["step"] is None:
+        return None
+    if layout.term < 0:
+        return -1 if not (got["loss_finite"] and got["weights_finite"]) else None
+    mine = sorted(layout.flagged() & set(got["origins"]))
+    return mine[0] if mine else None
 
 
 def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
-    """A confirmed verdict from training the slice, or ``status: finite`` with the run when
-    training did not reach the term (which says nothing either way)."""
+    """A verdict from training the slice: confirmed (the program's own run breaks at the
+    flagged operation), inconclusive (it does on data the code does not give), or ``status:
+    finite`` with the run, which says nothing either way."""
     start = time.perf_counter()
-    text = script(spec)
-    out = run_script(text, bool(spec.get("whole")))
+    layout = rendered(spec)
+    whole = layout.term < 0
+    out = run_body(layout.body, whole)
     got, control = out["run"], out["control"]
-    if not hits_term(got):
-        return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec)}
+    origin = flagged_origin(got, layout)
+    if origin is None:
+        return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec),
+                "where": layout.where}  # fmt: skip
     spec = {**spec, "steer": out["steer"]}
+    how = "value" if whole else got["origins"][origin]
     verdict = {
         "status": "confirmed" if own_evidence(spec) else "inconclusive",
-        "detail": describe(spec, got, control),
-        "symptom": symptom(got),
+        "detail": describe(spec, got, control, how),
+        "symptom": symptom(got, how, whole),
         "dtype": spec.get("dtype"),
-        "observed": {"step": got["step"], "loss": got["loss"], "term_range": got["term_range"]},
+        "observed": {"step": got["step"], "loss": got["loss"]},
         "training_seconds": round(time.perf_counter() - start, 3),
     }
     verdict["reached"] = verdict["detail"]
     if verdict["status"] == "confirmed":
         verdict["repro"] = {"rung": "training-program", "spec": spec}
     else:
-        verdict["detail"] = (
-            "no verdict: " + verdict["detail"] + ", which is not the program's own data"
-        )
+        verdict["detail"] = "no verdict: " + verdict["detail"] + ", which is not the program's own data"
     return verdict
 
 
@@ -101,23 +113,29 @@ def reached(trained: dict[str, Any]) -> str:
     got, spec = trained["run"], trained["spec"]
     head = run_text(spec)
     if got["step"] is None:
-        return f"{head} keeps this term finite for {STEPS} steps"
-    return f"{head} goes non-finite at step {got['step']} in {', '.join(got['bad'])}, not at this term"
+        return f"{head} stays finite for {STEPS} steps"
+    starts = ", ".join(f"line {trained['where'][i][0]}" for i in got["origins"]) or "an update"
+    return f"{head} goes non-finite at step {got['step']}, starting at {starts}, not at this term"
 
 
-def symptom(got: dict[str, Any]) -> str:
-    lo, hi = got["term_range"]
-    if "the term's value" in got["bad"]:
-        return "nan-value" if np.isnan(lo) or np.isnan(hi) else "inf-value"
-    return "nan-gradient"
+def symptom(got: dict[str, Any], how: str, whole: bool) -> str:
+    if whole:
+        return "divergence"
+    return "nan-gradient" if how == "gradient" else "nan-value"
 
 
-def describe(spec: dict[str, Any], got: dict[str, Any], control: dict[str, Any] | None) -> str:
+def describe(spec: dict[str, Any], got: dict[str, Any], control: dict[str, Any] | None,
+             how: str) -> str:  # fmt: skip
     """``training the program's slice (adam at lr 0.01, batches of 128, ...) reaches it at
-    step 16: the term's value is not finite``, with the control and what was assumed."""
-    what = " and ".join(b for b in got["bad"] if b in ("the term's value", "its gradient"))
+    step 16: its value is not finite``, with the control and what was assumed."""
+    what = {
+        "value": "its value is the first to be non-finite",
+        "gradient": "the gradient it passes back is the first to be non-finite",
+    }.get(how, how)
+    if spec.get("whole"):
+        what = "the loss or the weights are no longer finite"
     text = (
-        f"{run_text(spec)} reaches it at step {got['step']}: {what} not finite "
+        f"{run_text(spec)} reaches it at step {got['step']}: {what} "
         f"(the loss was {format_number(got['first_loss'])} at step 0)"
     )
     if control is not None:
