@@ -254,6 +254,8 @@ def build(module: cst.Module) -> ModuleInfo:
             imports.add_import_from(node)
             info.import_nodes.append(node)
         elif tp is cst.Assign or tp is cst.AnnAssign or tp is cst.AugAssign:
+            if tp is cst.Assign and scope is root:
+                imports.add_module_alias(node)  # tf1 = tf.compat.v1
             _schedule_assignment(stack, node, scope, order)
         elif tp is cst.Return and node.value is not None:
             scope.returns.append((order, node.value))

@@ -107,6 +107,24 @@ class ImportMap:
         for name, local in imported_names(node.names):
             self.aliases[local] = f"{base}.{name}"
 
+    def add_module_alias(self, node: cst.Assign) -> None:
+        """``tf1 = tf.compat.v1`` at module level: ``tf1`` names that module from then on,
+        as an ``import tensorflow.compat.v1 as tf1`` would."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        if not isinstance(node.value, cst.Attribute):
+            return
+        parts: list[str] = []
+        value: cst.BaseExpression = node.value
+        while isinstance(value, cst.Attribute):
+            parts.append(value.attr.value)
+            value = value.value
+        if not isinstance(value, cst.Name) or value.value not in self.aliases:
+            return
+        base = self.aliases[value.value]
+        if base.split(".")[0] in _ROOTS:
+            self.aliases[node.targets[0].target.value] = ".".join([base, *reversed(parts)])
+
     @property
     def uses_tensorflow(self) -> bool:
         return any(v.split(".")[0] in _ROOTS for v in self.aliases.values())

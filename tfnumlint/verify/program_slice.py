@@ -297,6 +297,7 @@ class ProgramSlicer:
         self.assumed: list[str] = []
         self.bound: dict[int, dict] = {}  # a Keras loss's parameters: what ``fit`` passes them
         self.slicer = Slicer(ctx, positions, substitute=self._source, cut_logits=False, stand_ins=True)
+        self.slicer.unpacking = True
 
     def _source(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int) -> dict | None:
         ctx = self.ctx
@@ -311,9 +312,9 @@ class ProgramSlicer:
             if id(found) in self.slicer._args:  # an inlined helper's parameter: its argument
                 return None
             return self._parameter(node.value, found, scope)
-        if not isinstance(found, Binding) or found.index is not None:
-            return None
-        if not isinstance(found.value, cst.Call):
+        if isinstance(found, Binding) and found.index is not None:
+            return self._unpacked(found, depth)
+        if not isinstance(found, Binding) or not isinstance(found.value, cst.Call):
             return None
         op = ctx.op(found.value)
         key = f"{node.value}"
@@ -332,6 +333,29 @@ class ProgramSlicer:
                 self.data[key] = {"shape": shape, "feeds": self._feeds(call)}
             return {"k": "input", "name": key}
         return None
+
+    def _unpacked(self, found: Binding, depth: int) -> dict | None:
+        """``mean, var = tf.nn.moments(x, axes)``: the mean and the variance, as the op
+        computes them (a reduce_mean over ``axes``, and of the squared deviation)."""
+        call = found.value
+        if not isinstance(call, cst.Call) or self.ctx.op(call) != "moments" or found.index not in (0, 1):
+            return None
+        x_node, axes = self.ctx.arg(call, 0, "x"), self.ctx.arg(call, 1, "axes")
+        if x_node is None or axes is None:
+            return None
+        x = self.slicer.tree(x_node, found.scope, found.at, depth + 1)
+        axis = self.slicer.tree(axes, found.scope, found.at, depth + 1)
+        keep = self.ctx.arg(call, 3, "keepdims")
+        keepdims = {"k": "bool", "v": isinstance(keep, cst.Name) and keep.value == "True"}
+        kept = {"k": "bool", "v": True}
+
+        def mean(t: dict, keepdims: dict) -> dict:
+            return {"k": "call", "op": "reduce_mean", "args": [t, axis, keepdims], "kw": {}}
+
+        if found.index == 0:
+            return mean(x, keepdims)
+        deviation = {"k": "bin", "op": "-", "l": x, "r": mean(x, kept)}
+        return mean({"k": "call", "op": "square", "args": [deviation], "kw": {}}, keepdims)
 
     # data ---------------------------------------------------------------------------------
     def _feeds(self, placeholder: cst.Call) -> list[dict]:
@@ -743,16 +767,16 @@ def program_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec |
         site = hit.site
         before = (set(ps.weights), set(ps.data), set(ps.slicer.inputs))
         ps.slicer.budget()
-        term = _subtree(loss, line, col, _kind(hit.node)) or ps.slicer.tree(
-            hit.node, site.scope, site.order
-        )
-        if ps.slicer.unsupported or ps.slicer.truncated:
-            continue
-        read = {n.get("name") for n in walk_nodes(term) if n.get("k") == "input"}
-        if not read & before[0] or set(ps.slicer.inputs) - before[2]:
-            continue  # no weight of this objective in it, or a value it does not reach
-        if not read <= before[0] | before[1]:
-            continue
+        term = _subtree(loss, line, col, _kind(hit.node))
+        if term is None:  # not a part of the loss: one computed from its weights and data?
+            term = ps.slicer.tree(hit.node, site.scope, site.order)
+            if ps.slicer.unsupported or ps.slicer.truncated:
+                continue
+            read = {n.get("name") for n in walk_nodes(term) if n.get("k") == "input"}
+            if not read & before[0] or set(ps.slicer.inputs) - before[2]:
+                continue  # no weight of this objective in it, or a value it does not reach
+            if not read <= before[0] | before[1]:
+                continue
         optimizer = optimizer_of(ctx, obj)
         if optimizer is None:
             continue

@@ -166,6 +166,9 @@ class Slicer:
     ) -> None:
         self.substitute = substitute
         self.inline = inline  # follow plain module helpers into their bodies (``_inline``)
+        # ... also those that unpack a tuple (``mean, var = tf.nn.moments(x)``): only for a
+        # caller whose substitute reads such values (the training rung's program slice)
+        self.unpacking = False
         self.inlined = 0  # helper calls followed so far
         # bind a non-literal axis/depth/shape to a stand-in the probe notes (verification
         # only: a fix proof under an assumed axis would prove nothing)
@@ -661,7 +664,7 @@ class Slicer:
             return None
         if fn.parent.kind != "module" or id(fn) in self._inlining:
             return None
-        return fn if straight_line(fn.node) else None
+        return fn if straight_line(fn.node, self.unpacking) else None
 
     def _inlinable(self, node: cst.Call, seen: frozenset[int] = frozenset()) -> bool:
         """A helper call ``_inline`` may follow: plain arguments, one returned expression
@@ -841,7 +844,7 @@ class Argument:
     frame: str  # the caller's inlining frame
 
 
-def straight_line(fn: cst.FunctionDef) -> bool:
+def straight_line(fn: cst.FunctionDef, unpacking: bool = False) -> bool:
     """A plain function whose body is a docstring, local imports, assignments to names and
     one final ``return``: no decorator, no ``*args``, no branch, loop, ``with`` or nested
     definition, so its result is its returned expression whatever the inputs."""
@@ -867,7 +870,13 @@ def straight_line(fn: cst.FunctionDef) -> bool:
             if i != 0 or not isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return False
         elif isinstance(small, cst.Assign):
-            if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Name):
+            if len(small.targets) != 1:
+                return False
+            target = small.targets[0].target
+            names = isinstance(target, cst.Tuple) and all(
+                isinstance(e.value, cst.Name) for e in target.elements
+            )
+            if not isinstance(target, cst.Name) and not (unpacking and names):
                 return False
         elif not isinstance(small, (cst.Import, cst.ImportFrom)):
             return False

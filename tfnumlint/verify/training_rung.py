@@ -154,10 +154,11 @@ def run_text(spec: dict[str, Any]) -> str:
     opt = spec["optimizer"]
     batch, known = batch_size(spec)
     rows = "every fed row" if batch is None else f"batches of {batch}" + ("" if known else " (assumed)")
+    momentum = f" (momentum {format_number(opt['momentum'])})" if opt.get("momentum") else ""
     return (
         f"training the program's slice ({opt['optimizer']} at lr "
-        f"{format_number(opt.get('learning_rate') or 0.001)}, {rows}, compiled as the program "
-        f"runs) on {sources(spec)}"
+        f"{format_number(opt.get('learning_rate') or 0.001)}{momentum}, {rows}, compiled as the "
+        f"program runs) on {sources(spec)}"
     )
 
 
