@@ -453,7 +453,8 @@ def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx
             with stages.stage("probes"):
                 finding.probe = slice_finding(ctx, hit, check.code, positions)
                 annotate_probe(finding.probe, ctx, hit)  # issue #11: gradient flow, input domains
-                attach_program(finding.probe, ctx, hit, positions)  # issue #23: the training rung
+                # issue #23: the training rung (also for a rule with no witness probe)
+                finding.probe = attach_program(finding.probe, ctx, hit, positions, check.code)
         findings.append(finding)
     findings.sort(key=lambda f: f.sort_key)
     return findings

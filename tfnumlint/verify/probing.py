@@ -207,6 +207,8 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
                 probe = stand_ins.traceable(probe, probe_dtype(probe))
             out = verify_expr(probe, threshold)
             out = stand_ins.holds_for_others(probe, out, lambda p: verify_expr(p, threshold))
+        elif probe.get("kind") == "program":  # no witness probe: the training rung alone
+            out = with_training(probe, inconclusive("not probed at a witness", probe.get("dtype")))
         else:
             out = inconclusive(f"unknown probe kind {probe.get('kind')!r}")
     except UnsupportedProbe as exc:

@@ -166,20 +166,48 @@ def objectives(ctx: Context, positions) -> list[Objective]:
             if opt is not None:
                 found.append(Objective(loss, site.scope, site.order, opt, "tf1", line))
         elif method == "gradient" and _is_tape(ctx, func.value, site.scope, site.order):
-            opt = _applied_optimizer(ctx, site.scope)
+            opt = _applied_optimizer(ctx, site.scope, site.node)
             if opt is not None:
                 found.append(Objective(loss, site.scope, site.order, opt, "tape", line))
     return found
 
 
-def _applied_optimizer(ctx: Context, scope: Scope) -> cst.Call | None:
-    """The optimizer whose ``apply_gradients`` runs in the same function as the tape."""
+def _applied_optimizer(ctx: Context, scope: Scope, gradient: cst.Call | None = None) -> cst.Call | None:
+    """The optimizer that applies this tape's gradients: the ``apply_gradients`` of the same
+    function that reads the name the gradients are assigned to (a GAN has two of each), or
+    the function's only one."""
+    target = _assigned_name(ctx, scope, gradient) if gradient is not None else None
+    applied = []
     for site in ctx.info.calls:
         func = site.node.func
-        if site.scope is scope and isinstance(func, cst.Attribute):
-            if func.attr.value == "apply_gradients":
-                return _optimizer(ctx, func.value, site.scope, site.order)
+        if site.scope is scope and isinstance(func, cst.Attribute) and func.attr.value == "apply_gradients":
+            reads = {n.value for n in _names_in(site.node)}
+            applied.append((target in reads, _optimizer(ctx, func.value, site.scope, site.order)))
+    mine = [opt for hit, opt in applied if hit]
+    if mine:
+        return mine[0]
+    return applied[0][1] if len(applied) == 1 else None
+
+
+def _assigned_name(ctx: Context, scope: Scope, call: cst.Call) -> str | None:
+    """``grads = tape.gradient(...)``: ``grads``."""
+    site = next((s for s in ctx.info.calls if s.node is call), None)
+    stmt = site.statement if site is not None else None
+    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and stmt.value is call:
+        target = stmt.targets[0].target
+        return target.value if isinstance(target, cst.Name) else None
     return None
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(_Visitor())
+    return found
 
 
 # ------------------------------------------------------------------ sources
@@ -430,7 +458,7 @@ class ProgramSlicer:
             }
             out = {"k": "call", "op": "matmul", "args": [out, {"k": "input", "name": kernel}], "kw": {}}
             if layer["use_bias"]:
-                self.weights[bias] = {"init": "zeros", "shape": [layer["units"]]}
+                self.weights[bias] = {**layer.get("bias", {"init": "zeros"}), "shape": [layer["units"]]}
                 out = {"k": "bin", "op": "+", "l": out, "r": {"k": "input", "name": bias}}
             act = layer["activation"]
             if act not in (None, "linear"):
@@ -542,8 +570,8 @@ def dense_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict
     kernel = str(init.evaluated_value) if isinstance(init, cst.SimpleString) else "glorot_uniform"
     if init is not None and not isinstance(init, cst.SimpleString):
         return None  # an initializer object: not read yet
-    bias_init = ctx.arg(layer, -1, "bias_initializer")
-    if bias_init is not None:
+    bias = _bias_initializer(ctx, ctx.arg(layer, -1, "bias_initializer"), scope, order)
+    if bias is None:
         return None
     use_bias = ctx.arg(layer, -1, "use_bias")
     return {
@@ -551,7 +579,31 @@ def dense_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict
         "activation": activation,
         "kernel_initializer": kernel,
         "use_bias": not (isinstance(use_bias, cst.Name) and use_bias.value == "False"),
+        "bias": bias,
     }
+
+
+def _bias_initializer(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int) -> dict | None:
+    """A Dense bias's start: zeros (Keras's default), ``Constant(c)``, or ``Constant(v)`` of a
+    value of the data (``float(counts.mean())``: its recipe, replayed with the data)."""
+    if node is None:
+        return {"init": "zeros"}
+    if isinstance(node, cst.SimpleString):
+        return {"init": "zeros"} if node.evaluated_value == "zeros" else None
+    if not isinstance(node, cst.Call) or _leaf(ctx, node) not in ("Constant", "constant_initializer"):
+        return None
+    value = ctx.arg(node, 0, "value")
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("float", "int") and value.args:
+        value = value.args[0].value  # float(counts.mean()): the builtin only converts
+    c = _number(ctx, value, scope, order)
+    if c is not None:
+        return {"init": "constant", "value": c}
+    try:
+        from ..analysis import datagen
+    except ImportError:
+        return None
+    recipe = datagen.data_recipe(ctx.ev, value, scope, order) if value is not None else None
+    return {"init": "constant", "recipe": recipe} if recipe is not None else None
 
 
 def sequential_layers(ctx: Context, built: cst.Call, scope: Scope, order: int) -> list[dict] | None:
@@ -797,18 +849,23 @@ def program_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec |
     return None
 
 
-def attach_program(probe: dict[str, Any] | None, ctx: Context, hit: Hit, positions) -> None:
-    """Give an expression probe the objective it feeds, for the training rung."""
-    if probe is None:
-        return
-    dtype = str(probe.get("dtype") or "float32")
-    if probe.get("kind") == "train":
+def attach_program(
+    probe: dict[str, Any] | None, ctx: Context, hit: Hit, positions, code: str
+) -> dict[str, Any] | None:
+    """The probe, given the objective its finding feeds (the training rung's spec).  A finding
+    whose rule has no witness probe gets one that only the training rung judges."""
+    dtype = str((probe or {}).get("dtype") or ctx.dtype(hit.site))
+    if probe is not None and probe.get("kind") == "train":
         if probe.get("control") == "epsilon" or probe.get("recipe") == "clipping":
-            return  # their control is not the learning rate: the recipe's own run decides
+            return probe  # their control is not the learning rate: the recipe's own run decides
         spec = training_spec(ctx, hit, positions, dtype)
-    elif probe.get("kind", "expr") == "expr":
+    elif probe is None or probe.get("kind", "expr") == "expr":
         spec = program_spec(ctx, hit, positions, dtype)
     else:
-        return
-    if spec is not None:
-        probe["program"] = spec.as_probe()
+        return probe
+    if spec is None:
+        return probe
+    if probe is None:
+        probe = {"kind": "program", "rule": code, "dtype": dtype, "path": spec.path, "line": spec.line}
+    probe["program"] = spec.as_probe()
+    return probe

@@ -59,6 +59,10 @@ def initial_value(w: dict[str, Any], fan_in: str | None = None) -> str:
         return f"tf.zeros({dims}, DTYPE)"
     if kind == "ones":
         return f"tf.ones({dims}, DTYPE)"
+    if kind == "constant" and w.get("recipe") is not None:  # a value of the program's data
+        recipe = json.dumps({"value": w["recipe"]})
+        value = f"float(np.mean(evaluate(json.loads({recipe!r}), 0)['value']))"
+        return f"tf.fill({dims}, tf.cast({value}, DTYPE))"
     if kind == "constant":
         return f"tf.fill({dims}, tf.cast({number(w.get('value', 0.0))}, DTYPE))"
     if kind == "literal":
