@@ -15,7 +15,7 @@ import libcst as cst
 import numpy as np
 import pytest
 
-from tfnumlint.analysis.datagen import data_recipe, fed_data
+from tfnumlint.analysis.datagen import data_recipe, fed_data, recipe_shape
 from tfnumlint.analysis.feeds import _feed_dicts
 from tfnumlint.analysis.module import build
 from tfnumlint.analysis.provenance import Evaluator
@@ -455,3 +455,88 @@ def test_shared_defs_are_drawn_once_and_seeds_repeat() -> None:
 def test_unsupported_or_oversized_recipes_raise_value_error(root: dict) -> None:
     with pytest.raises(ValueError):
         evaluate({"r": {"defs": {}, "root": root}}, 0)
+
+
+# -- shapes, in-place changes and the size guard --------------------------------------------
+SHAPED = """
+import numpy as np
+rng = np.random.default_rng(0)
+X = rng.normal(size=(300, 4))
+n = len(X)
+noise = rng.normal(0.0, 1.0, size=X.shape)
+half = X[: X.shape[0] // 2]
+cols = rng.random((n, X.shape[1] + 1))
+flat = np.zeros(X.size)
+both = np.concatenate([X, cols[:, :4]], axis=0)
+st = np.stack([X[:, 0], X[:, 1]], axis=1)
+ex = np.expand_dims(X.mean(axis=0), 0)
+hs = np.hstack([X, X])
+cs = np.column_stack([X[:, 0], X[:, 1]])
+vs = np.vstack([X, X[:1]])
+rp = np.repeat(X, 2, axis=0)
+tl = np.tile(X[:, :1], (1, 3))
+ot = np.outer(X[:, 0], X[:, 1])
+sel = X[rng.integers(0, n, 7)]
+red = X.sum(axis=1, keepdims=True)
+lin = np.linspace(0.0, 1.0, 11)
+ar = np.arange(2, 20, 3)
+rs = X.reshape(-1, 2)
+mm = X @ rng.random((4, 2))
+"""
+SHAPED_NAMES = ["X", "noise", "half", "cols", "flat", "both", "st", "ex", "hs", "cs", "vs", "rp",
+                "tl", "ot", "sel", "red", "lin", "ar", "rs", "mm"]  # fmt: skip
+
+
+def test_shapes_read_from_the_code_match_the_evaluated_arrays() -> None:
+    recipes = {name: recipe_of(SHAPED, name) for name in SHAPED_NAMES}
+    assert all(r is not None for r in recipes.values()), recipes
+    got = evaluate(recipes, seed=0)  # type: ignore[arg-type]
+    assert got["noise"].shape == (300, 4) and got["half"].shape == (150, 4)
+    assert got["cols"].shape == (300, 5) and got["flat"].shape == (1200,)
+    for name, recipe in recipes.items():
+        assert recipe_shape(recipe) == got[name].shape, name  # type: ignore[arg-type]
+
+
+def test_a_mask_index_has_no_static_shape_but_evaluates() -> None:
+    text = SHAPED + "pos = X[X[:, 0] > 0]\n"
+    recipe = recipe_of(text, "pos")
+    assert recipe is not None and recipe_shape(recipe) is None
+    out = evaluate({"p": recipe}, 0)["p"]
+    assert out.shape[1] == 4 and np.all(out[:, 0] > 0)
+
+
+def test_arrays_changed_in_place_have_no_recipe() -> None:
+    text = """
+import numpy as np
+rng = np.random.RandomState(0)
+a = rng.randn(100, 3)
+a[:, 0] = 0.0
+b = rng.randn(100)
+rng.shuffle(b)
+c = []
+for i in range(10):
+    c.append(rng.randn(3))
+d = rng.randn(100, 3)
+d = d * 2.0
+e = rng.randn(50)
+e.sort()
+"""
+    assert [recipe_of(text, v) is None for v in "abcde"] == [True, True, True, False, True]
+
+
+def test_the_size_guard_reads_broadcasts_and_constructors() -> None:
+    text = """
+import numpy as np
+rng = np.random.default_rng(0)
+a = rng.random(30000)
+big = a[:, None] * a[None, :]
+table = np.outer(a, a)
+eye = np.eye(5000)
+ok = a[:, None] * a[None, :100]
+"""
+    assert [recipe_of(text, v) is None for v in ["big", "table", "eye", "ok"]] == [
+        True,
+        True,
+        True,
+        False,
+    ]

@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .draws import argument
 from .feeds import Evaluator
 from .module import Binding, Scope
-from .recipe import Builder, Unknown, argument
+from .recipe import Builder, Unknown
+from .recipe_shapes import largest, recipe_shape
+from .recipe_tables import MAX_ELEMENTS
+
+__all__ = ["data_recipe", "fed_data", "recipe_shape"]
 
 
 # -- public -------------------------------------------------------------------------------
@@ -28,9 +33,10 @@ def data_recipe(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: in
     pandas, tf.data, a call outside the allow-list, a too large array)."""
     builder = Builder(ev)
     try:
-        return builder.recipe(builder.tree(node, scope, order, ()))
+        recipe = builder.recipe(builder.tree(node, scope, order, ()))
     except (Unknown, RecursionError):
         return None
+    return recipe if largest(recipe) <= MAX_ELEMENTS else None
 
 
 def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) -> dict | None:
@@ -39,9 +45,10 @@ def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) 
     pick: the data is then the whole indexed array and ``batch`` the pick's size."""
     builder = Builder(ev)
     try:
-        return _fed(builder, node, scope, order, 0)
+        got = _fed(builder, node, scope, order, 0)
     except (Unknown, RecursionError):
         return None
+    return got if largest(got["data"]) <= MAX_ELEMENTS else None
 
 
 def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:

@@ -8,19 +8,24 @@ outside the allow-list (``recipe_tables``) raises :class:`Unknown`: the recipe i
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import libcst as cst
 
-from .draws import argument, draw, keywords, positional
+from .draws import draw, keywords, positional
 from .feeds import Evaluator, FeedReader
 from .module import Binding, Scope
+from .names import descendants
+from .recipe_shapes import Shapes
 from .recipe_tables import (
     ARRAY_METHODS,
     BUILTIN_DTYPES,
     DTYPES,
+    FIRST_ARGUMENT_MUTATORS,
     MAX_DEPTH,
     MAX_ELEMENTS,
+    MUTATORS,
     NUMPY_CONSTANTS,
     NUMPY_FUNCTIONS,
     NUMPY_KEYWORDS,
@@ -95,6 +100,38 @@ def _product(shape: list[int] | None) -> int:
     return math.prod(shape) if shape else 1
 
 
+_MUTATED: weakref.WeakKeyDictionary[Scope, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _base_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def mutated(scope: Scope) -> frozenset[str]:
+    """Names changed in place somewhere in ``scope`` (``x[i] = v``, ``x.append(v)``,
+    ``rng.shuffle(x)``): a recipe of their assignment would not be what is fed."""
+    known = _MUTATED.get(scope)
+    if known is not None:
+        return known
+    names: set[str | None] = set()
+    for node in descendants(scope.node):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
+            target = node.target
+            if isinstance(target, (cst.Subscript, cst.Attribute)):
+                names.add(_base_name(target))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            if method in MUTATORS:
+                names.add(_base_name(node.func.value))
+            if method in FIRST_ARGUMENT_MUTATORS and node.args:
+                names.add(_base_name(node.args[0].value))
+    found = frozenset(n for n in names if n is not None)
+    _MUTATED[scope] = found
+    return found
+
+
 class Builder:
     """Translates NumPy expressions of one module into recipe trees, collecting the defs."""
 
@@ -105,6 +142,7 @@ class Builder:
         self.call_ids = {id(site.node): site.order for site in ev.info.calls}
         self.depth = 0
         self._numbers: dict[tuple[int, tuple[str, ...]], int | float | None] = {}
+        self.shapes = Shapes(self.defs)
 
     def recipe(self, root: Tree) -> dict:
         return {"defs": {k: v for k, v in self.defs.items() if v is not None}, "root": root}
@@ -140,6 +178,9 @@ class Builder:
             if a is None or b is None:
                 return None
             return _fold(_BINARY[type(node.operator)], a, b)
+        shaped = self._shape_number(node, scope, order, frames)
+        if shaped is not None:
+            return shaped
         if isinstance(node, cst.Attribute):
             path = self.reader.numpy_path(node)
             if path is not None and path.startswith("numpy."):
@@ -174,6 +215,39 @@ class Builder:
                 return got
         return self.ev.value(node, scope, order).const
 
+    def shape_of(self, node, scope: Scope, order: int, frames: Frames) -> tuple[int, ...] | None:
+        """The shape of the array ``node`` holds, when the code gives it."""
+        try:
+            return self.shapes.of(self.tree(node, scope, order, frames))
+        except Unknown:
+            return None
+
+    def _shape_number(self, node, scope: Scope, order: int, frames: Frames) -> int | None:
+        """``len(x)``, ``x.shape[i]``, ``x.size``, ``x.ndim`` from the shape of ``x``."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            builtin = self.ev.lookup(node.func.value, scope, order) is None
+            if node.func.value != "len" or not builtin or len(node.args) != 1:
+                return None
+            got = self.shape_of(node.args[0].value, scope, order, frames)
+            return got[0] if got else None
+        if isinstance(node, cst.Attribute) and node.attr.value in ("size", "ndim"):
+            got = self.shape_of(node.value, scope, order, frames)
+            if got is None:
+                return None
+            return math.prod(got) if node.attr.value == "size" else len(got)
+        if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+            return None
+        shaped, item = node.value, node.slice[0].slice
+        if not (isinstance(shaped, cst.Attribute) and shaped.attr.value == "shape"):
+            return None
+        if not isinstance(item, cst.Index):
+            return None
+        at = self.number(item.value, scope, order, frames)
+        got = self.shape_of(shaped.value, scope, order, frames)
+        if got is None or at is None or not -len(got) <= int(at) < len(got):
+            return None
+        return got[int(at)]
+
     def integer(self, node, scope: Scope, order: int, frames: Frames) -> int:
         got = self.number(node, scope, order, frames)
         if got is None or isinstance(got, bool) or float(got) != int(got) or got < 0:
@@ -186,6 +260,11 @@ class Builder:
             return None
         if isinstance(node, (cst.Tuple, cst.List)):
             got = [self.integer(e.value, scope, order, frames) for e in node.elements]
+        elif isinstance(node, cst.Attribute) and node.attr.value == "shape":
+            known = self.shape_of(node.value, scope, order, frames)
+            if known is None:
+                raise Unknown("an unknown shape")
+            got = list(known)
         else:
             got = [self.integer(node, scope, order, frames)]
         if _product(got) > MAX_ELEMENTS:
@@ -262,6 +341,8 @@ class Builder:
 
     def ref(self, name: str, binding: Binding, frames: Frames) -> Tree:
         """One def per binding (and inlined call): a value read twice is drawn once."""
+        if name in mutated(binding.scope):
+            raise Unknown("changed in place after it is assigned")
         below = self._frames_of(binding.scope, frames)
         key = f"{name}@{binding.at}"
         if binding.index is not None:
@@ -357,6 +438,11 @@ class Builder:
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int, frames: Frames) -> Tree:
         if self.reader.numpy_path(node) == "numpy.newaxis":
             return {"k": "none"}
+        if node.attr.value == "shape":
+            known = self.shape_of(node.value, scope, order, frames)
+            if known is None:
+                raise Unknown("an unknown shape")
+            return {"k": "tuple", "items": [{"k": "const", "v": d} for d in known]}
         if node.attr.value == "T":
             return self._fn("transpose", [self.tree(node.value, scope, order, frames)])
         raise Unknown("attribute")
@@ -454,7 +540,6 @@ class Builder:
             return self._fn("astype", [x, {"k": "dtype", "v": self.dtype(node.func, scope, order)}])
         if fn not in NUMPY_FUNCTIONS:
             raise Unknown(f"numpy.{fn}")
-        self._guard_constructor(fn, node, scope, order, frames)
         args = [self._arg(a, scope, order, frames) for a in positional(node)]
         kw = {}
         for name, value in keywords(node).items():
@@ -462,32 +547,6 @@ class Builder:
                 raise Unknown(f"keyword {name}")
             kw[name] = self._arg(value, scope, order, frames)
         return self._fn(fn, args, kw)
-
-    def _guard_constructor(self, fn: str, node: cst.Call, scope, order, frames) -> None:
-        """The size guard for arrays made from sizes the code states."""
-        if fn in ("eye", "identity"):
-            first = argument(node, 0, "N")
-            if first is None:
-                raise Unknown("eye of no size")
-            n = self.integer(first, scope, order, frames)
-            m_node = argument(node, 1, "M")
-            m = n if m_node is None else self.integer(m_node, scope, order, frames)
-            if n * m > MAX_ELEMENTS:
-                raise Unknown("too large")
-        elif fn in ("ones", "zeros", "full"):
-            self.shape(argument(node, 0, "shape"), scope, order, frames)
-        elif fn == "linspace":
-            num = argument(node, 2, "num")
-            if num is not None and self.integer(num, scope, order, frames) > MAX_ELEMENTS:
-                raise Unknown("too large")
-        elif fn == "arange":
-            ends = [self.number(a, scope, order, frames) for a in positional(node)[:3]]
-            if None in ends or not ends:
-                return
-            lo, hi = (0, ends[0]) if len(ends) == 1 else (ends[0], ends[1])
-            step = ends[2] if len(ends) == 3 else 1
-            if step and abs((hi - lo) / step) > MAX_ELEMENTS:
-                raise Unknown("too large")
 
     def _method(self, func: cst.Attribute, node: cst.Call, scope, order, frames) -> Tree:
         name = func.attr.value

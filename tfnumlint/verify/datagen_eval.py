@@ -214,22 +214,23 @@ def _whole(v):
 
 def _made_size(fn: str, args: list, kw: dict) -> int:
     """How many elements a constructor makes, before it makes them (0 when not one)."""
-    if fn in ("eye", "identity") and args:
+    rule = NUMPY_FUNCTIONS[fn]
+    if rule == "square" and args:
         n = int(args[0])
-        m = kw.get("M", args[1] if len(args) > 1 and fn == "eye" else None)
+        m = kw.get("M", args[1] if len(args) > 1 else None)
         return n * (int(m) if m is not None else n)
-    if fn in ("ones", "zeros", "full") and args:
+    if rule == "sized" and args:
         return _size(np.atleast_1d(args[0]))
-    if fn == "linspace":
+    if rule == "num":
         return int(kw.get("num", args[2] if len(args) > 2 else 50))
-    if fn == "arange" and args and all(np.isscalar(a) for a in args):
+    if rule == "range" and args and all(np.isscalar(a) for a in args):
         lo, hi = (0, args[0]) if len(args) == 1 else (args[0], args[1])
         step = args[2] if len(args) > 2 else kw.get("step", 1)
         return int(abs((hi - lo) / step)) if step else 0
-    if fn == "outer" and len(args) == 2:
+    if rule == "outer" and len(args) == 2:
         return int(np.size(args[0]) * np.size(args[1]))
-    if fn == "tile" and len(args) == 2:
+    if rule == "tile" and len(args) == 2:
         return int(np.size(args[0]) * _size(np.atleast_1d(args[1])))
-    if fn == "repeat" and len(args) >= 2:
+    if rule == "repeat" and len(args) >= 2:
         return int(np.size(args[0]) * np.max(np.atleast_1d(args[1])))
     return 0
