@@ -540,3 +540,49 @@ ok = a[:, None] * a[None, :100]
         True,
         False,
     ]
+
+
+def test_a_function_called_once_reads_its_arguments_from_that_call() -> None:
+    text = """
+import numpy as np
+import tensorflow as tf
+rng = np.random.RandomState(0)
+X = rng.rand(200, 3)
+Y = X.sum(axis=1, keepdims=True)
+x_ph = tf.compat.v1.placeholder(tf.float32, (None, 3))
+y_ph = tf.compat.v1.placeholder(tf.float32, (None, 1))
+
+
+def train(inputs, labels, batch=16):
+    with tf.compat.v1.Session() as sess:
+        for step in range(10):
+            pick = rng.choice(len(inputs), batch)
+            sess.run(out, feed_dict={x_ph: inputs[pick], y_ph: labels[pick]})
+
+
+def other(data):
+    with tf.compat.v1.Session() as sess:
+        sess.run(out, feed_dict={x_ph: data})
+
+
+train(X, Y)
+other(X)
+other(X * 2)
+"""
+    feeds = fed(text)
+    assert (feeds["inputs[pick]"]["rows"], feeds["inputs[pick]"]["batch"]) == ("batch", 16)
+    got = evaluate({"x": feeds["inputs[pick]"]["data"], "y": feeds["labels[pick]"]["data"]}, 0)
+    assert got["x"].shape == (200, 3) and np.allclose(got["y"][:, 0], got["x"].sum(axis=1))
+    assert feeds["data"] is None  # called twice with different data: no single recipe
+
+
+def test_a_def_read_only_for_its_shape_is_not_in_the_recipe() -> None:
+    text = """
+import numpy as np
+rng = np.random.default_rng(0)
+X = rng.normal(size=(64, 5))
+noise = rng.normal(0.0, 0.1, size=X.shape)
+"""
+    recipe = recipe_of(text, "noise")
+    assert recipe is not None and len(recipe["defs"]) == 1
+    assert recipe_shape(recipe) == (64, 5)

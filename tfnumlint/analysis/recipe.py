@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 
 import libcst as cst
 
 from .draws import draw, keywords, positional
 from .feeds import Evaluator, FeedReader
-from .module import Binding, Scope
+from .module import Binding, ModuleInfo, Scope
 from .names import descendants
 from .recipe_shapes import Shapes
 from .recipe_tables import (
@@ -101,6 +102,16 @@ def _product(shape: list[int] | None) -> int:
 
 
 _MUTATED: weakref.WeakKeyDictionary[Scope, frozenset[str]] = weakref.WeakKeyDictionary()
+_MENTIONS: weakref.WeakKeyDictionary[ModuleInfo, Counter[str]] = weakref.WeakKeyDictionary()
+
+
+def _mentions(info: ModuleInfo) -> Counter[str]:
+    """How often each identifier appears in the module (counted once per module)."""
+    known = _MENTIONS.get(info)
+    if known is None:
+        known = Counter(n.value for n in descendants(info.module) if isinstance(n, cst.Name))
+        _MENTIONS[info] = known
+    return known
 
 
 def _base_name(node: cst.BaseExpression) -> str | None:
@@ -143,9 +154,23 @@ class Builder:
         self.depth = 0
         self._numbers: dict[tuple[int, tuple[str, ...]], int | float | None] = {}
         self.shapes = Shapes(self.defs)
+        self._sole: dict[Scope, object] = {}
 
     def recipe(self, root: Tree) -> dict:
-        return {"defs": {k: v for k, v in self.defs.items() if v is not None}, "root": root}
+        """The root with the defs it reaches (a def read only for its shape is left out)."""
+        reached: dict[str, Tree] = {}
+        stack: list = [root]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, dict):
+                key = item.get("id") if item.get("k") == "ref" else None
+                if key is not None and key not in reached and self.defs.get(key) is not None:
+                    reached[key] = self.defs[key]  # type: ignore[assignment]
+                    stack.append(reached[key])
+                stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+        return {"defs": reached, "root": root}
 
     # -- numbers ----------------------------------------------------------------------------
     def number(
@@ -287,12 +312,49 @@ class Builder:
 
     # -- names, parameters and helpers ------------------------------------------------------
     def _param(self, name: str, param: cst.Param, frames: Frames):
+        """What a parameter is bound to: the argument of the inlined call, or of the one call
+        of its module function (``def train(x, y): ...`` called once as ``train(X, Y)``)."""
         for i in range(len(frames) - 1, -1, -1):
             frame = frames[i]
             if frame.fscope.params.get(name) is param and name in frame.args:
                 expr, s, o = frame.args[name]
                 return expr, s, o, frame.outer
-        return None
+        fscope = next(
+            (f for f in self.ev.info.functions.values() if f.params.get(name) is param), None
+        )
+        site = self._sole_call(fscope) if fscope is not None else None
+        if site is None:
+            return None
+        try:
+            frame = self._frame(site.node, fscope, site.scope, site.order, ())  # type: ignore[arg-type]
+        except Unknown:
+            return None
+        if name not in frame.args:
+            return None
+        expr, s, o = frame.args[name]
+        return expr, s, o, ()
+
+    def _sole_call(self, fscope: Scope):
+        """The call site of a module function when the module calls it exactly once (by its
+        name; passed around as a value, it may be called anywhere)."""
+        if fscope in self._sole:
+            return self._sole[fscope]
+        fn = fscope.node
+        sites = []
+        mentions = 0
+        if isinstance(fn, cst.FunctionDef):
+            name = fn.name.value
+            for site in self.ev.info.calls:
+                func = site.node.func
+                if isinstance(func, cst.Name) and func.value == name:
+                    found = self.ev.lookup(name, site.scope, site.order)
+                    if isinstance(found, Binding) and found.scope.kind == "module":
+                        sites.append(site)
+            mentions = _mentions(self.ev.info)[name]
+        # the def's own name, and the call's: any other mention may pass the function on
+        got = sites[0] if len(sites) == 1 and mentions == 2 else None
+        self._sole[fscope] = got
+        return got
 
     def _frames_of(self, scope: Scope, frames: Frames) -> Frames:
         """The frames a binding of ``scope`` is evaluated in: up to the inlined call of its
@@ -317,8 +379,19 @@ class Builder:
             or not isinstance(fscope.node, cst.FunctionDef)
         ):
             raise Unknown("not a helper with one return")
-        params = fscope.node.params
-        if params.star_arg is not None and isinstance(params.star_arg, cst.Param):
+        frame = self._frame(call, fscope, scope, order, frames)
+        at, expr = fscope.returns[0]
+        return expr, fscope, at, (*frames, frame)
+
+    def _frame(
+        self, call: cst.Call, fscope: Scope, scope: Scope, order: int, frames: Frames
+    ) -> _Frame:
+        """The parameters of ``fscope``'s function bound to the arguments of ``call``."""
+        fn = fscope.node
+        if not isinstance(fn, cst.FunctionDef):
+            raise Unknown("not a def")
+        params = fn.params
+        if isinstance(params.star_arg, cst.Param):
             raise Unknown("*args helper")
         args = positional(call)
         kw = keywords(call)
@@ -332,12 +405,8 @@ class Builder:
                 bound[name] = (args[i], scope, order)
             elif p.default is not None:
                 bound[name] = (p.default, fscope.parent or scope, LATE)
-            else:
-                raise Unknown("missing argument")
         ctx = f"c{self.call_ids.get(id(call), id(call))}"
-        frame = _Frame(fscope, bound, frames, ctx)
-        at, expr = fscope.returns[0]
-        return expr, fscope, at, (*frames, frame)
+        return _Frame(fscope, bound, frames, ctx)
 
     def ref(self, name: str, binding: Binding, frames: Frames) -> Tree:
         """One def per binding (and inlined call): a value read twice is drawn once."""
