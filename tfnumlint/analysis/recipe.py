@@ -8,25 +8,21 @@ outside the allow-list (``recipe_tables``) raises :class:`Unknown`: the recipe i
 from __future__ import annotations
 
 import math
-import weakref
-from collections import Counter
 from dataclasses import dataclass
 
 import libcst as cst
 
 from .draws import draw, keywords, positional
 from .feeds import Evaluator, FeedReader
-from .module import Binding, ModuleInfo, Scope
-from .names import descendants
+from .module import Binding, Scope
+from .recipe_code import BINARY, COMPARE, fold, mentions, mutated, product
 from .recipe_shapes import Shapes
 from .recipe_tables import (
     ARRAY_METHODS,
     BUILTIN_DTYPES,
     DTYPES,
-    FIRST_ARGUMENT_MUTATORS,
     MAX_DEPTH,
     MAX_ELEMENTS,
-    MUTATORS,
     NUMPY_CONSTANTS,
     NUMPY_FUNCTIONS,
     NUMPY_KEYWORDS,
@@ -36,26 +32,6 @@ from .recipe_tables import (
 
 LATE = 10**9  # an order after every statement of a scope
 
-_BINARY = {
-    cst.Add: "+",
-    cst.Subtract: "-",
-    cst.Multiply: "*",
-    cst.Divide: "/",
-    cst.Power: "**",
-    cst.MatrixMultiply: "@",
-    cst.FloorDivide: "//",
-    cst.Modulo: "%",
-    cst.BitAnd: "&",
-    cst.BitOr: "|",
-}
-_COMPARE = {
-    cst.LessThan: "<",
-    cst.GreaterThan: ">",
-    cst.LessThanEqual: "<=",
-    cst.GreaterThanEqual: ">=",
-    cst.Equal: "==",
-    cst.NotEqual: "!=",
-}
 _GENERATOR_MAKERS = frozenset(
     {"numpy.random.RandomState", "numpy.random.default_rng", "numpy.random.Generator"}
 )
@@ -73,74 +49,6 @@ class _Frame:
 
 
 Frames = tuple[_Frame, ...]
-
-
-def _fold(op: str, a: float, b: float) -> float | None:
-    try:
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if op == "/":
-            return a / b
-        if op == "//":
-            return a // b
-        if op == "%":
-            return a % b
-        if op == "**":
-            got = a**b
-            return got if isinstance(got, (int, float)) else None
-    except (ZeroDivisionError, OverflowError):
-        return None
-    return None
-
-
-def _product(shape: list[int] | None) -> int:
-    return math.prod(shape) if shape else 1
-
-
-_MUTATED: weakref.WeakKeyDictionary[Scope, frozenset[str]] = weakref.WeakKeyDictionary()
-_MENTIONS: weakref.WeakKeyDictionary[ModuleInfo, Counter[str]] = weakref.WeakKeyDictionary()
-
-
-def _mentions(info: ModuleInfo) -> Counter[str]:
-    """How often each identifier appears in the module (counted once per module)."""
-    known = _MENTIONS.get(info)
-    if known is None:
-        known = Counter(n.value for n in descendants(info.module) if isinstance(n, cst.Name))
-        _MENTIONS[info] = known
-    return known
-
-
-def _base_name(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, (cst.Subscript, cst.Attribute)):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
-def mutated(scope: Scope) -> frozenset[str]:
-    """Names changed in place somewhere in ``scope`` (``x[i] = v``, ``x.append(v)``,
-    ``rng.shuffle(x)``): a recipe of their assignment would not be what is fed."""
-    known = _MUTATED.get(scope)
-    if known is not None:
-        return known
-    names: set[str | None] = set()
-    for node in descendants(scope.node):
-        if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
-            target = node.target
-            if isinstance(target, (cst.Subscript, cst.Attribute)):
-                names.add(_base_name(target))
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            method = node.func.attr.value
-            if method in MUTATORS:
-                names.add(_base_name(node.func.value))
-            if method in FIRST_ARGUMENT_MUTATORS and node.args:
-                names.add(_base_name(node.args[0].value))
-    found = frozenset(n for n in names if n is not None)
-    _MUTATED[scope] = found
-    return found
 
 
 class Builder:
@@ -197,12 +105,12 @@ class Builder:
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
             inner = self.number(node.expression, scope, order, frames)
             return -inner if inner is not None else None
-        if isinstance(node, cst.BinaryOperation) and type(node.operator) in _BINARY:
+        if isinstance(node, cst.BinaryOperation) and type(node.operator) in BINARY:
             a = self.number(node.left, scope, order, frames)
             b = self.number(node.right, scope, order, frames)
             if a is None or b is None:
                 return None
-            return _fold(_BINARY[type(node.operator)], a, b)
+            return fold(BINARY[type(node.operator)], a, b)
         shaped = self._shape_number(node, scope, order, frames)
         if shaped is not None:
             return shaped
@@ -292,7 +200,7 @@ class Builder:
             got = list(known)
         else:
             got = [self.integer(node, scope, order, frames)]
-        if _product(got) > MAX_ELEMENTS:
+        if product(got) > MAX_ELEMENTS:
             raise Unknown("too large")
         return got
 
@@ -341,7 +249,7 @@ class Builder:
             return self._sole[fscope]
         fn = fscope.node
         sites = []
-        mentions = 0
+        seen = 0
         if isinstance(fn, cst.FunctionDef):
             name = fn.name.value
             for site in self.ev.info.calls:
@@ -350,9 +258,9 @@ class Builder:
                     found = self.ev.lookup(name, site.scope, site.order)
                     if isinstance(found, Binding) and found.scope.kind == "module":
                         sites.append(site)
-            mentions = _mentions(self.ev.info)[name]
+            seen = mentions(self.ev.info)[name]
         # the def's own name, and the call's: any other mention may pass the function on
-        got = sites[0] if len(sites) == 1 and mentions == 2 else None
+        got = sites[0] if len(sites) == 1 and seen == 2 else None
         self._sole[fscope] = got
         return got
 
@@ -468,18 +376,18 @@ class Builder:
                 return inner
             raise Unknown("unary operator")
         if isinstance(node, cst.BinaryOperation):
-            op = _BINARY.get(type(node.operator))
+            op = BINARY.get(type(node.operator))
             if op is None:
                 raise Unknown("binary operator")
             a = self.tree(node.left, scope, order, frames)
             return {"k": "bin", "op": op, "a": a, "b": self.tree(node.right, scope, order, frames)}
         if isinstance(node, cst.Comparison):
-            if len(node.comparisons) != 1 or type(node.comparisons[0].operator) not in _COMPARE:
+            if len(node.comparisons) != 1 or type(node.comparisons[0].operator) not in COMPARE:
                 raise Unknown("chained comparison")
             target = node.comparisons[0]
             a = self.tree(node.left, scope, order, frames)
             b = self.tree(target.comparator, scope, order, frames)
-            return {"k": "cmp", "op": _COMPARE[type(target.operator)], "a": a, "b": b}
+            return {"k": "cmp", "op": COMPARE[type(target.operator)], "a": a, "b": b}
         if isinstance(node, cst.Subscript):
             x = self.tree(node.value, scope, order, frames)
             items = [self.index(e.slice, scope, order, frames) for e in node.slice]
