@@ -450,6 +450,8 @@ def test_shared_defs_are_drawn_once_and_seeds_repeat() -> None:
         {"k": "call", "fn": "zeros", "args": [{"k": "tuple", "items": [
             {"k": "const", "v": 100000}, {"k": "const", "v": 100000}]}], "kw": {}},
         {"k": "bin", "op": "*", "a": _draw([20000, 1]), "b": _draw([1, 20000])},
+        {"k": "index", "x": {"k": "array", "v": [1, 2]}, "idx": [{"k": "const", "v": 5}]},
+        {"k": "call", "fn": "reshape", "args": [_draw([6]), {"k": "const", "v": 4}], "kw": {}},
     ],
 )  # fmt: skip
 def test_unsupported_or_oversized_recipes_raise_value_error(root: dict) -> None:
@@ -586,3 +588,36 @@ noise = rng.normal(0.0, 0.1, size=X.shape)
     recipe = recipe_of(text, "noise")
     assert recipe is not None and len(recipe["defs"]) == 1
     assert recipe_shape(recipe) == (64, 5)
+
+
+LIBRARIES = """
+import numpy as np
+import tensorflow as tf
+from sklearn.model_selection import train_test_split
+
+rng = np.random.default_rng(0)
+labels = rng.integers(0, 4, 1000)
+X = np.eye(4)[labels] * 3.0 + rng.normal(0.0, 0.1, (1000, 4))
+Y = tf.keras.utils.to_categorical(labels, num_classes=4)
+X_train, X_test, y_train, y_test = train_test_split(X, Y, test_size=0.2, random_state=0)
+Z = tf.keras.utils.to_categorical(labels[:, None])
+a_tr, a_te = train_test_split(X, train_size=100, shuffle=False)
+"""
+
+
+def test_a_split_keeps_rows_paired_and_to_categorical_is_one_hot() -> None:
+    names = ["X_train", "X_test", "y_train", "y_test", "Z", "a_tr", "a_te", "X"]
+    recipes = {name: recipe_of(LIBRARIES, name) for name in names}
+    assert all(r is not None for r in recipes.values()), recipes
+    got = evaluate(recipes, seed=4)  # type: ignore[arg-type]
+    assert got["X_train"].shape == (800, 4) and got["X_test"].shape == (200, 4)
+    assert got["y_train"].shape == (800, 4) and got["y_test"].shape == (200, 4)
+    for part in ("train", "test"):  # the same rows of X and Y: the one-hot class is X's peak
+        assert np.array_equal(got[f"X_{part}"].argmax(1), got[f"y_{part}"].argmax(1))
+    both = np.concatenate([got["X_train"], got["X_test"]])
+    assert np.allclose(np.sort(both, axis=0), np.sort(got["X"], axis=0))  # a permutation
+    assert got["Z"].shape == (1000, 4) and np.all(got["Z"].sum(1) == 1.0)
+    assert np.array_equal(got["a_tr"], got["X"][:100])  # shuffle=False keeps the order
+    assert np.array_equal(got["a_te"], got["X"][100:])
+    for name in ("X_train", "y_test", "a_te"):
+        assert recipe_shape(recipes[name]) == got[name].shape  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from .draws import draw, keywords, positional
 from .feeds import Evaluator, FeedReader
 from .module import Binding, Scope
 from .recipe_code import BINARY, COMPARE, fold, mentions, mutated, product
+from .recipe_libs import is_split, one_hot, split_part
 from .recipe_shapes import Shapes
 from .recipe_tables import (
     ARRAY_METHODS,
@@ -342,6 +343,8 @@ class Builder:
             return self.tree(value, scope, at, frames)
         if isinstance(value, (cst.Tuple, cst.List)) and binding.index < len(value.elements):
             return self.tree(value.elements[binding.index].value, scope, at, frames)
+        if isinstance(value, cst.Call) and is_split(self, value):
+            return split_part(self, value, binding.index, scope, at, frames)
         if isinstance(value, cst.Call):
             expr, fscope, ret_at, inner = self.inline(value, scope, at, frames)
             if isinstance(expr, cst.Tuple) and binding.index < len(expr.elements):
@@ -467,6 +470,9 @@ class Builder:
         func = node.func
         if isinstance(func, cst.Attribute) and self.generator(func.value, scope, order, frames):
             return draw(self, func.attr.value, node, scope, order, frames)
+        hot = one_hot(self, node, scope, order, frames)
+        if hot is not None:
+            return hot
         path = self.reader.numpy_path(func)
         if path is not None:
             if path.startswith("numpy.random."):

@@ -121,6 +121,12 @@ class Shapes:
             return self._call(tree["fn"], tree["args"], tree.get("kw", {}))
         if k == "index":
             return self._index(tree)
+        if k == "one_hot":
+            inner = self.of(tree["x"])
+            if inner is None or tree["n"] is None:
+                return None
+            inner = inner[:-1] if len(inner) > 1 and inner[-1] == 1 else inner
+            return (*inner, tree["n"])
         return None
 
     def _draw(self, tree: Tree) -> Shape | None:

@@ -51,7 +51,10 @@ def evaluate(recipes: dict[str, dict], seed: int) -> dict[str, np.ndarray]:
     run = _Run(_merged_defs(recipes), np.random.default_rng(seed))
     out: dict[str, np.ndarray] = {}
     for name, recipe in recipes.items():
-        value = np.asarray(run.value(recipe["root"]))
+        try:
+            value = np.asarray(run.value(recipe["root"]))
+        except (IndexError, KeyError, TypeError, AttributeError, ZeroDivisionError) as e:
+            raise ValueError(f"recipe {name!r} cannot be evaluated: {e!r}") from e
         out[name] = value.astype(np.float32) if value.dtype.kind == "f" else value
     return out
 
@@ -101,6 +104,7 @@ class _Run:
             "neg": lambda t: -np.asarray(self.value(t["x"])),
             "call": self._call,
             "index": self._index,
+            "one_hot": self._one_hot,
         }
 
     def value(self, tree: dict):
@@ -190,6 +194,18 @@ class _Run:
         if expected > MAX_ELEMENTS:
             raise ValueError(f"{fn} makes {expected} elements (more than {MAX_ELEMENTS})")
         return getattr(np, fn)(*args, **kw)
+
+    def _one_hot(self, tree: dict) -> np.ndarray:
+        """Keras's ``to_categorical``: a trailing axis of 1 is dropped, classes default to
+        the largest label + 1."""
+        labels = np.asarray(self.value(tree["x"]))
+        if labels.ndim > 1 and labels.shape[-1] == 1:
+            labels = labels[..., 0]
+        labels = _whole(labels)
+        n = tree["n"] if tree["n"] is not None else int(np.max(labels)) + 1
+        if labels.size * n > MAX_ELEMENTS:
+            raise ValueError(f"a one-hot encoding of {labels.size * n} elements")
+        return np.eye(n, dtype=np.float32)[labels]
 
     def _index(self, tree: dict):
         x = self.value(tree["x"])
