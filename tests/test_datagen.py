@@ -621,3 +621,36 @@ def test_a_split_keeps_rows_paired_and_to_categorical_is_one_hot() -> None:
     assert np.array_equal(got["a_te"], got["X"][100:])
     for name in ("X_train", "y_test", "a_te"):
         assert recipe_shape(recipes[name]) == got[name].shape  # type: ignore[arg-type]
+
+
+def test_batches_by_a_loop_slice_and_arrays_joined_by_c_and_r() -> None:
+    text = """
+import numpy as np
+import tensorflow as tf
+n_samples, n_features = 1000, 20
+batch_size = 50
+X = np.random.randn(n_samples, n_features).astype('float32')
+y = X @ np.random.randn(n_features, 1) + 0.1 * np.random.randn(n_samples, 1)
+idx = np.random.permutation(len(X))
+X, y = X[idx], y[idx]
+x_ph = tf.compat.v1.placeholder(tf.float32, (None, n_features))
+y_ph = tf.compat.v1.placeholder(tf.float32, (None, 1))
+with tf.compat.v1.Session() as sess:
+    for i in range(0, len(X), batch_size):
+        xb = X[i:i + batch_size]
+        yb = y[i:i + batch_size]
+        sess.run(train, feed_dict={x_ph: xb, y_ph: yb})
+    sess.run(train, feed_dict={x_ph: np.c_[X[:, :2], y], y_ph: np.r_[y, y]})
+"""
+    feeds = fed(text)
+    assert {k: (f["rows"], f["batch"]) for k, f in feeds.items()} == {
+        "xb": ("batch", 50),
+        "yb": ("batch", 50),
+        "np.c_[X[:, :2], y]": ("all", None),
+        "np.r_[y, y]": ("all", None),
+    }
+    got = values(feeds)
+    xb, yb = got["xb"], got["yb"]
+    w, *_ = np.linalg.lstsq(xb, yb, rcond=None)  # shuffled together: y is still linear in X
+    assert (yb - xb @ w).std() < 0.15
+    assert got["np.c_[X[:, :2], y]"].shape == (1000, 3) and got["np.r_[y, y]"].shape == (2000, 1)

@@ -77,7 +77,10 @@ def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
 
 
 def _pick(builder: Builder, node: cst.Subscript, scope: Scope, order: int) -> bool:
-    """Is the row index of ``node`` a non-literal (a batch pick)?"""
+    """Is the row index of ``node`` a non-literal (a batch pick)?  ``np.c_[a, b]`` is no
+    pick: it joins arrays."""
+    if builder.reader.numpy_path(node.value) in ("numpy.c_", "numpy.r_"):
+        return False
     first = node.slice[0].slice
     if isinstance(first, cst.Slice):
         ends = [e for e in (first.lower, first.upper, first.step) if e is not None]

@@ -392,12 +392,27 @@ class Builder:
             b = self.tree(target.comparator, scope, order, frames)
             return {"k": "cmp", "op": COMPARE[type(target.operator)], "a": a, "b": b}
         if isinstance(node, cst.Subscript):
+            joined = self._index_join(node, scope, order, frames)
+            if joined is not None:
+                return joined
             x = self.tree(node.value, scope, order, frames)
             items = [self.index(e.slice, scope, order, frames) for e in node.slice]
             return {"k": "index", "x": x, "idx": items}
         if isinstance(node, cst.Call):
             return self._call(node, scope, order, frames)
         raise Unknown(type(node).__name__)
+
+    def _index_join(self, node: cst.Subscript, scope, order, frames) -> Tree | None:
+        """``np.c_[a, b]`` (columns side by side) and ``np.r_[a, b]`` (rows after rows) of
+        arrays; with slices or strings inside they are not replayed."""
+        path = self.reader.numpy_path(node.value)
+        if path not in ("numpy.c_", "numpy.r_"):
+            return None
+        if any(not isinstance(e.slice, cst.Index) for e in node.slice):
+            raise Unknown("np.c_/np.r_ of a slice")
+        items = [self.tree(e.slice.value, scope, order, frames) for e in node.slice]
+        fn = "column_stack" if path == "numpy.c_" else "concatenate"
+        return self._fn(fn, [{"k": "list", "items": items}])
 
     def _name(self, node: cst.Name, scope: Scope, order: int, frames: Frames) -> Tree:
         if node.value in ("True", "False"):
