@@ -654,3 +654,23 @@ with tf.compat.v1.Session() as sess:
     w, *_ = np.linalg.lstsq(xb, yb, rcond=None)  # shuffled together: y is still linear in X
     assert (yb - xb @ w).std() < 0.15
     assert got["np.c_[X[:, :2], y]"].shape == (1000, 3) and got["np.r_[y, y]"].shape == (2000, 1)
+
+
+def test_a_mask_index_is_the_data_not_a_batch_of_it() -> None:
+    text = """
+import numpy as np
+import tensorflow as tf
+rng = np.random.default_rng(0)
+X = rng.normal(size=(400, 2))
+keep = X[:, 1] > 0.0
+x_ph = tf.compat.v1.placeholder(tf.float32, (None, 2))
+with tf.compat.v1.Session() as sess:
+    for step in range(5):
+        rows = rng.integers(0, 400, 32)
+        sess.run(out, feed_dict={x_ph: X[keep]})
+        sess.run(out, feed_dict={x_ph: X[rows]})
+"""
+    feeds = fed(text)
+    assert (feeds["X[keep]"]["rows"], feeds["X[rows]"]["rows"]) == ("all", "batch")
+    kept = evaluate({"k": feeds["X[keep]"]["data"]}, 0)["k"]
+    assert 150 < len(kept) < 250 and np.all(kept[:, 1] > 0.0)

@@ -21,7 +21,7 @@ from .draws import argument
 from .feeds import Evaluator
 from .module import Binding, Scope
 from .recipe import Builder, Unknown
-from .recipe_shapes import largest, recipe_shape
+from .recipe_shapes import is_mask, largest, recipe_shape
 from .recipe_tables import MAX_ELEMENTS
 
 __all__ = ["data_recipe", "fed_data", "recipe_shape"]
@@ -90,7 +90,18 @@ def _pick(builder: Builder, node: cst.Subscript, scope: Scope, order: int) -> bo
         return False
     if isinstance(value, cst.Name) and value.value == "None":
         return False
-    return builder.number(value, scope, order, ()) is None
+    if builder.number(value, scope, order, ()) is not None:
+        return False
+    return not _mask(builder, value, scope, order)
+
+
+def _mask(builder: Builder, value: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    """A boolean index (``X[y > 0]``) selects fixed rows: the data, not a batch of it."""
+    try:
+        index = builder.tree(value, scope, order, ())
+    except Unknown:
+        return False
+    return is_mask(index, builder.shapes)
 
 
 def pick_size(builder: Builder, index, scope: Scope, order: int, hops: int) -> int | None:

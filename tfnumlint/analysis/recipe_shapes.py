@@ -290,7 +290,7 @@ class Shapes:
             elif _int(item) is not None:
                 pass  # an integer drops the axis
             else:
-                if advanced is not None or _is_mask(item, self):
+                if advanced is not None or is_mask(item, self):
                     return None  # two fancy indices, or a boolean mask: data-dependent
                 advanced = self.of(item)
                 if advanced is None:
@@ -336,7 +336,7 @@ def _reshape(size: int, target: Shape | None) -> Shape | None:
     return target if known == size else None
 
 
-def _is_mask(tree: Tree, shapes: Shapes) -> bool:
+def is_mask(tree: Tree, shapes: Shapes) -> bool:
     """A boolean index (a comparison, a bool cast, a bool literal): its length is data's."""
     k = tree.get("k")
     if k == "cmp":
@@ -345,9 +345,9 @@ def _is_mask(tree: Tree, shapes: Shapes) -> bool:
         return tree["args"][1].get("v") == "bool"
     if k == "ref":
         found = shapes.defs.get(tree["id"])
-        return found is not None and _is_mask(found, shapes)
+        return found is not None and is_mask(found, shapes)
     if k == "bin" and tree["op"] in ("&", "|"):
-        return _is_mask(tree["a"], shapes) or _is_mask(tree["b"], shapes)
+        return is_mask(tree["a"], shapes) or is_mask(tree["b"], shapes)
     if k == "array":
         flat = tree["v"]
         while isinstance(flat, list) and flat and isinstance(flat[0], list):
