@@ -656,7 +656,7 @@ with tf.compat.v1.Session() as sess:
     assert got["np.c_[X[:, :2], y]"].shape == (1000, 3) and got["np.r_[y, y]"].shape == (2000, 1)
 
 
-def test_a_mask_index_is_the_data_not_a_batch_of_it() -> None:
+def test_a_mask_or_a_literal_row_list_is_the_data_not_a_batch_of_it() -> None:
     text = """
 import numpy as np
 import tensorflow as tf
@@ -669,8 +669,11 @@ with tf.compat.v1.Session() as sess:
         rows = rng.integers(0, 400, 32)
         sess.run(out, feed_dict={x_ph: X[keep]})
         sess.run(out, feed_dict={x_ph: X[rows]})
+        sess.run(out, feed_dict={x_ph: X[[0, 5, 9]]})
 """
     feeds = fed(text)
     assert (feeds["X[keep]"]["rows"], feeds["X[rows]"]["rows"]) == ("all", "batch")
+    assert feeds["X[[0, 5, 9]]"]["rows"] == "all"
+    assert evaluate({"r": feeds["X[[0, 5, 9]]"]["data"]}, 0)["r"].shape == (3, 2)
     kept = evaluate({"k": feeds["X[keep]"]["data"]}, 0)["k"]
     assert 150 < len(kept) < 250 and np.all(kept[:, 1] > 0.0)

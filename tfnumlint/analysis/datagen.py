@@ -11,6 +11,15 @@ A recipe is ``{"defs": {id: tree}, "root": tree}``.  Every user binding the reci
 def, referenced by ``{"k": "ref", "id": ...}``, so a value read twice is drawn once.  Ids are
 internal: the name, the walk order of its assignment and the call sites of the helpers it was
 inlined through (names never decide anything).
+
+Node kinds (``"k"``): ``const`` (``v``: a number or bool), ``array`` (``v``: nested lists of
+numbers), ``none``, ``ellipsis``, ``tuple``/``list`` (``items``), ``dtype`` (``v``), ``ref``
+(``id``), ``draw`` (``dist``, ``p``: {name: tree}, ``size``: list of ints or None; the
+Generator's names: uniform, standard_normal, normal, integers [low, high), choice, permutation,
+gamma, ...), ``bin``/``cmp`` (``op``, ``a``, ``b``), ``neg`` (``x``), ``call`` (``fn``: a
+NumPy function of ``recipe_tables.NUMPY_FUNCTIONS`` or ``astype``; ``args``, ``kw``; a method
+``x.m(...)`` is ``m(x, ...)``), ``index`` (``x``, ``idx``: items that are ``slice``
+{start, stop, step} of ints, ``none``, an int ``const`` or a tree), ``one_hot`` (``x``, ``n``).
 """
 
 from __future__ import annotations
@@ -92,16 +101,17 @@ def _pick(builder: Builder, node: cst.Subscript, scope: Scope, order: int) -> bo
         return False
     if builder.number(value, scope, order, ()) is not None:
         return False
-    return not _mask(builder, value, scope, order)
+    return not _fixed_rows(builder, value, scope, order)
 
 
-def _mask(builder: Builder, value: cst.BaseExpression, scope: Scope, order: int) -> bool:
-    """A boolean index (``X[y > 0]``) selects fixed rows: the data, not a batch of it."""
+def _fixed_rows(builder: Builder, value: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    """A boolean index (``X[y > 0]``) or a literal list of rows (``X[[0, 2]]``) selects fixed
+    rows: the data, not a batch of it."""
     try:
         index = builder.tree(value, scope, order, ())
     except Unknown:
         return False
-    return is_mask(index, builder.shapes)
+    return index["k"] == "array" or is_mask(index, builder.shapes)
 
 
 def pick_size(builder: Builder, index, scope: Scope, order: int, hops: int) -> int | None:
