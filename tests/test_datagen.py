@@ -19,6 +19,7 @@ from tfnumlint.analysis.datagen import data_recipe, fed_data, recipe_shape
 from tfnumlint.analysis.feeds import _feed_dicts
 from tfnumlint.analysis.module import build
 from tfnumlint.analysis.provenance import Evaluator
+from tfnumlint.analysis.recipe_tables import ARRAY_METHODS, DRAW_PARAMS, NUMPY_FUNCTIONS
 from tfnumlint.verify.datagen_eval import evaluate
 
 P01 = """
@@ -677,3 +678,10 @@ with tf.compat.v1.Session() as sess:
     assert evaluate({"r": feeds["X[[0, 5, 9]]"]["data"]}, 0)["r"].shape == (3, 2)
     kept = evaluate({"k": feeds["X[keep]"]["data"]}, 0)["k"]
     assert 150 < len(kept) < 250 and np.all(kept[:, 1] > 0.0)
+
+
+def test_the_allow_list_is_numpy_s_own_and_every_method_is_in_it() -> None:
+    assert all(callable(getattr(np, fn, None)) for fn in NUMPY_FUNCTIONS)
+    assert set(NUMPY_FUNCTIONS) >= ARRAY_METHODS
+    generator = np.random.default_rng(0)
+    assert all(callable(getattr(generator, dist, None)) for dist in DRAW_PARAMS)

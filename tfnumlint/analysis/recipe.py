@@ -507,6 +507,13 @@ class Builder:
     def generator(self, node, scope: Scope, order: int, frames: Frames) -> bool:
         """Is ``node`` NumPy's random module or a generator made by it (through names and
         inlined parameters)?"""
+        self.depth += 1
+        try:
+            return self.depth <= MAX_DEPTH and self._generator(node, scope, order, frames)
+        finally:
+            self.depth -= 1
+
+    def _generator(self, node, scope: Scope, order: int, frames: Frames) -> bool:
         if self.reader.numpy_path(node) == "numpy.random":
             return True
         if isinstance(node, cst.Call):

@@ -53,7 +53,14 @@ def evaluate(recipes: dict[str, dict], seed: int) -> dict[str, np.ndarray]:
     for name, recipe in recipes.items():
         try:
             value = np.asarray(run.value(recipe["root"]))
-        except (IndexError, KeyError, TypeError, AttributeError, ZeroDivisionError) as e:
+        except (
+            IndexError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            ZeroDivisionError,
+            RecursionError,
+        ) as e:
             raise ValueError(f"recipe {name!r} cannot be evaluated: {e!r}") from e
         out[name] = value.astype(np.float32) if value.dtype.kind == "f" else value
     return out
