@@ -263,6 +263,8 @@ def test_p15_claims_are_positive_log_normal_with_a_plausible_median() -> None:
 
 
 def test_p17_call_site_arguments_pick_rows_of_shared_normals() -> None:
+    inside = call_args(P17, "angular_error")[0]  # `nb` of train_step, called once
+    assert inside is not None and (inside["rows"], inside["batch"]) == ("batch", 128)
     args = call_args(P17, "train_step")
     assert [(a["rows"], a["batch"]) for a in args] == [("batch", 128), ("batch", 128)]
     got = evaluate({"x": args[0]["data"], "n": args[1]["data"]}, seed=5)
@@ -453,6 +455,7 @@ def test_shared_defs_are_drawn_once_and_seeds_repeat() -> None:
         {"k": "bin", "op": "*", "a": _draw([20000, 1]), "b": _draw([1, 20000])},
         {"k": "index", "x": {"k": "array", "v": [1, 2]}, "idx": [{"k": "const", "v": 5}]},
         {"k": "call", "fn": "reshape", "args": [_draw([6]), {"k": "const", "v": 4}], "kw": {}},
+        {"k": "tuple", "items": [{"k": "none"}, {"k": "const", "v": 3}]},  # a shape, not data
     ],
 )  # fmt: skip
 def test_unsupported_or_oversized_recipes_raise_value_error(root: dict) -> None:

@@ -63,6 +63,11 @@ def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) 
 def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
     if isinstance(node, cst.Name) and hops < 8:  # xb = train_x[idx]; feed {x: xb}
         found = builder.ev.lookup(node.value, scope, order)
+        if isinstance(found, cst.Param):  # step(x[rows]) of a function called once
+            bound = builder.param(node.value, found, ())
+            if bound is not None and isinstance(bound[0], cst.Subscript) and not bound[3]:
+                if _pick(builder, bound[0], bound[1], bound[2]):
+                    return _fed(builder, bound[0], bound[1], bound[2], hops + 1)
         if (
             isinstance(found, Binding)
             and found.index is None

@@ -131,7 +131,7 @@ class Builder:
             return None
         found = self.ev.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):
-            bound = self._param(node.value, found, frames)
+            bound = self.param(node.value, found, frames)
             if bound is None:
                 return None
             expr, s, o, outer = bound
@@ -220,7 +220,7 @@ class Builder:
         return name if name in DTYPES else None
 
     # -- names, parameters and helpers ------------------------------------------------------
-    def _param(self, name: str, param: cst.Param, frames: Frames):
+    def param(self, name: str, param: cst.Param, frames: Frames):
         """What a parameter is bound to: the argument of the inlined call, or of the one call
         of its module function (``def train(x, y): ...`` called once as ``train(X, Y)``)."""
         for i in range(len(frames) - 1, -1, -1):
@@ -421,7 +421,7 @@ class Builder:
             return {"k": "none"}
         found = self.ev.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):
-            bound = self._param(node.value, found, frames)
+            bound = self.param(node.value, found, frames)
             if bound is None:
                 raise Unknown("a parameter of a function not inlined")
             expr, s, o, outer = bound
@@ -522,7 +522,7 @@ class Builder:
             return False
         found = self.ev.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):
-            bound = self._param(node.value, found, frames)
+            bound = self.param(node.value, found, frames)
             return bound is not None and self.generator(bound[0], bound[1], bound[2], bound[3])
         if isinstance(found, Binding) and found.value is not None and found.index is None:
             return self.generator(

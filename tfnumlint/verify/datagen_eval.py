@@ -62,6 +62,8 @@ def evaluate(recipes: dict[str, dict], seed: int) -> dict[str, np.ndarray]:
             RecursionError,
         ) as e:
             raise ValueError(f"recipe {name!r} cannot be evaluated: {e!r}") from e
+        if value.dtype.kind not in "biuf":
+            raise ValueError(f"recipe {name!r} is not numeric data ({value.dtype})")
         out[name] = value.astype(np.float32) if value.dtype.kind == "f" else value
     return out
 
