@@ -65,9 +65,9 @@ def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
         found = builder.ev.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):  # step(x[rows]) of a function called once
             bound = builder.param(node.value, found, ())
-            if bound is not None and isinstance(bound[0], cst.Subscript) and not bound[3]:
-                if _pick(builder, bound[0], bound[1], bound[2]):
-                    return _fed(builder, bound[0], bound[1], bound[2], hops + 1)
+            picked = bound is not None and isinstance(bound[0], cst.Subscript) and not bound[3]
+            if picked and _pick(builder, bound[0], bound[1], bound[2]):  # type: ignore[index]
+                return _fed(builder, bound[0], bound[1], bound[2], hops + 1)  # type: ignore[index]
         if (
             isinstance(found, Binding)
             and found.index is None
