@@ -99,6 +99,8 @@ def _pick(builder: Builder, node: cst.Subscript, scope: Scope, order: int) -> bo
     if isinstance(first, cst.Slice):
         ends = [e for e in (first.lower, first.upper, first.step) if e is not None]
         return any(builder.number(e, scope, order, ()) is None for e in ends)
+    if not isinstance(first, cst.Index):
+        return False
     value = first.value
     if isinstance(value, cst.Ellipsis) or builder.reader.numpy_path(value) == "numpy.newaxis":
         return False

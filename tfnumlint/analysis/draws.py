@@ -86,9 +86,12 @@ def draw(
     params = {}
     for i, (name, default) in enumerate(spec):
         given = param(i, name)
-        if given is None and default is None:
+        if given is not None:
+            params[name] = p(given)
+        elif default is not None:
+            params[name] = _const(default)
+        else:
             raise Unknown(f"{method} without {name}")
-        params[name] = p(given) if given is not None else _const(default)
     size = builder.shape(param(len(spec), "size"), scope, order, frames)
     return out(method, params, size)
 

@@ -408,9 +408,11 @@ class Builder:
         path = self.reader.numpy_path(node.value)
         if path not in ("numpy.c_", "numpy.r_"):
             return None
-        if any(not isinstance(e.slice, cst.Index) for e in node.slice):
-            raise Unknown("np.c_/np.r_ of a slice")
-        items = [self.tree(e.slice.value, scope, order, frames) for e in node.slice]
+        items = []
+        for element in node.slice:
+            if not isinstance(element.slice, cst.Index):
+                raise Unknown("np.c_/np.r_ of a slice")
+            items.append(self.tree(element.slice.value, scope, order, frames))
         fn = "column_stack" if path == "numpy.c_" else "concatenate"
         return self._fn(fn, [{"k": "list", "items": items}])
 
@@ -456,7 +458,7 @@ class Builder:
     def index(self, sl, scope: Scope, order: int, frames: Frames) -> Tree:
         """One item of a subscript: a literal slice, None/newaxis, an int or another recipe."""
         if isinstance(sl, cst.Slice):
-            ends = {}
+            ends: dict[str, int | None] = {}
             for name in ("lower", "upper", "step"):
                 end = getattr(sl, name)
                 if end is None:
@@ -545,13 +547,13 @@ class Builder:
             return self._fn("astype", [x, {"k": "dtype", "v": self.dtype(node.func, scope, order)}])
         if fn not in NUMPY_FUNCTIONS:
             raise Unknown(f"numpy.{fn}")
-        args = [self._arg(a, scope, order, frames) for a in positional(node)]
+        trees = [self._arg(a, scope, order, frames) for a in positional(node)]
         kw = {}
         for name, value in keywords(node).items():
             if name not in NUMPY_KEYWORDS:
                 raise Unknown(f"keyword {name}")
             kw[name] = self._arg(value, scope, order, frames)
-        return self._fn(fn, args, kw)
+        return self._fn(fn, trees, kw)
 
     def _method(self, func: cst.Attribute, node: cst.Call, scope, order, frames) -> Tree:
         name = func.attr.value

@@ -77,7 +77,7 @@ def split_part(
 
 def _split_sizes(builder: Builder, n: int, kw: dict, scope, order, frames) -> tuple[int, int]:
     """scikit-learn's sizes: a float test size rounds up, a float train size down."""
-    sizes = {}
+    sizes: dict[str, int | float | None] = {}
     for name in ("test_size", "train_size"):
         node = kw.get(name)
         if node is None or (isinstance(node, cst.Name) and node.value == "None"):

@@ -17,25 +17,28 @@ Shape = tuple[int, ...]
 
 
 def broadcast(*shapes: Shape | None) -> Shape | None:
-    if any(s is None for s in shapes):
+    """NumPy's broadcast of several shapes (None when one is unknown or they clash)."""
+    known = [s for s in shapes if s is not None]
+    if len(known) != len(shapes):
         return None
-    rank = max((len(s) for s in shapes), default=0)  # type: ignore[arg-type]
+    rank = max((len(s) for s in known), default=0)
     out = []
     for i in range(1, rank + 1):
-        dims = {s[-i] for s in shapes if len(s) >= i and s[-i] != 1}  # type: ignore[index]
+        dims = {s[-i] for s in known if len(s) >= i and s[-i] != 1}
         if len(dims) > 1:
             return None
         out.append(dims.pop() if dims else 1)
     return tuple(reversed(out))
 
 
-def _literal_shape(value) -> Shape | None:
+def _literal_shape(value: object) -> Shape | None:
     if not isinstance(value, list):
         return ()
     inner = {_literal_shape(v) for v in value}
-    if len(inner) > 1 or None in inner:
+    if len(inner) > 1:
         return None
-    return (len(value), *(inner.pop() if inner else ()))
+    one = inner.pop() if inner else ()
+    return None if one is None else (len(value), *one)
 
 
 def _int(tree: Tree) -> int | None:
@@ -227,38 +230,38 @@ class Shapes:
         seq = args[0]
         if seq.get("k") not in ("list", "tuple"):
             return None
-        parts = [self.of(t) for t in seq["items"]]
-        if not parts or None in parts:
+        got = [self.of(t) for t in seq["items"]]
+        parts = [p for p in got if p is not None]
+        if not parts or len(parts) != len(got):
             return None
+        axis: int | str | None
         if fn == "column_stack":
-            parts = [p if len(p) >= 2 else (p[0], 1) for p in parts]  # type: ignore[index]
+            parts = [p if len(p) >= 2 else (p[0], 1) for p in parts]
             fn, axis = "concatenate", 1
         elif fn == "vstack":
-            parts = [p if len(p) >= 2 else (1, *p) for p in parts]  # type: ignore[misc]
+            parts = [p if len(p) >= 2 else (1, *p) for p in parts]
             fn, axis = "concatenate", 0
         elif fn == "hstack":
-            axis = 0 if len(parts[0]) == 1 else 1  # type: ignore[arg-type]
-            fn = "concatenate"
+            fn, axis = "concatenate", 0 if len(parts[0]) == 1 else 1
         else:
-            got = self._axis(args, kw, 1)
-            axis = 0 if got is None and fn == "stack" else got  # type: ignore[assignment]
-            if not isinstance(axis, int):
-                return None
+            axis = self._axis(args, kw, 1)
+            axis = 0 if axis is None and fn == "stack" else axis
+        if not isinstance(axis, int):
+            return None
         if fn == "stack":
             if len(set(parts)) != 1:
                 return None
             one = parts[0]
-            at = axis if axis >= 0 else len(one) + 1 + axis  # type: ignore[arg-type]
-            return (*one[:at], len(parts), *one[at:])  # type: ignore[index]
-        rank = {len(p) for p in parts}  # type: ignore[arg-type]
-        if len(rank) != 1:
+            at = axis if axis >= 0 else len(one) + 1 + axis
+            return (*one[:at], len(parts), *one[at:])
+        ranks = {len(p) for p in parts}
+        if len(ranks) != 1 or not parts[0]:
             return None
-        at = axis % rank.pop()
-        rest = {p[:at] + p[at + 1 :] for p in parts}  # type: ignore[index]
-        if len(rest) != 1:
+        at = axis % ranks.pop()
+        if len({p[:at] + p[at + 1 :] for p in parts}) != 1:
             return None
         one = parts[0]
-        return (*one[:at], sum(p[at] for p in parts), *one[at + 1 :])  # type: ignore[index]
+        return (*one[:at], sum(p[at] for p in parts), *one[at + 1 :])
 
     def _index(self, tree: Tree) -> Shape | None:
         shape = self.of(tree["x"])

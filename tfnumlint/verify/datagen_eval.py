@@ -80,7 +80,8 @@ def _merged_defs(recipes: dict[str, dict]) -> dict[str, dict]:
     return defs
 
 
-def _size(shape: tuple[int, ...]) -> int:
+def _size(shape) -> int:
+    """The element count of a shape (a tuple or an array of its dimensions)."""
     return math.prod(int(d) for d in shape)
 
 
