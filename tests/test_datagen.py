@@ -8,6 +8,7 @@ the evaluated arrays are: shapes, ranges, and which values are shared between th
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 
@@ -186,8 +187,10 @@ def recipe_of(text: str, name: str) -> dict | None:
 
 
 def values(feeds: dict[str, dict | None], seed: int = 0) -> dict[str, np.ndarray]:
+    """The fed arrays, evaluated together from their JSON form (what a worker receives)."""
     assert all(f is not None for f in feeds.values()), feeds
-    return evaluate({k: f["data"] for k, f in feeds.items()}, seed)  # type: ignore[index]
+    sent = json.loads(json.dumps({k: f["data"] for k, f in feeds.items()}))  # type: ignore[index]
+    return evaluate(sent, seed)
 
 
 # -- the nanruns programs -------------------------------------------------------------------
@@ -488,9 +491,30 @@ lin = np.linspace(0.0, 1.0, 11)
 ar = np.arange(2, 20, 3)
 rs = X.reshape(-1, 2)
 mm = X @ rng.random((4, 2))
+e1 = X[..., 0]
+e2 = X[None]
+e3 = X[2]
+e4 = X[:, [0, 2]]
+e5 = X[-5:]
+e6 = X[::2]
+e7 = X.T
+e8 = np.squeeze(X[:, :1])
+e9 = np.cumsum(X)
+e10 = np.cumsum(X, axis=0)
+e11 = X.max()
+e12 = np.arange(10).reshape(2, 5)
+e13 = np.full((3, 2), 7.0)
+e14 = np.eye(3, 4)
+e15 = np.dot(X, X.T)
+e16 = np.stack([X, X], axis=-1)
+e17 = np.concatenate([X, X], axis=1)
+e18 = np.ones_like(X)
+e19 = np.transpose(X[None], (1, 0, 2))
+e20 = np.clip(X, 0.0, X[:1])
 """
 SHAPED_NAMES = ["X", "noise", "half", "cols", "flat", "both", "st", "ex", "hs", "cs", "vs", "rp",
-                "tl", "ot", "sel", "red", "lin", "ar", "rs", "mm"]  # fmt: skip
+                "tl", "ot", "sel", "red", "lin", "ar", "rs", "mm",
+                *[f"e{i}" for i in range(1, 21)]]  # fmt: skip
 
 
 def test_shapes_read_from_the_code_match_the_evaluated_arrays() -> None:

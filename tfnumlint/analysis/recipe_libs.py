@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .recipe import Builder, Frames
 
 SPLIT = "sklearn.model_selection.train_test_split"
-ONE_HOT = "keras.utils.to_categorical"
+ONE_HOT = ("keras.utils.to_categorical", "keras.utils.np_utils.to_categorical")
 
 
 def library_path(builder: Builder, func: cst.BaseExpression) -> str | None:
@@ -108,7 +108,7 @@ def one_hot(
 ) -> Tree | None:
     """``to_categorical(y, num_classes)`` as ``{"k": "one_hot", "x", "n"}``; None when the
     call is not Keras's."""
-    if library_path(builder, call.func) != ONE_HOT:
+    if library_path(builder, call.func) not in ONE_HOT:
         return None
     args, kw = positional(call), keywords(call)
     if not args:
