@@ -144,6 +144,8 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/recipe_tables.py:BUILTIN_DTYPES",
         "analysis/recipe_tables.py:DRAW_PARAMS",
         "analysis/recipe_tables.py:DTYPES",
+        "analysis/recipe_tables.py:FIRST_ARGUMENT_MUTATORS",
+        "analysis/recipe_tables.py:MUTATORS",
         "analysis/recipe_tables.py:NUMPY_CONSTANTS",
         "analysis/recipe_tables.py:NUMPY_FUNCTIONS",
         "analysis/recipe_tables.py:NUMPY_KEYWORDS",

@@ -11,15 +11,29 @@ A recipe is ``{"defs": {id: tree}, "root": tree}``.  Every user binding the reci
 def, referenced by ``{"k": "ref", "id": ...}``, so a value read twice is drawn once.  Ids are
 internal: the name, the walk order of its assignment and the call sites of the helpers it was
 inlined through (names never decide anything).
+
+Node kinds (``"k"``): ``const`` (``v``: a number or bool), ``array`` (``v``: nested lists of
+numbers), ``none``, ``ellipsis``, ``tuple``/``list`` (``items``), ``dtype`` (``v``), ``ref``
+(``id``), ``draw`` (``dist``, ``p``: {name: tree}, ``size``: list of ints or None; the
+Generator's names: uniform, standard_normal, normal, integers [low, high), choice, permutation,
+gamma, ...), ``bin``/``cmp`` (``op``, ``a``, ``b``), ``neg`` (``x``), ``call`` (``fn``: a
+NumPy function of ``recipe_tables.NUMPY_FUNCTIONS`` or ``astype``; ``args``, ``kw``; a method
+``x.m(...)`` is ``m(x, ...)``), ``index`` (``x``, ``idx``: items that are ``slice``
+{start, stop, step} of ints, ``none``, an int ``const`` or a tree), ``one_hot`` (``x``, ``n``).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from .draws import argument
 from .feeds import Evaluator
 from .module import Binding, Scope
-from .recipe import Builder, Unknown, argument
+from .recipe import Builder, Unknown
+from .recipe_shapes import is_mask, largest, recipe_shape
+from .recipe_tables import MAX_ELEMENTS
+
+__all__ = ["data_recipe", "fed_data", "recipe_shape"]
 
 
 # -- public -------------------------------------------------------------------------------
@@ -28,9 +42,10 @@ def data_recipe(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: in
     pandas, tf.data, a call outside the allow-list, a too large array)."""
     builder = Builder(ev)
     try:
-        return builder.recipe(builder.tree(node, scope, order, ()))
+        recipe = builder.recipe(builder.tree(node, scope, order, ()))
     except (Unknown, RecursionError):
         return None
+    return recipe if largest(recipe) <= MAX_ELEMENTS else None
 
 
 def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) -> dict | None:
@@ -39,14 +54,20 @@ def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) 
     pick: the data is then the whole indexed array and ``batch`` the pick's size."""
     builder = Builder(ev)
     try:
-        return _fed(builder, node, scope, order, 0)
+        got = _fed(builder, node, scope, order, 0)
     except (Unknown, RecursionError):
         return None
+    return got if largest(got["data"]) <= MAX_ELEMENTS else None
 
 
 def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
     if isinstance(node, cst.Name) and hops < 8:  # xb = train_x[idx]; feed {x: xb}
         found = builder.ev.lookup(node.value, scope, order)
+        if isinstance(found, cst.Param):  # step(x[rows]) of a function called once
+            bound = builder.param(node.value, found, ())
+            picked = bound is not None and isinstance(bound[0], cst.Subscript) and not bound[3]
+            if picked and _pick(builder, bound[0], bound[1], bound[2]):  # type: ignore[index]
+                return _fed(builder, bound[0], bound[1], bound[2], hops + 1)  # type: ignore[index]
         if (
             isinstance(found, Binding)
             and found.index is None
@@ -70,17 +91,34 @@ def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
 
 
 def _pick(builder: Builder, node: cst.Subscript, scope: Scope, order: int) -> bool:
-    """Is the row index of ``node`` a non-literal (a batch pick)?"""
+    """Is the row index of ``node`` a non-literal (a batch pick)?  ``np.c_[a, b]`` is no
+    pick: it joins arrays."""
+    if builder.reader.numpy_path(node.value) in ("numpy.c_", "numpy.r_"):
+        return False
     first = node.slice[0].slice
     if isinstance(first, cst.Slice):
         ends = [e for e in (first.lower, first.upper, first.step) if e is not None]
         return any(builder.number(e, scope, order, ()) is None for e in ends)
+    if not isinstance(first, cst.Index):
+        return False
     value = first.value
     if isinstance(value, cst.Ellipsis) or builder.reader.numpy_path(value) == "numpy.newaxis":
         return False
     if isinstance(value, cst.Name) and value.value == "None":
         return False
-    return builder.number(value, scope, order, ()) is None
+    if builder.number(value, scope, order, ()) is not None:
+        return False
+    return not _fixed_rows(builder, value, scope, order)
+
+
+def _fixed_rows(builder: Builder, value: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    """A boolean index (``X[y > 0]``) or a literal list of rows (``X[[0, 2]]``) selects fixed
+    rows: the data, not a batch of it."""
+    try:
+        index = builder.tree(value, scope, order, ())
+    except Unknown:
+        return False
+    return index["k"] == "array" or is_mask(index, builder.shapes)
 
 
 def pick_size(builder: Builder, index, scope: Scope, order: int, hops: int) -> int | None:

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from .recipe import Builder, Frames
 
 
-# ------------------------------------------------------------------------------
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
+    """The positional arguments (a ``*args`` call is not read: its arguments are unknown)."""
     if any(a.star for a in call.args):
         raise Unknown("star arguments")
     return [a.value for a in call.args if a.keyword is None]
@@ -31,6 +31,7 @@ def keywords(call: cst.Call) -> dict[str, cst.BaseExpression]:
 
 
 def argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
+    """The argument given by keyword ``name``, else the ``index``-th positional one."""
     kw = keywords(call)
     if name in kw:
         return kw[name]
@@ -39,7 +40,7 @@ def argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None
 
 
 def draw(
-    self: Builder, method: str, node: cst.Call, scope: Scope, order: int, frames: Frames
+    builder: Builder, method: str, node: cst.Call, scope: Scope, order: int, frames: Frames
 ) -> Tree:
     """A random draw, in the Generator's terms: ``{"k": "draw", "dist", "p", "size"}``."""
     args, kw = positional(node), keywords(node)
@@ -48,7 +49,7 @@ def draw(
         return kw.get(name) if name in kw else (args[i] if i < len(args) else None)
 
     def p(value) -> Tree:
-        return self.tree(value, scope, order, frames)
+        return builder.tree(value, scope, order, frames)
 
     def out(dist: str, params: dict, size: list[int] | None) -> Tree:
         return {"k": "draw", "dist": dist, "p": params, "size": size}
@@ -56,17 +57,17 @@ def draw(
     if method in ("rand", "randn"):
         if kw:
             raise Unknown("rand with keywords")
-        size = [self.integer(a, scope, order, frames) for a in args] or None
+        size = [builder.integer(a, scope, order, frames) for a in args] or None
         if _product(size) > MAX_ELEMENTS:
             raise Unknown("too large")
         if method == "randn":
             return out("standard_normal", {}, size)
         return out("uniform", {"low": _const(0.0), "high": _const(1.0)}, size)
     if method in UNIT_DRAWS:
-        size = self.shape(param(0, "size"), scope, order, frames)
+        size = builder.shape(param(0, "size"), scope, order, frames)
         return out("uniform", {"low": _const(0.0), "high": _const(1.0)}, size)
     if method in ("randint", "integers"):
-        return _integers(self, method, param, p, out, scope, order, frames)
+        return _integers(builder, method, param, p, out, scope, order, frames)
     if method == "choice":
         a = param(0, "a")
         if a is None:
@@ -76,7 +77,7 @@ def draw(
             params["replace"] = p(param(2, "replace"))
         if param(3, "p") is not None:
             params["p"] = p(param(3, "p"))
-        return out("choice", params, self.shape(param(1, "size"), scope, order, frames))
+        return out("choice", params, builder.shape(param(1, "size"), scope, order, frames))
     if method == "permutation" and len(args) == 1 and not kw:
         return out("permutation", {"x": p(args[0])}, None)
     spec = DRAW_PARAMS.get(method)
@@ -85,15 +86,18 @@ def draw(
     params = {}
     for i, (name, default) in enumerate(spec):
         given = param(i, name)
-        if given is None and default is None:
+        if given is not None:
+            params[name] = p(given)
+        elif default is not None:
+            params[name] = _const(default)
+        else:
             raise Unknown(f"{method} without {name}")
-        params[name] = p(given) if given is not None else _const(default)
-    size = self.shape(param(len(spec), "size"), scope, order, frames)
+    size = builder.shape(param(len(spec), "size"), scope, order, frames)
     return out(method, params, size)
 
 
 def _integers(
-    self: Builder, method: str, param, p, out, scope: Scope, order: int, frames: Frames
+    builder: Builder, method: str, param, p, out, scope: Scope, order: int, frames: Frames
 ) -> Tree:
     low, high = param(0, "low"), param(1, "high")
     if low is None:
@@ -105,7 +109,7 @@ def _integers(
             raise Unknown("endpoint")
         if endpoint.value == "True":
             hi = {"k": "bin", "op": "+", "a": hi, "b": _const(1)}
-    size = self.shape(param(2, "size"), scope, order, frames)
+    size = builder.shape(param(2, "size"), scope, order, frames)
     return out("integers", {"low": lo, "high": hi}, size)
 
 

@@ -12,9 +12,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .draws import argument, draw, keywords, positional
+from .draws import draw, keywords, positional
 from .feeds import Evaluator, FeedReader
 from .module import Binding, Scope
+from .recipe_code import BINARY, COMPARE, fold, mentions, mutated, product
+from .recipe_libs import is_split, one_hot, split_part
+from .recipe_shapes import Shapes
 from .recipe_tables import (
     ARRAY_METHODS,
     BUILTIN_DTYPES,
@@ -30,26 +33,6 @@ from .recipe_tables import (
 
 LATE = 10**9  # an order after every statement of a scope
 
-_BINARY = {
-    cst.Add: "+",
-    cst.Subtract: "-",
-    cst.Multiply: "*",
-    cst.Divide: "/",
-    cst.Power: "**",
-    cst.MatrixMultiply: "@",
-    cst.FloorDivide: "//",
-    cst.Modulo: "%",
-    cst.BitAnd: "&",
-    cst.BitOr: "|",
-}
-_COMPARE = {
-    cst.LessThan: "<",
-    cst.GreaterThan: ">",
-    cst.LessThanEqual: "<=",
-    cst.GreaterThanEqual: ">=",
-    cst.Equal: "==",
-    cst.NotEqual: "!=",
-}
 _GENERATOR_MAKERS = frozenset(
     {"numpy.random.RandomState", "numpy.random.default_rng", "numpy.random.Generator"}
 )
@@ -69,32 +52,6 @@ class _Frame:
 Frames = tuple[_Frame, ...]
 
 
-def _fold(op: str, a: float, b: float) -> float | None:
-    try:
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if op == "/":
-            return a / b
-        if op == "//":
-            return a // b
-        if op == "%":
-            return a % b
-        if op == "**":
-            got = a**b
-            return got if isinstance(got, (int, float)) else None
-    except (ZeroDivisionError, OverflowError):
-        return None
-    return None
-
-
-def _product(shape: list[int] | None) -> int:
-    return math.prod(shape) if shape else 1
-
-
 class Builder:
     """Translates NumPy expressions of one module into recipe trees, collecting the defs."""
 
@@ -105,9 +62,24 @@ class Builder:
         self.call_ids = {id(site.node): site.order for site in ev.info.calls}
         self.depth = 0
         self._numbers: dict[tuple[int, tuple[str, ...]], int | float | None] = {}
+        self.shapes = Shapes(self.defs)
+        self._sole: dict[Scope, object] = {}
 
     def recipe(self, root: Tree) -> dict:
-        return {"defs": {k: v for k, v in self.defs.items() if v is not None}, "root": root}
+        """The root with the defs it reaches (a def read only for its shape is left out)."""
+        reached: dict[str, Tree] = {}
+        stack: list = [root]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, dict):
+                key = item.get("id") if item.get("k") == "ref" else None
+                if key is not None and key not in reached and self.defs.get(key) is not None:
+                    reached[key] = self.defs[key]  # type: ignore[assignment]
+                    stack.append(reached[key])
+                stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+        return {"defs": reached, "root": root}
 
     # -- numbers ----------------------------------------------------------------------------
     def number(
@@ -134,12 +106,15 @@ class Builder:
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
             inner = self.number(node.expression, scope, order, frames)
             return -inner if inner is not None else None
-        if isinstance(node, cst.BinaryOperation) and type(node.operator) in _BINARY:
+        if isinstance(node, cst.BinaryOperation) and type(node.operator) in BINARY:
             a = self.number(node.left, scope, order, frames)
             b = self.number(node.right, scope, order, frames)
             if a is None or b is None:
                 return None
-            return _fold(_BINARY[type(node.operator)], a, b)
+            return fold(BINARY[type(node.operator)], a, b)
+        shaped = self._shape_number(node, scope, order, frames)
+        if shaped is not None:
+            return shaped
         if isinstance(node, cst.Attribute):
             path = self.reader.numpy_path(node)
             if path is not None and path.startswith("numpy."):
@@ -156,7 +131,7 @@ class Builder:
             return None
         found = self.ev.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):
-            bound = self._param(node.value, found, frames)
+            bound = self.param(node.value, found, frames)
             if bound is None:
                 return None
             expr, s, o, outer = bound
@@ -174,6 +149,39 @@ class Builder:
                 return got
         return self.ev.value(node, scope, order).const
 
+    def shape_of(self, node, scope: Scope, order: int, frames: Frames) -> tuple[int, ...] | None:
+        """The shape of the array ``node`` holds, when the code gives it."""
+        try:
+            return self.shapes.of(self.tree(node, scope, order, frames))
+        except Unknown:
+            return None
+
+    def _shape_number(self, node, scope: Scope, order: int, frames: Frames) -> int | None:
+        """``len(x)``, ``x.shape[i]``, ``x.size``, ``x.ndim`` from the shape of ``x``."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            builtin = self.ev.lookup(node.func.value, scope, order) is None
+            if node.func.value != "len" or not builtin or len(node.args) != 1:
+                return None
+            got = self.shape_of(node.args[0].value, scope, order, frames)
+            return got[0] if got else None
+        if isinstance(node, cst.Attribute) and node.attr.value in ("size", "ndim"):
+            got = self.shape_of(node.value, scope, order, frames)
+            if got is None:
+                return None
+            return math.prod(got) if node.attr.value == "size" else len(got)
+        if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+            return None
+        shaped, item = node.value, node.slice[0].slice
+        if not (isinstance(shaped, cst.Attribute) and shaped.attr.value == "shape"):
+            return None
+        if not isinstance(item, cst.Index):
+            return None
+        at = self.number(item.value, scope, order, frames)
+        got = self.shape_of(shaped.value, scope, order, frames)
+        if got is None or at is None or not -len(got) <= int(at) < len(got):
+            return None
+        return got[int(at)]
+
     def integer(self, node, scope: Scope, order: int, frames: Frames) -> int:
         got = self.number(node, scope, order, frames)
         if got is None or isinstance(got, bool) or float(got) != int(got) or got < 0:
@@ -186,9 +194,14 @@ class Builder:
             return None
         if isinstance(node, (cst.Tuple, cst.List)):
             got = [self.integer(e.value, scope, order, frames) for e in node.elements]
+        elif isinstance(node, cst.Attribute) and node.attr.value == "shape":
+            known = self.shape_of(node.value, scope, order, frames)
+            if known is None:
+                raise Unknown("an unknown shape")
+            got = list(known)
         else:
             got = [self.integer(node, scope, order, frames)]
-        if _product(got) > MAX_ELEMENTS:
+        if product(got) > MAX_ELEMENTS:
             raise Unknown("too large")
         return got
 
@@ -207,13 +220,50 @@ class Builder:
         return name if name in DTYPES else None
 
     # -- names, parameters and helpers ------------------------------------------------------
-    def _param(self, name: str, param: cst.Param, frames: Frames):
+    def param(self, name: str, param: cst.Param, frames: Frames):
+        """What a parameter is bound to: the argument of the inlined call, or of the one call
+        of its module function (``def train(x, y): ...`` called once as ``train(X, Y)``)."""
         for i in range(len(frames) - 1, -1, -1):
             frame = frames[i]
             if frame.fscope.params.get(name) is param and name in frame.args:
                 expr, s, o = frame.args[name]
                 return expr, s, o, frame.outer
-        return None
+        fscope = next(
+            (f for f in self.ev.info.functions.values() if f.params.get(name) is param), None
+        )
+        site = self._sole_call(fscope) if fscope is not None else None
+        if site is None:
+            return None
+        try:
+            frame = self._frame(site.node, fscope, site.scope, site.order, ())  # type: ignore[arg-type]
+        except Unknown:
+            return None
+        if name not in frame.args:
+            return None
+        expr, s, o = frame.args[name]
+        return expr, s, o, ()
+
+    def _sole_call(self, fscope: Scope):
+        """The call site of a module function when the module calls it exactly once (by its
+        name; passed around as a value, it may be called anywhere)."""
+        if fscope in self._sole:
+            return self._sole[fscope]
+        fn = fscope.node
+        sites = []
+        seen = 0
+        if isinstance(fn, cst.FunctionDef):
+            name = fn.name.value
+            for site in self.ev.info.calls:
+                func = site.node.func
+                if isinstance(func, cst.Name) and func.value == name:
+                    found = self.ev.lookup(name, site.scope, site.order)
+                    if isinstance(found, Binding) and found.scope.kind == "module":
+                        sites.append(site)
+            seen = mentions(self.ev.info)[name]
+        # the def's own name, and the call's: any other mention may pass the function on
+        got = sites[0] if len(sites) == 1 and seen == 2 else None
+        self._sole[fscope] = got
+        return got
 
     def _frames_of(self, scope: Scope, frames: Frames) -> Frames:
         """The frames a binding of ``scope`` is evaluated in: up to the inlined call of its
@@ -238,8 +288,19 @@ class Builder:
             or not isinstance(fscope.node, cst.FunctionDef)
         ):
             raise Unknown("not a helper with one return")
-        params = fscope.node.params
-        if params.star_arg is not None and isinstance(params.star_arg, cst.Param):
+        frame = self._frame(call, fscope, scope, order, frames)
+        at, expr = fscope.returns[0]
+        return expr, fscope, at, (*frames, frame)
+
+    def _frame(
+        self, call: cst.Call, fscope: Scope, scope: Scope, order: int, frames: Frames
+    ) -> _Frame:
+        """The parameters of ``fscope``'s function bound to the arguments of ``call``."""
+        fn = fscope.node
+        if not isinstance(fn, cst.FunctionDef):
+            raise Unknown("not a def")
+        params = fn.params
+        if isinstance(params.star_arg, cst.Param):
             raise Unknown("*args helper")
         args = positional(call)
         kw = keywords(call)
@@ -253,15 +314,13 @@ class Builder:
                 bound[name] = (args[i], scope, order)
             elif p.default is not None:
                 bound[name] = (p.default, fscope.parent or scope, LATE)
-            else:
-                raise Unknown("missing argument")
         ctx = f"c{self.call_ids.get(id(call), id(call))}"
-        frame = _Frame(fscope, bound, frames, ctx)
-        at, expr = fscope.returns[0]
-        return expr, fscope, at, (*frames, frame)
+        return _Frame(fscope, bound, frames, ctx)
 
     def ref(self, name: str, binding: Binding, frames: Frames) -> Tree:
         """One def per binding (and inlined call): a value read twice is drawn once."""
+        if name in mutated(binding.scope):
+            raise Unknown("changed in place after it is assigned")
         below = self._frames_of(binding.scope, frames)
         key = f"{name}@{binding.at}"
         if binding.index is not None:
@@ -284,6 +343,8 @@ class Builder:
             return self.tree(value, scope, at, frames)
         if isinstance(value, (cst.Tuple, cst.List)) and binding.index < len(value.elements):
             return self.tree(value.elements[binding.index].value, scope, at, frames)
+        if isinstance(value, cst.Call) and is_split(self, value):
+            return split_part(self, value, binding.index, scope, at, frames)
         if isinstance(value, cst.Call):
             expr, fscope, ret_at, inner = self.inline(value, scope, at, frames)
             if isinstance(expr, cst.Tuple) and binding.index < len(expr.elements):
@@ -318,25 +379,42 @@ class Builder:
                 return inner
             raise Unknown("unary operator")
         if isinstance(node, cst.BinaryOperation):
-            op = _BINARY.get(type(node.operator))
+            op = BINARY.get(type(node.operator))
             if op is None:
                 raise Unknown("binary operator")
             a = self.tree(node.left, scope, order, frames)
             return {"k": "bin", "op": op, "a": a, "b": self.tree(node.right, scope, order, frames)}
         if isinstance(node, cst.Comparison):
-            if len(node.comparisons) != 1 or type(node.comparisons[0].operator) not in _COMPARE:
+            if len(node.comparisons) != 1 or type(node.comparisons[0].operator) not in COMPARE:
                 raise Unknown("chained comparison")
             target = node.comparisons[0]
             a = self.tree(node.left, scope, order, frames)
             b = self.tree(target.comparator, scope, order, frames)
-            return {"k": "cmp", "op": _COMPARE[type(target.operator)], "a": a, "b": b}
+            return {"k": "cmp", "op": COMPARE[type(target.operator)], "a": a, "b": b}
         if isinstance(node, cst.Subscript):
+            joined = self._index_join(node, scope, order, frames)
+            if joined is not None:
+                return joined
             x = self.tree(node.value, scope, order, frames)
             items = [self.index(e.slice, scope, order, frames) for e in node.slice]
             return {"k": "index", "x": x, "idx": items}
         if isinstance(node, cst.Call):
             return self._call(node, scope, order, frames)
         raise Unknown(type(node).__name__)
+
+    def _index_join(self, node: cst.Subscript, scope, order, frames) -> Tree | None:
+        """``np.c_[a, b]`` (columns side by side) and ``np.r_[a, b]`` (rows after rows) of
+        arrays; with slices or strings inside they are not replayed."""
+        path = self.reader.numpy_path(node.value)
+        if path not in ("numpy.c_", "numpy.r_"):
+            return None
+        items = []
+        for element in node.slice:
+            if not isinstance(element.slice, cst.Index):
+                raise Unknown("np.c_/np.r_ of a slice")
+            items.append(self.tree(element.slice.value, scope, order, frames))
+        fn = "column_stack" if path == "numpy.c_" else "concatenate"
+        return self._fn(fn, [{"k": "list", "items": items}])
 
     def _name(self, node: cst.Name, scope: Scope, order: int, frames: Frames) -> Tree:
         if node.value in ("True", "False"):
@@ -345,7 +423,7 @@ class Builder:
             return {"k": "none"}
         found = self.ev.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):
-            bound = self._param(node.value, found, frames)
+            bound = self.param(node.value, found, frames)
             if bound is None:
                 raise Unknown("a parameter of a function not inlined")
             expr, s, o, outer = bound
@@ -357,6 +435,11 @@ class Builder:
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int, frames: Frames) -> Tree:
         if self.reader.numpy_path(node) == "numpy.newaxis":
             return {"k": "none"}
+        if node.attr.value == "shape":
+            known = self.shape_of(node.value, scope, order, frames)
+            if known is None:
+                raise Unknown("an unknown shape")
+            return {"k": "tuple", "items": [{"k": "const", "v": d} for d in known]}
         if node.attr.value == "T":
             return self._fn("transpose", [self.tree(node.value, scope, order, frames)])
         raise Unknown("attribute")
@@ -375,7 +458,7 @@ class Builder:
     def index(self, sl, scope: Scope, order: int, frames: Frames) -> Tree:
         """One item of a subscript: a literal slice, None/newaxis, an int or another recipe."""
         if isinstance(sl, cst.Slice):
-            ends = {}
+            ends: dict[str, int | None] = {}
             for name in ("lower", "upper", "step"):
                 end = getattr(sl, name)
                 if end is None:
@@ -404,6 +487,9 @@ class Builder:
         func = node.func
         if isinstance(func, cst.Attribute) and self.generator(func.value, scope, order, frames):
             return draw(self, func.attr.value, node, scope, order, frames)
+        hot = one_hot(self, node, scope, order, frames)
+        if hot is not None:
+            return hot
         path = self.reader.numpy_path(func)
         if path is not None:
             if path.startswith("numpy.random."):
@@ -423,6 +509,13 @@ class Builder:
     def generator(self, node, scope: Scope, order: int, frames: Frames) -> bool:
         """Is ``node`` NumPy's random module or a generator made by it (through names and
         inlined parameters)?"""
+        self.depth += 1
+        try:
+            return self.depth <= MAX_DEPTH and self._generator(node, scope, order, frames)
+        finally:
+            self.depth -= 1
+
+    def _generator(self, node, scope: Scope, order: int, frames: Frames) -> bool:
         if self.reader.numpy_path(node) == "numpy.random":
             return True
         if isinstance(node, cst.Call):
@@ -431,7 +524,7 @@ class Builder:
             return False
         found = self.ev.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):
-            bound = self._param(node.value, found, frames)
+            bound = self.param(node.value, found, frames)
             return bound is not None and self.generator(bound[0], bound[1], bound[2], bound[3])
         if isinstance(found, Binding) and found.value is not None and found.index is None:
             return self.generator(
@@ -454,40 +547,13 @@ class Builder:
             return self._fn("astype", [x, {"k": "dtype", "v": self.dtype(node.func, scope, order)}])
         if fn not in NUMPY_FUNCTIONS:
             raise Unknown(f"numpy.{fn}")
-        self._guard_constructor(fn, node, scope, order, frames)
-        args = [self._arg(a, scope, order, frames) for a in positional(node)]
+        trees = [self._arg(a, scope, order, frames) for a in positional(node)]
         kw = {}
         for name, value in keywords(node).items():
             if name not in NUMPY_KEYWORDS:
                 raise Unknown(f"keyword {name}")
             kw[name] = self._arg(value, scope, order, frames)
-        return self._fn(fn, args, kw)
-
-    def _guard_constructor(self, fn: str, node: cst.Call, scope, order, frames) -> None:
-        """The size guard for arrays made from sizes the code states."""
-        if fn in ("eye", "identity"):
-            first = argument(node, 0, "N")
-            if first is None:
-                raise Unknown("eye of no size")
-            n = self.integer(first, scope, order, frames)
-            m_node = argument(node, 1, "M")
-            m = n if m_node is None else self.integer(m_node, scope, order, frames)
-            if n * m > MAX_ELEMENTS:
-                raise Unknown("too large")
-        elif fn in ("ones", "zeros", "full"):
-            self.shape(argument(node, 0, "shape"), scope, order, frames)
-        elif fn == "linspace":
-            num = argument(node, 2, "num")
-            if num is not None and self.integer(num, scope, order, frames) > MAX_ELEMENTS:
-                raise Unknown("too large")
-        elif fn == "arange":
-            ends = [self.number(a, scope, order, frames) for a in positional(node)[:3]]
-            if None in ends or not ends:
-                return
-            lo, hi = (0, ends[0]) if len(ends) == 1 else (ends[0], ends[1])
-            step = ends[2] if len(ends) == 3 else 1
-            if step and abs((hi - lo) / step) > MAX_ELEMENTS:
-                raise Unknown("too large")
+        return self._fn(fn, trees, kw)
 
     def _method(self, func: cst.Attribute, node: cst.Call, scope, order, frames) -> Tree:
         name = func.attr.value

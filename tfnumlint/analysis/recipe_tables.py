@@ -12,23 +12,49 @@ Tree = dict  # a JSON-able recipe node: {"k": kind, ...}
 MAX_ELEMENTS = 20_000_000  # a larger array is not replayed
 MAX_DEPTH = 60
 
-# NumPy functions the evaluator replays by their own name (``getattr(numpy, fn)``)
-NUMPY_FUNCTIONS = frozenset(
-    {
-        "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "abs", "absolute",
-        "tanh", "sin", "cos", "arctan", "clip", "maximum", "minimum", "where", "stack",
-        "concatenate", "vstack", "hstack", "column_stack", "eye", "identity", "ones", "zeros",
-        "full", "ones_like", "zeros_like", "full_like", "arange", "linspace", "reshape", "tile",
-        "repeat", "mean", "std", "var", "sum", "max", "min", "round", "floor", "ceil", "sign",
-        "outer", "dot", "matmul", "transpose", "ravel", "squeeze", "expand_dims", "cumsum",
-        "sort", "power", "array", "asarray", "copy", "argmax", "argmin",
-    }
-)  # fmt: skip
+# NumPy functions the evaluator replays by their own name (``getattr(numpy, fn)``), each with
+# the rule its result's shape follows (``recipe_shapes``), so a function allowed here has a shape
+NUMPY_FUNCTIONS: dict[str, str] = {
+    "exp": "elementwise", "expm1": "elementwise", "log": "elementwise", "log1p": "elementwise",
+    "log2": "elementwise", "log10": "elementwise", "sqrt": "elementwise", "square": "elementwise",
+    "abs": "elementwise", "absolute": "elementwise", "tanh": "elementwise", "sin": "elementwise",
+    "cos": "elementwise", "arctan": "elementwise", "floor": "elementwise", "ceil": "elementwise",
+    "sign": "elementwise", "round": "elementwise", "copy": "elementwise",
+    "asarray": "elementwise", "array": "elementwise", "sort": "elementwise",
+    "ones_like": "elementwise", "zeros_like": "elementwise", "full_like": "elementwise",
+    "clip": "broadcast", "maximum": "broadcast", "minimum": "broadcast", "where": "broadcast",
+    "power": "broadcast",
+    "mean": "reduce", "std": "reduce", "var": "reduce", "sum": "reduce", "max": "reduce",
+    "min": "reduce", "argmax": "reduce", "argmin": "reduce",
+    "stack": "join", "concatenate": "join", "vstack": "join", "hstack": "join",
+    "column_stack": "join",
+    "ones": "sized", "zeros": "sized", "full": "sized",
+    "eye": "square", "identity": "square",
+    "arange": "range",
+    "linspace": "num",
+    "reshape": "reshape",
+    "ravel": "flat",
+    "cumsum": "scan",
+    "transpose": "permute",
+    "squeeze": "squeeze",
+    "expand_dims": "expand",
+    "dot": "product", "matmul": "product",
+    "outer": "outer",
+    "tile": "tile",
+    "repeat": "repeat",
+}  # fmt: skip
 # keyword arguments those functions may be given
 NUMPY_KEYWORDS = frozenset(
     {"axis", "keepdims", "dtype", "ddof", "num", "endpoint", "decimals", "repeats", "reps",
      "a_min", "a_max", "k", "M", "axes", "newshape", "shape", "fill_value"}
 )  # fmt: skip
+# methods and functions that change an array or list in place (x.sort(), rng.shuffle(x))
+MUTATORS = frozenset(
+    {"append", "extend", "insert", "fill", "sort", "shuffle", "resize", "put", "itemset",
+     "partition", "pop", "remove", "clear", "update"}
+)  # fmt: skip
+# NumPy functions that change their first argument in place (np.random.shuffle(x))
+FIRST_ARGUMENT_MUTATORS = frozenset({"shuffle", "copyto", "place", "putmask", "put"})
 DTYPES = frozenset(
     {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
 )

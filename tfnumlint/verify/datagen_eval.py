@@ -51,7 +51,19 @@ def evaluate(recipes: dict[str, dict], seed: int) -> dict[str, np.ndarray]:
     run = _Run(_merged_defs(recipes), np.random.default_rng(seed))
     out: dict[str, np.ndarray] = {}
     for name, recipe in recipes.items():
-        value = np.asarray(run.value(recipe["root"]))
+        try:
+            value = np.asarray(run.value(recipe["root"]))
+        except (
+            IndexError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            ZeroDivisionError,
+            RecursionError,
+        ) as e:
+            raise ValueError(f"recipe {name!r} cannot be evaluated: {e!r}") from e
+        if value.dtype.kind not in "biuf":
+            raise ValueError(f"recipe {name!r} is not numeric data ({value.dtype})")
         out[name] = value.astype(np.float32) if value.dtype.kind == "f" else value
     return out
 
@@ -68,7 +80,8 @@ def _merged_defs(recipes: dict[str, dict]) -> dict[str, dict]:
     return defs
 
 
-def _size(shape: tuple[int, ...]) -> int:
+def _size(shape) -> int:
+    """The element count of a shape (a tuple or an array of its dimensions)."""
     return math.prod(int(d) for d in shape)
 
 
@@ -101,6 +114,7 @@ class _Run:
             "neg": lambda t: -np.asarray(self.value(t["x"])),
             "call": self._call,
             "index": self._index,
+            "one_hot": self._one_hot,
         }
 
     def value(self, tree: dict):
@@ -191,6 +205,18 @@ class _Run:
             raise ValueError(f"{fn} makes {expected} elements (more than {MAX_ELEMENTS})")
         return getattr(np, fn)(*args, **kw)
 
+    def _one_hot(self, tree: dict) -> np.ndarray:
+        """Keras's ``to_categorical``: a trailing axis of 1 is dropped, classes default to
+        the largest label + 1."""
+        labels = np.asarray(self.value(tree["x"]))
+        if labels.ndim > 1 and labels.shape[-1] == 1:
+            labels = labels[..., 0]
+        labels = _whole(labels)
+        n = tree["n"] if tree["n"] is not None else int(np.max(labels)) + 1
+        if labels.size * n > MAX_ELEMENTS:
+            raise ValueError(f"a one-hot encoding of {labels.size * n} elements")
+        return np.eye(n, dtype=np.float32)[labels]
+
     def _index(self, tree: dict):
         x = self.value(tree["x"])
         items = []
@@ -214,22 +240,23 @@ def _whole(v):
 
 def _made_size(fn: str, args: list, kw: dict) -> int:
     """How many elements a constructor makes, before it makes them (0 when not one)."""
-    if fn in ("eye", "identity") and args:
+    rule = NUMPY_FUNCTIONS[fn]
+    if rule == "square" and args:
         n = int(args[0])
-        m = kw.get("M", args[1] if len(args) > 1 and fn == "eye" else None)
+        m = kw.get("M", args[1] if len(args) > 1 else None)
         return n * (int(m) if m is not None else n)
-    if fn in ("ones", "zeros", "full") and args:
+    if rule == "sized" and args:
         return _size(np.atleast_1d(args[0]))
-    if fn == "linspace":
+    if rule == "num":
         return int(kw.get("num", args[2] if len(args) > 2 else 50))
-    if fn == "arange" and args and all(np.isscalar(a) for a in args):
+    if rule == "range" and args and all(np.isscalar(a) for a in args):
         lo, hi = (0, args[0]) if len(args) == 1 else (args[0], args[1])
         step = args[2] if len(args) > 2 else kw.get("step", 1)
         return int(abs((hi - lo) / step)) if step else 0
-    if fn == "outer" and len(args) == 2:
+    if rule == "outer" and len(args) == 2:
         return int(np.size(args[0]) * np.size(args[1]))
-    if fn == "tile" and len(args) == 2:
+    if rule == "tile" and len(args) == 2:
         return int(np.size(args[0]) * _size(np.atleast_1d(args[1])))
-    if fn == "repeat" and len(args) >= 2:
+    if rule == "repeat" and len(args) >= 2:
         return int(np.size(args[0]) * np.max(np.atleast_1d(args[1])))
     return 0

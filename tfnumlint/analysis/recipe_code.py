@@ -1,0 +1,109 @@
+"""What the code says around a recipe's names: constant folding, in-place changes, mentions.
+
+Plain facts read from the module's tree, shared by the recipe builder (``recipe.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections import Counter
+
+import libcst as cst
+
+from .module import ModuleInfo, Scope
+from .names import descendants
+from .recipe_tables import FIRST_ARGUMENT_MUTATORS, MUTATORS
+
+MAX_POWER = 1024  # 2 ** 10**9 is not folded
+
+BINARY = {
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.Divide: "/",
+    cst.Power: "**",
+    cst.MatrixMultiply: "@",
+    cst.FloorDivide: "//",
+    cst.Modulo: "%",
+    cst.BitAnd: "&",
+    cst.BitOr: "|",
+}
+COMPARE = {
+    cst.LessThan: "<",
+    cst.GreaterThan: ">",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThanEqual: ">=",
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+}
+
+
+def fold(op: str, a: float, b: float) -> float | None:
+    try:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        if op == "/":
+            return a / b
+        if op == "//":
+            return a // b
+        if op == "%":
+            return a % b
+        if op == "**":
+            if abs(b) > MAX_POWER:
+                return None
+            got = a**b
+            return got if isinstance(got, (int, float)) else None
+    except (ZeroDivisionError, OverflowError):
+        return None
+    return None
+
+
+def product(shape: list[int] | None) -> int:
+    return math.prod(shape) if shape else 1
+
+
+_MUTATED: weakref.WeakKeyDictionary[Scope, frozenset[str]] = weakref.WeakKeyDictionary()
+_MENTIONS: weakref.WeakKeyDictionary[ModuleInfo, Counter[str]] = weakref.WeakKeyDictionary()
+
+
+def mentions(info: ModuleInfo) -> Counter[str]:
+    """How often each identifier appears in the module (counted once per module)."""
+    known = _MENTIONS.get(info)
+    if known is None:
+        known = Counter(n.value for n in descendants(info.module) if isinstance(n, cst.Name))
+        _MENTIONS[info] = known
+    return known
+
+
+def _base_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Subscript, cst.Attribute)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def mutated(scope: Scope) -> frozenset[str]:
+    """Names changed in place somewhere in ``scope`` (``x[i] = v``, ``x.append(v)``,
+    ``rng.shuffle(x)``): a recipe of their assignment would not be what is fed."""
+    known = _MUTATED.get(scope)
+    if known is not None:
+        return known
+    names: set[str | None] = set()
+    for node in descendants(scope.node):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
+            target = node.target
+            if isinstance(target, (cst.Subscript, cst.Attribute)):
+                names.add(_base_name(target))
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            if method in MUTATORS:
+                names.add(_base_name(node.func.value))
+            if method in FIRST_ARGUMENT_MUTATORS and node.args:
+                names.add(_base_name(node.args[0].value))
+    found = frozenset(n for n in names if n is not None)
+    _MUTATED[scope] = found
+    return found
