@@ -483,6 +483,26 @@ def feature_data(ctx: Context) -> list[tuple[DataScale, Site]]:
     return ctx.fact("feature_data", compute)
 
 
+def _replayable(ctx: Context) -> bool:
+    """Features made by NumPy code the training rung replays (``analysis/datagen.py``): their
+    scale is not literal, but the verifier trains on the program's own data."""
+    from ..analysis.datagen import fed_data
+
+    def compute() -> bool:
+        for _key, value, s in _feeds(ctx):
+            if fed_data(ctx.ev, value, s.scope, s.order) is not None:
+                return True
+        for s in ctx.info.calls:
+            func = s.node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "fit":
+                x = ctx.arg(s.node, 0, "x")
+                if x is not None and fed_data(ctx.ev, x, s.scope, s.order) is not None:
+                    return True
+        return False
+
+    return bool(ctx.fact("replayable_features", compute))
+
+
 def _known_first(data: list[tuple[DataScale, Site]]) -> tuple[DataScale, Site] | None:
     for status in ("literal", "unknown"):
         for d, s in data:
@@ -521,8 +541,9 @@ def sgd_diverges_on_raw_features(site: Site[cst.Call], ctx: Context):
             {**spec, "features": scale.to_spec(), "curvature": lam, "limit": limit},
         )
         return
-    if lr < UNKNOWN_SCALE_LR or not data.loaded:
-        return  # prepared elsewhere, or not raw data from a file
+    replayed = data.status == "unknown" and _replayable(ctx)
+    if (lr < UNKNOWN_SCALE_LR or not data.loaded) and not replayed:
+        return  # prepared elsewhere, or not raw data from a file or code the verifier replays
     rms_limit = math.sqrt((1 + momentum) / lr)
     yield Hit(
         call,
@@ -689,6 +710,12 @@ def _summed_loss(ctx: Context, site: Site, loss: cst.BaseExpression, opt: dict,
     node, scope, order = resolve(ctx, loss, where.scope, where.order)
     at = Site(node, scope, where.statement, order, where.top)
     term = _strip_scaling(ctx, node, at)
+    if isinstance(term, cst.Call) and isinstance(term.func, cst.Name) and ctx.op(term) is None:
+        body = _function_result(ctx, term.func, at)  # loss = squared_error(y, f(x)): its body
+        if body is not None:
+            node, scope, order = resolve(ctx, body[0], body[1].scope, body[1].order)
+            at = Site(node, scope, where.statement, order, where.top)
+            term = _strip_scaling(ctx, node, at)
     if not (isinstance(term, cst.Call) and _sums_over_batch(ctx, term, at)):
         return
     batch = batch_size(ctx)
@@ -697,12 +724,13 @@ def _summed_loss(ctx: Context, site: Site, loss: cst.BaseExpression, opt: dict,
         return
     found = _known_first(feature_data(ctx))
     scale = found[0].scale if found else None
+    own = next((s for s in ctx.info.calls if s.node is term), site)  # the sum's own site
     yield Hit(
-        report or site.node,
+        report or term,  # the sum itself
         f"the loss is summed over the batch (`{_short(ctx.code(term))}`) and trained with SGD at lr "
         f"{fmt(lr)}: each step is lr x batch = {fmt(lr)} x {batch} = {fmt(lr * batch)} times the "
         f"mean gradient; use tf.reduce_mean (or keep the sum with lr {fmt(lr / batch)})",
-        site,
+        site if report is not None else own,
         {
             "kind": "train",
             "recipe": "summed",

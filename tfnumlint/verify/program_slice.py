@@ -26,7 +26,8 @@ from typing import Any
 import libcst as cst
 
 from ..analysis.context import Context, Hit
-from ..analysis.module import Binding, Scope
+from ..analysis.module import Binding, Scope, contains
+from ..analysis.names import dotted_name
 from .slicer import Slicer
 
 MAX_DATA_ELEMENTS = 20_000_000
@@ -425,13 +426,64 @@ class ProgramSlicer:
             call = site.node
             if isinstance(call.func, cst.Name) and call.func.value == fn.name.value:
                 arg = self.ctx.arg(call, index, param.name.value)
-                if arg is not None:
-                    feeds_.append(self._fed(arg, site.scope, site.order))
+                if arg is None:
+                    continue
+                looped = self._dataset_element(arg, call, site.scope)
+                feeds_.append(looped if looped is not None else self._fed(arg, site.scope, site.order))
         if not feeds_:
             return None
         key = f"{name}"
         self.data.setdefault(key, {"shape": None, "feeds": feeds_})
         return {"k": "input", "name": key}
+
+    def _dataset_element(self, arg: cst.BaseExpression, call: cst.Call, scope: Scope) -> dict | None:
+        """``for xb, yb in dataset: step(xb, yb)`` with ``dataset =
+        tf.data.Dataset.from_tensor_slices((X, y)).shuffle(n).batch(B)``: ``xb`` is a batch
+        of ``B`` rows of ``X`` (what ``_fed`` makes of ``X``, picked in batches)."""
+        if not isinstance(arg, cst.Name):
+            return None
+        for loop in _loops(scope.node):
+            if not contains(loop.body, call):
+                continue
+            path = _target_path(loop.target, arg.value)
+            if path is None:
+                continue
+            iterable = loop.iter
+            if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "enumerate" and iterable.args:
+                if not path or path[0] != 1:
+                    return None
+                iterable, path = iterable.args[0].value, path[1:]
+            return self._sliced_element(iterable, path, scope)
+        return None
+
+    def _sliced_element(self, node: cst.BaseExpression, path: list[int], scope: Scope) -> dict | None:
+        batch = None
+        order = next((s.order for s in self.ctx.info.calls if s.node is node), 10**9)
+        for _ in range(12):
+            if isinstance(node, cst.Name):
+                found = self.ctx.ev.lookup(node.value, scope, order)
+                if not isinstance(found, Binding) or found.value is None or found.index is not None:
+                    return None
+                node, scope, order = found.value, found.scope, found.at
+                continue
+            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+                return None
+            method = node.func.attr.value
+            if method == "from_tensor_slices" and node.args:
+                items = node.args[0].value
+                for i in path:
+                    if not isinstance(items, (cst.Tuple, cst.List)) or i >= len(items.elements):
+                        return None
+                    items = items.elements[i].value
+                fed = self._fed(items, scope, order)
+                return {**fed, "rows": "batch", "batch": batch} if batch else None
+            if method == "batch" and node.args:
+                b = _number(self.ctx, node.args[0].value, scope, order)
+                batch = int(b) if b else None
+            elif method not in ("shuffle", "repeat", "take", "prefetch", "cache", "skip"):
+                return None
+            node = node.func.value
+        return None
 
     # models -------------------------------------------------------------------------------
     def _model_call(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
@@ -637,6 +689,29 @@ def sequential_layers(ctx: Context, built: cst.Call, scope: Scope, order: int) -
     return layers
 
 
+def _loops(root: cst.CSTNode) -> list[cst.For]:
+    found: list[cst.For] = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_For(self, node: cst.For) -> None:
+            found.append(node)
+
+    root.visit(_Visitor())
+    return found
+
+
+def _target_path(target: cst.BaseExpression, name: str) -> list[int] | None:
+    """Where ``name`` sits in a loop target: ``i, (xb, yb)`` gives [1, 0] for ``xb``."""
+    if isinstance(target, cst.Name):
+        return [] if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for i, e in enumerate(target.elements):
+            sub = _target_path(e.value, name)
+            if sub is not None:
+                return [i, *sub]
+    return None
+
+
 def _function_of(scope: Scope) -> cst.FunctionDef | None:
     node = scope.node
     return node if isinstance(node, cst.FunctionDef) else None
@@ -782,10 +857,11 @@ def training_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec 
     """For a finding on an optimizer (its learning rate, its epsilon): the objective it
     trains, whole, as the term the run watches (a loss that goes non-finite or diverges)."""
     pos = positions.get(hit.node)
+    at = (pos.start.line, pos.start.column + 1) if pos else (0, 0)
     sliced = ctx.fact("program_objectives", lambda: _sliced(ctx, positions))
     for obj, ps, loss in sliced:
-        if obj.optimizer is not hit.node:
-            continue
+        if obj.optimizer is not hit.node and not _contains_node(loss, *at):
+            continue  # neither this objective's optimizer nor a part of its loss
         optimizer = optimizer_of(ctx, obj)
         if optimizer is None:
             continue
