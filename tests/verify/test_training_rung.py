@@ -1,0 +1,248 @@
+"""The training rung: the program's own slice, trained on its own data, reaches the hazard.
+
+Each test lints a small training program with probes attached, and runs the verifier in this
+process (``probing.verify``): the objective the program optimizes is rebuilt from its weights'
+initializers, its data code (replayed on our own generator) and its optimizer, trained compiled,
+and the finding is confirmed only when the first non-finite value or gradient starts at the
+operation it underlines.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tensorflow")
+
+from tfnumlint.engine import LintOptions, lint_source  # noqa: E402
+from tfnumlint.model import Finding, Verification  # noqa: E402
+from tfnumlint.rules.registry import CHECKS  # noqa: E402
+from tfnumlint.source import Source  # noqa: E402
+from tfnumlint.verify import probing, repro  # noqa: E402
+from tfnumlint.verify.repro_program import compiled_form  # noqa: E402
+
+
+def verified(program: str, path: str = "train.py") -> list[tuple[Finding, dict]]:
+    """Every finding of ``program`` with the verdict the worker would give it."""
+    from tfnumlint.engine import load_all
+
+    load_all()
+    text = textwrap.dedent(program)
+    options = LintOptions(codes=frozenset(c.code for c in CHECKS), slice_probes=True)
+    result = lint_source(Source(path, text), options)
+    out = []
+    for f in result.findings:
+        verdict = probing.verify(f.probe, 1e6) if f.probe is not None else {"status": "skipped"}
+        out.append((f, verdict))
+    return out
+
+
+def on_line(results: list[tuple[Finding, dict]], needle: str, program: str) -> list[tuple[Finding, dict]]:
+    lines = textwrap.dedent(program).splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if needle in text)
+    return [(f, v) for f, v in results if f.line == line]
+
+
+def by_training(verdict: dict) -> bool:
+    return verdict.get("status") == "confirmed" and (verdict.get("repro") or {}).get("rung") == "training-program"
+
+
+CLASSIFIER = """\
+    import numpy as np
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+
+    def digits(n):
+        rng = np.random.RandomState(0)
+        templates = (rng.rand(10, 784) < 0.18).astype(np.float32)
+        labels = rng.randint(0, 10, size=n)
+        imgs = np.clip(templates[labels] + 0.15 * rng.rand(n, 784), 0.0, 1.0).astype(np.float32)
+        return imgs, np.eye(10, dtype=np.float32)[labels]
+
+    train_x, train_y = digits(2000)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 784])
+    y_ = tf.compat.v1.placeholder(tf.float32, [None, 10])
+    W1 = tf.Variable(tf.random.truncated_normal([784, 128], stddev=0.1))
+    b1 = tf.Variable(tf.constant(0.1, shape=[128]))
+    W2 = tf.Variable(tf.random.truncated_normal([128, 10], stddev=0.1))
+    b2 = tf.Variable(tf.constant(0.1, shape=[10]))
+    hidden = tf.nn.relu(tf.matmul(x, W1) + b1)
+    y = tf.nn.softmax(tf.matmul(hidden, W2) + b2)
+    cross_entropy = -tf.reduce_sum(y_ * tf.math.log(y))
+    train_step = tf.compat.v1.train.GradientDescentOptimizer(0.02).minimize(cross_entropy)
+    with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        for i in range(100):
+            idx = np.random.randint(0, 2000, 100)
+            sess.run(train_step, feed_dict={x: train_x[idx], y_: train_y[idx]})
+"""
+
+
+def test_the_textbook_cross_entropy_is_confirmed_by_its_own_training() -> None:
+    results = on_line(verified(CLASSIFIER), "tf.math.log(y)", CLASSIFIER)
+    logs = [(f, v) for f, v in results if f.rule == "TNL101"]
+    assert logs, [f.rule for f, _ in results]
+    _, v = logs[0]
+    assert by_training(v), v.get("detail")
+    assert v["observed"]["step"] <= 10  # summed over 100 rows at lr 0.02: within a few steps
+    assert "data code replayed" in v["detail"] and "batches of 100" in v["detail"]
+
+
+def test_the_fused_twin_has_nothing_to_confirm() -> None:
+    fused = CLASSIFIER.replace(
+        "y = tf.nn.softmax(tf.matmul(hidden, W2) + b2)", "logits = tf.matmul(hidden, W2) + b2"
+    ).replace(
+        "-tf.reduce_sum(y_ * tf.math.log(y))",
+        "tf.reduce_sum(tf.nn.softmax_cross_entropy_with_logits(labels=y_, logits=logits))",
+    )
+    assert not [v for _, v in verified(fused) if v.get("status") == "confirmed"]
+
+
+def test_renaming_the_program_does_not_change_the_training_verdict() -> None:
+    renames = {"train_x": "aa", "train_y": "bb", "digits": "make", "hidden": "hh",
+               "cross_entropy": "objective", "W1": "p", "W2": "q", "b1": "r", "b2": "s"}  # fmt: skip
+    renamed = CLASSIFIER
+    for old, new in renames.items():
+        renamed = renamed.replace(old, new)
+    before = [v for f, v in verified(CLASSIFIER) if f.rule == "TNL101"]
+    after = [v for f, v in verified(renamed) if f.rule == "TNL101"]
+    assert [v["status"] for v in before] == [v["status"] for v in after]
+    assert [v["observed"]["step"] for v in before] == [v["observed"]["step"] for v in after]
+
+
+def autoencoder_tf1(n_in: int, n_hidden: int) -> str:
+    return f"""\
+    import numpy as np
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+    data = (np.random.rand(1024, {n_in}) < 0.1).astype(np.float32)
+    P = tf.compat.v1.placeholder(tf.float32, [None, {n_in}])
+    W1 = tf.Variable(tf.random.normal([{n_in}, {n_hidden}], stddev=0.1))
+    W2 = tf.Variable(tf.random.normal([{n_hidden}, {n_in}], stddev=0.1))
+    P_pred = tf.sigmoid(tf.matmul(tf.nn.relu(tf.matmul(P, W1)), W2))
+    loss = -tf.reduce_mean(P * tf.math.log(P_pred + 1e-10) + (1 - P) * tf.math.log(1 - P_pred + 1e-10))
+    train_op = tf.compat.v1.train.AdamOptimizer(0.01).minimize(loss)
+    with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        for i in range(100):
+            sess.run(train_op, feed_dict={{P: data[np.random.randint(0, 1024, 64)]}})
+    """
+
+
+def autoencoder_keras(n_in: int, n_hidden: int, loss: str = "weighted_bce") -> str:
+    return f"""\
+    import numpy as np
+    import tensorflow as tf
+
+    def weighted_bce(y_true, y_pred):
+        return -tf.reduce_mean(
+            y_true * tf.math.log(y_pred + 1e-10) + (1 - y_true) * tf.math.log(1 - y_pred + 1e-10),
+            axis=-1,
+        )
+
+    data = (np.random.rand(1024, {n_in}) < 0.1).astype(np.float32)
+    model = tf.keras.Sequential([
+        tf.keras.Input(({n_in},)),
+        tf.keras.layers.Dense({n_hidden}, activation="relu"),
+        tf.keras.layers.Dense({n_in}, activation="sigmoid"),
+    ])
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss={loss})
+    model.fit(data, data, batch_size=64, epochs=5)
+    """
+
+
+@pytest.mark.parametrize("sizes", [(784, 64), (512, 32), (100, 16)])
+@pytest.mark.parametrize("style", ["tf1", "keras"])
+def test_the_seed_autoencoder_is_confirmed_with_a_step_at_several_sizes(style, sizes) -> None:
+    program = (autoencoder_tf1 if style == "tf1" else autoencoder_keras)(*sizes)
+    found = on_line(verified(program), "tf.math.log(1 - P_pred" if style == "tf1" else "log(1 - y_pred", program)
+    confirmed = [v for f, v in found if by_training(v)]
+    assert confirmed, [(f.rule, v.get("detail")) for f, v in found]
+    assert isinstance(confirmed[0]["observed"]["step"], int)
+    assert "at step" in confirmed[0]["detail"]
+
+
+def test_the_keras_builtin_loss_on_the_same_model_shows_nothing() -> None:
+    program = autoencoder_keras(100, 16, loss='"binary_crossentropy"')
+    assert [f.rule for f, _ in verified(program) if f.rule.startswith("TNL1")] == []
+
+
+CLAIMS = """\
+    import numpy as np
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+    prng = np.random.RandomState(9)
+    X_data = prng.randn(4000, 10).astype(np.float32)
+    y_data = np.exp(1.5 + 0.9 * X_data[:, :1] + 0.4 * prng.randn(4000, 1)).astype(np.float32)
+    X_ph = tf.compat.v1.placeholder(tf.float32, (None, 10))
+    y_ph = tf.compat.v1.placeholder(tf.float32, (None, 1))
+    W_h = tf.Variable(tf.random.normal((10, 32), stddev=0.1))
+    b_h = tf.Variable(tf.zeros((32,)))
+    W_o = tf.Variable(tf.random.normal((32, 1), stddev=0.1))
+    b_o = tf.Variable(tf.constant([1.4]))
+    log_y_hat = tf.matmul(tf.nn.relu(tf.matmul(X_ph, W_h) + b_h), W_o) + b_o
+    y_hat = tf.exp(log_y_hat)
+    rmsle = tf.sqrt(tf.reduce_mean(tf.square(log_y_hat - tf.math.log(y_ph))))
+    step_op = tf.compat.v1.train.GradientDescentOptimizer(0.5).minimize(rmsle)
+    with tf.compat.v1.Session() as session:
+        session.run(tf.compat.v1.global_variables_initializer())
+        for t in range(300):
+            pick = prng.choice(4000, 64, replace=False)
+            session.run([step_op, y_hat], {X_ph: X_data[pick], y_ph: y_data[pick]})
+"""
+
+
+def test_a_witness_its_own_training_does_not_reach_is_not_a_confirmation() -> None:
+    exps = [(f, v) for f, v in verified(CLAIMS) if f.rule == "TNL301"]
+    assert exps
+    _, v = exps[0]
+    assert v["status"] == "inconclusive", v["detail"]
+    assert "stays finite for 300 steps" in v["detail"]
+
+
+def test_data_the_code_does_not_give_never_confirms() -> None:
+    loaded = CLASSIFIER.replace("train_x, train_y = digits(2000)",
+                                'train_x, train_y = np.load("x.npy"), np.load("y.npy")')  # fmt: skip
+    logs = [v for f, v in verified(loaded) if f.rule == "TNL101"]
+    assert logs and not any(by_training(v) for v in logs)
+    reached = [v for v in logs if "training the program's slice" in v.get("detail", "")]
+    assert all("not the program's own data" in v["detail"] for v in reached)
+
+
+def test_a_term_that_only_carries_a_nan_from_upstream_is_not_confirmed() -> None:
+    relu = CLAIMS.replace("log_y_hat - tf.math.log(y_ph)", "tf.math.log(y_hat) - tf.math.log(y_ph)")
+    relu = relu.replace("y_hat = tf.exp(log_y_hat)", "y_hat = tf.nn.relu(log_y_hat)")
+    relu = relu.replace("tf.constant([1.4])", "tf.constant([4.0])")
+    results = verified(relu)
+    log = [v for f, v in results if f.rule == "TNL104"]
+    sqrt = [v for f, v in results if f.rule == "TNL202"]
+    assert log and by_training(log[0]), log and log[0].get("detail")
+    assert sqrt and not by_training(sqrt[0])  # sqrt(mean(...)) only receives the -inf
+
+
+def test_the_compiled_form_regroups_constants_in_the_graph_dtype() -> None:
+    p = {"k": "input", "name": "p"}
+    tree = {"k": "bin", "op": "+", "l": {"k": "bin", "op": "-", "l": {"k": "const", "v": 1.0}, "r": p},
+            "r": {"k": "const", "v": 1e-10}}  # fmt: skip
+    f32 = compiled_form(tree, "float32")
+    assert f32["op"] == "-" and f32["l"] == {"k": "const", "v": 1.0} and f32["r"] == p
+    f64 = compiled_form(tree, "float64")
+    assert f64["l"]["v"] == 1.0 + 1e-10
+
+
+def test_a_training_confirmation_ships_a_reproducer_that_reproduces(tmp_path: Path) -> None:
+    f, v = next((f, v) for f, v in verified(CLASSIFIER) if by_training(v))
+    f.verification = Verification(**{k: v[k] for k in ("status", "detail", "symptom", "dtype",
+                                                       "observed", "repro") if k in v})  # fmt: skip
+    notices = repro.emit_all([f], tmp_path)
+    assert notices == [] and f.repro is not None
+    run = subprocess.run([sys.executable, f.repro], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "not finite" in run.stdout
