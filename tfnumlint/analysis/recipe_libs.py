@@ -10,17 +10,13 @@ the user chose.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from .draws import keywords, positional
+from .draws import Builder, Frames, keywords, positional
 from .module import Scope
 from .names import dotted_name
 from .recipe_tables import Tree, Unknown
-
-if TYPE_CHECKING:
-    from .recipe import Builder, Frames
 
 SPLIT = "sklearn.model_selection.train_test_split"
 ONE_HOT = ("keras.utils.to_categorical", "keras.utils.np_utils.to_categorical")
