@@ -712,3 +712,39 @@ def test_the_allow_list_is_numpy_s_own_and_every_method_is_in_it() -> None:
     assert set(NUMPY_FUNCTIONS) >= ARRAY_METHODS
     generator = np.random.default_rng(0)
     assert all(callable(getattr(generator, dist, None)) for dist in DRAW_PARAMS)
+
+
+SCALED = """
+import numpy as np
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+rng = np.random.RandomState(0)
+X_train = rng.normal(50.0, 10.0, (800, 3))
+X_test = rng.normal(50.0, 10.0, (200, 3))
+scaler = StandardScaler()
+Z_train = scaler.fit_transform(X_train)
+Z_test = scaler.transform(X_test)
+U = MinMaxScaler(feature_range=(-1, 1)).fit_transform(rng.uniform(3.0, 9.0, (500, 2)))
+mm = MinMaxScaler().fit(X_train)
+M_test = mm.transform(X_test)
+twice = StandardScaler()
+T1 = twice.fit_transform(X_train)
+T2 = twice.fit_transform(X_test)
+T3 = twice.transform(X_test)
+"""
+
+
+def test_scalers_use_the_statistics_of_the_data_they_were_fitted_on() -> None:
+    names = ["X_train", "X_test", "Z_train", "Z_test", "U", "M_test"]
+    recipes = {name: recipe_of(SCALED, name) for name in names}
+    assert all(r is not None for r in recipes.values()), recipes
+    got = evaluate(recipes, seed=2)  # type: ignore[arg-type]
+    assert np.allclose(got["Z_train"].mean(0), 0.0, atol=1e-4)
+    assert np.allclose(got["Z_train"].std(0), 1.0, atol=1e-4)
+    train, test = got["X_train"], got["X_test"]
+    assert np.allclose(got["Z_test"], (test - train.mean(0)) / train.std(0), atol=1e-4)
+    assert np.allclose(got["U"].min(0), -1.0) and np.allclose(got["U"].max(0), 1.0)
+    low, span = train.min(0), train.max(0) - train.min(0)
+    assert np.allclose(got["M_test"], (test - low) / span, atol=1e-4)
+    assert recipe_of(SCALED, "T3") is None  # fitted twice: which fit applies is the order's
+    assert recipe_of(SCALED, "T2") is not None  # its own fit

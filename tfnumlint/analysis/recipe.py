@@ -15,8 +15,9 @@ import libcst as cst
 from .draws import draw, keywords, positional
 from .feeds import Evaluator, FeedReader
 from .module import Binding, Scope
-from .recipe_code import BINARY, COMPARE, fold, mentions, mutated, product
+from .recipe_code import BINARY, COMPARE, fold, mentions, mutated, product, reachable
 from .recipe_libs import is_split, one_hot, split_part
+from .recipe_scalers import scaled
 from .recipe_shapes import Shapes
 from .recipe_tables import (
     ARRAY_METHODS,
@@ -67,19 +68,7 @@ class Builder:
 
     def recipe(self, root: Tree) -> dict:
         """The root with the defs it reaches (a def read only for its shape is left out)."""
-        reached: dict[str, Tree] = {}
-        stack: list = [root]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, list):
-                stack.extend(item)
-            elif isinstance(item, dict):
-                key = item.get("id") if item.get("k") == "ref" else None
-                if key is not None and key not in reached and self.defs.get(key) is not None:
-                    reached[key] = self.defs[key]  # type: ignore[assignment]
-                    stack.append(reached[key])
-                stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
-        return {"defs": reached, "root": root}
+        return {"defs": reachable(root, self.defs), "root": root}
 
     # -- numbers ----------------------------------------------------------------------------
     def number(
@@ -487,9 +476,11 @@ class Builder:
         func = node.func
         if isinstance(func, cst.Attribute) and self.generator(func.value, scope, order, frames):
             return draw(self, func.attr.value, node, scope, order, frames)
-        hot = one_hot(self, node, scope, order, frames)
-        if hot is not None:
-            return hot
+        library = one_hot(self, node, scope, order, frames) or scaled(
+            self, node, scope, order, frames
+        )
+        if library is not None:
+            return library
         path = self.reader.numpy_path(func)
         if path is not None:
             if path.startswith("numpy.random."):

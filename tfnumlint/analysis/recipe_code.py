@@ -107,3 +107,21 @@ def mutated(scope: Scope) -> frozenset[str]:
     found = frozenset(n for n in names if n is not None)
     _MUTATED[scope] = found
     return found
+
+
+def reachable(root: dict, defs: dict) -> dict:
+    """The defs a recipe's root reaches, through refs (a def built and then left unread, as
+    one read only for its shape, is not drawn)."""
+    reached: dict = {}
+    stack: list = [root]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            key = item.get("id") if item.get("k") == "ref" else None
+            if key is not None and key not in reached and defs.get(key) is not None:
+                reached[key] = defs[key]
+                stack.append(reached[key])
+            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+    return reached
