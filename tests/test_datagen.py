@@ -748,3 +748,23 @@ def test_scalers_use_the_statistics_of_the_data_they_were_fitted_on() -> None:
     assert np.allclose(got["M_test"], (test - low) / span, atol=1e-4)
     assert recipe_of(SCALED, "T3") is None  # fitted twice: which fit applies is the order's
     assert recipe_of(SCALED, "T2") is not None  # its own fit
+
+
+def test_python_lists_concatenate_and_repeat_as_python_does() -> None:
+    text = """
+import numpy as np
+rng = np.random.default_rng(0)
+n = 3
+labels = np.array([0] * n + [1] * 2)
+rows = [1.0, 2.0] + [3.0]
+scaled = np.array([1.0, 2.0]) * 3
+shifted = [1.0, 2.0] + rng.normal(size=2) * 0.0
+bad = [1.0, 2.0] - 1.0
+"""
+    names = ["labels", "rows", "scaled", "shifted"]
+    got = evaluate({v: recipe_of(text, v) for v in names}, 0)  # type: ignore[misc]
+    assert got["labels"].tolist() == [0, 0, 0, 1, 1]
+    assert got["rows"].tolist() == [1.0, 2.0, 3.0]
+    assert got["scaled"].tolist() == [3.0, 6.0]  # an array: NumPy's product
+    assert got["shifted"].tolist() == [1.0, 2.0]  # a list and an array: NumPy's sum
+    assert recipe_of(text, "bad") is None  # a TypeError in Python

@@ -15,8 +15,17 @@ import libcst as cst
 from .draws import draw, keywords, positional
 from .feeds import Evaluator, FeedReader
 from .module import Binding, Scope
-from .recipe_code import BINARY, COMPARE, fold, mentions, mutated, product, reachable
-from .recipe_libs import is_split, one_hot, split_part
+from .recipe_code import (
+    BINARY,
+    COMPARE,
+    fold,
+    mentions,
+    mutated,
+    product,
+    reachable,
+    sequence_op,
+)
+from .recipe_libs import index_join, is_split, one_hot, split_part
 from .recipe_scalers import scaled
 from .recipe_shapes import Shapes
 from .recipe_tables import (
@@ -371,8 +380,12 @@ class Builder:
             op = BINARY.get(type(node.operator))
             if op is None:
                 raise Unknown("binary operator")
-            a = self.tree(node.left, scope, order, frames)
-            return {"k": "bin", "op": op, "a": a, "b": self.tree(node.right, scope, order, frames)}
+            a, b = (
+                self.tree(node.left, scope, order, frames),
+                self.tree(node.right, scope, order, frames),
+            )
+            joined = sequence_op(op, a, b, self.defs, MAX_ELEMENTS)
+            return joined or {"k": "bin", "op": op, "a": a, "b": b}
         if isinstance(node, cst.Comparison):
             if len(node.comparisons) != 1 or type(node.comparisons[0].operator) not in COMPARE:
                 raise Unknown("chained comparison")
@@ -381,7 +394,7 @@ class Builder:
             b = self.tree(target.comparator, scope, order, frames)
             return {"k": "cmp", "op": COMPARE[type(target.operator)], "a": a, "b": b}
         if isinstance(node, cst.Subscript):
-            joined = self._index_join(node, scope, order, frames)
+            joined = index_join(self, node, scope, order, frames)
             if joined is not None:
                 return joined
             x = self.tree(node.value, scope, order, frames)
@@ -390,20 +403,6 @@ class Builder:
         if isinstance(node, cst.Call):
             return self._call(node, scope, order, frames)
         raise Unknown(type(node).__name__)
-
-    def _index_join(self, node: cst.Subscript, scope, order, frames) -> Tree | None:
-        """``np.c_[a, b]`` (columns side by side) and ``np.r_[a, b]`` (rows after rows) of
-        arrays; with slices or strings inside they are not replayed."""
-        path = self.reader.numpy_path(node.value)
-        if path not in ("numpy.c_", "numpy.r_"):
-            return None
-        items = []
-        for element in node.slice:
-            if not isinstance(element.slice, cst.Index):
-                raise Unknown("np.c_/np.r_ of a slice")
-            items.append(self.tree(element.slice.value, scope, order, frames))
-        fn = "column_stack" if path == "numpy.c_" else "concatenate"
-        return self._fn(fn, [{"k": "list", "items": items}])
 
     def _name(self, node: cst.Name, scope: Scope, order: int, frames: Frames) -> Tree:
         if node.value in ("True", "False"):

@@ -118,3 +118,20 @@ def one_hot(
 
 def _const(v: int) -> Tree:
     return {"k": "const", "v": v}
+
+
+def index_join(
+    builder: Builder, node: cst.Subscript, scope: Scope, order: int, frames: Frames
+) -> Tree | None:
+    """``np.c_[a, b]`` (columns side by side) and ``np.r_[a, b]`` (rows after rows) of
+    arrays; with slices or strings inside they are not replayed.  None for other subscripts."""
+    path = library_path(builder, node.value)
+    if path not in ("numpy.c_", "numpy.r_"):
+        return None
+    items = []
+    for element in node.slice:
+        if not isinstance(element.slice, cst.Index):
+            raise Unknown("np.c_/np.r_ of a slice")
+        items.append(builder.tree(element.slice.value, scope, order, frames))
+    fn = "column_stack" if path == "numpy.c_" else "concatenate"
+    return {"k": "call", "fn": fn, "args": [{"k": "list", "items": items}], "kw": {}}
