@@ -292,6 +292,7 @@ e = np.random.rand(100000, 1000)
 f = np.exp(np.random.randn(10, 1))
 """
     assert [recipe_of(text, v) for v in "abcde"] == [None] * 5
+    assert recipe_of(text + "g = f.reshape(-1, order='F')\n", "g") is None
     assert recipe_of(text, "f") is not None
 
 

@@ -556,6 +556,8 @@ class Builder:
             if cast is None:
                 raise Unknown("astype of an unknown dtype")
             return self._fn("astype", [x, {"k": "dtype", "v": cast}])
+        if name in ("reshape", "transpose", "ravel", "flatten") and keywords(node):
+            raise Unknown(f"{name} with keywords (an order)")
         if name in ("reshape", "transpose") and args:
             items = [self._arg(a, scope, order, frames) for a in args]
             shape = items[0] if len(items) == 1 else {"k": "tuple", "items": items}
