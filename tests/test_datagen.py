@@ -419,14 +419,17 @@ with tf.compat.v1.Session() as sess:
     sess.run(out, feed_dict={x_ph: data[:10]})
     for i in range(9):
         sess.run(out, feed_dict={x_ph: data[i * 20:(i + 1) * 20, :1]})
+        sess.run(out, feed_dict={x_ph: data[i * i:(i + 1) * (i + 1)]})
 """
     feeds = fed(text)
     assert (feeds["data[perm]"]["rows"], feeds["data[perm]"]["batch"]) == ("batch", 50)
     assert (feeds["data[:10]"]["rows"], feeds["data[:10]"]["batch"]) == ("all", None)
     assert evaluate({"a": feeds["data[:10]"]["data"]}, 0)["a"].shape == (10, 2)
     pick = feeds["data[i * 20:(i + 1) * 20, :1]"]
-    assert pick["rows"] == "batch" and pick["batch"] is None  # the code does not say 20 here
+    assert pick["rows"] == "batch" and pick["batch"] == 20  # whatever i is
     assert evaluate({"a": pick["data"]}, 0)["a"].shape == (500, 1)
+    squares = feeds["data[i * i:(i + 1) * (i + 1)]"]
+    assert squares["rows"] == "batch" and squares["batch"] is None  # 2i + 1 rows: not fixed
 
 
 # -- the evaluator -----------------------------------------------------------------------------
