@@ -60,10 +60,11 @@ e17 = np.concatenate([X, X], axis=1)
 e18 = np.ones_like(X)
 e19 = np.transpose(X[None], (1, 0, 2))
 e20 = np.clip(X, 0.0, X[:1])
+e21 = np.squeeze(X[:1, :1], axis=1)
 """
 SHAPED_NAMES = ["X", "noise", "half", "cols", "flat", "both", "st", "ex", "hs", "cs", "vs", "rp",
                 "tl", "ot", "sel", "red", "lin", "ar", "rs", "mm",
-                *[f"e{i}" for i in range(1, 21)]]  # fmt: skip
+                *[f"e{i}" for i in range(1, 22)]]  # fmt: skip
 
 
 def test_shapes_read_from_the_code_match_the_evaluated_arrays() -> None:
