@@ -151,6 +151,7 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/recipe_tables.py:NUMPY_KEYWORDS",
         "analysis/recipe_tables.py:UNIT_DRAWS",
         "verify/datagen_eval.py:_OTHER_DRAWS",
+        "analysis/recipe_scalers.py:_FITS",  # scikit-learn's fit methods
         "verify/graphs/layers.py:_CONTAINERS",  # Keras's saved attribute names, not the user's
         "verify/graphs/layers.py:_LIBRARY",  # TF/Keras install paths: which frame is the user's
         "analysis/contracts.py:SAMPLE_METHODS",

@@ -30,6 +30,7 @@ from .draws import argument
 from .feeds import Evaluator
 from .module import Binding, Scope
 from .recipe import Builder, Unknown
+from .recipe_code import BINARY, fold
 from .recipe_shapes import is_mask, largest, recipe_shape
 from .recipe_tables import MAX_ELEMENTS
 
@@ -158,19 +159,37 @@ def pick_size(builder: Builder, index, scope: Scope, order: int, hops: int) -> i
 
 
 def _slice_size(builder: Builder, sl: cst.Slice, scope: Scope, order: int) -> int | None:
-    if sl.step is not None:
+    """``stop - start`` when it is the same whatever the loop variables are: ``s:s + B`` and
+    ``i * B:(i + 1) * B`` give B.  The ends are folded twice with the unknown names set to two
+    different sets of probe numbers (our arithmetic on the code's, nothing of it is run)."""
+    if sl.step is not None or sl.upper is None:
         return None
-    lo = builder.number(sl.lower, scope, order, ()) if sl.lower is not None else 0
-    hi = builder.number(sl.upper, scope, order, ()) if sl.upper is not None else None
-    if lo is not None and hi is not None:
-        return int(hi - lo)
-    upper = sl.upper
-    if sl.lower is None or not isinstance(upper, cst.BinaryOperation):
-        return None
-    if not isinstance(upper.operator, cst.Add):
-        return None
-    for same, other in ((upper.left, upper.right), (upper.right, upper.left)):
-        if same.deep_equals(sl.lower):
-            got = builder.number(other, scope, order, ())
-            return int(got) if got is not None else None
+    sizes = set()
+    for base in PROBES:
+        env: dict[str, float] = {}
+        lo = _probe(builder, sl.lower, scope, order, env, base) if sl.lower is not None else 0
+        hi = _probe(builder, sl.upper, scope, order, env, base)
+        if lo is None or hi is None:
+            return None
+        sizes.add(hi - lo)
+    size = sizes.pop() if len(sizes) == 1 else None
+    return int(size) if size is not None and size > 0 and size == int(size) else None
+
+
+PROBES = (1009.0, 7919.0)  # the first probe number of each fold; each further name adds 1
+
+
+def _probe(builder: Builder, node, scope: Scope, order: int, env: dict, base: float):
+    known = builder.number(node, scope, order, ())
+    if known is not None:
+        return known
+    if isinstance(node, cst.Name):
+        return env.setdefault(node.value, base + len(env))
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _probe(builder, node.expression, scope, order, env, base)
+        return -inner if inner is not None else None
+    if isinstance(node, cst.BinaryOperation) and type(node.operator) in BINARY:
+        a = _probe(builder, node.left, scope, order, env, base)
+        b = _probe(builder, node.right, scope, order, env, base)
+        return None if a is None or b is None else fold(BINARY[type(node.operator)], a, b)
     return None

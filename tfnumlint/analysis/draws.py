@@ -8,15 +8,42 @@ them, so the evaluator calls one generator of ours for every spelling.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import libcst as cst
 
+from .feeds import Evaluator
 from .module import Scope
 from .recipe_tables import DRAW_PARAMS, MAX_ELEMENTS, UNIT_DRAWS, Tree, Unknown
 
-if TYPE_CHECKING:
-    from .recipe import Builder, Frames
+Frames = Any  # recipe.Frames: the inlined calls a node is read in
+
+
+class Builder(Protocol):
+    """What the draws and the library calls ask of :class:`.recipe.Builder` (a protocol:
+    the builder imports them, so they do not import it)."""
+
+    ev: Evaluator
+    defs: dict[str, Tree | None]
+    call_ids: dict[int, int]
+
+    def tree(self, node: cst.BaseExpression, scope: Scope, order: int, frames: Frames) -> Tree: ...
+
+    def number(
+        self, node: cst.BaseExpression, scope: Scope, order: int, frames: Frames
+    ) -> int | float | None: ...
+
+    def integer(
+        self, node: cst.BaseExpression, scope: Scope, order: int, frames: Frames
+    ) -> int: ...
+
+    def shape(
+        self, node: cst.BaseExpression | None, scope: Scope, order: int, frames: Frames
+    ) -> list[int] | None: ...
+
+    def shape_of(
+        self, node: cst.BaseExpression, scope: Scope, order: int, frames: Frames
+    ) -> tuple[int, ...] | None: ...
 
 
 def positional(call: cst.Call) -> list[cst.BaseExpression]:

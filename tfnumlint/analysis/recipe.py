@@ -15,8 +15,18 @@ import libcst as cst
 from .draws import draw, keywords, positional
 from .feeds import Evaluator, FeedReader
 from .module import Binding, Scope
-from .recipe_code import BINARY, COMPARE, fold, mentions, mutated, product
-from .recipe_libs import is_split, one_hot, split_part
+from .recipe_code import (
+    BINARY,
+    COMPARE,
+    fold,
+    mentions,
+    mutated,
+    product,
+    reachable,
+    sequence_op,
+)
+from .recipe_libs import index_join, is_split, one_hot, split_part
+from .recipe_scalers import scaled
 from .recipe_shapes import Shapes
 from .recipe_tables import (
     ARRAY_METHODS,
@@ -67,19 +77,7 @@ class Builder:
 
     def recipe(self, root: Tree) -> dict:
         """The root with the defs it reaches (a def read only for its shape is left out)."""
-        reached: dict[str, Tree] = {}
-        stack: list = [root]
-        while stack:
-            item = stack.pop()
-            if isinstance(item, list):
-                stack.extend(item)
-            elif isinstance(item, dict):
-                key = item.get("id") if item.get("k") == "ref" else None
-                if key is not None and key not in reached and self.defs.get(key) is not None:
-                    reached[key] = self.defs[key]  # type: ignore[assignment]
-                    stack.append(reached[key])
-                stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
-        return {"defs": reached, "root": root}
+        return {"defs": reachable(root, self.defs), "root": root}
 
     # -- numbers ----------------------------------------------------------------------------
     def number(
@@ -382,8 +380,12 @@ class Builder:
             op = BINARY.get(type(node.operator))
             if op is None:
                 raise Unknown("binary operator")
-            a = self.tree(node.left, scope, order, frames)
-            return {"k": "bin", "op": op, "a": a, "b": self.tree(node.right, scope, order, frames)}
+            a, b = (
+                self.tree(node.left, scope, order, frames),
+                self.tree(node.right, scope, order, frames),
+            )
+            joined = sequence_op(op, a, b, self.defs, MAX_ELEMENTS)
+            return joined or {"k": "bin", "op": op, "a": a, "b": b}
         if isinstance(node, cst.Comparison):
             if len(node.comparisons) != 1 or type(node.comparisons[0].operator) not in COMPARE:
                 raise Unknown("chained comparison")
@@ -392,7 +394,7 @@ class Builder:
             b = self.tree(target.comparator, scope, order, frames)
             return {"k": "cmp", "op": COMPARE[type(target.operator)], "a": a, "b": b}
         if isinstance(node, cst.Subscript):
-            joined = self._index_join(node, scope, order, frames)
+            joined = index_join(self, node, scope, order, frames)
             if joined is not None:
                 return joined
             x = self.tree(node.value, scope, order, frames)
@@ -401,20 +403,6 @@ class Builder:
         if isinstance(node, cst.Call):
             return self._call(node, scope, order, frames)
         raise Unknown(type(node).__name__)
-
-    def _index_join(self, node: cst.Subscript, scope, order, frames) -> Tree | None:
-        """``np.c_[a, b]`` (columns side by side) and ``np.r_[a, b]`` (rows after rows) of
-        arrays; with slices or strings inside they are not replayed."""
-        path = self.reader.numpy_path(node.value)
-        if path not in ("numpy.c_", "numpy.r_"):
-            return None
-        items = []
-        for element in node.slice:
-            if not isinstance(element.slice, cst.Index):
-                raise Unknown("np.c_/np.r_ of a slice")
-            items.append(self.tree(element.slice.value, scope, order, frames))
-        fn = "column_stack" if path == "numpy.c_" else "concatenate"
-        return self._fn(fn, [{"k": "list", "items": items}])
 
     def _name(self, node: cst.Name, scope: Scope, order: int, frames: Frames) -> Tree:
         if node.value in ("True", "False"):
@@ -487,9 +475,11 @@ class Builder:
         func = node.func
         if isinstance(func, cst.Attribute) and self.generator(func.value, scope, order, frames):
             return draw(self, func.attr.value, node, scope, order, frames)
-        hot = one_hot(self, node, scope, order, frames)
-        if hot is not None:
-            return hot
+        library = one_hot(self, node, scope, order, frames) or scaled(
+            self, node, scope, order, frames
+        )
+        if library is not None:
+            return library
         path = self.reader.numpy_path(func)
         if path is not None:
             if path.startswith("numpy.random."):
@@ -566,6 +556,8 @@ class Builder:
             if cast is None:
                 raise Unknown("astype of an unknown dtype")
             return self._fn("astype", [x, {"k": "dtype", "v": cast}])
+        if name in ("reshape", "transpose", "ravel", "flatten") and keywords(node):
+            raise Unknown(f"{name} with keywords (an order)")
         if name in ("reshape", "transpose") and args:
             items = [self._arg(a, scope, order, frames) for a in args]
             shape = items[0] if len(items) == 1 else {"k": "tuple", "items": items}

@@ -13,7 +13,7 @@ import libcst as cst
 
 from .module import ModuleInfo, Scope
 from .names import descendants
-from .recipe_tables import FIRST_ARGUMENT_MUTATORS, MUTATORS
+from .recipe_tables import FIRST_ARGUMENT_MUTATORS, MUTATORS, Unknown
 
 MAX_POWER = 1024  # 2 ** 10**9 is not folded
 
@@ -107,3 +107,53 @@ def mutated(scope: Scope) -> frozenset[str]:
     found = frozenset(n for n in names if n is not None)
     _MUTATED[scope] = found
     return found
+
+
+def reachable(root: dict, defs: dict) -> dict:
+    """The defs a recipe's root reaches, through refs (a def built and then left unread, as
+    one read only for its shape, is not drawn)."""
+    reached: dict = {}
+    stack: list = [root]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            key = item.get("id") if item.get("k") == "ref" else None
+            if key is not None and key not in reached and defs.get(key) is not None:
+                reached[key] = defs[key]
+                stack.append(reached[key])
+            stack.extend(v for v in item.values() if isinstance(v, (dict, list)))
+    return reached
+
+
+def _sequence(tree: dict, defs: dict) -> dict | None:
+    """The Python list/tuple literal a tree is (through refs), or None for an array."""
+    while tree.get("k") == "ref":
+        found = defs.get(tree["id"])
+        if found is None:
+            return None
+        tree = found
+    return tree if tree.get("k") in ("array", "list", "tuple") else None
+
+
+def sequence_op(op: str, a: dict, b: dict, defs: dict, limit: int) -> dict | None:
+    """Python's own meaning of ``+``/``*`` on two lists or a list and an int (``[0] * n +
+    [1] * m`` concatenates and repeats, NumPy would add and scale); None when an operand is
+    an array, where NumPy's meaning is Python's too."""
+    left, right = _sequence(a, defs), _sequence(b, defs)
+    if left is None and right is None:
+        return None
+    if left is not None and right is not None:
+        if op != "+" or left["k"] != "array" or right["k"] != "array":
+            raise Unknown("an operation on two Python sequences")
+        return {"k": "array", "v": [*left["v"], *right["v"]]}
+    seq, other = (left, b) if left is not None else (right, a)
+    if other.get("k") != "const":
+        return None  # a list and an array: NumPy's broadcast, as in Python
+    whole = isinstance(other["v"], int) and not isinstance(other["v"], bool)
+    if op != "*" or not whole or seq["k"] != "array":  # type: ignore[index]
+        raise Unknown("a Python sequence with a number")  # a TypeError, or not a literal
+    if len(seq["v"]) * max(other["v"], 0) > limit:  # type: ignore[index]
+        raise Unknown("too large")
+    return {"k": "array", "v": seq["v"] * max(other["v"], 0)}  # type: ignore[index]

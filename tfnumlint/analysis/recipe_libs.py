@@ -10,17 +10,13 @@ the user chose.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from .draws import keywords, positional
+from .draws import Builder, Frames, keywords, positional
 from .module import Scope
 from .names import dotted_name
 from .recipe_tables import Tree, Unknown
-
-if TYPE_CHECKING:
-    from .recipe import Builder, Frames
 
 SPLIT = "sklearn.model_selection.train_test_split"
 ONE_HOT = ("keras.utils.to_categorical", "keras.utils.np_utils.to_categorical")
@@ -122,3 +118,20 @@ def one_hot(
 
 def _const(v: int) -> Tree:
     return {"k": "const", "v": v}
+
+
+def index_join(
+    builder: Builder, node: cst.Subscript, scope: Scope, order: int, frames: Frames
+) -> Tree | None:
+    """``np.c_[a, b]`` (columns side by side) and ``np.r_[a, b]`` (rows after rows) of
+    arrays; with slices or strings inside they are not replayed.  None for other subscripts."""
+    path = library_path(builder, node.value)
+    if path not in ("numpy.c_", "numpy.r_"):
+        return None
+    items = []
+    for element in node.slice:
+        if not isinstance(element.slice, cst.Index):
+            raise Unknown("np.c_/np.r_ of a slice")
+        items.append(builder.tree(element.slice.value, scope, order, frames))
+    fn = "column_stack" if path == "numpy.c_" else "concatenate"
+    return {"k": "call", "fn": fn, "args": [{"k": "list", "items": items}], "kw": {}}

@@ -155,8 +155,8 @@ class Shapes:
         rule = NUMPY_FUNCTIONS.get(fn, "elementwise" if fn == "astype" else "")
         if rule == "elementwise":
             return first
-        if rule == "broadcast":
-            return broadcast(*(self.of(a) for a in args))
+        if rule == "broadcast":  # np.where(cond) alone gives indices: their count is data's
+            return broadcast(*(self.of(a) for a in args)) if len(args) > 1 else None
         if rule == "square":
             n = _int(args[0]) if args else None
             m_node = kw.get("M", args[1] if fn == "eye" and len(args) > 1 else None)
@@ -196,7 +196,12 @@ class Shapes:
             axes = _ints(args[1]) if len(args) > 1 else None
             return tuple(first[a] for a in axes) if axes else tuple(reversed(first))
         if rule == "squeeze":
-            return tuple(d for d in first if d != 1)
+            axis = self._axis(args, kw, 1)
+            if axis is None:
+                return tuple(d for d in first if d != 1)
+            if not isinstance(axis, int) or not first or first[axis % len(first)] != 1:
+                return None
+            return tuple(d for i, d in enumerate(first) if i != axis % len(first))
         if rule == "expand":
             axis = self._axis(args, kw, 1)
             if not isinstance(axis, int):
