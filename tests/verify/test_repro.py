@@ -166,7 +166,7 @@ def test_every_confirmed_finding_of_the_corpora_has_a_reproducer_that_reproduces
     assert len(confirmed) >= (15 if len(corpus_dirs()) > 1 else 8)
     missing = [(f["path"], f["line"], f["rule"]) for f in confirmed if not f.get("repro")]
     assert not missing
-    assert {f["rung"] for f in confirmed} <= {"witness", "training"}
+    assert {f["rung"] for f in confirmed} <= {"witness", "training", "training-program"}
     results = run_scripts([f["repro"] for f in confirmed], tmp_path)
     failures = []
     for f in confirmed:

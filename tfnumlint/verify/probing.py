@@ -179,7 +179,7 @@ def with_training(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     if trained["status"] == "confirmed":
         return trained
     if trained["status"] == "inconclusive":  # reached, on data or weights it had to assume
-        if out.get("status") == "confirmed":
+        if out.get("status") in ("confirmed", "inconclusive"):
             return {**out, "detail": f"{out['detail']}; {trained['reached']}, on data the "
                     "code does not give"}  # fmt: skip
         return trained

@@ -25,6 +25,7 @@ from typing import Any
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, contains
 from ..analysis.names import dotted_name
@@ -34,9 +35,6 @@ MAX_DATA_ELEMENTS = 20_000_000
 DEFAULT_BATCH = 32
 
 # Keras's default initializers, and the TF initializer calls a weight may be made with
-_KERAS_ACTIVATIONS = frozenset(
-    {"relu", "sigmoid", "tanh", "softmax", "softplus", "elu", "selu", "linear", "exponential"}
-)
 _INIT_CALLS = {
     "zeros": "zeros",
     "ones": "ones",
@@ -616,7 +614,7 @@ def dense_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict
         activation = str(act.evaluated_value)
     elif act is not None and not (isinstance(act, cst.Name) and act.value == "None"):
         activation = (ctx.info.imports.resolve(act) or "").rsplit(".", 1)[-1] or "?"
-    if units is None or (activation is not None and activation not in _KERAS_ACTIVATIONS):
+    if units is None or (activation is not None and not _traceable_activation(activation)):
         return None
     init = ctx.arg(layer, -1, "kernel_initializer")
     kernel = str(init.evaluated_value) if isinstance(init, cst.SimpleString) else "glorot_uniform"
@@ -633,6 +631,13 @@ def dense_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict
         "use_bias": not (isinstance(use_bias, cst.Name) and use_bias.value == "False"),
         "bias": bias,
     }
+
+
+def _traceable_activation(name: str) -> bool:
+    """A Keras activation string the run can apply: ``"linear"``, or a registered op of that
+    name that traces (``"relu"``, ``"sigmoid"``, ``"softmax"``...)."""
+    op = ops.REGISTRY.get(name)
+    return name == "linear" or (op is not None and bool(op.trace))
 
 
 def _bias_initializer(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int) -> dict | None:

@@ -120,7 +120,7 @@ def reached(trained: dict[str, Any]) -> str:
 
 def symptom(got: dict[str, Any], how: str, whole: bool) -> str:
     if whole:
-        return "divergence"
+        return "diverges"
     return "nan-gradient" if how == "gradient" else "nan-value"
 
 

@@ -7,6 +7,6 @@ ds = tf.data.Dataset.range(10).map(lambda i: (tf.ones([8]), tf.ones([1]))).batch
 
 def step(x, y):
     with tf.GradientTape() as tape:
-        loss = tf.reduce_sum(tf.square(model(x) - y))
-    grads = tape.gradient(loss, model.trainable_variables)  # error: TNL506
+        loss = tf.reduce_sum(tf.square(model(x) - y))  # error: TNL506
+    grads = tape.gradient(loss, model.trainable_variables)
     opt.apply_gradients(zip(grads, model.trainable_variables))
