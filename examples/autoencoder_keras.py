@@ -1,4 +1,4 @@
-"""Sigmoid autoencoder over a [0, 1] preference matrix P, TF2/Keras style.
+"""Sigmoid autoencoder over a binary preference matrix P (who liked which item), TF2/Keras style.
 
 The loss is a hand-written weighted cross-entropy on the sigmoid outputs, trained with Adam at
 lr 0.01. It goes NaN (or silently stops learning) at a random epoch; tfnumlint explains why.
@@ -39,6 +39,6 @@ def train_step(p):
 
 
 if __name__ == "__main__":
-    data = np.random.rand(1024, N_ITEMS).astype("float32")
+    data = (np.random.rand(1024, N_ITEMS) < 0.05).astype("float32")  # who liked which item
     for epoch in range(10):
         print(epoch, float(train_step(data)))

@@ -19,5 +19,5 @@ train_op = tf.train.AdamOptimizer(0.01).minimize(tf.reduce_mean(loss))
 if __name__ == "__main__":
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
-        batch = np.random.rand(64, n_items).astype("float32")
+        batch = (np.random.rand(64, n_items) < 0.05).astype("float32")  # who liked which item
         print(sess.run([train_op, loss], feed_dict={P: batch})[1].mean())

@@ -161,6 +161,14 @@ def with_repro(probe: dict[str, Any], out: dict[str, Any], threshold: float) -> 
     return {**out, "repro": {"rung": "witness", "probe": traced, **shape}}
 
 
+# symptoms of a state the witness puts the slice in, which training may or may not reach (an
+# epsilon rounded away is a fact of the dtype: no state of the program is needed for it)
+STATE_SYMPTOMS = frozenset(
+    {"nan-value", "inf-value", "nan-gradient", "inf-gradient", "exploding-gradient",
+     "dead-gradient"}  # fmt: skip
+)
+
+
 def with_training(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """The training rung over the rungs below: training the program's slice to the hazard
     confirms it; a witness that training does not reach is not a confirmation."""
@@ -183,7 +191,7 @@ def with_training(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             return {**out, "detail": f"{out['detail']}; {trained['reached']}, on data the "
                     "code does not give"}  # fmt: skip
         return trained
-    if out.get("status") == "confirmed" and trained["own"]:
+    if out.get("status") == "confirmed" and trained["own"] and out.get("symptom") in STATE_SYMPTOMS:
         return {
             **out,
             "status": "inconclusive",

@@ -67,13 +67,13 @@ def initial_value(w: dict[str, Any], fan_in: str | None = None) -> str:
         return f"tf.fill({dims}, tf.cast({number(w.get('value', 0.0))}, DTYPE))"
     if kind == "literal":
         return f"tf.constant({[float(v) for v in w['value']]!r}, DTYPE)"
-    if kind in ("normal", "truncated_normal"):
-        fn = "tf.random.truncated_normal" if kind == "truncated_normal" else "tf.random.normal"
+    if kind in ("normal", "truncated_normal"):  # stateless: every run starts from the same weights
+        fn = "tf.random.stateless_truncated_normal" if kind == "truncated_normal" else "tf.random.stateless_normal"
         mean, std = number(w.get("mean", 0.0)), number(w.get("stddev", 1.0))
-        return f"{fn}({dims}, {mean}, {std}, DTYPE, seed=next(SEEDS))"
+        return f"{fn}({dims}, [0, next(SEEDS)], {mean}, {std}, DTYPE)"
     if kind == "uniform":
         lo, hi = number(w.get("minval", 0.0)), number(w.get("maxval", 1.0))
-        return f"tf.random.uniform({dims}, {lo}, {hi}, DTYPE, seed=next(SEEDS))"
+        return f"tf.random.stateless_uniform({dims}, [0, next(SEEDS)], {lo}, {hi}, DTYPE)"
     initializers = {"glorot_normal": "GlorotNormal", "he_normal": "HeNormal", "he_uniform": "HeUniform"}
     cls = initializers.get(str(kind), "GlorotUniform")  # Keras's and get_variable's default
     return f"tf.keras.initializers.{cls}(seed=next(SEEDS))({dims}, DTYPE)"
@@ -354,8 +354,12 @@ def origins(values_ok, grads_ok):
     return found
 
 
-def train(lr=LEARNING_RATE, steps=STEPS, steer=False):
-    """Train the slice until something is not finite: that step, and where it starts."""
+def train(lr=LEARNING_RATE, steps=STEPS, steer=False, seconds=None):
+    """Train the slice until something is not finite: that step, and where it starts (or, past
+    ``seconds`` of training, stop early: the steps run are in ``steps``)."""
+    import time
+
+    deadline = None if seconds is None else time.perf_counter() + seconds
     global RNG, SEEDS
     RNG, SEEDS = np.random.default_rng(0), itertools.count(1)
     arrays = {k: np.asarray(v, np.float32) for k, v in data().items()}
@@ -385,10 +389,12 @@ def train(lr=LEARNING_RATE, steps=STEPS, steer=False):
         first = float(loss) if first is None else first
         if not (values_ok.all() and grads_ok.all() and g_ok and w_ok and np.isfinite(loss)):
             return {"step": i, "loss": float(loss), "first_loss": first,
-                    "origins": origins(values_ok, grads_ok),
+                    "origins": origins(values_ok, grads_ok), "steps": i + 1,
                     "loss_finite": bool(np.isfinite(loss)), "weights_finite": bool(w_ok)}
+        if deadline is not None and time.perf_counter() > deadline:
+            break
     return {"step": None, "loss": float(loss), "first_loss": first, "origins": {},
-            "loss_finite": True, "weights_finite": True}
+            "steps": i + 1, "loss_finite": True, "weights_finite": True}
 '''
 
 MAIN = '''
@@ -397,7 +403,7 @@ FLAGGED = TERM_INDEX  # the flagged operations (none: the whole run, as for a le
 if __name__ == "__main__":
     got = train(steer=STEER_FLAG)
     if got["step"] is None:
-        print(f"finite for {STEPS} steps (loss {got['first_loss']:.6g} -> {got['loss']:.6g})")
+        print(f"finite for {got['steps']} steps (loss {got['first_loss']:.6g} -> {got['loss']:.6g})")
         sys.exit(0)
     starts = ", ".join(f"line {WHERE[i][0]} ({how})" for i, how in got["origins"].items())
     print(f"step {got['step']}: not finite, starting at {starts or 'an update'} (loss {got['loss']})")

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from .repro_program import STEPS, Rendered, batch_size, render
+from .repro_program import Rendered, batch_size, render
 from .repro_program_eval import evaluator_source
 from .trace import format_number
 from .training import graph_optimizer
 
-TIME_BUDGET = 20.0  # seconds of training per finding, both runs together
+TIME_BUDGET = 6.0  # seconds of training per objective, every run together (a probe has 10)
 
 
 def rendered(spec: dict[str, Any]) -> Rendered:
@@ -43,11 +43,16 @@ def run_body(body: str, whole: bool) -> dict[str, Any]:
     exec(compile(body, "<tfnumlint training rung>", "exec"), namespace)  # our text, see above
     lr = float(namespace["LEARNING_RATE"])
     got: dict[str, Any] = {}
+    deadline = time.perf_counter() + TIME_BUDGET
     with graph_optimizer():
         for steer in (False, True):
-            got = namespace["train"](lr, steer=steer)
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                break
+            got = namespace["train"](lr, steer=steer, seconds=left / (2 if not steer else 1.5))
             if got["step"] is not None:
-                control = namespace["train"](lr / 10, steer=steer)
+                left = max(deadline - time.perf_counter(), 1.0)
+                control = namespace["train"](lr / 10, steer=steer, seconds=left)
                 if whole and control["step"] is not None:
                     continue  # the learning rate is not what breaks it
                 return {"run": got, "control": control, "steer": steer}
@@ -113,7 +118,7 @@ def reached(trained: dict[str, Any]) -> str:
     got, spec = trained["run"], trained["spec"]
     head = run_text(spec)
     if got["step"] is None:
-        return f"{head} stays finite for {STEPS} steps"
+        return f"{head} stays finite for {got['steps']} steps"
     starts = ", ".join(f"line {trained['where'][i][0]}" for i in got["origins"]) or "an update"
     return f"{head} goes non-finite at step {got['step']}, starting at {starts}, not at this term"
 
@@ -140,7 +145,7 @@ def describe(spec: dict[str, Any], got: dict[str, Any], control: dict[str, Any] 
     )
     if control is not None:
         text += (
-            f"; at lr / 10 it stays finite for {STEPS} steps"
+            f"; at lr / 10 it stays finite for {control['steps']} steps"
             if control["step"] is None
             else f"; at lr / 10 too (step {control['step']})"
         )
