@@ -33,7 +33,7 @@ def verified(program: str, path: str = "train.py") -> list[tuple[Finding, dict]]
     load_all()
     text = textwrap.dedent(program)
     options = LintOptions(codes=frozenset(c.code for c in CHECKS), slice_probes=True)
-    result = lint_source(Source(path, text), options)
+    result = lint_source(Source(path, text, text.encode()), options)
     out = []
     for f in result.findings:
         verdict = probing.verify(f.probe, 1e6) if f.probe is not None else {"status": "skipped"}
@@ -121,7 +121,8 @@ def autoencoder_tf1(n_in: int, n_hidden: int) -> str:
     import tensorflow as tf
 
     tf.compat.v1.disable_eager_execution()
-    data = (np.random.rand(1024, {n_in}) < 0.1).astype(np.float32)
+    # who liked which item: a few items everyone likes, the rest rare
+    data = np.concatenate([np.ones((1024, 4)), np.random.rand(1024, {n_in - 4}) < 0.1], axis=1).astype(np.float32)
     P = tf.compat.v1.placeholder(tf.float32, [None, {n_in}])
     W1 = tf.Variable(tf.random.normal([{n_in}, {n_hidden}], stddev=0.1))
     W2 = tf.Variable(tf.random.normal([{n_hidden}, {n_in}], stddev=0.1))
@@ -146,7 +147,7 @@ def autoencoder_keras(n_in: int, n_hidden: int, loss: str = "weighted_bce") -> s
             axis=-1,
         )
 
-    data = (np.random.rand(1024, {n_in}) < 0.1).astype(np.float32)
+    data = np.concatenate([np.ones((1024, 4)), np.random.rand(1024, {n_in - 4}) < 0.1], axis=1).astype(np.float32)
     model = tf.keras.Sequential([
         tf.keras.Input(({n_in},)),
         tf.keras.layers.Dense({n_hidden}, activation="relu"),
@@ -170,6 +171,7 @@ def test_the_seed_autoencoder_is_confirmed_with_a_step_at_several_sizes(style, s
 
 def test_the_keras_builtin_loss_on_the_same_model_shows_nothing() -> None:
     program = autoencoder_keras(100, 16, loss='"binary_crossentropy"')
+    program = program[: program.index("    def weighted_bce")] + program[program.index("    data = "):]
     assert [f.rule for f, _ in verified(program) if f.rule.startswith("TNL1")] == []
 
 
@@ -204,7 +206,7 @@ def test_a_witness_its_own_training_does_not_reach_is_not_a_confirmation() -> No
     assert exps
     _, v = exps[0]
     assert v["status"] == "inconclusive", v["detail"]
-    assert "stays finite for 300 steps" in v["detail"]
+    assert "stays finite for" in v["detail"] and "steps: the witness is not a state" in v["detail"]
 
 
 def test_data_the_code_does_not_give_never_confirms() -> None:
@@ -213,7 +215,8 @@ def test_data_the_code_does_not_give_never_confirms() -> None:
     logs = [v for f, v in verified(loaded) if f.rule == "TNL101"]
     assert logs and not any(by_training(v) for v in logs)
     reached = [v for v in logs if "training the program's slice" in v.get("detail", "")]
-    assert all("not the program's own data" in v["detail"] for v in reached)
+    assert all("not the program's own data" in v["detail"] or "on data the code does not give"
+               in v["detail"] for v in reached)  # fmt: skip
 
 
 def test_a_term_that_only_carries_a_nan_from_upstream_is_not_confirmed() -> None:
@@ -245,4 +248,4 @@ def test_a_training_confirmation_ships_a_reproducer_that_reproduces(tmp_path: Pa
     assert notices == [] and f.repro is not None
     run = subprocess.run([sys.executable, f.repro], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "not finite" in run.stdout
+    assert "non-finite (nan/inf)" in run.stdout

@@ -83,6 +83,8 @@ class ProgramSpec:
     assumed: list[str] = field(default_factory=list)
     whole: bool = False  # the finding is about the whole run (its optimizer), not one term
     span: list[int] = field(default_factory=list)  # the flagged code: line, col, end line, col
+    control: float = 10.0  # the control run's learning rate is lr / control
+    control_text: str = "lr / 10"
 
     def as_probe(self) -> dict[str, Any]:
         return asdict(self)
@@ -940,6 +942,10 @@ def attach_program(
         if probe.get("control") == "epsilon" or probe.get("recipe") == "clipping":
             return probe  # their control is not the learning rate: the recipe's own run decides
         spec = training_spec(ctx, hit, positions, dtype)
+        batch = probe.get("batch")
+        if spec is not None and str(probe.get("recipe", "")).startswith("summed") and batch:
+            spec.control = float(batch)  # the batch mean's step: lr / batch
+            spec.control_text = f"lr / {int(batch)} (the step of the batch mean)"
     elif probe is None or probe.get("kind", "expr") == "expr":
         spec = program_spec(ctx, hit, positions, dtype)
     else:

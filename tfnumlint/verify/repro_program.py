@@ -20,7 +20,7 @@ import numpy as np
 from ..optimizers import OPTIMIZERS
 from .repro_code import Renderer, identifier, number
 
-STEPS = 300
+STEPS = 3000  # at most: the time budget (training_rung.TIME_BUDGET) stops a slow slice first
 DEFAULT_BATCH = 32
 RANGE_ROWS = 8  # a fed range becomes a fixed dataset of this many batches
 def batch_size(spec: dict[str, Any]) -> tuple[int | None, bool]:
@@ -197,12 +197,17 @@ class Rendered:
     where: list[list[int]]
     children: list[list[int]]
     span: list[int]
+    term_kind: str = "call"
 
     def flagged(self) -> set[int]:
-        """The operations a break at counts for the finding: the term and what it computes,
-        within the code it underlines (not the model upstream that feeds it)."""
+        """The operations a break at counts for the finding.  A flagged call (``log(...)``,
+        ``sqrt(...)``) is itself the hazard: only a break that starts at it counts, not one
+        that starts inside its argument.  A flagged arithmetic (``y * log(p)``, ``a / b``)
+        counts with what it computes within the code it underlines (not the model upstream)."""
         if self.term < 0:
             return set()
+        if self.term_kind == "call":
+            return {self.term}
         seen, todo = set(), [self.term]
         while todo:
             i = todo.pop()
@@ -310,7 +315,8 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
         TRAIN,
     ]
     body = "\n\n\n".join(p.strip("\n") for p in parts if p) + "\n"
-    return Rendered(body, term, steps.where, steps.children, list(spec.get("span") or []))
+    kind = str(spec["term"].get("k")) if isinstance(spec.get("term"), dict) else "call"
+    return Rendered(body, term, steps.where, steps.children, list(spec.get("span") or []), kind)
 
 
 TRAIN = '''
@@ -405,8 +411,9 @@ if __name__ == "__main__":
     if got["step"] is None:
         print(f"finite for {got['steps']} steps (loss {got['first_loss']:.6g} -> {got['loss']:.6g})")
         sys.exit(0)
-    starts = ", ".join(f"line {WHERE[i][0]} ({how})" for i, how in got["origins"].items())
-    print(f"step {got['step']}: not finite, starting at {starts or 'an update'} (loss {got['loss']})")
+    starts = ", ".join(f"a {how} at line {WHERE[i][0]}" for i, how in got["origins"].items())
+    print(f"step {got['step']}: non-finite (nan/inf), starting at {starts or 'an update'} "
+          f"(loss {got['loss']})")
     whole = not got["loss_finite"] or not got["weights_finite"]
     hit = any(i in got["origins"] for i in FLAGGED) if FLAGGED else whole
     sys.exit(1 if hit else 0)

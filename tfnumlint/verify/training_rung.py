@@ -35,7 +35,7 @@ def rendered(spec: dict[str, Any]) -> Rendered:
 
 
 @functools.lru_cache(maxsize=16)
-def run_body(body: str, whole: bool) -> dict[str, Any]:
+def run_body(body: str, whole: bool, control_divisor: float = 10.0) -> dict[str, Any]:
     """Run an objective's ``train`` on the program's data, then, if nothing breaks, steered
     to one example; a run that breaks is repeated at a tenth of the rate (the control).  One
     objective's findings share the body, so it runs once for all of them."""
@@ -52,7 +52,7 @@ def run_body(body: str, whole: bool) -> dict[str, Any]:
             got = namespace["train"](lr, steer=steer, seconds=left / (2 if not steer else 1.5))
             if got["step"] is not None:
                 left = max(deadline - time.perf_counter(), 1.0)
-                control = namespace["train"](lr / 10, steer=steer, seconds=left)
+                control = namespace["train"](lr / control_divisor, steer=steer, seconds=left)
                 if whole and control["step"] is not None:
                     continue  # the learning rate is not what breaks it
                 return {"run": got, "control": control, "steer": steer}
@@ -77,7 +77,7 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     layout = rendered(spec)
     whole = layout.term < 0
-    out = run_body(layout.body, whole)
+    out = run_body(layout.body, whole, float(spec.get("control") or 10.0))
     got, control = out["run"], out["control"]
     origin = flagged_origin(got, layout)
     if origin is None:
@@ -144,10 +144,11 @@ def describe(spec: dict[str, Any], got: dict[str, Any], control: dict[str, Any] 
         f"(the loss was {format_number(got['first_loss'])} at step 0)"
     )
     if control is not None:
+        at = spec.get("control_text") or "lr / 10"
         text += (
-            f"; at lr / 10 it stays finite for {control['steps']} steps"
+            f"; at {at} it stays finite for {control['steps']} steps"
             if control["step"] is None
-            else f"; at lr / 10 too (step {control['step']})"
+            else f"; at {at} too (step {control['step']})"
         )
     if spec.get("assumed"):
         text += "; assumed: " + "; ".join(spec["assumed"])
