@@ -191,12 +191,15 @@ def with_training(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             return {**out, "detail": f"{out['detail']}; {trained['reached']}, on data the "
                     "code does not give"}  # fmt: skip
         return trained
-    if out.get("status") == "confirmed" and trained["own"] and out.get("symptom") in STATE_SYMPTOMS:
+    stand_in = probe.get("kind") == "train"  # a stand-in model's run, where the program's ran
+    state = out.get("symptom") in STATE_SYMPTOMS or stand_in
+    if out.get("status") == "confirmed" and trained["own"] and state:
         return {
             **out,
             "status": "inconclusive",
-            "detail": f"{out['detail']}; but {reached(trained)}: the witness is not a state "
-            "its training was seen to reach",
+            "detail": f"{out['detail']}; but {reached(trained)}: "
+            + ("the stand-in's run is not the program's" if stand_in
+               else "the witness is not a state its training was seen to reach"),
         }
     return out
 

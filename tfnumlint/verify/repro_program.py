@@ -20,7 +20,9 @@ import numpy as np
 from ..optimizers import OPTIMIZERS
 from .repro_code import Renderer, identifier, number
 
-STEPS = 3000  # at most: the time budget (training_rung.TIME_BUDGET) stops a slow slice first
+STEPS = 300  # on the program's data
+STEERED_STEPS = 1000  # on one of its examples, repeated: saturating takes longer
+WORK = 1.5e10  # multiply-adds of one run at most (weights x rows x steps): a large slice runs fewer steps
 DEFAULT_BATCH = 32
 RANGE_ROWS = 8  # a fed range becomes a fixed dataset of this many batches
 def batch_size(spec: dict[str, Any]) -> tuple[int | None, bool]:
@@ -360,9 +362,18 @@ def origins(values_ok, grads_ok):
     return found
 
 
-def train(lr=LEARNING_RATE, steps=STEPS, steer=False, seconds=None):
-    """Train the slice until something is not finite: that step, and where it starts (or, past
-    ``seconds`` of training, stop early: the steps run are in ``steps``)."""
+def step_budget(arrays, w, steer):
+    """The steps of one run: fixed by the slice's size, not by the machine's speed, so every
+    run of the same program gives the same verdict."""
+    rows = BATCH or min(len(a) for a in arrays.values())
+    size = sum(int(np.prod(v.shape)) for v in w.values()) * rows
+    return max(50, min(STEERED_STEPS if steer else STEPS, int(WORK / max(size, 1))))
+
+
+def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None):
+    """Train the slice until something is not finite: that step, and where it starts.  The
+    steps are ``step_budget``'s unless given; ``seconds`` is a safety net against a machine
+    much slower than the budget assumes (the run then stops early: ``steps`` says where)."""
     import time
 
     deadline = None if seconds is None else time.perf_counter() + seconds
@@ -375,6 +386,7 @@ def train(lr=LEARNING_RATE, steps=STEPS, steer=False, seconds=None):
     names = list(w)
     opt = optimizer(lr)
     rows = min(len(a) for a in arrays.values())
+    steps = step_budget(arrays, w, steer) if steps is None else steps
 
     @tf.function(autograph=False)
     def step(batch):

@@ -27,7 +27,7 @@ from .repro_program_eval import evaluator_source
 from .trace import format_number
 from .training import graph_optimizer
 
-TIME_BUDGET = 6.0  # seconds of training per objective, every run together (a probe has 10)
+SAFETY_SECONDS = 8.0  # a probe has 10: the runs' step budgets keep well under this
 
 
 def rendered(spec: dict[str, Any]) -> Rendered:
@@ -43,16 +43,19 @@ def run_body(body: str, whole: bool, control_divisor: float = 10.0) -> dict[str,
     exec(compile(body, "<tfnumlint training rung>", "exec"), namespace)  # our text, see above
     lr = float(namespace["LEARNING_RATE"])
     got: dict[str, Any] = {}
-    deadline = time.perf_counter() + TIME_BUDGET
+    deadline = time.perf_counter() + SAFETY_SECONDS
     with graph_optimizer():
         for steer in (False, True):
             left = deadline - time.perf_counter()
             if left <= 0:
                 break
-            got = namespace["train"](lr, steer=steer, seconds=left / (2 if not steer else 1.5))
+            got = namespace["train"](lr, steer=steer, seconds=left)
             if got["step"] is not None:
+                # the control runs ten times the steps the break took (a tenth of the rate
+                # goes as far in ten times the steps), within the run's own budget
+                steps = min(1000, max(100, 10 * (got["step"] + 1)))
                 left = max(deadline - time.perf_counter(), 1.0)
-                control = namespace["train"](lr / control_divisor, steer=steer, seconds=left)
+                control = namespace["train"](lr / control_divisor, steps=steps, steer=steer, seconds=left)
                 if whole and control["step"] is not None:
                     continue  # the learning rate is not what breaks it
                 return {"run": got, "control": control, "steer": steer}
