@@ -30,6 +30,7 @@ from .draws import argument
 from .feeds import Evaluator
 from .module import Binding, Scope
 from .recipe import Builder, Unknown
+from .recipe_datasets import next_batch
 from .recipe_code import BINARY, fold
 from .recipe_shapes import is_mask, largest, recipe_shape
 from .recipe_tables import MAX_ELEMENTS
@@ -62,6 +63,9 @@ def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) 
 
 
 def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
+    batch = next_batch(builder, node, scope, order, ())
+    if batch is not None:  # xs, ys = mnist.train.next_batch(100): B of the split's rows
+        return {"data": builder.recipe(batch[0]), "rows": "batch", "batch": batch[1]}
     if isinstance(node, cst.Name) and hops < 8:  # xb = train_x[idx]; feed {x: xb}
         found = builder.ev.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):  # step(x[rows]) of a function called once
