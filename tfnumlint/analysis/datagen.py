@@ -30,8 +30,8 @@ from .draws import argument
 from .feeds import Evaluator
 from .module import Binding, Scope
 from .recipe import Builder, Unknown
-from .recipe_datasets import next_batch
 from .recipe_code import BINARY, fold
+from .recipe_datasets import next_batch
 from .recipe_shapes import is_mask, largest, recipe_shape
 from .recipe_tables import MAX_ELEMENTS
 

@@ -18,14 +18,16 @@ from .module import Binding, Scope
 from .recipe_code import (
     BINARY,
     COMPARE,
+    element,
     fold,
     mentions,
     mutated,
     product,
     reachable,
     sequence_op,
+    tuple_valued,
 )
-from .recipe_datasets import keras_loader, next_batch_tuple, tutorial_field
+from .recipe_datasets import dataset_call, marked, tutorial_field
 from .recipe_libs import index_join, is_split, one_hot, split_part
 from .recipe_scalers import scaled
 from .recipe_shapes import Shapes
@@ -78,14 +80,8 @@ class Builder:
         self._sole: dict[Scope, object] = {}
 
     def recipe(self, root: Tree) -> dict:
-        """The root with the defs it reaches (a def read only for its shape is left out),
-        marked ``stand_in`` when it reaches a known dataset's synthetic stand-in."""
-        defs = reachable(root, self.defs)
-        out = {"defs": defs, "root": root}
-        datasets = sorted({self.stand_ins[k] for k in defs if k in self.stand_ins})
-        if datasets:
-            out["stand_in"] = " and ".join(datasets)
-        return out
+        """The root with the defs it reaches (a def read only for its shape is left out)."""
+        return marked({"defs": reachable(root, self.defs), "root": root}, self.stand_ins)
 
     # -- numbers ----------------------------------------------------------------------------
     def number(
@@ -344,10 +340,8 @@ class Builder:
     def _bound(self, binding: Binding, frames: Frames) -> Tree:
         value, scope, at = binding.value, binding.scope, binding.at
         if binding.nested is not None:  # (x_train, y_train), (x_test, y_test) = load_data()
-            got = self.tree(binding.nested[0], scope, at, frames)
-            for i in binding.nested[1]:
-                got = self._element(got, i)
-            return got
+            whole, path = binding.nested
+            return element(self.tree(whole, scope, at, frames), path, self.defs)
         if value is None:
             raise Unknown("a loop or with target")
         if binding.index is None:
@@ -356,23 +350,13 @@ class Builder:
             return self.tree(value.elements[binding.index].value, scope, at, frames)
         if isinstance(value, cst.Call) and is_split(self, value):
             return split_part(self, value, binding.index, scope, at, frames)
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-            try:
-                expr, fscope, ret_at, inner = self.inline(value, scope, at, frames)
-            except Unknown:  # an imported callee: a loader's tuple
-                return self._element(self.tree(value, scope, at, frames), binding.index)
+        func = value.func if isinstance(value, cst.Call) else None
+        if isinstance(func, cst.Name) and func.value in self.ev.info.functions:
+            expr, fscope, ret_at, inner = self.inline(value, scope, at, frames)
             if isinstance(expr, cst.Tuple) and binding.index < len(expr.elements):
                 return self.tree(expr.elements[binding.index].value, fscope, ret_at, inner)
             raise Unknown("an unpacked value")
-        return self._element(self.tree(value, scope, at, frames), binding.index)
-
-    def _element(self, tree: Tree, index: int) -> Tree:
-        """Item ``index`` of a tuple-valued tree (a loader's result, or a name bound to it)."""
-        while tree["k"] == "ref" and (self.defs.get(tree["id"]) or {}).get("k") == "tuple":
-            tree = self.defs[tree["id"]]  # type: ignore[assignment]
-        if tree["k"] != "tuple" or not -len(tree["items"]) <= index < len(tree["items"]):
-            raise Unknown("an unpacked value")
-        return tree["items"][index]
+        return element(self.tree(value, scope, at, frames), (binding.index,), self.defs)
 
     # -- trees ------------------------------------------------------------------------------
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, frames: Frames) -> Tree:
@@ -424,8 +408,8 @@ class Builder:
                 return joined
             x = self.tree(node.value, scope, order, frames)
             items = [self.index(e.slice, scope, order, frames) for e in node.slice]
-            if len(items) == 1 and items[0]["k"] == "const" and _tuple_valued(x, self.defs):
-                return self._element(x, int(items[0]["v"]))  # load_data()[0]
+            if len(items) == 1 and items[0]["k"] == "const" and tuple_valued(x, self.defs):
+                return element(x, (int(items[0]["v"]),), self.defs)  # load_data()[0]
             return {"k": "index", "x": x, "idx": items}
         if isinstance(node, cst.Call):
             return self._call(node, scope, order, frames)
@@ -457,10 +441,7 @@ class Builder:
             return {"k": "tuple", "items": [{"k": "const", "v": d} for d in known]}
         if node.attr.value == "T":
             return self._fn("transpose", [self.tree(node.value, scope, order, frames)])
-        field = tutorial_field(self, node, scope, order, frames)  # mnist.train.images
-        if field is None:
-            raise Unknown("attribute")
-        return field
+        return tutorial_field(self, node, scope, order, frames)  # mnist.train.images
 
     def _sequence(self, node, scope: Scope, order: int, frames: Frames) -> Tree:
         if any(isinstance(e, cst.StarredElement) for e in node.elements):
@@ -508,8 +489,7 @@ class Builder:
         library = (
             one_hot(self, node, scope, order, frames)
             or scaled(self, node, scope, order, frames)
-            or keras_loader(self, node, frames)
-            or next_batch_tuple(self, node, scope, order, frames)
+            or dataset_call(self, node, scope, order, frames)
         )
         if library is not None:
             return library
@@ -606,12 +586,6 @@ class Builder:
                 raise Unknown(f"keyword {key}")
             kw[key] = self._arg(value, scope, order, frames)
         return self._fn(name, [x, *rest], kw)
-
-
-def _tuple_valued(tree: Tree, defs: dict) -> bool:
-    while tree["k"] == "ref":
-        tree = defs.get(tree["id"]) or {}
-    return tree.get("k") == "tuple"
 
 
 def _literal(items: list[Tree]):

@@ -37,9 +37,10 @@ class Format:
     column_labels: bool  # y of shape (n, 1), as CIFAR's
 
 
-MNIST_LIKE = {"image": (28, 28), "classes": 10, "rows": (6000, 1000), "on": 0.19}
 KERAS: dict[str, Format] = {
-    "keras.datasets.mnist.load_data": Format("Keras's MNIST", **MNIST_LIKE, column_labels=False),
+    "keras.datasets.mnist.load_data": Format(
+        "Keras's MNIST", (28, 28), 10, (6000, 1000), 0.19, False
+    ),
     "keras.datasets.fashion_mnist.load_data": Format(
         "Keras's Fashion-MNIST", (28, 28), 10, (6000, 1000), 0.5, False
     ),
@@ -59,8 +60,25 @@ READ_DATA_SETS = frozenset(
     }
 )
 TUTORIAL = "the TF1 tutorial's MNIST (input_data.read_data_sets)"
-SPLITS = ("train", "validation", "test")
+SPLITS = ("train", "validation", "test")  # the attributes of read_data_sets's object
+# read_data_sets's positional parameters, in its order
+TUTORIAL_PARAMETERS = ("train_dir", "fake_data", "one_hot", "dtype", "reshape", "validation_size")
 SCALE = 10  # the tutorial's 60000 rows, a tenth of them
+
+
+def marked(recipe: dict, stand_ins: dict[str, str]) -> dict:
+    """The recipe with ``"stand_in"``: what it stands for, when it reaches a stand-in."""
+    datasets = sorted({stand_ins[k] for k in recipe["defs"] if k in stand_ins})
+    return {**recipe, "stand_in": " and ".join(datasets)} if datasets else recipe
+
+
+def dataset_call(
+    builder: Builder, call: cst.Call, scope: Scope, order: int, frames: Frames
+) -> Tree | None:
+    """A Keras loader's or ``next_batch``'s result as a tuple tree; None for other calls."""
+    return keras_loader(builder, call, frames) or next_batch_tuple(
+        builder, call, scope, order, frames
+    )
 
 
 # -- Keras: ((x_train, y_train), (x_test, y_test)) ----------------------------------------
@@ -79,9 +97,10 @@ def keras_loader(builder: Builder, call: cst.Call, frames: Frames) -> Tree | Non
     prefix = _prefix(builder, call, frames, "keras")
     templates = _def(builder, f"{prefix}/templates", _templates(fmt, classes), fmt.label)
     parts = []
-    for split, n in zip(("train", "test"), fmt.rows):
+    for split, n in zip(("train", "test"), fmt.rows, strict=True):
         labels = _def(builder, f"{prefix}/{split}/labels", _integers(classes, [n]), fmt.label)
-        x = _images(fmt, templates, labels, n, 255.0)
+        others = _def(builder, f"{prefix}/{split}/others", _integers(classes, [n]), fmt.label)
+        x = _images(fmt, templates, labels, others, n, 255.0)
         y = _cast(labels, "uint8")
         if fmt.column_labels:
             y = _call("reshape", y, _tuple(n, 1))
@@ -94,14 +113,12 @@ def keras_loader(builder: Builder, call: cst.Call, frames: Frames) -> Tree | Non
 # -- the TF1 tutorial: mnist.train.images, mnist.test.labels, mnist.train.next_batch(B) -----
 def tutorial_field(
     builder: Builder, node: cst.Attribute, scope: Scope, order: int, frames: Frames
-) -> Tree | None:
+) -> Tree:
     """``mnist.train.images`` / ``.labels`` of a ``read_data_sets`` object (through names:
-    ``train = mnist.train; train.images``); None for any other attribute."""
-    if node.attr.value not in ("images", "labels"):
-        return None
+    ``train = mnist.train; train.images``); any other attribute is unknown."""
     split = _split(builder, node.value, scope, order, frames, 0)
-    if split is None:
-        return None
+    if split is None or node.attr.value not in ("images", "labels"):
+        raise Unknown("attribute")
     return _tutorial_array(builder, *split, node.attr.value)
 
 
@@ -149,7 +166,9 @@ def next_batch_tuple(
     images = _tutorial_array(builder, reader, name, r_frames, "images")
     labels = _tutorial_array(builder, reader, name, r_frames, "labels")
     n = _tutorial_rows(builder, reader, r_frames)[SPLITS.index(name)]
-    pick = _def(builder, f"{_prefix(builder, call, frames, 'batch')}", _integers(n, [batch]), TUTORIAL)
+    pick = _def(
+        builder, f"{_prefix(builder, call, frames, 'batch')}", _integers(n, [batch]), TUTORIAL
+    )
     rows = [{"k": "index", "x": a, "idx": [pick]} for a in (images, labels)]
     return {"k": "tuple", "items": rows}
 
@@ -158,7 +177,9 @@ def _batch_element(builder: Builder, node, scope: Scope, order: int):
     """The ``next_batch`` call a value is element 0 or 1 of, with where it is read."""
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
         item = node.slice[0].slice
-        index = builder.number(item.value, scope, order, ()) if isinstance(item, cst.Index) else None
+        index = (
+            builder.number(item.value, scope, order, ()) if isinstance(item, cst.Index) else None
+        )
         inner = _batch_call(builder, node.value, scope, order)
         if inner is None or index is None:
             return None
@@ -179,9 +200,9 @@ def _batch_call(builder: Builder, node, scope: Scope, order: int):
         if not isinstance(found, Binding) or found.index is not None:
             return None
         node, scope, order = found.value, found.scope, found.at
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        if node.func.attr.value == "next_batch":
-            return node, scope, order
+    func = node.func if isinstance(node, cst.Call) else None
+    if isinstance(func, cst.Attribute) and func.attr.value == "next_batch":
+        return node, scope, order
     return None
 
 
@@ -229,8 +250,7 @@ def _options(builder: Builder, call: cst.Call) -> _Options:
     """``read_data_sets(train_dir, fake_data=False, one_hot=False, dtype=float32,
     reshape=True, validation_size=5000, ...)``: literal values only."""
     args, kw = positional(call), keywords(call)
-    named = ("train_dir", "fake_data", "one_hot", "dtype", "reshape", "validation_size")
-    given = {name: args[i] for i, name in enumerate(named) if i < len(args)}
+    given = {name: args[i] for i, name in enumerate(TUTORIAL_PARAMETERS) if i < len(args)}
     given.update(kw)
 
     def flag(name: str, default: bool) -> bool:
@@ -248,7 +268,9 @@ def _options(builder: Builder, call: cst.Call) -> _Options:
     if path not in ("tf.float32", "tf.uint8"):
         raise Unknown("a dtype that is not float32 or uint8")
     size = given.get("validation_size")
-    validation = 5000 if size is None else size.evaluated_value if isinstance(size, cst.Integer) else -1
+    validation = (
+        5000 if size is None else size.evaluated_value if isinstance(size, cst.Integer) else -1
+    )
     if not 0 <= validation <= 60000:
         raise Unknown("a validation size that is not a literal count")
     return _Options(flag("one_hot", False), flag("reshape", True), path == "tf.uint8", validation)
@@ -275,38 +297,60 @@ def _tutorial_array(
     labels = _def(builder, f"{prefix}/{split}/labels", _integers(10, [n]), TUTORIAL)
     if field == "labels":
         if opts.one_hot:
-            return _def(builder, f"{prefix}/{split}/one_hot", {"k": "one_hot", "x": labels, "n": 10}, TUTORIAL)
+            return _def(
+                builder,
+                f"{prefix}/{split}/one_hot",
+                {"k": "one_hot", "x": labels, "n": 10},
+                TUTORIAL,
+            )
         return _def(builder, f"{prefix}/{split}/y", _cast(labels, "uint8"), TUTORIAL)
     top = 255.0 if opts.uint8 else 1.0
-    x = _images(fmt, templates, labels, n, top)
+    others = _def(builder, f"{prefix}/{split}/others", _integers(10, [n]), TUTORIAL)
+    x = _images(fmt, templates, labels, others, n, top)
     x = _cast(x, "uint8" if opts.uint8 else "float32")
     return _def(builder, f"{prefix}/{split}/x/{image}", x, TUTORIAL)
 
 
 # -- the stand-in's trees ---------------------------------------------------------------------
 def _templates(fmt: Format, classes: int) -> Tree:
-    """One template per class: sparse strokes (a share ``on`` of the pixels at 1, the rest
-    at exactly 0, as the MNIST background is) or, for photographs, a mid-range colour image."""
+    """One template per class: strokes (a share of the pixels at 1, the rest at 0) or, for
+    photographs, a mid-range colour image."""
     shape = [classes, *fmt.image]
     if fmt.on >= 1.0:
         return _draw("uniform", {"low": _const(0.15), "high": _const(0.85)}, shape)
-    unit = _draw("uniform", {"low": _const(0.0), "high": _const(1.0)}, shape)
-    return _cast({"k": "cmp", "op": "<", "a": unit, "b": _const(fmt.on)}, "float32")
+    return _share(shape, min(1.0, fmt.on / KEEP))
 
 
-def _images(fmt: Format, templates: Tree, labels: Tree, n: int, top: float) -> Tree:
-    """``clip(template[label] * (brightness + noise), 0, top)``: a brightness per example in
-    [0.7, 1], noise of 8% of the range, and no noise where the template is 0 (MNIST's exact
-    zeros) unless every pixel is on (a photograph's noise is everywhere)."""
-    picked = {"k": "index", "x": templates, "idx": [labels]}
+KEEP = 0.6  # the share of its class template's strokes an example keeps
+STRAY = 0.15  # the share of another class's strokes it has too (classes overlap, as digits do)
+
+
+def _images(fmt: Format, templates: Tree, labels: Tree, others: Tree, n: int, top: float) -> Tree:
+    """An example is its class template, varied: for strokes, a random ``KEEP`` of the
+    template's strokes and a ``STRAY`` of another class's, each at a brightness per example in
+    [0.7, 1] of the range with 8% noise, the background exactly 0 (as MNIST's is; about
+    ``fmt.on`` of the pixels are on); for photographs, the template at a brightness per example
+    with a third of another class's template and noise everywhere."""
+    shape = [n, *fmt.image]
+    mine = {"k": "index", "x": templates, "idx": [labels]}
+    other = {"k": "index", "x": templates, "idx": [others]}
     ones = [1] * len(fmt.image)
     gain = _draw("uniform", {"low": _const(0.7 * top), "high": _const(top)}, [n, *ones])
-    noise = _draw("normal", {"loc": _const(0.0), "scale": _const(0.08 * top)}, [n, *fmt.image])
+    noise = _draw("normal", {"loc": _const(0.0), "scale": _const(0.08 * top)}, shape)
     if fmt.on >= 1.0:
-        value = _bin("+", _bin("*", picked, gain), noise)
+        mixed = _bin("+", _bin("*", mine, _const(0.7)), _bin("*", other, _const(0.3)))
+        value = _bin("+", _bin("*", mixed, gain), noise)
     else:
-        value = _bin("*", picked, _bin("+", gain, noise))
+        kept = _bin("*", mine, _share(shape, KEEP))
+        strays = _bin("*", other, _share(shape, STRAY))
+        value = _bin("*", _call("maximum", kept, strays), _bin("+", gain, noise))
     return _call("clip", value, _const(0.0), _const(top))
+
+
+def _share(shape: list[int], p: float) -> Tree:
+    """A float32 array of 1 at a random share ``p`` of its cells, 0 elsewhere."""
+    unit = _draw("uniform", {"low": _const(0.0), "high": _const(1.0)}, shape)
+    return _cast({"k": "cmp", "op": "<", "a": unit, "b": _const(p)}, "float32")
 
 
 def _prefix(builder: Builder, call: cst.Call, frames: Frames, what: str) -> str:
