@@ -283,3 +283,30 @@ def test_renaming_user_identifiers_changes_nothing() -> None:
     b = fed_names(keras_renamed, "k0q")["k0q"]
     assert a is not None and b is not None
     assert np.array_equal(values({"x": a["data"]})["x"], values({"x": b["data"]})["x"])
+
+
+def test_nested_unpacking_binds_each_name_to_its_element_path() -> None:
+    info = build(cst.parse_module("(a, b), (c, [d, e]) = v\n"))
+    (d,) = info.root.bindings["d"]
+    assert d.value is None and d.index is None  # unknown to readers that do not follow paths
+    assert d.nested is not None and d.nested[1] == (1, 1, 0)
+    assert info.root.bindings["c"][0].nested[1] == (1, 0)  # type: ignore[index]
+    assert isinstance(d.nested[0], cst.Name) and d.nested[0].value == "v"
+
+
+def test_the_keras_program_s_probe_trains_on_the_stand_in() -> None:
+    from tfnumlint.engine import LintOptions, lint_source, load_all
+    from tfnumlint.rules.registry import CHECKS
+    from tfnumlint.source import Source
+
+    load_all()
+    own_loss = "def own(t, p):\n    return -tf.reduce_sum(t * tf.math.log(p))\n"
+    text = textwrap.dedent(KERAS).replace('loss="categorical_crossentropy"', "loss=own")
+    text = text.replace("model = ", own_loss + "model = ", 1)
+    options = LintOptions(codes=frozenset(c.code for c in CHECKS), slice_probes=True)
+    findings = lint_source(Source("t.py", text, text.encode()), options).findings
+    programs = [f.probe["program"] for f in findings if f.rule == "TNL101" and f.probe]
+    assert programs, [f.rule for f in findings]
+    feeds = {k: d["feeds"][0] for k, d in programs[0]["data"].items()}
+    assert {f["data"]["stand_in"] for f in feeds.values()} == {"Keras's MNIST"}
+    assert {(f["rows"], f["batch"]) for f in feeds.values()} == {("batch", 128)}
