@@ -3,8 +3,9 @@
 Many training programs load MNIST or CIFAR instead of generating data.  We know those formats
 (shapes, dtype, value range, class count), so the loader call becomes a recipe of draws with
 that format: one label per row, drawn once and shared by the images and the labels, a
-per-class template behind every image (the class structure a model learns), a brightness per
-example and a little noise.  Nothing is downloaded or read, and the callee is recognised by its
+per-class template behind every image (the class structure a model learns), varied per example
+(some of its strokes dropped, a few of another class's added: classes overlap, as digits do),
+a brightness per example and a little noise.  Nothing is downloaded or read, and the callee is recognised by its
 imported TensorFlow/Keras path, never by a name the user chose.
 
 Row counts are scaled down to stay well below the size guard (``MAX_ELEMENTS``): a tenth of
@@ -165,7 +166,7 @@ def next_batch_tuple(
     reader, name, r_frames = split[0], split[1], split[2]
     images = _tutorial_array(builder, reader, name, r_frames, "images")
     labels = _tutorial_array(builder, reader, name, r_frames, "labels")
-    n = _tutorial_rows(builder, reader, r_frames)[SPLITS.index(name)]
+    n = _tutorial_rows(builder, reader)[SPLITS.index(name)]
     pick = _def(
         builder, f"{_prefix(builder, call, frames, 'batch')}", _integers(n, [batch]), TUTORIAL
     )
@@ -276,7 +277,9 @@ def _options(builder: Builder, call: cst.Call) -> _Options:
     return _Options(flag("one_hot", False), flag("reshape", True), path == "tf.uint8", validation)
 
 
-def _tutorial_rows(builder: Builder, call: cst.Call, frames: Frames) -> tuple[int, int, int]:
+def _tutorial_rows(builder: Builder, call: cst.Call) -> tuple[int, int, int]:
+    """The splits' rows: the tutorial's 60000 - validation_size / validation_size / 10000,
+    each a tenth."""
     validation = _options(builder, call).validation
     return (60000 - validation) // SCALE, validation // SCALE, 10000 // SCALE
 
@@ -287,7 +290,7 @@ def _tutorial_array(
     """One split's images (float32 in [0, 1], or uint8 with ``dtype=tf.uint8``) or labels
     (one-hot rows of 10 with ``one_hot=True``, else uint8 class numbers)."""
     opts = _options(builder, call)
-    n = _tutorial_rows(builder, call, frames)[SPLITS.index(split)]
+    n = _tutorial_rows(builder, call)[SPLITS.index(split)]
     if n == 0:
         raise Unknown("an empty split")
     prefix = _prefix(builder, call, frames, "input_data")
