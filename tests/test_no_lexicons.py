@@ -156,6 +156,9 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/recipe_tables.py:NUMPY_KEYWORDS",
         "analysis/recipe_tables.py:UNIT_DRAWS",
         "verify/datagen_eval.py:_OTHER_DRAWS",
+        # the TF1 tutorial's read_data_sets: its object's splits and its parameters
+        "analysis/recipe_datasets.py:SPLITS",
+        "analysis/recipe_datasets.py:TUTORIAL_PARAMETERS",
         "analysis/recipe_scalers.py:_FITS",  # scikit-learn's fit methods
         "verify/graphs/layers.py:_CONTAINERS",  # Keras's saved attribute names, not the user's
         "verify/graphs/layers.py:_LIBRARY",  # TF/Keras install paths: which frame is the user's

@@ -249,3 +249,28 @@ def test_a_training_confirmation_ships_a_reproducer_that_reproduces(tmp_path: Pa
     run = subprocess.run([sys.executable, f.repro], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "non-finite (nan/inf)" in run.stdout
+
+
+TUTORIAL = """\
+    import tensorflow as tf
+    from tensorflow.examples.tutorials.mnist import input_data
+    mnist = input_data.read_data_sets("MNIST_data/", one_hot=True)
+    x = tf.placeholder(tf.float32, [None, 784]); y_ = tf.placeholder(tf.float32, [None, 10])
+    W = tf.Variable(tf.zeros([784, 10])); b = tf.Variable(tf.zeros([10]))
+    y = tf.nn.softmax(tf.matmul(x, W) + b)
+    cross_entropy = -tf.reduce_sum(y_ * tf.log(y))
+    train_step = tf.train.GradientDescentOptimizer(0.01).minimize(cross_entropy)
+    sess = tf.InteractiveSession(); tf.global_variables_initializer().run()
+    for _ in range(1000):
+        batch_xs, batch_ys = mnist.train.next_batch(100)
+        sess.run(train_step, feed_dict={x: batch_xs, y_: batch_ys})
+"""
+
+
+def test_the_tf1_tutorial_is_confirmed_on_a_stand_in_for_its_mnist() -> None:
+    logs = [v for f, v in on_line(verified(TUTORIAL), "tf.log(y)", TUTORIAL) if f.rule == "TNL101"]
+    assert logs
+    v = logs[0]
+    assert by_training(v), v.get("detail")
+    assert "a synthetic stand-in for the TF1 tutorial's MNIST" in v["detail"]
+    assert "the real images are not read" in v["detail"] and "batches of 100" in v["detail"]

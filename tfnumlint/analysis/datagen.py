@@ -10,7 +10,10 @@ with our own seeded generator).  The user's code is never executed.
 A recipe is ``{"defs": {id: tree}, "root": tree}``.  Every user binding the recipe reads is one
 def, referenced by ``{"k": "ref", "id": ...}``, so a value read twice is drawn once.  Ids are
 internal: the name, the walk order of its assignment and the call sites of the helpers it was
-inlined through (names never decide anything).
+inlined through (names never decide anything).  A known dataset loader (Keras's
+``mnist.load_data()``, the TF1 tutorial's ``input_data.read_data_sets``) is a synthetic stand-in
+with the dataset's format (``recipe_datasets.py``); a recipe that reaches one carries
+``"stand_in": <what it stands for>``.
 
 Node kinds (``"k"``): ``const`` (``v``: a number or bool), ``array`` (``v``: nested lists of
 numbers), ``none``, ``ellipsis``, ``tuple``/``list`` (``items``), ``dtype`` (``v``), ``ref``
@@ -31,6 +34,7 @@ from .feeds import Evaluator
 from .module import Binding, Scope
 from .recipe import Builder, Unknown
 from .recipe_code import BINARY, fold
+from .recipe_datasets import next_batch
 from .recipe_shapes import is_mask, largest, recipe_shape
 from .recipe_tables import MAX_ELEMENTS
 
@@ -52,7 +56,8 @@ def data_recipe(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: in
 def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) -> dict | None:
     """What a value fed to the model is: ``{"data": recipe, "rows": "all" | "batch",
     "batch": int | None}``.  A subscript of the row axis by a non-literal index is a batch
-    pick: the data is then the whole indexed array and ``batch`` the pick's size."""
+    pick: the data is then the whole indexed array and ``batch`` the pick's size; so is a value
+    of the tutorial's ``split.next_batch(B)`` (the split's images or labels, ``batch`` B)."""
     builder = Builder(ev)
     try:
         got = _fed(builder, node, scope, order, 0)
@@ -62,6 +67,9 @@ def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) 
 
 
 def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
+    batch = next_batch(builder, node, scope, order, ())
+    if batch is not None:  # xs, ys = mnist.train.next_batch(100): B of the split's rows
+        return {"data": builder.recipe(batch[0]), "rows": "batch", "batch": batch[1]}
     if isinstance(node, cst.Name) and hops < 8:  # xb = train_x[idx]; feed {x: xb}
         found = builder.ev.lookup(node.value, scope, order)
         if isinstance(found, cst.Param):  # step(x[rows]) of a function called once

@@ -25,6 +25,7 @@ class Builder(Protocol):
 
     ev: Evaluator
     defs: dict[str, Tree | None]
+    stand_ins: dict[str, str]
     call_ids: dict[int, int]
 
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, frames: Frames) -> Tree: ...

@@ -120,6 +120,9 @@ class Binding:
     value: cst.BaseExpression | None
     scope: Scope
     index: int | None = None
+    # a name nested in the unpacking (``(a, b), (c, d) = v``): ``v`` and the element path.
+    # ``value`` is then None (unknown to every reader that does not follow the path)
+    nested: tuple[cst.BaseExpression, tuple[int, ...]] | None = None
 
 
 @dataclass(eq=False)
@@ -208,6 +211,8 @@ _LEAVE = object()
 
 
 def _target_names(target: cst.BaseExpression) -> list[tuple[str, int | None]]:
+    """The names a target binds, with their element index (None: the whole value); a name
+    nested deeper is left out (see :func:`_nested_names`)."""
     if isinstance(target, cst.Name):
         return [(target.value, None)]
     if isinstance(target, (cst.Tuple, cst.List)):
@@ -217,6 +222,22 @@ def _target_names(target: cst.BaseExpression) -> list[tuple[str, int | None]]:
                 out.append((el.value.value, i))
         return out
     return []
+
+
+def _nested_names(target: cst.BaseExpression, path: tuple[int, ...] = ()) -> list:
+    """``(a, b), (c, d)``: the names two or more levels deep, with their element paths."""
+    out: list[tuple[str, tuple[int, ...]]] = []
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return out
+    for i, el in enumerate(target.elements):
+        inner = el.value
+        if isinstance(el, cst.StarredElement):
+            continue
+        if isinstance(inner, cst.Name) and path:
+            out.append((inner.value, (*path, i)))
+        elif isinstance(inner, (cst.Tuple, cst.List)):
+            out.extend(_nested_names(inner, (*path, i)))
+    return out
 
 
 def build(module: cst.Module) -> ModuleInfo:
@@ -347,6 +368,9 @@ def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:
         for target in targets:
             for name, index in _target_names(target):
                 scope.bindings.setdefault(name, []).append(Binding(end, start, value, scope, index))
+            for name, path in _nested_names(target) if value is not None else ():
+                nested = Binding(end, start, None, scope, nested=(value, path))
+                scope.bindings.setdefault(name, []).append(nested)
             if (
                 isinstance(target, cst.Attribute)
                 and isinstance(target.value, cst.Name)

@@ -18,13 +18,16 @@ from .module import Binding, Scope
 from .recipe_code import (
     BINARY,
     COMPARE,
+    element,
     fold,
     mentions,
     mutated,
     product,
     reachable,
     sequence_op,
+    tuple_valued,
 )
+from .recipe_datasets import dataset_call, marked, tutorial_field
 from .recipe_libs import index_join, is_split, one_hot, split_part
 from .recipe_scalers import scaled
 from .recipe_shapes import Shapes
@@ -69,6 +72,7 @@ class Builder:
         self.ev = ev
         self.reader = FeedReader(ev)
         self.defs: dict[str, Tree | None] = {}
+        self.stand_ins: dict[str, str] = {}  # def id -> the dataset it stands in for
         self.call_ids = {id(site.node): site.order for site in ev.info.calls}
         self.depth = 0
         self._numbers: dict[tuple[int, tuple[str, ...]], int | float | None] = {}
@@ -77,7 +81,7 @@ class Builder:
 
     def recipe(self, root: Tree) -> dict:
         """The root with the defs it reaches (a def read only for its shape is left out)."""
-        return {"defs": reachable(root, self.defs), "root": root}
+        return marked({"defs": reachable(root, self.defs), "root": root}, self.stand_ins)
 
     # -- numbers ----------------------------------------------------------------------------
     def number(
@@ -335,6 +339,9 @@ class Builder:
 
     def _bound(self, binding: Binding, frames: Frames) -> Tree:
         value, scope, at = binding.value, binding.scope, binding.at
+        if binding.nested is not None:  # (x_train, y_train), (x_test, y_test) = load_data()
+            whole, path = binding.nested
+            return element(self.tree(whole, scope, at, frames), path, self.defs)
         if value is None:
             raise Unknown("a loop or with target")
         if binding.index is None:
@@ -343,11 +350,13 @@ class Builder:
             return self.tree(value.elements[binding.index].value, scope, at, frames)
         if isinstance(value, cst.Call) and is_split(self, value):
             return split_part(self, value, binding.index, scope, at, frames)
-        if isinstance(value, cst.Call):
+        func = value.func if isinstance(value, cst.Call) else None
+        if isinstance(func, cst.Name) and func.value in self.ev.info.functions:
             expr, fscope, ret_at, inner = self.inline(value, scope, at, frames)
             if isinstance(expr, cst.Tuple) and binding.index < len(expr.elements):
                 return self.tree(expr.elements[binding.index].value, fscope, ret_at, inner)
-        raise Unknown("an unpacked value")
+            raise Unknown("an unpacked value")
+        return element(self.tree(value, scope, at, frames), (binding.index,), self.defs)
 
     # -- trees ------------------------------------------------------------------------------
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, frames: Frames) -> Tree:
@@ -399,6 +408,8 @@ class Builder:
                 return joined
             x = self.tree(node.value, scope, order, frames)
             items = [self.index(e.slice, scope, order, frames) for e in node.slice]
+            if len(items) == 1 and items[0]["k"] == "const" and tuple_valued(x, self.defs):
+                return element(x, (int(items[0]["v"]),), self.defs)  # load_data()[0]
             return {"k": "index", "x": x, "idx": items}
         if isinstance(node, cst.Call):
             return self._call(node, scope, order, frames)
@@ -430,7 +441,7 @@ class Builder:
             return {"k": "tuple", "items": [{"k": "const", "v": d} for d in known]}
         if node.attr.value == "T":
             return self._fn("transpose", [self.tree(node.value, scope, order, frames)])
-        raise Unknown("attribute")
+        return tutorial_field(self, node, scope, order, frames)  # mnist.train.images
 
     def _sequence(self, node, scope: Scope, order: int, frames: Frames) -> Tree:
         if any(isinstance(e, cst.StarredElement) for e in node.elements):
@@ -475,8 +486,10 @@ class Builder:
         func = node.func
         if isinstance(func, cst.Attribute) and self.generator(func.value, scope, order, frames):
             return draw(self, func.attr.value, node, scope, order, frames)
-        library = one_hot(self, node, scope, order, frames) or scaled(
-            self, node, scope, order, frames
+        library = (
+            one_hot(self, node, scope, order, frames)
+            or scaled(self, node, scope, order, frames)
+            or dataset_call(self, node, scope, order, frames)
         )
         if library is not None:
             return library
@@ -573,10 +586,6 @@ class Builder:
                 raise Unknown(f"keyword {key}")
             kw[key] = self._arg(value, scope, order, frames)
         return self._fn(name, [x, *rest], kw)
-
-
-def _const(v: float | int | bool) -> Tree:
-    return {"k": "const", "v": v}
 
 
 def _literal(items: list[Tree]):

@@ -157,3 +157,22 @@ def sequence_op(op: str, a: dict, b: dict, defs: dict, limit: int) -> dict | Non
     if len(seq["v"]) * max(other["v"], 0) > limit:  # type: ignore[index]
         raise Unknown("too large")
     return {"k": "array", "v": seq["v"] * max(other["v"], 0)}  # type: ignore[index]
+
+
+def tuple_valued(tree: dict, defs: dict) -> bool:
+    """Is the tree a tuple of values (through refs): a loader's result, not an array?"""
+    while tree.get("k") == "ref":
+        tree = defs.get(tree["id"]) or {}
+    return tree.get("k") == "tuple"
+
+
+def element(tree: dict, path: tuple[int, ...], defs: dict) -> dict:
+    """The item at ``path`` of a tuple-valued tree (a loader's result, or a name bound to it):
+    ``(1, 0)`` of ``((a, b), (c, d))`` is ``c``."""
+    for index in path:
+        while tree["k"] == "ref" and (defs.get(tree["id"]) or {}).get("k") == "tuple":
+            tree = defs[tree["id"]]
+        if tree["k"] != "tuple" or not -len(tree["items"]) <= index < len(tree["items"]):
+            raise Unknown("an unpacked value")
+        tree = tree["items"][index]
+    return tree

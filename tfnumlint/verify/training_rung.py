@@ -19,7 +19,6 @@ import functools
 import time
 from typing import Any
 
-import numpy as np
 import tensorflow as tf
 
 from .repro_program import Rendered, batch_size, render
@@ -172,11 +171,19 @@ def run_text(spec: dict[str, Any]) -> str:
 
 
 def sources(spec: dict[str, Any]) -> str:
-    """Where the data came from: the program's NumPy code replayed, a range, or an assumption."""
+    """Where the data came from: the program's NumPy code replayed, a known dataset's
+    synthetic stand-in, a range, or an assumption."""
     parts = []
     for name, d in spec["data"].items():
         feed = (d.get("feeds") or [{}])[0]
-        if feed.get("data") is not None:
+        stand_in = (feed.get("data") or {}).get("stand_in")
+        if stand_in is not None:
+            how = (
+                f"a synthetic stand-in for {stand_in} (its shapes, range and classes; "
+                "the real images are not read)"
+            )
+            how += ", one of its rows, repeated" if spec.get("steer") else ""
+        elif feed.get("data") is not None:
             how = "one of its rows, repeated" if spec.get("steer") else "its data code replayed"
         elif feed.get("range") is not None:
             lo, hi = (format_number(v) for v in feed["range"])
