@@ -21,7 +21,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DEFAULT = [ROOT.parent / "shared" / "nanruns" / "buggy", ROOT.parent / "shared" / "nanruns" / "clean"]
+DEFAULT = [
+    ROOT.parent / "shared" / "nanruns" / "buggy",
+    ROOT.parent / "shared" / "nanruns" / "clean",
+]
 
 
 def p90(values: list[float]) -> float:

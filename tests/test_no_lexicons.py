@@ -140,8 +140,8 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/feeds.py:_HULL",  # NumPy functions that join arrays
         "analysis/feeds.py:_SAME",  # NumPy functions that move values
         # TF/Keras initializer calls and classes a weight of the training rung may start from
-        "verify/program_slice.py:_INITIALIZERS",
-        "verify/program_slice.py:_INIT_CALLS",
+        "verify/program_sources.py:_INITIALIZERS",
+        "verify/program_sources.py:_INIT_CALLS",
         # the relative imports of the evaluator's source, dropped when it is pasted in a script
         "verify/repro_program_eval.py:_RELATIVE",
         # NumPy functions, methods, keywords, dtypes and draws a data recipe may hold

@@ -28,7 +28,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tfnumlint"
 Key = tuple[str, tuple[str, ...]]
 
 NOT_OP_FACTS: dict[Key, str] = {
-    ("verify/program_slice.py", ("constant", "ones", "zeros")): "TF initializer calls a weight "
+    ("verify/program_sources.py", ("constant", "ones", "zeros")): "TF initializer calls a weight "
     "starts from (API names, mapped to how the training rung draws the weight)",
     ("rules/domain.py", ("euclidean_norm", "norm")): "TNL203's dispatch: the ops the rule checks",
     ("rules/domain.py", ("acos", "asin", "atanh")): "TNL205's dispatch: the ops the rule checks",

@@ -18,12 +18,12 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from tfnumlint.engine import LintOptions, lint_source  # noqa: E402
-from tfnumlint.model import Finding, Verification  # noqa: E402
-from tfnumlint.rules.registry import CHECKS  # noqa: E402
-from tfnumlint.source import Source  # noqa: E402
-from tfnumlint.verify import probing, repro  # noqa: E402
-from tfnumlint.verify.repro_program import compiled_form  # noqa: E402
+from tfnumlint.engine import LintOptions, lint_source
+from tfnumlint.model import Finding, Verification
+from tfnumlint.rules.registry import CHECKS
+from tfnumlint.source import Source
+from tfnumlint.verify import probing, repro
+from tfnumlint.verify.repro_program import compiled_form
 
 
 def verified(program: str, path: str = "train.py") -> list[tuple[Finding, dict]]:
@@ -41,14 +41,19 @@ def verified(program: str, path: str = "train.py") -> list[tuple[Finding, dict]]
     return out
 
 
-def on_line(results: list[tuple[Finding, dict]], needle: str, program: str) -> list[tuple[Finding, dict]]:
+def on_line(
+    results: list[tuple[Finding, dict]], needle: str, program: str
+) -> list[tuple[Finding, dict]]:
     lines = textwrap.dedent(program).splitlines()
     line = next(i for i, text in enumerate(lines, 1) if needle in text)
     return [(f, v) for f, v in results if f.line == line]
 
 
 def by_training(verdict: dict) -> bool:
-    return verdict.get("status") == "confirmed" and (verdict.get("repro") or {}).get("rung") == "training-program"
+    return (
+        verdict.get("status") == "confirmed"
+        and (verdict.get("repro") or {}).get("rung") == "training-program"
+    )
 
 
 CLASSIFIER = """\
@@ -162,7 +167,9 @@ def autoencoder_keras(n_in: int, n_hidden: int, loss: str = "weighted_bce") -> s
 @pytest.mark.parametrize("style", ["tf1", "keras"])
 def test_the_seed_autoencoder_is_confirmed_with_a_step_at_several_sizes(style, sizes) -> None:
     program = (autoencoder_tf1 if style == "tf1" else autoencoder_keras)(*sizes)
-    found = on_line(verified(program), "tf.math.log(1 - P_pred" if style == "tf1" else "log(1 - y_pred", program)
+    found = on_line(
+        verified(program), "tf.math.log(1 - P_pred" if style == "tf1" else "log(1 - y_pred", program
+    )
     confirmed = [v for f, v in found if by_training(v)]
     assert confirmed, [(f.rule, v.get("detail")) for f, v in found]
     assert isinstance(confirmed[0]["observed"]["step"], int)
@@ -171,7 +178,9 @@ def test_the_seed_autoencoder_is_confirmed_with_a_step_at_several_sizes(style, s
 
 def test_the_keras_builtin_loss_on_the_same_model_shows_nothing() -> None:
     program = autoencoder_keras(100, 16, loss='"binary_crossentropy"')
-    program = program[: program.index("    def weighted_bce")] + program[program.index("    data = "):]
+    program = (
+        program[: program.index("    def weighted_bce")] + program[program.index("    data = ") :]
+    )
     assert [f.rule for f, _ in verified(program) if f.rule.startswith("TNL1")] == []
 
 

@@ -171,7 +171,10 @@ def test_the_two_log_terms_of_the_tf1_loss_get_witnesses_of_their_own(findings, 
     assert first["inputs"]["logits"] < -16 and first["inputs"]["P"] == 1.0
     # the second is reached by the program's own training (compiled, 1 + 1e-10 is 1): the
     # run's first non-finite value starts at this term, on one of the program's rows
-    assert second["status"] == "confirmed" and "its value is the first to be non-finite" in second["detail"]
+    assert (
+        second["status"] == "confirmed"
+        and "its value is the first to be non-finite" in second["detail"]
+    )
 
 
 def test_a_dead_gradient_names_the_logit_under_the_log_not_the_labels(findings):

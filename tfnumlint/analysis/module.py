@@ -368,9 +368,10 @@ def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:
         for target in targets:
             for name, index in _target_names(target):
                 scope.bindings.setdefault(name, []).append(Binding(end, start, value, scope, index))
-            for name, path in _nested_names(target) if value is not None else ():
-                nested = Binding(end, start, None, scope, nested=(value, path))
-                scope.bindings.setdefault(name, []).append(nested)
+            if value is not None:
+                for name, path in _nested_names(target):
+                    nested = Binding(end, start, None, scope, nested=(value, path))
+                    scope.bindings.setdefault(name, []).append(nested)
             if (
                 isinstance(target, cst.Attribute)
                 and isinstance(target.value, cst.Name)

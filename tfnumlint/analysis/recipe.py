@@ -352,6 +352,7 @@ class Builder:
             return split_part(self, value, binding.index, scope, at, frames)
         func = value.func if isinstance(value, cst.Call) else None
         if isinstance(func, cst.Name) and func.value in self.ev.info.functions:
+            assert isinstance(value, cst.Call)  # func is its callee
             expr, fscope, ret_at, inner = self.inline(value, scope, at, frames)
             if isinstance(expr, cst.Tuple) and binding.index < len(expr.elements):
                 return self.tree(expr.elements[binding.index].value, fscope, ret_at, inner)

@@ -207,7 +207,9 @@ def _batch_call(builder: Builder, node, scope: Scope, order: int):
     return None
 
 
-def _split(builder: Builder, node, scope: Scope, order: int, frames: Frames, hops: int):
+def _split(
+    builder: Builder, node, scope: Scope, order: int, frames: Frames, hops: int
+) -> tuple[cst.Call, str, Frames] | None:
     """``mnist.train`` (or a name bound to it) of a ``read_data_sets`` call: (the call, the
     split's name, the frames it is read in), or None."""
     if hops > 8:

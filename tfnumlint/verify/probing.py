@@ -149,10 +149,10 @@ def with_repro(probe: dict[str, Any], out: dict[str, Any], threshold: float) -> 
     each input took: the reproducer rebuilds the slice from these, never from the source."""
     if out.get("status") != "confirmed":
         return out
+    if out.get("repro", {}).get("rung") == "training-program":
+        return out  # the training rung's own script
     if probe.get("kind") == "train":
         return {**out, "repro": {"rung": "training", "probe": probe}}
-    if out.get("repro", {}).get("rung") == "training-program":
-        return out
     traced = {k: probe.get(k) for k in ("target", "loss", "inputs", "eps", "dtype", "recipe")}
     trees = (probe.get("target"), probe.get("loss"))
     ops = {n.get("op") for n in walk(list(trees)) if n.get("k") == "call"}
@@ -164,26 +164,43 @@ def with_repro(probe: dict[str, Any], out: dict[str, Any], threshold: float) -> 
 # symptoms of a state the witness puts the slice in, which training may or may not reach (an
 # epsilon rounded away is a fact of the dtype: no state of the program is needed for it)
 STATE_SYMPTOMS = frozenset(
-    {"nan-value", "inf-value", "nan-gradient", "inf-gradient", "exploding-gradient",
-     "dead-gradient"}  # fmt: skip
+    {
+        "nan-value",
+        "inf-value",
+        "nan-gradient",
+        "inf-gradient",
+        "exploding-gradient",
+        "dead-gradient",
+    }
 )
 
 
-def with_training(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """The training rung over the rungs below: training the program's slice to the hazard
-    confirms it; a witness that training does not reach is not a confirmation."""
+def program_run(probe: dict[str, Any]) -> dict[str, Any] | None:
+    """The training rung's verdict on the probe's objective, or None when there is none or
+    its script cannot run (the rungs below then decide alone)."""
     spec = probe.get("program")
     if not spec:
-        return out
-    from .training_rung import reached, verify_program
-
+        return None
     from .repro_code import NotRenderable
+    from .training_rung import verify_program
 
     try:
-        trained = verify_program(spec)
+        return verify_program(spec)
     except (UnsupportedProbe, NotRenderable, tf.errors.OpError, ValueError, TypeError,
-            KeyError, NameError, AttributeError, IndexError) as exc:  # fmt: skip
-        return out  # a slice the script cannot run: the rungs below decide alone
+            KeyError, NameError, AttributeError, IndexError):  # fmt: skip
+        return None
+
+
+def with_training(
+    probe: dict[str, Any], out: dict[str, Any], trained: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The training rung over the rungs below: training the program's slice to the hazard
+    confirms it; a witness that training does not reach is not a confirmation."""
+    from .training_rung import reached
+
+    trained = trained if trained is not None else program_run(probe)
+    if trained is None or trained["status"] == "not run":
+        return out
     if trained["status"] == "confirmed":
         return trained
     if trained["status"] == "inconclusive":  # reached, on data or weights it had to assume
@@ -198,8 +215,11 @@ def with_training(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             **out,
             "status": "inconclusive",
             "detail": f"{out['detail']}; but {reached(trained)}: "
-            + ("the stand-in's run is not the program's" if stand_in
-               else "the witness is not a state its training was seen to reach"),
+            + (
+                "the stand-in's run is not the program's"
+                if stand_in
+                else "the witness is not a state its training was seen to reach"
+            ),
         }
     return out
 
@@ -211,8 +231,11 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         if probe.get("kind") == "train":
             from .training import verify_training
 
-            out = verify_training(probe)
-            out = with_training(probe, out)  # the program's own run over the stand-in model
+            trained = program_run(probe)  # the program's own run, before any stand-in model
+            if trained is not None and trained["status"] == "confirmed":
+                out = trained
+            else:
+                out = with_training(probe, verify_training(probe), trained)
         elif probe.get("kind", "expr") == "expr":
             if probe.get("assumed"):
                 probe = stand_ins.traceable(probe, probe_dtype(probe))

@@ -25,45 +25,15 @@ from typing import Any
 
 import libcst as cst
 
-from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, contains
 from ..analysis.names import dotted_name
+from .program_objectives import Objective, _compiled_optimizer, objectives, optimizer_of
+from .program_sources import _ints, _number, _returns, initializer, model_layers
 from .slicer import Slicer
 
 MAX_DATA_ELEMENTS = 20_000_000
 DEFAULT_BATCH = 32
-
-# Keras's default initializers, and the TF initializer calls a weight may be made with
-_INIT_CALLS = {
-    "zeros": "zeros",
-    "ones": "ones",
-    "normal": "normal",
-    "random_normal": "normal",
-    "truncated_normal": "truncated_normal",
-    "uniform": "uniform",
-    "random_uniform": "uniform",
-    "constant": "constant",
-    "fill": "constant",
-}
-_INITIALIZERS = {
-    "glorot_normal_initializer": "glorot_normal",
-    "glorot_uniform_initializer": "glorot_uniform",
-    "GlorotNormal": "glorot_normal",
-    "GlorotUniform": "glorot_uniform",
-    "zeros_initializer": "zeros",
-    "Zeros": "zeros",
-    "ones_initializer": "ones",
-    "Ones": "ones",
-    "he_normal": "he_normal",
-    "HeNormal": "he_normal",
-    "random_normal_initializer": "normal",
-    "RandomNormal": "normal",
-    "truncated_normal_initializer": "truncated_normal",
-    "TruncatedNormal": "truncated_normal",
-    "constant_initializer": "constant",
-    "Constant": "constant",
-}
 
 
 @dataclass
@@ -90,228 +60,6 @@ class ProgramSpec:
         return asdict(self)
 
 
-@dataclass
-class Objective:
-    loss: cst.BaseExpression
-    scope: Scope
-    order: int
-    optimizer: cst.Call | str
-    style: str
-    line: int
-
-
-# ------------------------------------------------------------------ objectives
-
-
-def _bound_call(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -> cst.Call | None:
-    """The call ``node`` is, or the call its name was last assigned."""
-    if isinstance(node, cst.Call):
-        return node
-    if isinstance(node, cst.Name):
-        found = ctx.ev.lookup(node.value, scope, order)
-        if isinstance(found, Binding) and found.index is None and isinstance(found.value, cst.Call):
-            return found.value
-    return None
-
-
-def _optimizer(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -> cst.Call | None:
-    call = _bound_call(ctx, node, scope, order)
-    if call is None:
-        return None
-    return call if (ctx.op(call) or "").startswith("optimizer:") else None
-
-
-def _is_tape(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -> bool:
-    """Is ``node`` a ``tf.GradientTape``: made by a call, or bound by ``with ... as tape``?"""
-    call = _bound_call(ctx, node, scope, order)
-    if call is not None:
-        return (ctx.info.imports.resolve(call.func) or "").endswith("GradientTape")
-    if not isinstance(node, cst.Name):
-        return False
-    for w in _withs(scope.node):
-        for item in w.items:
-            bound = item.asname.name if item.asname is not None else None
-            if isinstance(bound, cst.Name) and bound.value == node.value:
-                made = item.item
-                if isinstance(made, cst.Call):
-                    return (ctx.info.imports.resolve(made.func) or "").endswith("GradientTape")
-    return False
-
-
-def _withs(root: cst.CSTNode) -> list[cst.With]:
-    found: list[cst.With] = []
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_With(self, node: cst.With) -> None:
-            found.append(node)
-
-    root.visit(_Visitor())
-    return found
-
-
-def objectives(ctx: Context, positions) -> list[Objective]:
-    """Every loss the module hands to an optimizer, with that optimizer's constructor."""
-    found: list[Objective] = []
-    for site in ctx.info.calls:
-        func = site.node.func
-        if not isinstance(func, cst.Attribute) or not site.node.args:
-            continue
-        method = func.attr.value
-        pos = positions.get(site.node)
-        line = pos.start.line if pos else 0
-        loss = ctx.arg(site.node, 0, "loss")
-        if loss is None:
-            continue
-        if method in ("minimize", "compute_gradients"):
-            opt = _optimizer(ctx, func.value, site.scope, site.order)
-            if opt is not None:
-                found.append(Objective(loss, site.scope, site.order, opt, "tf1", line))
-        elif method == "gradient" and _is_tape(ctx, func.value, site.scope, site.order):
-            opt = _applied_optimizer(ctx, site.scope, site.node)
-            if opt is not None:
-                found.append(Objective(loss, site.scope, site.order, opt, "tape", line))
-    return found
-
-
-def _applied_optimizer(ctx: Context, scope: Scope, gradient: cst.Call | None = None) -> cst.Call | None:
-    """The optimizer that applies this tape's gradients: the ``apply_gradients`` of the same
-    function that reads the name the gradients are assigned to (a GAN has two of each), or
-    the function's only one."""
-    target = _assigned_name(ctx, scope, gradient) if gradient is not None else None
-    applied = []
-    for site in ctx.info.calls:
-        func = site.node.func
-        if site.scope is scope and isinstance(func, cst.Attribute) and func.attr.value == "apply_gradients":
-            reads = {n.value for n in _names_in(site.node)}
-            applied.append((target in reads, _optimizer(ctx, func.value, site.scope, site.order)))
-    mine = [opt for hit, opt in applied if hit]
-    if mine:
-        return mine[0]
-    return applied[0][1] if len(applied) == 1 else None
-
-
-def _assigned_name(ctx: Context, scope: Scope, call: cst.Call) -> str | None:
-    """``grads = tape.gradient(...)``: ``grads``."""
-    site = next((s for s in ctx.info.calls if s.node is call), None)
-    stmt = site.statement if site is not None else None
-    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and stmt.value is call:
-        target = stmt.targets[0].target
-        return target.value if isinstance(target, cst.Name) else None
-    return None
-
-
-def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
-
-    node.visit(_Visitor())
-    return found
-
-
-# ------------------------------------------------------------------ sources
-
-
-def _ints(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int) -> list | None:
-    """A literal shape: a list/tuple of ints, module constants or None."""
-    if node is None:
-        return None
-    if not isinstance(node, (cst.List, cst.Tuple)):
-        c = ctx.ev.value(node, scope, order).const
-        return [int(c)] if c is not None and float(c).is_integer() else None
-    out: list = []
-    for e in node.elements:
-        if isinstance(e.value, cst.Name) and e.value.value == "None":
-            out.append(None)
-            continue
-        c = ctx.ev.value(e.value, scope, order).const
-        if c is None or not float(c).is_integer():
-            return None
-        out.append(int(c))
-    return out
-
-
-def _number(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int) -> float | None:
-    """A number the code fixes: a constant, or host math on literals (``np.log(4.0)``)."""
-    if node is None:
-        return None
-    const = ctx.ev.value(node, scope, order).const
-    if const is None:
-        const = Slicer(ctx, {})._host_constant(node)
-    return None if const is None else float(const)
-
-
-def _leaf(ctx: Context, call: cst.Call) -> str:
-    return (ctx.info.imports.resolve(call.func) or ctx.code(call.func)).rsplit(".", 1)[-1]
-
-
-def initializer(ctx: Context, call: cst.Call, scope: Scope, order: int) -> dict | None:
-    """How a weight starts: ``tf.Variable(tf.random.truncated_normal([784, 256], stddev=0.1))``
-    or ``get_variable("w", [4, 16], initializer=glorot_normal_initializer())``."""
-    name = (ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
-    if name == "get_variable":
-        shape = _ints(ctx, ctx.arg(call, 1, "shape"), scope, order)
-        init = ctx.arg(call, 3, "initializer")
-        spec = {"init": "glorot_uniform"}  # get_variable's default
-        if isinstance(init, cst.Call):
-            kind = _INITIALIZERS.get(_leaf(ctx, init))
-            if kind is None:
-                return None
-            spec = {"init": kind, **_init_params(ctx, init, scope, order)}
-        elif init is not None:
-            return None
-        return {**spec, "shape": shape} if shape is not None else None
-    value = ctx.arg(call, 0, "initial_value")
-    if isinstance(value, cst.Call):
-        kind = _INIT_CALLS.get(_leaf(ctx, value))
-        if kind is None:
-            return None
-        if kind == "constant":
-            c = _number(ctx, value.args[0].value, scope, order) if value.args else None
-            literal = _ints_or_floats(ctx, value.args[0].value if value.args else None, scope, order)
-            shape = _ints(ctx, ctx.arg(value, 2, "shape"), scope, order)
-            if c is not None:
-                return {"init": "constant", "value": c, "shape": shape or []}
-            if literal is not None:
-                return {"init": "literal", "value": literal, "shape": [len(literal)]}
-            return None
-        shape = _ints(ctx, ctx.arg(value, 0, "shape"), scope, order)
-        if shape is None:
-            return None
-        return {"init": kind, "shape": shape, **_init_params(ctx, value, scope, order)}
-    if value is not None:
-        literal = _ints_or_floats(ctx, value, scope, order)
-        if literal is not None:
-            return {"init": "literal", "value": literal, "shape": [len(literal)]}
-        c = _number(ctx, value, scope, order)
-        if c is not None:
-            return {"init": "constant", "value": c, "shape": []}
-    return None
-
-
-def _ints_or_floats(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int):
-    if not isinstance(node, (cst.List, cst.Tuple)):
-        return None
-    out = [_number(ctx, e.value, scope, order) for e in node.elements]
-    return out if out and None not in out else None
-
-
-def _init_params(ctx: Context, call: cst.Call, scope: Scope, order: int) -> dict:
-    keys = {"mean": 1, "stddev": 2, "minval": 1, "maxval": 2, "value": 0}
-    out = {}
-    for key, index in keys.items():
-        node = next((a.value for a in call.args if a.keyword and a.keyword.value == key), None)
-        if node is None and key in ("mean", "stddev") and _leaf(ctx, call).endswith("normal"):
-            positional = [a for a in call.args if a.keyword is None]
-            node = positional[index].value if len(positional) > index else None
-        v = _number(ctx, node, scope, order)
-        if v is not None:
-            out[key] = v
-    return out
-
-
 # ------------------------------------------------------------------ the slice
 
 
@@ -325,10 +73,14 @@ class ProgramSlicer:
         self.data: dict[str, dict] = {}
         self.assumed: list[str] = []
         self.bound: dict[int, dict] = {}  # a Keras loss's parameters: what ``fit`` passes them
-        self.slicer = Slicer(ctx, positions, substitute=self._source, cut_logits=False, stand_ins=True)
+        self.slicer = Slicer(
+            ctx, positions, substitute=self._source, cut_logits=False, stand_ins=True
+        )
         self.slicer.unpacking = True
 
-    def _source(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int) -> dict | None:
+    def _source(
+        self, node: cst.BaseExpression, scope: Scope, order: int, depth: int
+    ) -> dict | None:
         ctx = self.ctx
         if isinstance(node, cst.Call):
             return self._model_call(node, scope, order, depth)
@@ -367,7 +119,11 @@ class ProgramSlicer:
         """``mean, var = tf.nn.moments(x, axes)``: the mean and the variance, as the op
         computes them (a reduce_mean over ``axes``, and of the squared deviation)."""
         call = found.value
-        if not isinstance(call, cst.Call) or self.ctx.op(call) != "moments" or found.index not in (0, 1):
+        if (
+            not isinstance(call, cst.Call)
+            or self.ctx.op(call) != "moments"
+            or found.index not in (0, 1)
+        ):
             return None
         x_node, axes = self.ctx.arg(call, 0, "x"), self.ctx.arg(call, 1, "axes")
         if x_node is None or axes is None:
@@ -394,7 +150,9 @@ class ProgramSlicer:
         out = []
         for fed, scope, order in feeds._feed_dicts(self.ctx.ev):
             for element in fed.elements:
-                if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.Name):
+                if not isinstance(element, cst.DictElement) or not isinstance(
+                    element.key, cst.Name
+                ):
                     continue
                 found = self.ctx.ev.lookup(element.key.value, scope, order)
                 if isinstance(found, Binding) and found.value is placeholder:
@@ -429,14 +187,18 @@ class ProgramSlicer:
                 if arg is None:
                     continue
                 looped = self._dataset_element(arg, call, site.scope)
-                feeds_.append(looped if looped is not None else self._fed(arg, site.scope, site.order))
+                feeds_.append(
+                    looped if looped is not None else self._fed(arg, site.scope, site.order)
+                )
         if not feeds_:
             return None
         key = f"{name}"
         self.data.setdefault(key, {"shape": None, "feeds": feeds_})
         return {"k": "input", "name": key}
 
-    def _dataset_element(self, arg: cst.BaseExpression, call: cst.Call, scope: Scope) -> dict | None:
+    def _dataset_element(
+        self, arg: cst.BaseExpression, call: cst.Call, scope: Scope
+    ) -> dict | None:
         """``for xb, yb in dataset: step(xb, yb)`` with ``dataset =
         tf.data.Dataset.from_tensor_slices((X, y)).shuffle(n).batch(B)``: ``xb`` is a batch
         of ``B`` rows of ``X`` (what ``_fed`` makes of ``X``, picked in batches)."""
@@ -449,14 +211,20 @@ class ProgramSlicer:
             if path is None:
                 continue
             iterable = loop.iter
-            if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "enumerate" and iterable.args:
+            if (
+                isinstance(iterable, cst.Call)
+                and dotted_name(iterable.func) == "enumerate"
+                and iterable.args
+            ):
                 if not path or path[0] != 1:
                     return None
                 iterable, path = iterable.args[0].value, path[1:]
             return self._sliced_element(iterable, path, scope)
         return None
 
-    def _sliced_element(self, node: cst.BaseExpression, path: list[int], scope: Scope) -> dict | None:
+    def _sliced_element(
+        self, node: cst.BaseExpression, path: list[int], scope: Scope
+    ) -> dict | None:
         batch = None
         order = next((s.order for s in self.ctx.info.calls if s.node is node), 10**9)
         for _ in range(12):
@@ -508,192 +276,23 @@ class ProgramSlicer:
                 "shape": [fan_in, layer["units"]],
                 "fan_in_from": out.get("name") if out.get("k") == "input" and i == 0 else None,
             }
-            out = {"k": "call", "op": "matmul", "args": [out, {"k": "input", "name": kernel}], "kw": {}}
+            out = {
+                "k": "call",
+                "op": "matmul",
+                "args": [out, {"k": "input", "name": kernel}],
+                "kw": {},
+            }
             if layer["use_bias"]:
-                self.weights[bias] = {**layer.get("bias", {"init": "zeros"}), "shape": [layer["units"]]}
+                self.weights[bias] = {
+                    **layer.get("bias", {"init": "zeros"}),
+                    "shape": [layer["units"]],
+                }
                 out = {"k": "bin", "op": "+", "l": out, "r": {"k": "input", "name": bias}}
             act = layer["activation"]
             if act not in (None, "linear"):
                 out = {"k": "call", "op": act, "args": [out], "kw": {}}
             fan_in = layer["units"]
         return out
-
-
-def model_layers(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -> list[dict] | None:
-    """The Dense layers of the model ``node`` names: a ``keras.Sequential([...])``, or a
-    functional ``keras.Model(inputs, outputs)`` whose outputs are a chain of Dense calls on a
-    ``keras.Input``, made in place or returned by a module function; None for anything else."""
-    built = _bound_call(ctx, node, scope, order)
-    for _ in range(3):  # model = build(): the helper's returned model
-        if built is None:
-            return None
-        name = ctx.info.imports.resolve(built.func) or ""
-        if name.endswith("Sequential") or name.endswith("Model"):
-            break
-        built = _returned_call(ctx, built)
-    if built is None:
-        return None
-    name = ctx.info.imports.resolve(built.func) or ""
-    fn_scope = _scope_of(ctx, built) or scope
-    if name.endswith("Sequential"):
-        return sequential_layers(ctx, built, fn_scope, order)
-    if name.endswith("Model"):
-        return functional_layers(ctx, built, fn_scope)
-    return None
-
-
-def _returned_call(ctx: Context, call: cst.Call) -> cst.Call | None:
-    """``build()`` of a module function that returns one call: that call."""
-    if not isinstance(call.func, cst.Name):
-        return None
-    scope = ctx.info.functions.get(call.func.value)
-    fn = scope.node if scope is not None else None
-    if not isinstance(fn, cst.FunctionDef):
-        return None
-    returns = [n for n in _returns(fn) if n.value is not None]
-    if len(returns) != 1 or not isinstance(returns[0].value, cst.Call):
-        return None
-    return returns[0].value
-
-
-def _returns(fn: cst.FunctionDef) -> list[cst.Return]:
-    found: list[cst.Return] = []
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_Return(self, node: cst.Return) -> None:
-            found.append(node)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is fn
-
-    fn.visit(_Visitor())
-    return found
-
-
-def _scope_of(ctx: Context, call: cst.Call) -> Scope | None:
-    return next((s.scope for s in ctx.info.calls if s.node is call), None)
-
-
-def _order_of(ctx: Context, call: cst.Call) -> int:
-    return next((s.order for s in ctx.info.calls if s.node is call), 0)
-
-
-def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict] | None:
-    """``keras.Model(inputs, outputs)`` with ``outputs = Dense(...)(Dense(...)(inputs))``."""
-    outputs = ctx.arg(model, 1, "outputs")
-    order = _order_of(ctx, model)
-    chain: list[cst.Call] = []
-    node = outputs
-    for _ in range(32):
-        call = _bound_call(ctx, node, scope, order) if node is not None else None
-        if call is None:
-            return None
-        kind = _leaf(ctx, call)
-        if kind in ("Input", "InputLayer"):
-            shape = _ints(ctx, ctx.arg(call, 0, "shape"), scope, _order_of(ctx, call))
-            layers = [dense_layer(ctx, c, scope, order) for c in reversed(chain)]
-            if not layers or None in layers:
-                return None
-            out = [layer for layer in layers if layer is not None]
-            out[0]["input_dim"] = shape[-1] if shape else None
-            return out
-        if not isinstance(call.func, cst.Call) or not call.args:
-            return None  # a layer applied to a value: Dense(...)(x)
-        chain.append(call.func)
-        node = call.args[0].value
-        order = _order_of(ctx, call)
-    return None
-
-
-def dense_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict | None:
-    """A ``Dense(units, activation=...)`` layer as plain data, or None for another layer."""
-    if _leaf(ctx, layer) != "Dense":
-        return None
-    units = _number(ctx, ctx.arg(layer, 0, "units"), scope, order)
-    act = ctx.arg(layer, 1, "activation")
-    activation = None
-    if isinstance(act, cst.SimpleString):
-        activation = str(act.evaluated_value)
-    elif act is not None and not (isinstance(act, cst.Name) and act.value == "None"):
-        activation = (ctx.info.imports.resolve(act) or "").rsplit(".", 1)[-1] or "?"
-    if units is None or (activation is not None and not _traceable_activation(activation)):
-        return None
-    init = ctx.arg(layer, -1, "kernel_initializer")
-    kernel = str(init.evaluated_value) if isinstance(init, cst.SimpleString) else "glorot_uniform"
-    if init is not None and not isinstance(init, cst.SimpleString):
-        return None  # an initializer object: not read yet
-    bias = _bias_initializer(ctx, ctx.arg(layer, -1, "bias_initializer"), scope, order)
-    if bias is None:
-        return None
-    use_bias = ctx.arg(layer, -1, "use_bias")
-    return {
-        "units": int(units),
-        "activation": activation,
-        "kernel_initializer": kernel,
-        "use_bias": not (isinstance(use_bias, cst.Name) and use_bias.value == "False"),
-        "bias": bias,
-    }
-
-
-def _traceable_activation(name: str) -> bool:
-    """A Keras activation string the run can apply: ``"linear"``, or a registered op of that
-    name that traces (``"relu"``, ``"sigmoid"``, ``"softmax"``...)."""
-    op = ops.REGISTRY.get(name)
-    return name == "linear" or (op is not None and bool(op.trace))
-
-
-def _bias_initializer(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int) -> dict | None:
-    """A Dense bias's start: zeros (Keras's default), ``Constant(c)``, or ``Constant(v)`` of a
-    value of the data (``float(counts.mean())``: its recipe, replayed with the data)."""
-    if node is None:
-        return {"init": "zeros"}
-    if isinstance(node, cst.SimpleString):
-        return {"init": "zeros"} if node.evaluated_value == "zeros" else None
-    if not isinstance(node, cst.Call) or _leaf(ctx, node) not in ("Constant", "constant_initializer"):
-        return None
-    value = ctx.arg(node, 0, "value")
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("float", "int") and value.args:
-        value = value.args[0].value  # float(counts.mean()): the builtin only converts
-    c = _number(ctx, value, scope, order)
-    if c is not None:
-        return {"init": "constant", "value": c}
-    try:
-        from ..analysis import datagen
-    except ImportError:
-        return None
-    recipe = datagen.data_recipe(ctx.ev, value, scope, order) if value is not None else None
-    return {"init": "constant", "recipe": recipe} if recipe is not None else None
-
-
-def sequential_layers(ctx: Context, built: cst.Call, scope: Scope, order: int) -> list[dict] | None:
-    """The Dense layers of ``keras.Sequential([...])``, or None for any other layer or model."""
-    if not built.args:
-        return None
-    items = built.args[0].value
-    if not isinstance(items, (cst.List, cst.Tuple)):
-        return None
-    layers: list[dict] = []
-    input_dim = None
-    for e in items.elements:
-        layer = e.value
-        if not isinstance(layer, cst.Call):
-            return None
-        kind = _leaf(ctx, layer)
-        if kind in ("Input", "InputLayer"):
-            shape = _ints(ctx, ctx.arg(layer, 0, "shape", "input_shape"), scope, order)
-            input_dim = shape[-1] if shape else None
-            continue
-        dense = dense_layer(ctx, layer, scope, order)
-        if dense is None:
-            return None
-        shape = _ints(ctx, ctx.arg(layer, -1, "input_shape", "input_dim"), scope, order)
-        if shape and not layers:
-            input_dim = shape[-1]
-        layers.append(dense)
-    if not layers:
-        return None
-    layers[0]["input_dim"] = input_dim
-    return layers
 
 
 def _loops(root: cst.CSTNode) -> list[cst.For]:
@@ -780,8 +379,12 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
             continue
         fn_scope = ctx.info.functions[loss_fn.value]
         fn = fn_scope.node
-        returns = [r for r in _returns(fn) if r.value is not None] if isinstance(fn, cst.FunctionDef) else []
-        if len(returns) != 1 or len(fn.params.params) < 2:  # type: ignore[union-attr]
+        returns = (
+            [r for r in _returns(fn) if r.value is not None]
+            if isinstance(fn, cst.FunctionDef)
+            else []
+        )
+        if not isinstance(fn, cst.FunctionDef) or len(returns) != 1 or len(fn.params.params) < 2:
             continue
         layers = model_layers(ctx, func.value, site.scope, site.order)
         receiver = ctx.code(func.value)
@@ -801,18 +404,26 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
         if layers is None or fit is None or opt is None or x is None or y is None:
             continue
         batch_node = ctx.arg(fit.node, 2, "batch_size")
-        batch = _number(ctx, batch_node, fit.scope, fit.order) if batch_node is not None else KERAS_BATCH
+        batch = (
+            _number(ctx, batch_node, fit.scope, fit.order)
+            if batch_node is not None
+            else KERAS_BATCH
+        )
         ps = ProgramSlicer(ctx, positions)
         names = []
         for node in (x, y):
             name = ctx.code(node)
-            feed = {**ps._fed(node, fit.scope, fit.order), "rows": "batch", "batch": int(batch or KERAS_BATCH)}
+            feed = {
+                **ps._fed(node, fit.scope, fit.order),
+                "rows": "batch",
+                "batch": int(batch or KERAS_BATCH),
+            }
             ps.data.setdefault(name, {"shape": None, "feeds": [feed]})
             names.append(name)
         y_pred = ps.unrolled(receiver, layers, {"k": "input", "name": names[0]})
         if y_pred is None:
             continue
-        params = fn.params.params  # type: ignore[union-attr]
+        params = fn.params.params
         ps.bound = {id(params[0]): {"k": "input", "name": names[1]}, id(params[1]): y_pred}
         ret = returns[0]
         order = next((s.order for s in ctx.info.calls if s.statement is ret), 10**9)
@@ -826,16 +437,6 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
     return out
 
 
-def _compiled_optimizer(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int):
-    """``compile(optimizer=...)``: an optimizer constructor, or a Keras name (``"adam"``)."""
-    from ..optimizers import OPTIMIZERS
-
-    if isinstance(node, cst.SimpleString):
-        name = str(node.evaluated_value).lower()
-        return name if name in OPTIMIZERS else None
-    return _optimizer(ctx, node, scope, order) if node is not None else None
-
-
 def _sliced(ctx: Context, positions) -> list[tuple[Objective, ProgramSlicer, dict]]:
     """Each objective of the module, sliced once to its sources (a cut slice is left out)."""
     out = fit_objectives(ctx, positions)
@@ -846,18 +447,6 @@ def _sliced(ctx: Context, positions) -> list[tuple[Objective, ProgramSlicer, dic
         if not (ps.slicer.truncated or ps.slicer.unsupported or ps.slicer.inputs):
             out.append((obj, ps, loss))
     return out
-
-
-def optimizer_of(ctx: Context, obj: Objective) -> dict | None:
-    """The objective's optimizer as the verifier rebuilds it (``compile(optimizer="adam")``:
-    Keras's defaults)."""
-    from ..rules.training import optimizer_spec
-
-    if isinstance(obj.optimizer, str):
-        return {"optimizer": obj.optimizer, "tf1": False, "learning_rate": 0.001,
-                "momentum": 0.0, "clipnorm": None}  # fmt: skip
-    opt_site = next((s for s in ctx.info.calls if s.node is obj.optimizer), None)
-    return optimizer_spec(ctx, obj.optimizer, opt_site) if opt_site is not None else None
 
 
 def training_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec | None:
@@ -953,6 +542,12 @@ def attach_program(
     if spec is None:
         return probe
     if probe is None:
-        probe = {"kind": "program", "rule": code, "dtype": dtype, "path": spec.path, "line": spec.line}
+        probe = {
+            "kind": "program",
+            "rule": code,
+            "dtype": dtype,
+            "path": spec.path,
+            "line": spec.line,
+        }
     probe["program"] = spec.as_probe()
     return probe

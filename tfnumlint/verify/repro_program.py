@@ -25,6 +25,8 @@ STEERED_STEPS = 1000  # on one of its examples, repeated: saturating takes longe
 WORK = 1.5e10  # multiply-adds of one run at most (weights x rows x steps): a large slice runs fewer steps
 DEFAULT_BATCH = 32
 RANGE_ROWS = 8  # a fed range becomes a fixed dataset of this many batches
+
+
 def batch_size(spec: dict[str, Any]) -> tuple[int | None, bool]:
     """The rows per step, and whether the code gives it (``None``: every row, as fed)."""
     sizes = {f.get("batch") for d in spec["data"].values() for f in d.get("feeds") or []}
@@ -54,7 +56,7 @@ def optimizer_source(opt: dict[str, Any], lr: str) -> str:
 
 def initial_value(w: dict[str, Any], fan_in: str | None = None) -> str:
     """A weight's starting value, as the program's initializer makes it."""
-    shape = [fan_in if d is None else str(d) for d in w.get("shape") or []]
+    shape = [str(fan_in) if d is None else str(d) for d in w.get("shape") or []]
     dims = "[" + ", ".join(shape) + "]"
     kind = w.get("init")
     if kind == "zeros":
@@ -70,13 +72,21 @@ def initial_value(w: dict[str, Any], fan_in: str | None = None) -> str:
     if kind == "literal":
         return f"tf.constant({[float(v) for v in w['value']]!r}, DTYPE)"
     if kind in ("normal", "truncated_normal"):  # stateless: every run starts from the same weights
-        fn = "tf.random.stateless_truncated_normal" if kind == "truncated_normal" else "tf.random.stateless_normal"
+        fn = (
+            "tf.random.stateless_truncated_normal"
+            if kind == "truncated_normal"
+            else "tf.random.stateless_normal"
+        )
         mean, std = number(w.get("mean", 0.0)), number(w.get("stddev", 1.0))
         return f"{fn}({dims}, [0, next(SEEDS)], {mean}, {std}, DTYPE)"
     if kind == "uniform":
         lo, hi = number(w.get("minval", 0.0)), number(w.get("maxval", 1.0))
         return f"tf.random.stateless_uniform({dims}, [0, next(SEEDS)], {lo}, {hi}, DTYPE)"
-    initializers = {"glorot_normal": "GlorotNormal", "he_normal": "HeNormal", "he_uniform": "HeUniform"}
+    initializers = {
+        "glorot_normal": "GlorotNormal",
+        "he_normal": "HeNormal",
+        "he_uniform": "HeUniform",
+    }
     cls = initializers.get(str(kind), "GlorotUniform")  # Keras's and get_variable's default
     return f"tf.keras.initializers.{cls}(seed=next(SEEDS))({dims}, DTYPE)"
 
@@ -107,7 +117,7 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
     body = [f"RANGES = {ranges!r}", "", "", "def data():", "    out = {}"]
     if recipes:
         body.append(f"    out.update(evaluate(json.loads({json.dumps(recipes)!r}), 0))")
-    body += lines + ["    return out"]
+    body += [*lines, "    return out"]
     return "\n".join(body)
 
 
@@ -144,7 +154,7 @@ def _children(tree: dict) -> list[tuple[str, Any]]:
 
 def _rebuilt(tree: dict, swapped: dict[str, Any]) -> dict:
     out = dict(tree)
-    for key, child in _children(tree):
+    for key, _child in _children(tree):
         if key.startswith("kw:"):
             out["kw"] = {**out.get("kw", {}), key[3:]: swapped[key]}
         elif key in ("l", "r", "x"):
@@ -183,8 +193,15 @@ class Steps:
         self.r.names[f"__t{i}"] = ident
         self.lines.append(f"    {ident} = {self.r.expr(rebuilt)}")
         self.index[key] = i
-        self.children.append(sorted({int(v["name"][3:]) for v in swapped.values()
-                                     if isinstance(v, dict) and str(v.get("name", "")).startswith("__t")}))
+        self.children.append(
+            sorted(
+                {
+                    int(v["name"][3:])
+                    for v in swapped.values()
+                    if isinstance(v, dict) and str(v.get("name", "")).startswith("__t")
+                }
+            )
+        )
         self.where.append([int(tree.get("line") or 0), int(tree.get("col") or 0)])
         return self._ref(i)
 
@@ -276,7 +293,9 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
     dtype = str(spec.get("dtype") or "float32")
     loss = r.expr(steps.node(compiled_form(spec["loss"], dtype)))
     n_loss = len(steps.lines)
-    term_ref = steps.node(compiled_form(spec["term"], dtype))  # a term outside the objective: watched after it
+    term_ref = steps.node(
+        compiled_form(spec["term"], dtype)
+    )  # a term outside the objective: watched after it
     ref = str(term_ref.get("name", "")) if isinstance(term_ref, dict) else ""
     term = int(ref[3:]) if ref.startswith("__t") and not spec.get("whole") else -1
     batch, _known = batch_size(spec)
@@ -304,7 +323,7 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
                 f"LEARNING_RATE = {lr}",
                 "RNG = np.random.default_rng(0)",
                 "SEEDS = itertools.count(1)",
-                f"# each watched operation: where the program computes it, what it reads",
+                "# each watched operation: where the program computes it, what it reads",
                 f"WHERE = {steps.where!r}",
                 f"CHILDREN = {steps.children!r}",
                 f"IN_OBJECTIVE = {n_loss}  # operations 0..{n_loss - 1} make the loss",
@@ -364,10 +383,18 @@ def origins(values_ok, grads_ok):
     return found
 
 
+STEERED_ROWS = 128  # one example repeated: more copies of it add nothing to a mean
+
+
+def rows_per_step(arrays, steer):
+    rows = BATCH or min(len(a) for a in arrays.values())
+    return min(rows, STEERED_ROWS) if steer else rows
+
+
 def step_budget(arrays, w, steer):
     """The steps of one run: fixed by the slice's size, not by the machine's speed, so every
     run of the same program gives the same verdict."""
-    rows = BATCH or min(len(a) for a in arrays.values())
+    rows = rows_per_step(arrays, steer)
     size = sum(int(np.prod(v.shape)) for v in w.values()) * rows
     return max(50, min(STEERED_STEPS if steer else STEPS, int(WORK / max(size, 1))))
 
@@ -388,7 +415,8 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None):
     names = list(w)
     opt = optimizer(lr)
     rows = min(len(a) for a in arrays.values())
-    steps = step_budget(arrays, w, steer) if steps is None else steps
+    budget = step_budget(arrays, w, steer)
+    steps = budget if steps is None else steps
 
     @tf.function(autograph=False)
     def step(batch):
@@ -403,21 +431,24 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None):
 
     first = None
     for i in range(steps):
-        pick = RNG.integers(0, rows, BATCH) if BATCH else np.arange(rows)
+        if steer:  # every row is the same example: a batch of its copies (a summed loss
+            pick = np.arange(rows_per_step(arrays, steer))  # steps no further than the program's)
+        else:
+            pick = RNG.integers(0, rows, BATCH) if BATCH else np.arange(rows)
         batch = {k: tf.constant(a[pick], DTYPE) for k, a in arrays.items()}
         loss, values_ok, grads_ok, g_ok, w_ok = (x.numpy() for x in step(batch))
         first = float(loss) if first is None else first
         if not (values_ok.all() and grads_ok.all() and g_ok and w_ok and np.isfinite(loss)):
             return {"step": i, "loss": float(loss), "first_loss": first,
-                    "origins": origins(values_ok, grads_ok), "steps": i + 1,
+                    "origins": origins(values_ok, grads_ok), "steps": i + 1, "budget": budget,
                     "loss_finite": bool(np.isfinite(loss)), "weights_finite": bool(w_ok)}
         if deadline is not None and time.perf_counter() > deadline:
             break
     return {"step": None, "loss": float(loss), "first_loss": first, "origins": {},
-            "steps": i + 1, "loss_finite": True, "weights_finite": True}
+            "steps": i + 1, "budget": budget, "loss_finite": True, "weights_finite": True}
 '''
 
-MAIN = '''
+MAIN = """
 FLAGGED = TERM_INDEX  # the flagged operations (none: the whole run, as for a learning rate)
 
 if __name__ == "__main__":
@@ -431,4 +462,4 @@ if __name__ == "__main__":
     whole = not got["loss_finite"] or not got["weights_finite"]
     hit = any(i in got["origins"] for i in FLAGGED) if FLAGGED else whole
     sys.exit(1 if hit else 0)
-'''
+"""

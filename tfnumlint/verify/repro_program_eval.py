@@ -10,7 +10,9 @@ import inspect
 import re
 
 _FUTURE = "\nfrom __future__ import annotations\n"
-_RELATIVE = re.compile(r"^from \.\.?[\w.]* import \((?:.|\n)*?\)\n|^from \.\.?[\w.]* import .*\n", re.M)
+_RELATIVE = re.compile(
+    r"^from \.\.?[\w.]* import \((?:.|\n)*?\)\n|^from \.\.?[\w.]* import .*\n", re.M
+)
 
 
 def evaluator_source() -> str:

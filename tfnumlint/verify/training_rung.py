@@ -33,31 +33,52 @@ def rendered(spec: dict[str, Any]) -> Rendered:
     return render(spec, evaluator_source())
 
 
-@functools.lru_cache(maxsize=16)
-def run_body(body: str, whole: bool, control_divisor: float = 10.0) -> dict[str, Any]:
-    """Run an objective's ``train`` on the program's data, then, if nothing breaks, steered
-    to one example; a run that breaks is repeated at a tenth of the rate (the control).  One
-    objective's findings share the body, so it runs once for all of them."""
+@functools.lru_cache(maxsize=8)
+def _namespace(body: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "tfnumlint_training_rung"}
     exec(compile(body, "<tfnumlint training rung>", "exec"), namespace)  # our text, see above
+    namespace[
+        "__runs__"
+    ] = {}  # (lr, steer, steps) -> the run: findings of one objective share them
+    return namespace
+
+
+def _train(namespace: dict[str, Any], lr: float, steer: bool, steps: int | None, seconds: float):
+    """One run, or the same run made for another finding of this objective."""
+    key = (lr, steer, steps)
+    runs = namespace["__runs__"]
+    if key not in runs:
+        runs[key] = namespace["train"](lr, steps=steps, steer=steer, seconds=seconds)
+    return runs[key]
+
+
+def run_body(body: str, whole: bool, control_divisor: float = 10.0) -> dict[str, Any]:
+    """Run an objective's ``train`` on the program's data, then, if nothing breaks, steered
+    to one example; a run that breaks is repeated at a tenth of the rate (the control).  The
+    runs are shared by every finding of the objective."""
+    namespace = _namespace(body)
     lr = float(namespace["LEARNING_RATE"])
     got: dict[str, Any] = {}
+    broke: dict[str, Any] | None = None  # a run that broke at a tenth of the rate as well
     deadline = time.perf_counter() + SAFETY_SECONDS
     with graph_optimizer():
         for steer in (False, True):
             left = deadline - time.perf_counter()
             if left <= 0:
                 break
-            got = namespace["train"](lr, steer=steer, seconds=left)
+            got = _train(namespace, lr, steer, None, left)
             if got["step"] is not None:
                 # the control runs ten times the steps the break took (a tenth of the rate
                 # goes as far in ten times the steps), within the run's own budget
-                steps = min(1000, max(100, 10 * (got["step"] + 1)))
+                steps = min(got["budget"], max(100, 10 * (got["step"] + 1)))
                 left = max(deadline - time.perf_counter(), 1.0)
-                control = namespace["train"](lr / control_divisor, steps=steps, steer=steer, seconds=left)
+                control = _train(namespace, lr / control_divisor, steer, steps, left)
                 if whole and control["step"] is not None:
-                    continue  # the learning rate is not what breaks it
+                    broke = {"run": got, "control": control, "steer": steer, "rate_free": True}
+                    continue  # the learning rate is not what breaks it: try the other mode
                 return {"run": got, "control": control, "steer": steer}
+    if broke is not None:
+        return broke
     return {"run": got, "control": None, "steer": False}
 
 
@@ -82,9 +103,9 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     out = run_body(layout.body, whole, float(spec.get("control") or 10.0))
     got, control = out["run"], out["control"]
     origin = flagged_origin(got, layout)
-    if origin is None:
+    if origin is None or out.get("rate_free"):
         return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec),
-                "where": layout.where}  # fmt: skip
+                "where": layout.where, "control": control}  # fmt: skip
     spec = {**spec, "steer": out["steer"]}
     how = "value" if whole else got["origins"][origin]
     verdict = {
@@ -99,7 +120,7 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     if verdict["status"] == "confirmed":
         verdict["repro"] = {"rung": "training-program", "spec": spec}
     else:
-        verdict["detail"] = "no verdict: " + verdict["detail"] + ", which is not the program's own data"
+        verdict["detail"] = f"no verdict: {verdict['detail']}, which is not the program's own data"
     return verdict
 
 
@@ -121,6 +142,12 @@ def reached(trained: dict[str, Any]) -> str:
     head = run_text(spec)
     if got["step"] is None:
         return f"{head} stays finite for {got['steps']} steps"
+    control = trained.get("control")
+    if spec.get("whole") and control is not None and control["step"] is not None:
+        return (
+            f"{head} goes non-finite at step {got['step']}, and at a tenth of the rate too (step "
+            f"{control['step']}): the learning rate is not what breaks it"
+        )
     starts = ", ".join(f"line {trained['where'][i][0]}" for i in got["origins"]) or "an update"
     return f"{head} goes non-finite at step {got['step']}, starting at {starts}, not at this term"
 
@@ -161,7 +188,11 @@ def run_text(spec: dict[str, Any]) -> str:
     """What was trained, how, and on what data."""
     opt = spec["optimizer"]
     batch, known = batch_size(spec)
-    rows = "every fed row" if batch is None else f"batches of {batch}" + ("" if known else " (assumed)")
+    rows = (
+        "every fed row"
+        if batch is None
+        else f"batches of {batch}" + ("" if known else " (assumed)")
+    )
     momentum = f" (momentum {format_number(opt['momentum'])})" if opt.get("momentum") else ""
     return (
         f"training the program's slice ({opt['optimizer']} at lr "

@@ -1,0 +1,164 @@
+"""The objectives a program optimizes, read from its code (static side, no TF import).
+
+``opt.minimize(loss)`` and ``opt.compute_gradients(loss)`` (TF1), ``tape.gradient(loss, ...)``
+paired with the optimizer whose ``apply_gradients`` reads those gradients (a GAN has two of
+each), and the optimizer of ``compile(optimizer=...)``: what the training rung trains
+(``program_slice.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..analysis.context import Context
+from ..analysis.module import Binding, Scope
+
+
+@dataclass
+class Objective:
+    loss: cst.BaseExpression
+    scope: Scope
+    order: int
+    optimizer: cst.Call | str
+    style: str
+    line: int
+
+
+def _bound_call(
+    ctx: Context, node: cst.BaseExpression, scope: Scope, order: int
+) -> cst.Call | None:
+    """The call ``node`` is, or the call its name was last assigned."""
+    if isinstance(node, cst.Call):
+        return node
+    if isinstance(node, cst.Name):
+        found = ctx.ev.lookup(node.value, scope, order)
+        if isinstance(found, Binding) and found.index is None and isinstance(found.value, cst.Call):
+            return found.value
+    return None
+
+
+def _optimizer(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -> cst.Call | None:
+    call = _bound_call(ctx, node, scope, order)
+    if call is None:
+        return None
+    return call if (ctx.op(call) or "").startswith("optimizer:") else None
+
+
+def _is_tape(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    """Is ``node`` a ``tf.GradientTape``: made by a call, or bound by ``with ... as tape``?"""
+    call = _bound_call(ctx, node, scope, order)
+    if call is not None:
+        return (ctx.info.imports.resolve(call.func) or "").endswith("GradientTape")
+    if not isinstance(node, cst.Name):
+        return False
+    for w in _withs(scope.node):
+        for item in w.items:
+            bound = item.asname.name if item.asname is not None else None
+            if isinstance(bound, cst.Name) and bound.value == node.value:
+                made = item.item
+                if isinstance(made, cst.Call):
+                    return (ctx.info.imports.resolve(made.func) or "").endswith("GradientTape")
+    return False
+
+
+def _withs(root: cst.CSTNode) -> list[cst.With]:
+    found: list[cst.With] = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_With(self, node: cst.With) -> None:
+            found.append(node)
+
+    root.visit(_Visitor())
+    return found
+
+
+def objectives(ctx: Context, positions) -> list[Objective]:
+    """Every loss the module hands to an optimizer, with that optimizer's constructor."""
+    found: list[Objective] = []
+    for site in ctx.info.calls:
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or not site.node.args:
+            continue
+        method = func.attr.value
+        pos = positions.get(site.node)
+        line = pos.start.line if pos else 0
+        loss = ctx.arg(site.node, 0, "loss")
+        if loss is None:
+            continue
+        if method in ("minimize", "compute_gradients"):
+            opt = _optimizer(ctx, func.value, site.scope, site.order)
+            if opt is not None:
+                found.append(Objective(loss, site.scope, site.order, opt, "tf1", line))
+        elif method == "gradient" and _is_tape(ctx, func.value, site.scope, site.order):
+            opt = _applied_optimizer(ctx, site.scope, site.node)
+            if opt is not None:
+                found.append(Objective(loss, site.scope, site.order, opt, "tape", line))
+    return found
+
+
+def _applied_optimizer(
+    ctx: Context, scope: Scope, gradient: cst.Call | None = None
+) -> cst.Call | None:
+    """The optimizer that applies this tape's gradients: the ``apply_gradients`` of the same
+    function that reads the name the gradients are assigned to (a GAN has two of each), or
+    the function's only one."""
+    target = _assigned_name(ctx, scope, gradient) if gradient is not None else None
+    applied = []
+    for site in ctx.info.calls:
+        func = site.node.func
+        if (
+            site.scope is scope
+            and isinstance(func, cst.Attribute)
+            and func.attr.value == "apply_gradients"
+        ):
+            reads = {n.value for n in _names_in(site.node)}
+            applied.append((target in reads, _optimizer(ctx, func.value, site.scope, site.order)))
+    mine = [opt for hit, opt in applied if hit]
+    if mine:
+        return mine[0]
+    return applied[0][1] if len(applied) == 1 else None
+
+
+def _assigned_name(ctx: Context, scope: Scope, call: cst.Call) -> str | None:
+    """``grads = tape.gradient(...)``: ``grads``."""
+    site = next((s for s in ctx.info.calls if s.node is call), None)
+    stmt = site.statement if site is not None else None
+    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and stmt.value is call:
+        target = stmt.targets[0].target
+        return target.value if isinstance(target, cst.Name) else None
+    return None
+
+
+def _names_in(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(_Visitor())
+    return found
+
+
+def _compiled_optimizer(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int):
+    """``compile(optimizer=...)``: an optimizer constructor, or a Keras name (``"adam"``)."""
+    from ..optimizers import OPTIMIZERS
+
+    if isinstance(node, cst.SimpleString):
+        name = str(node.evaluated_value).lower()
+        return name if name in OPTIMIZERS else None
+    return _optimizer(ctx, node, scope, order) if node is not None else None
+
+
+def optimizer_of(ctx: Context, obj: Objective) -> dict | None:
+    """The objective's optimizer as the verifier rebuilds it (``compile(optimizer="adam")``:
+    Keras's defaults)."""
+    from ..rules.training import optimizer_spec
+
+    if isinstance(obj.optimizer, str):
+        return {"optimizer": obj.optimizer, "tf1": False, "learning_rate": 0.001,
+                "momentum": 0.0, "clipnorm": None}  # fmt: skip
+    opt_site = next((s for s in ctx.info.calls if s.node is obj.optimizer), None)
+    return optimizer_spec(ctx, obj.optimizer, opt_site) if opt_site is not None else None

@@ -1,0 +1,339 @@
+"""Where a training program's weights start, read from its code (static side, no TF import).
+
+A ``tf.Variable`` / ``get_variable`` with the initializer the code gives it, and the Dense
+layers of a ``keras.Sequential`` or of a functional ``keras.Model`` (made in place or returned
+by a module helper), with Keras's initializers or the declared ones.  Plain data for the
+training rung (``program_slice.py``); anything else is None, and the rung says what it assumed.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .. import ops
+from ..analysis.context import Context
+from ..analysis.module import Scope
+from .program_objectives import _bound_call
+from .slicer import Slicer
+
+# Keras's default initializers, and the TF initializer calls a weight may be made with
+_INIT_CALLS = {
+    "zeros": "zeros",
+    "ones": "ones",
+    "normal": "normal",
+    "random_normal": "normal",
+    "truncated_normal": "truncated_normal",
+    "uniform": "uniform",
+    "random_uniform": "uniform",
+    "constant": "constant",
+    "fill": "constant",
+}
+_INITIALIZERS = {
+    "glorot_normal_initializer": "glorot_normal",
+    "glorot_uniform_initializer": "glorot_uniform",
+    "GlorotNormal": "glorot_normal",
+    "GlorotUniform": "glorot_uniform",
+    "zeros_initializer": "zeros",
+    "Zeros": "zeros",
+    "ones_initializer": "ones",
+    "Ones": "ones",
+    "he_normal": "he_normal",
+    "HeNormal": "he_normal",
+    "random_normal_initializer": "normal",
+    "RandomNormal": "normal",
+    "truncated_normal_initializer": "truncated_normal",
+    "TruncatedNormal": "truncated_normal",
+    "constant_initializer": "constant",
+    "Constant": "constant",
+}
+
+
+def _ints(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int) -> list | None:
+    """A literal shape: a list/tuple of ints, module constants or None."""
+    if node is None:
+        return None
+    if not isinstance(node, (cst.List, cst.Tuple)):
+        c = ctx.ev.value(node, scope, order).const
+        return [int(c)] if c is not None and float(c).is_integer() else None
+    out: list = []
+    for e in node.elements:
+        if isinstance(e.value, cst.Name) and e.value.value == "None":
+            out.append(None)
+            continue
+        c = ctx.ev.value(e.value, scope, order).const
+        if c is None or not float(c).is_integer():
+            return None
+        out.append(int(c))
+    return out
+
+
+def _number(
+    ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int
+) -> float | None:
+    """A number the code fixes: a constant, or host math on literals (``np.log(4.0)``)."""
+    if node is None:
+        return None
+    const = ctx.ev.value(node, scope, order).const
+    if const is None:
+        const = Slicer(ctx, {})._host_constant(node)
+    return None if const is None else float(const)
+
+
+def _leaf(ctx: Context, call: cst.Call) -> str:
+    return (ctx.info.imports.resolve(call.func) or ctx.code(call.func)).rsplit(".", 1)[-1]
+
+
+def initializer(ctx: Context, call: cst.Call, scope: Scope, order: int) -> dict | None:
+    """How a weight starts: ``tf.Variable(tf.random.truncated_normal([784, 256], stddev=0.1))``
+    or ``get_variable("w", [4, 16], initializer=glorot_normal_initializer())``."""
+    name = (ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
+    if name == "get_variable":
+        shape = _ints(ctx, ctx.arg(call, 1, "shape"), scope, order)
+        init = ctx.arg(call, 3, "initializer")
+        spec = {"init": "glorot_uniform"}  # get_variable's default
+        if isinstance(init, cst.Call):
+            kind = _INITIALIZERS.get(_leaf(ctx, init))
+            if kind is None:
+                return None
+            spec = {"init": kind, **_init_params(ctx, init, scope, order)}
+        elif init is not None:
+            return None
+        return {**spec, "shape": shape} if shape is not None else None
+    value = ctx.arg(call, 0, "initial_value")
+    if isinstance(value, cst.Call):
+        kind = _INIT_CALLS.get(_leaf(ctx, value))
+        if kind is None:
+            return None
+        if kind == "constant":
+            c = _number(ctx, value.args[0].value, scope, order) if value.args else None
+            literal = _ints_or_floats(
+                ctx, value.args[0].value if value.args else None, scope, order
+            )
+            shape = _ints(ctx, ctx.arg(value, 2, "shape"), scope, order)
+            if c is not None:
+                return {"init": "constant", "value": c, "shape": shape or []}
+            if literal is not None:
+                return {"init": "literal", "value": literal, "shape": [len(literal)]}
+            return None
+        shape = _ints(ctx, ctx.arg(value, 0, "shape"), scope, order)
+        if shape is None:
+            return None
+        return {"init": kind, "shape": shape, **_init_params(ctx, value, scope, order)}
+    if value is not None:
+        literal = _ints_or_floats(ctx, value, scope, order)
+        if literal is not None:
+            return {"init": "literal", "value": literal, "shape": [len(literal)]}
+        c = _number(ctx, value, scope, order)
+        if c is not None:
+            return {"init": "constant", "value": c, "shape": []}
+    return None
+
+
+def _ints_or_floats(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int):
+    if not isinstance(node, (cst.List, cst.Tuple)):
+        return None
+    out = [_number(ctx, e.value, scope, order) for e in node.elements]
+    return out if out and None not in out else None
+
+
+def _init_params(ctx: Context, call: cst.Call, scope: Scope, order: int) -> dict:
+    keys = {"mean": 1, "stddev": 2, "minval": 1, "maxval": 2, "value": 0}
+    out = {}
+    for key, index in keys.items():
+        node = next((a.value for a in call.args if a.keyword and a.keyword.value == key), None)
+        if node is None and key in ("mean", "stddev") and _leaf(ctx, call).endswith("normal"):
+            positional = [a for a in call.args if a.keyword is None]
+            node = positional[index].value if len(positional) > index else None
+        v = _number(ctx, node, scope, order)
+        if v is not None:
+            out[key] = v
+    return out
+
+
+def model_layers(
+    ctx: Context, node: cst.BaseExpression, scope: Scope, order: int
+) -> list[dict] | None:
+    """The Dense layers of the model ``node`` names: a ``keras.Sequential([...])``, or a
+    functional ``keras.Model(inputs, outputs)`` whose outputs are a chain of Dense calls on a
+    ``keras.Input``, made in place or returned by a module function; None for anything else."""
+    built = _bound_call(ctx, node, scope, order)
+    for _ in range(3):  # model = build(): the helper's returned model
+        if built is None:
+            return None
+        name = ctx.info.imports.resolve(built.func) or ""
+        if name.endswith("Sequential") or name.endswith("Model"):
+            break
+        built = _returned_call(ctx, built)
+    if built is None:
+        return None
+    name = ctx.info.imports.resolve(built.func) or ""
+    fn_scope = _scope_of(ctx, built) or scope
+    if name.endswith("Sequential"):
+        return sequential_layers(ctx, built, fn_scope, order)
+    if name.endswith("Model"):
+        return functional_layers(ctx, built, fn_scope)
+    return None
+
+
+def _returned_call(ctx: Context, call: cst.Call) -> cst.Call | None:
+    """``build()`` of a module function that returns one call: that call."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    scope = ctx.info.functions.get(call.func.value)
+    fn = scope.node if scope is not None else None
+    if not isinstance(fn, cst.FunctionDef):
+        return None
+    returns = [n for n in _returns(fn) if n.value is not None]
+    if len(returns) != 1 or not isinstance(returns[0].value, cst.Call):
+        return None
+    return returns[0].value
+
+
+def _returns(fn: cst.FunctionDef) -> list[cst.Return]:
+    found: list[cst.Return] = []
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn
+
+    fn.visit(_Visitor())
+    return found
+
+
+def _scope_of(ctx: Context, call: cst.Call) -> Scope | None:
+    return next((s.scope for s in ctx.info.calls if s.node is call), None)
+
+
+def _order_of(ctx: Context, call: cst.Call) -> int:
+    return next((s.order for s in ctx.info.calls if s.node is call), 0)
+
+
+def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict] | None:
+    """``keras.Model(inputs, outputs)`` with ``outputs = Dense(...)(Dense(...)(inputs))``."""
+    outputs = ctx.arg(model, 1, "outputs")
+    order = _order_of(ctx, model)
+    chain: list[cst.Call] = []
+    node = outputs
+    for _ in range(32):
+        call = _bound_call(ctx, node, scope, order) if node is not None else None
+        if call is None:
+            return None
+        kind = _leaf(ctx, call)
+        if kind in ("Input", "InputLayer"):
+            shape = _ints(ctx, ctx.arg(call, 0, "shape"), scope, _order_of(ctx, call))
+            layers = [dense_layer(ctx, c, scope, order) for c in reversed(chain)]
+            if not layers or None in layers:
+                return None
+            out = [layer for layer in layers if layer is not None]
+            out[0]["input_dim"] = shape[-1] if shape else None
+            return out
+        if not isinstance(call.func, cst.Call) or not call.args:
+            return None  # a layer applied to a value: Dense(...)(x)
+        chain.append(call.func)
+        node = call.args[0].value
+        order = _order_of(ctx, call)
+    return None
+
+
+def dense_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict | None:
+    """A ``Dense(units, activation=...)`` layer as plain data, or None for another layer."""
+    if _leaf(ctx, layer) != "Dense":
+        return None
+    units = _number(ctx, ctx.arg(layer, 0, "units"), scope, order)
+    act = ctx.arg(layer, 1, "activation")
+    activation = None
+    if isinstance(act, cst.SimpleString):
+        activation = str(act.evaluated_value)
+    elif act is not None and not (isinstance(act, cst.Name) and act.value == "None"):
+        activation = (ctx.info.imports.resolve(act) or "").rsplit(".", 1)[-1] or "?"
+    if units is None or (activation is not None and not _traceable_activation(activation)):
+        return None
+    init = ctx.arg(layer, -1, "kernel_initializer")
+    kernel = str(init.evaluated_value) if isinstance(init, cst.SimpleString) else "glorot_uniform"
+    if init is not None and not isinstance(init, cst.SimpleString):
+        return None  # an initializer object: not read yet
+    bias = _bias_initializer(ctx, ctx.arg(layer, -1, "bias_initializer"), scope, order)
+    if bias is None:
+        return None
+    use_bias = ctx.arg(layer, -1, "use_bias")
+    return {
+        "units": int(units),
+        "activation": activation,
+        "kernel_initializer": kernel,
+        "use_bias": not (isinstance(use_bias, cst.Name) and use_bias.value == "False"),
+        "bias": bias,
+    }
+
+
+def _traceable_activation(name: str) -> bool:
+    """A Keras activation string the run can apply: ``"linear"``, or a registered op of that
+    name that traces (``"relu"``, ``"sigmoid"``, ``"softmax"``...)."""
+    op = ops.REGISTRY.get(name)
+    return name == "linear" or (op is not None and bool(op.trace))
+
+
+def _bias_initializer(
+    ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int
+) -> dict | None:
+    """A Dense bias's start: zeros (Keras's default), ``Constant(c)``, or ``Constant(v)`` of a
+    value of the data (``float(counts.mean())``: its recipe, replayed with the data)."""
+    if node is None:
+        return {"init": "zeros"}
+    if isinstance(node, cst.SimpleString):
+        return {"init": "zeros"} if node.evaluated_value == "zeros" else None
+    if not isinstance(node, cst.Call) or _leaf(ctx, node) not in (
+        "Constant",
+        "constant_initializer",
+    ):
+        return None
+    value = ctx.arg(node, 0, "value")
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value in ("float", "int")
+        and value.args
+    ):
+        value = value.args[0].value  # float(counts.mean()): the builtin only converts
+    c = _number(ctx, value, scope, order)
+    if c is not None:
+        return {"init": "constant", "value": c}
+    try:
+        from ..analysis import datagen
+    except ImportError:
+        return None
+    recipe = datagen.data_recipe(ctx.ev, value, scope, order) if value is not None else None
+    return {"init": "constant", "recipe": recipe} if recipe is not None else None
+
+
+def sequential_layers(ctx: Context, built: cst.Call, scope: Scope, order: int) -> list[dict] | None:
+    """The Dense layers of ``keras.Sequential([...])``, or None for any other layer or model."""
+    if not built.args:
+        return None
+    items = built.args[0].value
+    if not isinstance(items, (cst.List, cst.Tuple)):
+        return None
+    layers: list[dict] = []
+    input_dim = None
+    for e in items.elements:
+        layer = e.value
+        if not isinstance(layer, cst.Call):
+            return None
+        kind = _leaf(ctx, layer)
+        if kind in ("Input", "InputLayer"):
+            shape = _ints(ctx, ctx.arg(layer, 0, "shape", "input_shape"), scope, order)
+            input_dim = shape[-1] if shape else None
+            continue
+        dense = dense_layer(ctx, layer, scope, order)
+        if dense is None:
+            return None
+        shape = _ints(ctx, ctx.arg(layer, -1, "input_shape", "input_dim"), scope, order)
+        if shape and not layers:
+            input_dim = shape[-1]
+        layers.append(dense)
+    if not layers:
+        return None
+    layers[0]["input_dim"] = input_dim
+    return layers
