@@ -32,9 +32,6 @@ from .program_objectives import Objective, _compiled_optimizer, objectives, opti
 from .program_sources import _ints, _number, _returns, initializer, model_layers
 from .slicer import Slicer
 
-MAX_DATA_ELEMENTS = 20_000_000
-DEFAULT_BATCH = 32
-
 
 @dataclass
 class ProgramSpec:
