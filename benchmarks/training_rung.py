@@ -42,7 +42,8 @@ def specs(program: Path) -> list[dict]:
     out = []
     options = LintOptions(codes=frozenset(c.code for c in CHECKS), slice_probes=True)
     for path in files:
-        result = lint_source(Source(str(path), path.read_text()), options)
+        text = path.read_text()
+        result = lint_source(Source(str(path), text, text.encode()), options)
         out += [f.probe["program"] for f in result.findings if f.probe and f.probe.get("program")]
     return out
 
