@@ -102,6 +102,8 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     whole = layout.term < 0
     out = run_body(layout.body, whole, float(spec.get("control") or 10.0))
     got, control = out["run"], out["control"]
+    if not got:  # the safety net stopped it before a run was made
+        return {"status": "not run"}
     origin = flagged_origin(got, layout)
     if origin is None or out.get("rate_free"):
         return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec),
