@@ -6,7 +6,8 @@ of :mod:`.signatures`; the tracer accepts nothing else.  Plain data, no TensorFl
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Iterator, Set
+from typing import Any
 
 from .. import ops
 from .signatures import IGNORED, PARAMS
@@ -36,3 +37,15 @@ STAND_INS: dict[str, tuple[int | bool, tuple[int | bool, ...]]] = {
 }
 # `shape=` of a reshape: flatten each point's value, when nothing above depends on its rank
 RESHAPE_STAND_IN = [-1]
+
+
+def walk(tree: Any) -> Iterator[dict]:
+    """Every dict node of a probe tree, depth first (static: the slicer, the reproducers and
+    the worker all read trees with it)."""
+    if isinstance(tree, dict):
+        yield tree
+        for value in tree.values():
+            yield from walk(value)
+    elif isinstance(tree, list):
+        for item in tree:
+            yield from walk(item)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .contract import walk
+
 BINARY = "binary"
 INDEX = "index"
 WHOLE = "whole"
@@ -79,7 +81,7 @@ def _described(kind: str) -> str:
 
 def _one_hot_indices(trees: list[Any]) -> set[str]:
     out = set()
-    for node in _walk(trees):
+    for node in walk(trees):
         if node.get("k") == "call" and node.get("op") == "one_hot":
             args = node.get("args") or []
             first = args[0] if args else (node.get("kw") or {}).get("indices")
@@ -92,7 +94,7 @@ def _binary_labels(trees: list[Any]) -> set[str]:
     """Inputs read both as ``y`` weighing a log term and as ``1 - y``: binary labels."""
     complemented = set()
     weighing = set()
-    for node in _walk(trees):
+    for node in walk(trees):
         if node.get("k") != "bin":
             continue
         left, right = node.get("l"), node.get("r")
@@ -121,19 +123,8 @@ def _number(v: Any) -> float | None:
         return None
 
 
-def _walk(tree: Any):
-    """Every dict node of a probe tree, depth first (``trace.walk`` without TensorFlow)."""
-    if isinstance(tree, dict):
-        yield tree
-        for value in tree.values():
-            yield from _walk(value)
-    elif isinstance(tree, list):
-        for item in tree:
-            yield from _walk(item)
-
-
 def _has_log(tree: Any) -> bool:
     return any(
         n.get("k") == "call" and n.get("op") in ("log", "log1p", "xlogy", "log_sigmoid")
-        for n in _walk(tree)
+        for n in walk(tree)
     )

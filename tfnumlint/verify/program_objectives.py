@@ -14,6 +14,7 @@ import libcst as cst
 
 from ..analysis.context import Context
 from ..analysis.module import Binding, Scope
+from ..analysis.names import descendants
 
 
 @dataclass
@@ -53,7 +54,7 @@ def _is_tape(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -
         return (ctx.info.imports.resolve(call.func) or "").endswith("GradientTape")
     if not isinstance(node, cst.Name):
         return False
-    for w in _withs(scope.node):
+    for w in (n for n in descendants(scope.node) if isinstance(n, cst.With)):
         for item in w.items:
             bound = item.asname.name if item.asname is not None else None
             if isinstance(bound, cst.Name) and bound.value == node.value:
@@ -61,17 +62,6 @@ def _is_tape(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -
                 if isinstance(made, cst.Call):
                     return (ctx.info.imports.resolve(made.func) or "").endswith("GradientTape")
     return False
-
-
-def _withs(root: cst.CSTNode) -> list[cst.With]:
-    found: list[cst.With] = []
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_With(self, node: cst.With) -> None:
-            found.append(node)
-
-    root.visit(_Visitor())
-    return found
 
 
 def objectives(ctx: Context, positions) -> list[Objective]:
@@ -113,7 +103,7 @@ def _applied_optimizer(
             and isinstance(func, cst.Attribute)
             and func.attr.value == "apply_gradients"
         ):
-            reads = {n.value for n in _names_in(site.node)}
+            reads = {n.value for n in descendants(site.node) if isinstance(n, cst.Name)}
             applied.append((target in reads, _optimizer(ctx, func.value, site.scope, site.order)))
     mine = [opt for hit, opt in applied if hit]
     if mine:
@@ -129,17 +119,6 @@ def _assigned_name(ctx: Context, scope: Scope, call: cst.Call) -> str | None:
         target = stmt.targets[0].target
         return target.value if isinstance(target, cst.Name) else None
     return None
-
-
-def _names_in(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
-
-    node.visit(_Visitor())
-    return found
 
 
 def _compiled_optimizer(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int):

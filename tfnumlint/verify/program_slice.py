@@ -27,9 +27,10 @@ import libcst as cst
 
 from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, contains
-from ..analysis.names import dotted_name
+from ..analysis.names import descendants, dotted_name
+from .contract import walk
 from .program_objectives import Objective, _compiled_optimizer, objectives, optimizer_of
-from .program_sources import _ints, _number, _returns, initializer, model_layers
+from .program_sources import _ints, _number, initializer, model_layers
 from .slicer import Slicer
 
 
@@ -201,7 +202,7 @@ class ProgramSlicer:
         of ``B`` rows of ``X`` (what ``_fed`` makes of ``X``, picked in batches)."""
         if not isinstance(arg, cst.Name):
             return None
-        for loop in _loops(scope.node):
+        for loop in (n for n in descendants(scope.node) if isinstance(n, cst.For)):
             if not contains(loop.body, call):
                 continue
             path = _target_path(loop.target, arg.value)
@@ -292,17 +293,6 @@ class ProgramSlicer:
         return out
 
 
-def _loops(root: cst.CSTNode) -> list[cst.For]:
-    found: list[cst.For] = []
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_For(self, node: cst.For) -> None:
-            found.append(node)
-
-    root.visit(_Visitor())
-    return found
-
-
 def _target_path(target: cst.BaseExpression, name: str) -> list[int] | None:
     """Where ``name`` sits in a loop target: ``i, (xb, yb)`` gives [1, 0] for ``xb``."""
     if isinstance(target, cst.Name):
@@ -328,17 +318,6 @@ def _param_index(fn: cst.FunctionDef, param: cst.Param) -> int:
 # ------------------------------------------------------------------ the spec
 
 
-def walk_nodes(tree: Any):
-    """Every dict node of a tree, depth first."""
-    if isinstance(tree, dict):
-        yield tree
-        for value in tree.values():
-            yield from walk_nodes(value)
-    elif isinstance(tree, list):
-        for item in tree:
-            yield from walk_nodes(item)
-
-
 def _contains_node(tree: dict, line: int, col: int) -> bool:
     return _subtree(tree, line, col) is not None
 
@@ -347,9 +326,10 @@ def _subtree(tree: dict, line: int, col: int, kind: str | None = None) -> dict |
     """The node of a slice made from the code at (line, col): the term as the objective
     computes it, its helpers' parameters bound to what the objective passes them.  Nodes that
     start at one place (``log(a) - b`` and its ``log(a)``) are told apart by their kind."""
-    at = [n for n in walk_nodes(tree) if n.get("line") == line and n.get("col") == col]
+    at = [n for n in walk(tree) if n.get("line") == line and n.get("col") == col]
     same = [n for n in at if kind is None or n.get("k") == kind]
-    return (same or at or [None])[0]
+    found = same or at
+    return found[0] if found else None
 
 
 def _kind(node: cst.CSTNode) -> str | None:
@@ -376,11 +356,7 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
             continue
         fn_scope = ctx.info.functions[loss_fn.value]
         fn = fn_scope.node
-        returns = (
-            [r for r in _returns(fn) if r.value is not None]
-            if isinstance(fn, cst.FunctionDef)
-            else []
-        )
+        returns = fn_scope.returns  # (order, value) of each `return value`
         if not isinstance(fn, cst.FunctionDef) or len(returns) != 1 or len(fn.params.params) < 2:
             continue
         layers = model_layers(ctx, func.value, site.scope, site.order)
@@ -422,14 +398,13 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
             continue
         params = fn.params.params
         ps.bound = {id(params[0]): {"k": "input", "name": names[1]}, id(params[1]): y_pred}
-        ret = returns[0]
-        order = next((s.order for s in ctx.info.calls if s.statement is ret), 10**9)
-        per_example = ps.slicer.tree(ret.value, fn_scope, order)  # type: ignore[arg-type]
+        order, returned = returns[0]
+        per_example = ps.slicer.tree(returned, fn_scope, order)
         loss = {"k": "call", "op": "reduce_mean", "args": [per_example], "kw": {}}
         if ps.slicer.truncated or ps.slicer.unsupported or ps.slicer.inputs:
             continue
         pos = positions.get(site.node)
-        obj = Objective(ret.value, fn_scope, order, opt, "fit", pos.start.line if pos else 0)  # type: ignore[arg-type]
+        obj = Objective(returned, fn_scope, order, opt, "fit", pos.start.line if pos else 0)
         out.append((obj, ps, loss))
     return out
 
@@ -446,6 +421,29 @@ def _sliced(ctx: Context, positions) -> list[tuple[Objective, ProgramSlicer, dic
     return out
 
 
+def _spec(
+    ctx: Context, obj: Objective, ps: ProgramSlicer, loss: dict, term: dict, dtype: str, line: int
+) -> ProgramSpec | None:
+    """The spec of one objective and the term a finding watches in it (None: an optimizer
+    the verifier cannot rebuild)."""
+    optimizer = optimizer_of(ctx, obj)
+    if optimizer is None:
+        return None
+    return ProgramSpec(
+        style=obj.style,
+        loss=loss,
+        term=term,
+        weights=dict(ps.weights),
+        data=dict(ps.data),
+        optimizer=optimizer,
+        dtype=dtype,
+        path=getattr(ctx, "path", ""),
+        line=line,
+        objective_line=obj.line,
+        assumed=list(ps.assumed),
+    )
+
+
 def training_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec | None:
     """For a finding on an optimizer (its learning rate, its epsilon): the objective it
     trains, whole, as the term the run watches (a loss that goes non-finite or diverges)."""
@@ -455,23 +453,10 @@ def training_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec 
     for obj, ps, loss in sliced:
         if obj.optimizer is not hit.node and not _contains_node(loss, *at):
             continue  # neither this objective's optimizer nor a part of its loss
-        optimizer = optimizer_of(ctx, obj)
-        if optimizer is None:
-            continue
-        return ProgramSpec(
-            style=obj.style,
-            loss=loss,
-            term=loss,
-            weights=dict(ps.weights),
-            data=dict(ps.data),
-            optimizer=optimizer,
-            dtype=dtype,
-            path=getattr(ctx, "path", ""),
-            line=pos.start.line if pos else 0,
-            objective_line=obj.line,
-            assumed=list(ps.assumed),
-            whole=True,
-        )
+        spec = _spec(ctx, obj, ps, loss, loss, dtype, pos.start.line if pos else 0)
+        if spec is not None:
+            spec.whole = True
+            return spec
     return None
 
 
@@ -493,28 +478,15 @@ def program_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec |
             term = ps.slicer.tree(hit.node, site.scope, site.order)
             if ps.slicer.unsupported or ps.slicer.truncated:
                 continue
-            read = {n.get("name") for n in walk_nodes(term) if n.get("k") == "input"}
+            read = {n.get("name") for n in walk(term) if n.get("k") == "input"}
             if not read & before[0] or set(ps.slicer.inputs) - before[2]:
                 continue  # no weight of this objective in it, or a value it does not reach
             if not read <= before[0] | before[1]:
                 continue
-        optimizer = optimizer_of(ctx, obj)
-        if optimizer is None:
-            continue
-        return ProgramSpec(
-            style=obj.style,
-            loss=loss,
-            term=term,
-            weights=dict(ps.weights),
-            data=dict(ps.data),
-            optimizer=optimizer,
-            dtype=dtype,
-            path=getattr(ctx, "path", ""),
-            line=line,
-            objective_line=obj.line,
-            assumed=list(ps.assumed),
-            span=[line, col, pos.end.line, pos.end.column + 1],
-        )
+        spec = _spec(ctx, obj, ps, loss, term, dtype, line)
+        if spec is not None:
+            spec.span = [line, col, pos.end.line, pos.end.column + 1]
+            return spec
     return None
 
 

@@ -180,27 +180,12 @@ def _returned_call(ctx: Context, call: cst.Call) -> cst.Call | None:
     if not isinstance(call.func, cst.Name):
         return None
     scope = ctx.info.functions.get(call.func.value)
-    fn = scope.node if scope is not None else None
-    if not isinstance(fn, cst.FunctionDef):
+    if scope is None or not isinstance(scope.node, cst.FunctionDef):
         return None
-    returns = [n for n in _returns(fn) if n.value is not None]
-    if len(returns) != 1 or not isinstance(returns[0].value, cst.Call):
+    returns = scope.returns  # (order, value) of each `return value`, recorded by the module walk
+    if len(returns) != 1 or not isinstance(returns[0][1], cst.Call):
         return None
-    return returns[0].value
-
-
-def _returns(fn: cst.FunctionDef) -> list[cst.Return]:
-    found: list[cst.Return] = []
-
-    class _Visitor(cst.CSTVisitor):
-        def visit_Return(self, node: cst.Return) -> None:
-            found.append(node)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is fn
-
-    fn.visit(_Visitor())
-    return found
+    return returns[0][1]
 
 
 def _scope_of(ctx: Context, call: cst.Call) -> Scope | None:

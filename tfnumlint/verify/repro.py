@@ -17,6 +17,7 @@ from typing import Any
 from .. import ops
 from ..model import Finding
 from . import repro_training
+from .contract import walk
 from .repro_code import NotRenderable, Renderer, header, identifier, number
 
 LOGIT_OPS = ops.ops_with(lambda op: op.logits_input) | {"sigmoid_xent", "softmax_xent"}
@@ -253,16 +254,6 @@ def hazard_inputs(inputs: list[dict[str, Any]], probe: dict[str, Any]) -> list[i
     every = logits(probe.get("target")) | logits(probe.get("loss")) | probs
     chosen = own or every
     return [j for j, i in enumerate(inputs) if i["name"] in chosen] or list(range(len(inputs)))
-
-
-def walk(tree: Any):
-    if isinstance(tree, dict):
-        yield tree
-        for value in tree.values():
-            yield from walk(value)
-    elif isinstance(tree, list):
-        for item in tree:
-            yield from walk(item)
 
 
 def check_block(

@@ -23,7 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from .. import ops
-from .contract import KEEP_KWARGS, STRUCTURAL
+from .contract import KEEP_KWARGS, STRUCTURAL, walk  # walk: read as trace.walk too
 from .signatures import PARAMS as PARAM_NAMES
 
 _unsafe: list[tuple[int, frozenset[str]]] = []
@@ -592,17 +592,6 @@ def evaluate(code: Any, inputs: dict[str, Any]) -> Any:
 
 
 # ---------------------------------------------------------------- tree inspection
-
-
-def walk(tree: Any):
-    """Yield every dict node of a tree, depth first."""
-    if isinstance(tree, dict):
-        yield tree
-        for value in tree.values():
-            yield from walk(value)
-    elif isinstance(tree, list):
-        for item in tree:
-            yield from walk(item)
 
 
 def logit_inputs(tree: Any) -> set[str]:
