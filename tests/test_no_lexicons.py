@@ -142,6 +142,8 @@ API_TABLES: frozenset[str] = frozenset(
         # TF/Keras initializer calls and classes a weight of the training rung may start from
         "verify/program_sources.py:_INITIALIZERS",
         "verify/program_sources.py:_INIT_CALLS",
+        # TF/Keras base classes (resolved through the imports) and the method a call runs
+        "verify/program_models.py:_CALLED_THROUGH",
         # the relative imports of the evaluator's source, dropped when it is pasted in a script
         "verify/repro_program_eval.py:_RELATIVE",
         # NumPy functions, methods, keywords, dtypes and draws a data recipe may hold

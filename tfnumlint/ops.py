@@ -100,6 +100,7 @@ class Op:
     zero_preserving: bool = False  # nonzero in, nonzero out (value-preserving ops are too)
     saturating: bool = False  # rounds to the ends of its range at a large input (sigmoid(17))
     dead_zone: bool = False  # exactly 0 on a whole region of its input (a dead ReLU unit)
+    shape_keeping: bool = False  # its output has its first input's shape (entry by entry)
 
 
 REGISTRY: dict[str, Op] = {}
@@ -197,6 +198,7 @@ _CONV_LAYERS = (
 for _op in (
     Op(
         "log",
+        shape_keeping=True,
         spellings=("tf.math.log", "tf.log", "keras.ops.log", "keras.backend.log"),
         log_space=True,
         params=("x",),
@@ -209,6 +211,7 @@ for _op in (
     ),
     Op(
         "log1p",
+        shape_keeping=True,
         spellings=("tf.math.log1p", "tf.log1p", "keras.ops.log1p"),
         log_space=True,
         params=("x",),
@@ -221,6 +224,7 @@ for _op in (
     ),
     Op(
         "exp",
+        shape_keeping=True,
         range=Range(0.0, INF, lo_open=True),
         underflows=True,
         spellings=("tf.math.exp", "tf.exp", "keras.ops.exp", "keras.backend.exp"),
@@ -234,6 +238,7 @@ for _op in (
     ),
     Op(
         "expm1",
+        shape_keeping=True,
         spellings=("tf.math.expm1", "tf.expm1", "keras.ops.expm1"),
         params=("x",),
         trace="math.expm1",
@@ -245,6 +250,7 @@ for _op in (
     ),
     Op(
         "log_softmax",
+        shape_keeping=True,
         range=Range(-INF, 0.0),
         saturating=True,
         spellings=(
@@ -266,6 +272,7 @@ for _op in (
     ),
     Op(
         "log_sigmoid",
+        shape_keeping=True,
         range=Range(-INF, 0.0, hi_open=True),
         saturating=True,
         spellings=("tf.math.log_sigmoid", "keras.ops.log_sigmoid"),
@@ -303,6 +310,7 @@ for _op in (
     ),
     Op(
         "sigmoid",
+        shape_keeping=True,
         range=Range(0.0, 1.0, lo_open=True, hi_open=True),
         underflows=True,
         saturating=True,
@@ -325,6 +333,7 @@ for _op in (
     ),
     Op(
         "softmax",
+        shape_keeping=True,
         range=Range(0.0, 1.0, lo_open=True),
         underflows=True,
         saturating=True,
@@ -348,6 +357,7 @@ for _op in (
     ),
     Op(
         "relu",
+        shape_keeping=True,
         range=Range(0.0, INF),
         dead_zone=True,
         spellings=("tf.nn.relu", "keras.ops.relu", "keras.activations.relu", "keras.backend.relu"),
@@ -359,6 +369,7 @@ for _op in (
     ),
     Op(
         "relu6",
+        shape_keeping=True,
         range=Range(0.0, 6.0),
         dead_zone=True,
         spellings=("tf.nn.relu6", "keras.ops.relu6"),
@@ -370,6 +381,7 @@ for _op in (
     ),
     Op(
         "softplus",
+        shape_keeping=True,
         range=Range(0.0, INF, lo_open=True),
         underflows=True,
         spellings=(
@@ -389,6 +401,7 @@ for _op in (
     ),
     Op(
         "tanh",
+        shape_keeping=True,
         range=Range(-1.0, 1.0, lo_open=True, hi_open=True),
         saturating=True,
         spellings=("tf.math.tanh", "tf.tanh", "tf.nn.tanh", "keras.ops.tanh", "keras.backend.tanh"),
@@ -401,6 +414,7 @@ for _op in (
     ),
     Op(
         "square",
+        shape_keeping=True,
         range=Range(0.0, INF),
         underflows=True,
         zero_preserving=True,
@@ -425,6 +439,7 @@ for _op in (
     ),
     Op(
         "sqrt",
+        shape_keeping=True,
         range=Range(0.0, INF),
         zero_preserving=True,
         spellings=("tf.math.sqrt", "tf.sqrt", "keras.ops.sqrt", "keras.backend.sqrt"),
@@ -439,6 +454,7 @@ for _op in (
     ),
     Op(
         "rsqrt",
+        shape_keeping=True,
         spellings=("tf.math.rsqrt", "tf.rsqrt", "keras.ops.rsqrt"),
         params=("x",),
         trace="math.rsqrt",
@@ -449,6 +465,7 @@ for _op in (
     ),
     Op(
         "reciprocal",
+        shape_keeping=True,
         spellings=("tf.math.reciprocal", "tf.reciprocal", "keras.ops.reciprocal"),
         params=("x",),
         trace="math.reciprocal",
@@ -459,6 +476,7 @@ for _op in (
     ),
     Op(
         "abs",
+        shape_keeping=True,
         range=Range(0.0, INF),
         zero_preserving=True,
         spellings=(
@@ -574,6 +592,7 @@ for _op in (
     ),
     Op(
         "negative",
+        shape_keeping=True,
         spellings=("tf.math.negative", "tf.negative", "keras.ops.negative"),
         params=("x",),
         trace="math.negative",
@@ -601,6 +620,7 @@ for _op in (
     ),
     Op(
         "clip_by_value",
+        shape_keeping=True,
         spellings=("tf.clip_by_value", "keras.ops.clip", "keras.backend.clip"),
         transfer=Transfer("clip"),
         params=("x", "clip_value_min", "clip_value_max"),
@@ -630,6 +650,7 @@ for _op in (
     ),
     Op(
         "cast",
+        shape_keeping=True,
         value_preserving=True,
         spellings=("tf.cast", "tf.dtypes.cast", "keras.ops.cast", "keras.backend.cast"),
         transfer=Transfer("cast"),
@@ -638,6 +659,7 @@ for _op in (
     ),
     Op(
         "stop_gradient",
+        shape_keeping=True,
         value_preserving=True,
         spellings=("tf.stop_gradient", "keras.ops.stop_gradient", "keras.backend.stop_gradient"),
         transfer=Transfer("passthrough"),
@@ -648,6 +670,7 @@ for _op in (
     ),
     Op(
         "identity",
+        shape_keeping=True,
         value_preserving=True,
         spellings=("tf.identity",),
         transfer=Transfer("passthrough"),
@@ -1064,6 +1087,7 @@ for _op in (
     ),
     Op(
         "sign",
+        shape_keeping=True,
         range=Range(-1.0, 1.0),
         order_only=True,
         natural_zero=True,
@@ -1076,6 +1100,7 @@ for _op in (
     ),
     Op(
         "cos",
+        shape_keeping=True,
         range=Range(-1.0, 1.0),
         spellings=("tf.math.cos", "tf.cos", "keras.ops.cos"),
         transfer=Transfer("unary", -1.0, 1.0),
@@ -1087,6 +1112,7 @@ for _op in (
     ),
     Op(
         "sin",
+        shape_keeping=True,
         range=Range(-1.0, 1.0),
         spellings=("tf.math.sin", "tf.sin", "keras.ops.sin"),
         transfer=Transfer("unary", -1.0, 1.0),
@@ -1271,6 +1297,7 @@ STEP_FUNCTIONS = ops_with(lambda op: op.order_only or op.boolean)
 UNDERFLOWING = ops_with(lambda op: op.underflows)
 NATURAL_ZERO = ops_with(lambda op: op.natural_zero)
 DEAD_ZONE = ops_with(lambda op: op.dead_zone)
+SHAPE_KEEPING = ops_with(lambda op: op.shape_keeping)
 RANGED = ops_with(lambda op: op.range is not None)
 NONNEGATIVE = ops_with(lambda op: op.range is not None and op.range.lo >= 0.0)
 STRICTLY_POSITIVE = ops_with(

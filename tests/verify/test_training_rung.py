@@ -283,3 +283,125 @@ def test_the_tf1_tutorial_is_confirmed_on_a_stand_in_for_its_mnist() -> None:
     assert by_training(v), v.get("detail")
     assert "a synthetic stand-in for the TF1 tutorial's MNIST" in v["detail"]
     assert "the real images are not read" in v["detail"] and "batches of 100" in v["detail"]
+
+
+# Models the program defines as classes: the rung follows the class's ``call``/``__call__``
+SUBCLASSED = """\
+    import numpy as np
+    import tensorflow as tf
+
+    class Classifier(tf.keras.Model):
+        def __init__(self, hidden, classes):
+            super().__init__()
+            self.body = tf.keras.layers.Dense(hidden, activation="relu")
+            self.head = tf.keras.layers.Dense(classes)
+
+        def call(self, x):
+            h = self.body(x)
+            return tf.nn.softmax(self.head(h))
+
+    rng = np.random.RandomState(0)
+    centers = rng.randn(10, 64).astype(np.float32) * 4.0
+    labels = rng.randint(0, 10, size=1000)
+    features = (centers[labels] + rng.randn(1000, 64)).astype(np.float32)
+    onehot = np.eye(10, dtype=np.float32)[labels]
+    model = Classifier(128, 10)
+    opt = tf.keras.optimizers.SGD(0.5)
+    for step in range(200):
+        idx = rng.randint(0, 1000, 100)
+        xb, yb = features[idx], onehot[idx]
+        with tf.GradientTape() as tape:
+            p = model(xb)
+            loss = -tf.reduce_sum(yb * tf.math.log(p))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+MODULE = """\
+    import numpy as np
+    import tensorflow as tf
+
+    class Net(tf.Module):
+        def __init__(self, n_in, n_out):
+            super().__init__()
+            self.w = tf.Variable(tf.random.normal([n_in, n_out], stddev=0.5))
+            self.b = tf.Variable(tf.zeros([n_out]))
+
+        def __call__(self, x):
+            return tf.nn.softmax(tf.matmul(x, self.w) + self.b)
+
+    rng = np.random.RandomState(0)
+    centers = rng.randn(10, 64).astype(np.float32) * 4.0
+    labels = rng.randint(0, 10, size=1000)
+    features = (centers[labels] + rng.randn(1000, 64)).astype(np.float32)
+    onehot = np.eye(10, dtype=np.float32)[labels]
+    net = Net(64, 10)
+    opt = tf.keras.optimizers.SGD(0.5)
+    for step in range(200):
+        idx = rng.randint(0, 1000, 100)
+        xb = features[idx]
+        yb = onehot[idx]
+        with tf.GradientTape() as tape:
+            loss = -tf.reduce_sum(yb * tf.math.log(net(xb)))
+        grads = tape.gradient(loss, net.trainable_variables)
+        opt.apply_gradients(zip(grads, net.trainable_variables))
+"""
+
+
+def xent_log_verdicts(program: str, needle: str = "tf.math.log(") -> list[dict]:
+    """The verdicts of the log findings on the line of ``needle``."""
+    found = on_line(verified(program), needle, program)
+    return [v for f, v in found if f.rule in ("TNL101", "TNL103")]
+
+
+@pytest.mark.parametrize("program", [SUBCLASSED, MODULE], ids=["keras-model", "tf-module"])
+def test_a_model_class_of_the_program_is_trained_as_the_program_defines_it(program) -> None:
+    verdicts = xent_log_verdicts(program)
+    assert verdicts and any(by_training(v) for v in verdicts), [v.get("detail") for v in verdicts]
+    v = next(v for v in verdicts if by_training(v))
+    assert v["observed"]["step"] <= 10  # the program itself goes NaN in its first steps
+    assert "its data code replayed" in v["detail"] and "batches of 100" in v["detail"]
+
+
+def test_a_model_class_returning_logits_with_the_fused_loss_has_nothing_to_confirm() -> None:
+    fused = SUBCLASSED.replace("return tf.nn.softmax(self.head(h))", "return self.head(h)")
+    fused = fused.replace(
+        "-tf.reduce_sum(yb * tf.math.log(p))",
+        "tf.reduce_sum(tf.nn.softmax_cross_entropy_with_logits(labels=yb, logits=p))",
+    )
+    assert not [v for _, v in verified(fused) if v.get("status") == "confirmed"]
+
+
+def test_renaming_a_model_class_and_its_layers_keeps_the_verdict() -> None:
+    renames = {"Classifier": "Zq", "body": "first", "head": "second", "hidden": "u",
+               "classes": "v", "features": "aa", "onehot": "bb", "model": "mm", "xb": "i1",
+               "yb": "i2", "centers": "cc"}  # fmt: skip
+    renamed = SUBCLASSED
+    for old, new in renames.items():
+        renamed = renamed.replace(old, new)
+    before, after = xent_log_verdicts(SUBCLASSED), xent_log_verdicts(renamed)
+    assert [v["status"] for v in before] == [v["status"] for v in after]
+    assert [(v.get("observed") or {}).get("step") for v in before] == [
+        (v.get("observed") or {}).get("step") for v in after
+    ]
+
+
+def test_a_model_class_trained_by_fit_with_its_own_loss_is_confirmed() -> None:
+    program = SUBCLASSED[: SUBCLASSED.index("    opt = ")] + textwrap.indent(
+        textwrap.dedent("""\
+        def xent(y_true, y_pred):
+            return -tf.reduce_sum(y_true * tf.math.log(y_pred), axis=-1)
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.5), loss=xent)
+        model.fit(features, onehot, batch_size=100, epochs=3)
+        """),
+        "    ",
+    )
+    verdicts = xent_log_verdicts(program)
+    assert verdicts and any(by_training(v) for v in verdicts), [v.get("detail") for v in verdicts]
+
+
+def test_a_class_whose_base_is_not_tensorflows_is_not_followed() -> None:
+    foreign = SUBCLASSED.replace("class Classifier(tf.keras.Model):",
+                                 "class Classifier(Model):").replace(
+        "import numpy as np\n", "import numpy as np\n    from mylib import Model\n", 1)  # fmt: skip
+    assert not any(by_training(v) for v in xent_log_verdicts(foreign))

@@ -77,13 +77,15 @@ def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
             picked = bound is not None and isinstance(bound[0], cst.Subscript) and not bound[3]
             if picked and _pick(builder, bound[0], bound[1], bound[2]):  # type: ignore[index]
                 return _fed(builder, bound[0], bound[1], bound[2], hops + 1)  # type: ignore[index]
+        value = found.value if isinstance(found, Binding) and found.index is None else None
+        if isinstance(found, Binding) and found.index is not None:
+            value = found.element()  # xb, yb = X[idx], Y[idx]
         if (
             isinstance(found, Binding)
-            and found.index is None
-            and isinstance(found.value, cst.Subscript)
-            and _pick(builder, found.value, found.scope, found.at)
+            and isinstance(value, cst.Subscript)
+            and _pick(builder, value, found.scope, found.at)
         ):
-            return _fed(builder, found.value, found.scope, found.at, hops + 1)
+            return _fed(builder, value, found.scope, found.at, hops + 1)
     if isinstance(node, cst.Subscript) and _pick(builder, node, scope, order):
         x = builder.tree(node.value, scope, order, ())
         rest = [builder.index(e.slice, scope, order, ()) for e in node.slice[1:]]

@@ -124,6 +124,17 @@ class Binding:
     # ``value`` is then None (unknown to every reader that does not follow the path)
     nested: tuple[cst.BaseExpression, tuple[int, ...]] | None = None
 
+    def element(self) -> cst.BaseExpression | None:
+        """``a, b = x, y``: the expression this name takes from a literal tuple or list (None
+        for a whole value, or the element of a value that is not a literal)."""
+        value = self.value
+        if self.index is None or not isinstance(value, (cst.Tuple, cst.List)):
+            return None
+        items = value.elements
+        if self.index >= len(items) or any(isinstance(e, cst.StarredElement) for e in items):
+            return None
+        return items[self.index].value
+
 
 @dataclass(eq=False)
 class ClassInfo:

@@ -141,11 +141,10 @@ class Builder:
         if isinstance(found, Binding) and found.value is not None:
             value = found.value
             if found.index is not None:
-                if not isinstance(value, (cst.Tuple, cst.List)):
+                element = found.element()
+                if element is None:
                     return None
-                if found.index >= len(value.elements):
-                    return None
-                value = value.elements[found.index].value
+                value = element
             got = self.number(value, found.scope, found.at, self._frames_of(found.scope, frames))
             if got is not None or found.scope.kind != "module":
                 return got

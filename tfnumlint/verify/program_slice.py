@@ -28,9 +28,16 @@ import libcst as cst
 from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, contains
 from ..analysis.names import descendants, dotted_name
+from . import program_models
 from .contract import walk
+from .program_models import FollowsModels, Instance
 from .program_objectives import Objective, _compiled_optimizer, objectives, optimizer_of
-from .program_sources import _ints, _number, initializer, model_layers
+from .program_sources import (
+    _ints,
+    _number,
+    initializer,
+    model_layers,
+)
 from .slicer import Slicer
 
 
@@ -61,7 +68,7 @@ class ProgramSpec:
 # ------------------------------------------------------------------ the slice
 
 
-class ProgramSlicer:
+class ProgramSlicer(FollowsModels):
     """A :class:`Slicer` whose sources are the program's weights, data and models."""
 
     def __init__(self, ctx: Context, positions) -> None:
@@ -75,6 +82,7 @@ class ProgramSlicer:
             ctx, positions, substitute=self._source, cut_logits=False, stand_ins=True
         )
         self.slicer.unpacking = True
+        self.instances: list[Instance] = []  # the objects whose methods are being followed
 
     def _source(
         self, node: cst.BaseExpression, scope: Scope, order: int, depth: int
@@ -82,6 +90,8 @@ class ProgramSlicer:
         ctx = self.ctx
         if isinstance(node, cst.Call):
             return self._model_call(node, scope, order, depth)
+        if isinstance(node, cst.Attribute) and self.instances:
+            return self._instance_weight(node)
         if not isinstance(node, cst.Name):
             return None
         found = ctx.ev.lookup(node.value, scope, order)
@@ -91,15 +101,18 @@ class ProgramSlicer:
             if id(found) in self.slicer._args:  # an inlined helper's parameter: its argument
                 return None
             return self._parameter(node.value, found, scope)
-        if isinstance(found, Binding) and found.index is not None:
-            return self._unpacked(found, depth)
-        if not isinstance(found, Binding) or not isinstance(found.value, cst.Call):
+        if not isinstance(found, Binding):
             return None
-        op = ctx.op(found.value)
+        value = found.value if found.index is None else found.element()
+        if found.index is not None and value is None:
+            return self._unpacked(found, depth)
+        if not isinstance(value, cst.Call):  # xb = X[idx]: a batch of the program's data
+            return self._data(node, scope, order) if value is not None else None
+        op = ctx.op(value)
         key = f"{node.value}"
         if op == "variable":
             if key not in self.weights:
-                init = initializer(ctx, found.value, found.scope, found.at)
+                init = initializer(ctx, value, found.scope, found.at)
                 if init is None:
                     self.assumed.append(f"`{node.value}` starts as glorot-uniform")
                     init = {"init": "unknown"}
@@ -107,11 +120,30 @@ class ProgramSlicer:
             return {"k": "input", "name": key}
         if op == "placeholder":
             if key not in self.data:
-                call = found.value
+                call = value
                 shape = _ints(ctx, ctx.arg(call, 1, "shape"), found.scope, found.at)
                 self.data[key] = {"shape": shape, "feeds": self._feeds(call)}
             return {"k": "input", "name": key}
+        if op is None:  # ``p = model(x)``: the model, followed where the name is read
+            return self._model_call(value, found.scope, found.at, depth + 1)
         return None
+
+    def _data(self, node: cst.Name, scope: Scope, order: int) -> dict | None:
+        """A name the data code gives (``xb = X[idx]`` of a NumPy ``X``): an input the run
+        draws by replaying that code, or None when the code does not say what it holds (or
+        when it is a number the slice keeps as a constant: ``POS_WEIGHT = 10.0``)."""
+        if _number(self.ctx, node, scope, order) is not None:
+            return None
+        try:
+            from ..analysis import datagen
+        except ImportError:
+            return None
+        got = datagen.fed_data(self.ctx.ev, node, scope, order)
+        if got is None:
+            return None
+        key = node.value
+        self.data.setdefault(key, {"shape": None, "feeds": [{"code": key, **got}]})
+        return {"k": "input", "name": key}
 
     def _unpacked(self, found: Binding, depth: int) -> dict | None:
         """``mean, var = tf.nn.moments(x, axes)``: the mean and the variance, as the op
@@ -253,26 +285,41 @@ class ProgramSlicer:
 
     # models -------------------------------------------------------------------------------
     def _model_call(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
-        """``net(x)`` of a ``keras.Sequential`` of Dense layers: its layers, unrolled."""
+        """``net(x)`` of a ``keras.Sequential`` of Dense layers: its layers, unrolled; of an
+        object of a model class of the module: its ``call``/``__call__``, followed; inside
+        it, ``self.dense(x)`` of a Dense layer made in ``__init__``."""
+        if isinstance(call.func, cst.Attribute) and self.instances and call.args:
+            return self._instance_layer(call, scope, order, depth)
         if not isinstance(call.func, cst.Name) or not call.args:
             return None
         layers = model_layers(self.ctx, call.func, scope, order)
         if layers is None:
-            return None
+            made = program_models.instance(self.ctx, call.func, scope, order)
+            return self._method(made, call, scope, order, depth) if made else None
         out = self.slicer.tree(call.args[0].value, scope, order, depth + 1)
         return self.unrolled(call.func.value, layers, out)
 
-    def unrolled(self, model: str, layers: list[dict], out: dict) -> dict | None:
+    def unrolled(
+        self, model: str, layers: list[dict], out: dict, single: bool = False
+    ) -> dict | None:
         """The model's Dense layers applied to ``out``, each kernel and bias a weight."""
-        if layers[0].get("input_dim") is None and out.get("k") != "input":
-            return None  # the first kernel's width is not known from the code
         fan_in: Any = layers[0].get("input_dim")
+        source = out.get("name") if out.get("k") == "input" else None
+        if fan_in is None:
+            known = program_models.width(out, self.weights, self.data)
+            if isinstance(known, int):
+                fan_in = known
+            elif isinstance(known, str):
+                source = known
+            elif source is None:
+                return None  # the first kernel's width is not known from the code
         for i, layer in enumerate(layers):
-            kernel, bias = f"{model}.layers[{i}].kernel", f"{model}.layers[{i}].bias"
+            at = model if single else f"{model}.layers[{i}]"
+            kernel, bias = f"{at}.kernel", f"{at}.bias"
             self.weights[kernel] = {
                 "init": layer["kernel_initializer"],
                 "shape": [fan_in, layer["units"]],
-                "fan_in_from": out.get("name") if out.get("k") == "input" and i == 0 else None,
+                "fan_in_from": source if i == 0 else None,
             }
             out = {
                 "k": "call",
@@ -360,6 +407,11 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
         if not isinstance(fn, cst.FunctionDef) or len(returns) != 1 or len(fn.params.params) < 2:
             continue
         layers = model_layers(ctx, func.value, site.scope, site.order)
+        made = (
+            program_models.instance(ctx, func.value, site.scope, site.order)
+            if layers is None and isinstance(func.value, cst.Name)
+            else None
+        )
         receiver = ctx.code(func.value)
         fit = next(
             (
@@ -374,7 +426,13 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
         opt = _compiled_optimizer(ctx, ctx.arg(site.node, 0, "optimizer"), site.scope, site.order)
         x = ctx.arg(fit.node, 0, "x") if fit else None
         y = ctx.arg(fit.node, 1, "y") if fit else None
-        if layers is None or fit is None or opt is None or x is None or y is None:
+        if (
+            (layers is None and made is None)
+            or fit is None
+            or opt is None
+            or x is None
+            or y is None
+        ):
             continue
         batch_node = ctx.arg(fit.node, 2, "batch_size")
         batch = (
@@ -393,7 +451,12 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
             }
             ps.data.setdefault(name, {"shape": None, "feeds": [feed]})
             names.append(name)
-        y_pred = ps.unrolled(receiver, layers, {"k": "input", "name": names[0]})
+        x_in = {"k": "input", "name": names[0]}
+        if layers is not None:
+            y_pred = ps.unrolled(receiver, layers, x_in)
+        else:
+            assert made is not None
+            y_pred = ps.called_on(made, x_in)
         if y_pred is None:
             continue
         params = fn.params.params

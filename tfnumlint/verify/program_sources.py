@@ -8,6 +8,8 @@ training rung (``program_slice.py``); anything else is None, and the rung says w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from .. import ops
@@ -48,19 +50,31 @@ _INITIALIZERS = {
 }
 
 
-def _ints(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int) -> list | None:
+# A number the code fixes at (node, scope, order), or None: ``_number``, or the program slice's
+# reading of it, which also knows what an inlined method's parameters are bound to
+Number = Callable[[cst.BaseExpression | None, Scope, int], "float | None"]
+
+
+def _ints(
+    ctx: Context,
+    node: cst.BaseExpression | None,
+    scope: Scope,
+    order: int,
+    num: Number | None = None,
+) -> list | None:
     """A literal shape: a list/tuple of ints, module constants or None."""
     if node is None:
         return None
+    number = num or _numbers(ctx)
     if not isinstance(node, (cst.List, cst.Tuple)):
-        c = ctx.ev.value(node, scope, order).const
+        c = number(node, scope, order)
         return [int(c)] if c is not None and float(c).is_integer() else None
     out: list = []
     for e in node.elements:
         if isinstance(e.value, cst.Name) and e.value.value == "None":
             out.append(None)
             continue
-        c = ctx.ev.value(e.value, scope, order).const
+        c = number(e.value, scope, order)
         if c is None or not float(c).is_integer():
             return None
         out.append(int(c))
@@ -79,23 +93,30 @@ def _number(
     return None if const is None else float(const)
 
 
+def _numbers(ctx: Context) -> Number:
+    return lambda node, scope, order: _number(ctx, node, scope, order)
+
+
 def _leaf(ctx: Context, call: cst.Call) -> str:
     return (ctx.info.imports.resolve(call.func) or ctx.code(call.func)).rsplit(".", 1)[-1]
 
 
-def initializer(ctx: Context, call: cst.Call, scope: Scope, order: int) -> dict | None:
+def initializer(
+    ctx: Context, call: cst.Call, scope: Scope, order: int, num: Number | None = None
+) -> dict | None:
     """How a weight starts: ``tf.Variable(tf.random.truncated_normal([784, 256], stddev=0.1))``
     or ``get_variable("w", [4, 16], initializer=glorot_normal_initializer())``."""
+    number = num or _numbers(ctx)
     name = (ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
     if name == "get_variable":
-        shape = _ints(ctx, ctx.arg(call, 1, "shape"), scope, order)
+        shape = _ints(ctx, ctx.arg(call, 1, "shape"), scope, order, number)
         init = ctx.arg(call, 3, "initializer")
         spec = {"init": "glorot_uniform"}  # get_variable's default
         if isinstance(init, cst.Call):
             kind = _INITIALIZERS.get(_leaf(ctx, init))
             if kind is None:
                 return None
-            spec = {"init": kind, **_init_params(ctx, init, scope, order)}
+            spec = {"init": kind, **_init_params(ctx, init, scope, order, number)}
         elif init is not None:
             return None
         return {**spec, "shape": shape} if shape is not None else None
@@ -105,38 +126,48 @@ def initializer(ctx: Context, call: cst.Call, scope: Scope, order: int) -> dict 
         if kind is None:
             return None
         if kind == "constant":
-            c = _number(ctx, value.args[0].value, scope, order) if value.args else None
+            c = number(value.args[0].value, scope, order) if value.args else None
             literal = _ints_or_floats(
-                ctx, value.args[0].value if value.args else None, scope, order
+                ctx, value.args[0].value if value.args else None, scope, order, number
             )
-            shape = _ints(ctx, ctx.arg(value, 2, "shape"), scope, order)
+            shape = _ints(ctx, ctx.arg(value, 2, "shape"), scope, order, number)
             if c is not None:
                 return {"init": "constant", "value": c, "shape": shape or []}
             if literal is not None:
                 return {"init": "literal", "value": literal, "shape": [len(literal)]}
             return None
-        shape = _ints(ctx, ctx.arg(value, 0, "shape"), scope, order)
+        shape = _ints(ctx, ctx.arg(value, 0, "shape"), scope, order, number)
         if shape is None:
             return None
-        return {"init": kind, "shape": shape, **_init_params(ctx, value, scope, order)}
+        return {"init": kind, "shape": shape, **_init_params(ctx, value, scope, order, number)}
     if value is not None:
-        literal = _ints_or_floats(ctx, value, scope, order)
+        literal = _ints_or_floats(ctx, value, scope, order, number)
         if literal is not None:
             return {"init": "literal", "value": literal, "shape": [len(literal)]}
-        c = _number(ctx, value, scope, order)
+        c = number(value, scope, order)
         if c is not None:
             return {"init": "constant", "value": c, "shape": []}
     return None
 
 
-def _ints_or_floats(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int):
+def _ints_or_floats(
+    ctx: Context,
+    node: cst.BaseExpression | None,
+    scope: Scope,
+    order: int,
+    num: Number | None = None,
+):
     if not isinstance(node, (cst.List, cst.Tuple)):
         return None
-    out = [_number(ctx, e.value, scope, order) for e in node.elements]
+    number = num or _numbers(ctx)
+    out = [number(e.value, scope, order) for e in node.elements]
     return out if out and None not in out else None
 
 
-def _init_params(ctx: Context, call: cst.Call, scope: Scope, order: int) -> dict:
+def _init_params(
+    ctx: Context, call: cst.Call, scope: Scope, order: int, num: Number | None = None
+) -> dict:
+    number = num or _numbers(ctx)
     keys = {"mean": 1, "stddev": 2, "minval": 1, "maxval": 2, "value": 0}
     out = {}
     for key, index in keys.items():
@@ -144,7 +175,7 @@ def _init_params(ctx: Context, call: cst.Call, scope: Scope, order: int) -> dict
         if node is None and key in ("mean", "stddev") and _leaf(ctx, call).endswith("normal"):
             positional = [a for a in call.args if a.keyword is None]
             node = positional[index].value if len(positional) > index else None
-        v = _number(ctx, node, scope, order)
+        v = number(node, scope, order)
         if v is not None:
             out[key] = v
     return out
@@ -223,11 +254,14 @@ def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict]
     return None
 
 
-def dense_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict | None:
+def dense_layer(
+    ctx: Context, layer: cst.Call, scope: Scope, order: int, num: Number | None = None
+) -> dict | None:
     """A ``Dense(units, activation=...)`` layer as plain data, or None for another layer."""
+    number = num or _numbers(ctx)
     if _leaf(ctx, layer) != "Dense":
         return None
-    units = _number(ctx, ctx.arg(layer, 0, "units"), scope, order)
+    units = number(ctx.arg(layer, 0, "units"), scope, order)
     act = ctx.arg(layer, 1, "activation")
     activation = None
     if isinstance(act, cst.SimpleString):
@@ -240,7 +274,7 @@ def dense_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict
     kernel = str(init.evaluated_value) if isinstance(init, cst.SimpleString) else "glorot_uniform"
     if init is not None and not isinstance(init, cst.SimpleString):
         return None  # an initializer object: not read yet
-    bias = _bias_initializer(ctx, ctx.arg(layer, -1, "bias_initializer"), scope, order)
+    bias = _bias_initializer(ctx, ctx.arg(layer, -1, "bias_initializer"), scope, order, number)
     if bias is None:
         return None
     use_bias = ctx.arg(layer, -1, "use_bias")
@@ -261,10 +295,15 @@ def _traceable_activation(name: str) -> bool:
 
 
 def _bias_initializer(
-    ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int
+    ctx: Context,
+    node: cst.BaseExpression | None,
+    scope: Scope,
+    order: int,
+    num: Number | None = None,
 ) -> dict | None:
     """A Dense bias's start: zeros (Keras's default), ``Constant(c)``, or ``Constant(v)`` of a
     value of the data (``float(counts.mean())``: its recipe, replayed with the data)."""
+    number = num or _numbers(ctx)
     if node is None:
         return {"init": "zeros"}
     if isinstance(node, cst.SimpleString):
@@ -282,7 +321,7 @@ def _bias_initializer(
         and value.args
     ):
         value = value.args[0].value  # float(counts.mean()): the builtin only converts
-    c = _number(ctx, value, scope, order)
+    c = number(value, scope, order)
     if c is not None:
         return {"init": "constant", "value": c}
     try:
@@ -293,8 +332,11 @@ def _bias_initializer(
     return {"init": "constant", "recipe": recipe} if recipe is not None else None
 
 
-def sequential_layers(ctx: Context, built: cst.Call, scope: Scope, order: int) -> list[dict] | None:
+def sequential_layers(
+    ctx: Context, built: cst.Call, scope: Scope, order: int, num: Number | None = None
+) -> list[dict] | None:
     """The Dense layers of ``keras.Sequential([...])``, or None for any other layer or model."""
+    number = num or _numbers(ctx)
     if not built.args:
         return None
     items = built.args[0].value
@@ -308,13 +350,13 @@ def sequential_layers(ctx: Context, built: cst.Call, scope: Scope, order: int) -
             return None
         kind = _leaf(ctx, layer)
         if kind in ("Input", "InputLayer"):
-            shape = _ints(ctx, ctx.arg(layer, 0, "shape", "input_shape"), scope, order)
+            shape = _ints(ctx, ctx.arg(layer, 0, "shape", "input_shape"), scope, order, number)
             input_dim = shape[-1] if shape else None
             continue
-        dense = dense_layer(ctx, layer, scope, order)
+        dense = dense_layer(ctx, layer, scope, order, number)
         if dense is None:
             return None
-        shape = _ints(ctx, ctx.arg(layer, -1, "input_shape", "input_dim"), scope, order)
+        shape = _ints(ctx, ctx.arg(layer, -1, "input_shape", "input_dim"), scope, order, number)
         if shape and not layers:
             input_dim = shape[-1]
         layers.append(dense)

@@ -1,0 +1,264 @@
+"""Models the program defines as classes, read for the training rung (static side, no TF import).
+
+``model = Net(64)`` of a module class based on ``keras.Model``/``keras.layers.Layer`` or
+``tf.Module``, then ``model(x)``: the call runs the class's ``call`` (Keras) or ``__call__``
+(``tf.Module``) with ``self`` the instance.  When that method is straight-line code, the program
+slice follows it like a helper, with the constructor's arguments bound to ``__init__``'s
+parameters, so that ``self.w = tf.Variable(...)`` and ``self.dense = Dense(units)`` read as the
+instance's own weights and layers.  Anything else is not followed, and the slice stays cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from .. import ops
+from ..analysis.context import Context
+from ..analysis.module import Binding, ClassInfo, Scope
+from .program_sources import _number, dense_layer, initializer, sequential_layers
+from .slicer import Argument, Slicer, bind_arguments, straight_line
+
+# The framework bases whose instances are called through a method the class defines
+_CALLED_THROUGH = {"Model": "call", "Layer": "call", "Module": "__call__"}
+
+
+@dataclass
+class Instance:
+    """One object the program made from a class of its module."""
+
+    name: str  # the name the program binds it to: its weights are named after it
+    cls: ClassInfo
+    method: Scope  # the method a call of the object runs
+    made: cst.Call  # the constructor call
+    scope: Scope  # where the constructor call is
+    order: int
+
+
+def instance(ctx: Context, node: cst.Name, scope: Scope, order: int) -> Instance | None:
+    """The object ``node`` names when it is made by a module class called through a
+    straight-line method, else None."""
+    found = ctx.ev.lookup(node.value, scope, order)
+    if not isinstance(found, Binding) or found.index is not None:
+        return None
+    made = found.value
+    if not isinstance(made, cst.Call) or not isinstance(made.func, cst.Name):
+        return None
+    cls = ctx.info.classes.get(made.func.value)
+    if cls is None:
+        return None
+    method = _called_method(cls)
+    if method is None:
+        return None
+    fn = method.node
+    if not isinstance(fn, cst.FunctionDef) or not straight_line(fn, unpacking=True):
+        return None
+    if len(method.returns) != 1:
+        return None
+    return Instance(node.value, cls, method, made, found.scope, found.at)
+
+
+def _called_method(cls: ClassInfo) -> Scope | None:
+    """The method a call of the class's objects runs: one of TensorFlow's or Keras's bases
+    (resolved through the imports) names it."""
+    for base in cls.bases:
+        if base.split(".", 1)[0] not in ("tf", "keras"):  # normalised import paths
+            continue
+        method = _CALLED_THROUGH.get(base.rsplit(".", 1)[-1])
+        if method is not None:
+            return cls.method_scopes.get(method)
+    return None
+
+
+def method_arguments(
+    fn: cst.FunctionDef, call: cst.Call, scope: Scope, order: int, callee: int, frame: str
+) -> dict[int, Argument] | None:
+    """Each parameter of the method ``fn`` after ``self``, bound to what ``call`` passes it."""
+    params = fn.params
+    if params.posonly_params or not params.params:
+        return None
+    trimmed = fn.with_changes(params=params.with_changes(params=params.params[1:]))
+    return bind_arguments(trimmed, call, scope, order, callee, frame)
+
+
+def init_arguments(inst: Instance, frame: str) -> dict[int, Argument] | None:
+    """``__init__``'s parameters bound to the constructor call's arguments (no ``__init__``:
+    nothing to bind)."""
+    init = inst.cls.method_scopes.get("__init__")
+    if init is None:
+        return {}
+    assert isinstance(init.node, cst.FunctionDef)
+    return method_arguments(init.node, inst.made, inst.scope, inst.order, id(init), frame)
+
+
+def attribute(inst: Instance, node: cst.BaseExpression) -> Binding | None:
+    """The one assignment of ``self.<attr>`` in ``__init__`` that ``node`` reads, or None
+    (not an attribute of the instance, or assigned more than once or elsewhere)."""
+    if not (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == inst.method.self_name
+    ):
+        return None
+    bindings = inst.cls.attrs.get(node.attr.value) or []
+    init = inst.cls.method_scopes.get("__init__")
+    if len(bindings) != 1 or init is None or bindings[0].scope is not init:
+        return None
+    found = bindings[0]
+    return found if found.value is not None and found.index is None else None
+
+
+def width(tree: Any, weights: dict[str, dict], data: dict[str, dict]) -> int | str | None:
+    """The last dimension of a slice's value: a number, the name of the data it is the width
+    of (known when the run draws the data), or None when the code does not say."""
+    if not isinstance(tree, dict):
+        return None
+    kind = tree.get("k")
+    if kind == "input":
+        name = tree.get("name")
+        return name if name in data else None
+    if kind == "call" and tree.get("op") == "matmul" and len(tree.get("args", [])) == 2:
+        kernel = tree["args"][1]
+        shape = weights.get(kernel.get("name", ""), {}).get("shape") or []
+        return shape[-1] if shape and isinstance(shape[-1], int) else None
+    if kind == "call" and tree.get("op") in ops.SHAPE_KEEPING and tree.get("args"):
+        return width(tree["args"][0], weights, data)
+    if kind == "bin" and tree.get("op") in ("+", "-", "*", "/"):
+        for side in ("l", "r"):
+            if tree[side].get("k") != "const":
+                w = width(tree[side], weights, data)
+                if w is not None:
+                    return w
+    return None
+
+
+class FollowsModels:
+    """The program slice's reading of model objects (mixed into ``ProgramSlicer``): a call of
+    an object of a module class follows its method; inside it, ``self.w`` of a
+    ``tf.Variable`` is one of the object's weights and ``self.dense(h)`` its Dense layer."""
+
+    ctx: Context
+    slicer: Slicer
+    weights: dict[str, dict]
+    data: dict[str, dict]
+    assumed: list[str]
+    instances: list[Instance]
+    bound: dict[int, dict]
+
+    def unrolled(
+        self, model: str, layers: list[dict], out: dict, single: bool = False
+    ) -> dict | None:
+        """The Dense layers applied to ``out`` (``ProgramSlicer.unrolled``)."""
+        raise NotImplementedError
+
+    def number(self, node: cst.BaseExpression | None, scope: Scope, order: int) -> float | None:
+        """A number the code fixes, also through an inlined method's bound parameters
+        (``Dense(hidden)`` in ``__init__(self, hidden)``, made as ``Net(64)``)."""
+        c = _number(self.ctx, node, scope, order)
+        if c is not None or node is None or not self.instances:
+            return c
+        s = self.slicer
+        saved = (set(s.inputs), s.count, s.truncated, len(s.unsupported), dict(self.weights))
+        tree = s.tree(node, scope, order)
+        s._drop_inputs(saved[0])
+        s.count, s.truncated = saved[1], saved[2]
+        del s.unsupported[saved[3] :]
+        self.weights = saved[4]
+        v = tree.get("v") if tree.get("k") == "const" else None
+        return float(v) if isinstance(v, (int, float)) else None
+
+    def _method(
+        self, made: Instance, call: cst.Call, scope: Scope, order: int, depth: int
+    ) -> dict | None:
+        """The object's method, sliced as an inlined helper whose parameters are the call's
+        arguments, with ``__init__``'s parameters bound to the constructor's."""
+        fn = made.method.node
+        assert isinstance(fn, cst.FunctionDef)
+        frame = self.slicer._frame
+        args = method_arguments(fn, call, scope, order, id(made.method), frame)
+        return None if args is None else self._follow(made, args, f"{frame}@{id(call)}", depth)
+
+    def called_on(self, made: Instance, x: dict) -> dict | None:
+        """The object's method applied to the slice ``x`` (what ``fit`` passes the model):
+        its first parameter is ``x``, the others keep their literal defaults."""
+        fn = made.method.node
+        assert isinstance(fn, cst.FunctionDef)
+        params = fn.params.params
+        if len(params) < 2:
+            return None
+        rest = fn.params.with_changes(params=params[2:])
+        args = bind_arguments(
+            fn.with_changes(params=rest), cst.Call(cst.Name("fit")), made.scope, 0, 0, ""
+        )
+        if args is None:
+            return None
+        self.bound[id(params[1])] = x
+        try:
+            return self._follow(made, args, f"@fit{id(made.made)}", 0)
+        finally:
+            del self.bound[id(params[1])]
+
+    def _follow(
+        self, made: Instance, args: dict[int, Argument], frame: str, depth: int
+    ) -> dict | None:
+        s = self.slicer
+        if any(i.name == made.name for i in self.instances):
+            return None  # the object calls itself
+        init = init_arguments(made, frame)
+        if init is None:
+            return None
+        at, returned = made.method.returns[0]
+        saved_memo, saved_frame = s.memo, s._frame
+        s._args.update(init)
+        s._args.update(args)
+        s.memo, s._frame = None, frame
+        self.instances.append(made)
+        try:
+            return s.tree(returned, made.method, at, depth + 1)
+        finally:
+            self.instances.pop()
+            for key in (*init, *args):
+                s._args.pop(key, None)
+            s.memo, s._frame = saved_memo, saved_frame
+
+    def _instance_weight(self, node: cst.Attribute) -> dict | None:
+        """``self.w`` of an object being followed, made by ``tf.Variable(...)`` in
+        ``__init__``: one of its weights."""
+        made = self.instances[-1]
+        found = attribute(made, node)
+        if found is None or not isinstance(found.value, cst.Call):
+            return None
+        if self.ctx.op(found.value) != "variable":
+            return None
+        key = f"{made.name}.{node.attr.value}"
+        if key not in self.weights:
+            init = initializer(self.ctx, found.value, found.scope, found.at, self.number)
+            if init is None:
+                self.assumed.append(f"`{key}` starts as glorot-uniform")
+                init = {"init": "unknown"}
+            self.weights[key] = init
+        return {"k": "input", "name": key}
+
+    def _instance_layer(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
+        """``self.dense(h)`` of a ``Dense`` (or a ``Sequential`` of them) the object made in
+        ``__init__``: its layers applied to ``h``."""
+        made = self.instances[-1]
+        found = attribute(made, call.func)
+        if found is None or not isinstance(found.value, cst.Call):
+            return None
+        assert isinstance(call.func, cst.Attribute)
+        name = f"{made.name}.{call.func.attr.value}"
+        layer = dense_layer(self.ctx, found.value, found.scope, found.at, self.number)
+        if layer is not None:
+            layers = [layer]
+        elif (self.ctx.info.imports.resolve(found.value.func) or "").endswith("Sequential"):
+            stack = sequential_layers(self.ctx, found.value, found.scope, found.at, self.number)
+            if stack is None:
+                return None
+            layers = stack
+        else:
+            return None
+        out = self.slicer.tree(call.args[0].value, scope, order, depth + 1)
+        return self.unrolled(name, layers, out, single=layer is not None)
