@@ -680,6 +680,13 @@ for _op in (
         interval="same",
     ),
     Op(
+        # Keras's Dropout layer as it trains (the training rung's slices only: no spelling)
+        "dropout",
+        shape_keeping=True,
+        params=("x", "rate"),
+        trace="_dropout",
+    ),
+    Op(
         "reshape",
         value_preserving=True,
         spellings=("tf.reshape", "keras.ops.reshape", "keras.backend.reshape"),

@@ -9,6 +9,7 @@ operation it underlines.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -405,3 +406,50 @@ def test_a_class_whose_base_is_not_tensorflows_is_not_followed() -> None:
                                  "class Classifier(Model):").replace(
         "import numpy as np\n", "import numpy as np\n    from mylib import Model\n", 1)  # fmt: skip
     assert not any(by_training(v) for v in xent_log_verdicts(foreign))
+
+
+DROPOUT = """\
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.RandomState(0)
+    centers = rng.randn(10, 64).astype(np.float32) * 4.0
+    labels = rng.randint(0, 10, size=1000)
+    features = (centers[labels] + rng.randn(1000, 64)).astype(np.float32)
+    onehot = np.eye(10, dtype=np.float32)[labels]
+    model = tf.keras.Sequential([
+        tf.keras.layers.Dense(128, activation="relu", input_shape=(64,)),
+        tf.keras.layers.Dropout(0.2),
+        tf.keras.layers.Dense(10, activation="softmax"),
+    ])
+    opt = tf.keras.optimizers.SGD(0.5)
+    dataset = tf.data.Dataset.from_tensor_slices((features, onehot)).shuffle(1000).batch(100)
+
+    @tf.function
+    def train_step(xb, yb):
+        with tf.GradientTape() as tape:
+            p = model(xb, training=True)
+            loss = -tf.reduce_sum(yb * tf.math.log(p))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+
+    for epoch in range(5):
+        for xb, yb in dataset:
+            train_step(xb, yb)
+"""
+
+
+def test_a_dropout_layer_trains_with_its_masks_not_assumed_away() -> None:
+    verdicts = xent_log_verdicts(DROPOUT)
+    assert verdicts and any(by_training(v) for v in verdicts), [v.get("detail") for v in verdicts]
+    v = next(v for v in verdicts if by_training(v))
+    assert "assumed" not in v["detail"]
+    trained = v["repro"]["spec"]["loss"]
+    assert '"op": "dropout"' in json.dumps(trained)  # the layer is in the slice, as it trains
+    again = next(v for v in xent_log_verdicts(DROPOUT) if by_training(v))
+    assert again["observed"]["step"] == v["observed"]["step"]  # seeded masks: the same run
+
+
+def test_a_dropout_rate_the_code_does_not_fix_leaves_the_model_unsliced() -> None:
+    unknown = DROPOUT.replace("Dropout(0.2)", "Dropout(float(np.load('rate.npy')))")
+    assert not any(by_training(v) for v in xent_log_verdicts(unknown))

@@ -313,13 +313,20 @@ class ProgramSlicer(FollowsModels):
                 source = known
             elif source is None:
                 return None  # the first kernel's width is not known from the code
+        made_one = False  # a kernel made yet (the first one reads the input's width)
         for i, layer in enumerate(layers):
+            if "dropout" in layer:  # as it trains: a seeded mask, the kept entries rescaled
+                if layer["dropout"] is None:
+                    return None  # a rate the code does not fix
+                rate = {"k": "const", "v": layer["dropout"]}
+                out = {"k": "call", "op": "dropout", "args": [out, rate], "kw": {}}
+                continue
             at = model if single else f"{model}.layers[{i}]"
             kernel, bias = f"{at}.kernel", f"{at}.bias"
             self.weights[kernel] = {
                 "init": layer["kernel_initializer"],
                 "shape": [fan_in, layer["units"]],
-                "fan_in_from": source if i == 0 else None,
+                "fan_in_from": source if not made_one else None,
             }
             out = {
                 "k": "call",
@@ -336,7 +343,7 @@ class ProgramSlicer(FollowsModels):
             act = layer["activation"]
             if act not in (None, "linear"):
                 out = {"k": "call", "op": act, "args": [out], "kw": {}}
-            fan_in = layer["units"]
+            fan_in, made_one = layer["units"], True
         return out
 
 

@@ -240,8 +240,11 @@ def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict]
         kind = _leaf(ctx, call)
         if kind in ("Input", "InputLayer"):
             shape = _ints(ctx, ctx.arg(call, 0, "shape"), scope, _order_of(ctx, call))
-            layers = [dense_layer(ctx, c, scope, order) for c in reversed(chain)]
-            if not layers or None in layers:
+            layers = [
+                dense_layer(ctx, c, scope, order) or dropout_layer(ctx, c, scope, order)
+                for c in reversed(chain)
+            ]
+            if None in layers or not any(layer and "units" in layer for layer in layers):
                 return None
             out = [layer for layer in layers if layer is not None]
             out[0]["input_dim"] = shape[-1] if shape else None
@@ -285,6 +288,17 @@ def dense_layer(
         "use_bias": not (isinstance(use_bias, cst.Name) and use_bias.value == "False"),
         "bias": bias,
     }
+
+
+def dropout_layer(
+    ctx: Context, layer: cst.Call, scope: Scope, order: int, num: Number | None = None
+) -> dict | None:
+    """A ``Dropout(rate)`` layer: ``{"dropout": rate}`` (the rate None when the code does not
+    fix it).  The slice trains without it, and says so."""
+    if _leaf(ctx, layer) != "Dropout":
+        return None
+    rate = (num or _numbers(ctx))(ctx.arg(layer, 0, "rate"), scope, order)
+    return {"dropout": rate}
 
 
 def _traceable_activation(name: str) -> bool:
@@ -353,14 +367,16 @@ def sequential_layers(
             shape = _ints(ctx, ctx.arg(layer, 0, "shape", "input_shape"), scope, order, number)
             input_dim = shape[-1] if shape else None
             continue
-        dense = dense_layer(ctx, layer, scope, order, number)
+        dense = dense_layer(ctx, layer, scope, order, number) or dropout_layer(
+            ctx, layer, scope, order, number
+        )
         if dense is None:
             return None
         shape = _ints(ctx, ctx.arg(layer, -1, "input_shape", "input_dim"), scope, order, number)
         if shape and not layers:
             input_dim = shape[-1]
         layers.append(dense)
-    if not layers:
+    if not any("units" in layer for layer in layers):
         return None
     layers[0]["input_dim"] = input_dim
     return layers

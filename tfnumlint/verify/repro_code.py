@@ -73,6 +73,11 @@ HELPERS = {
     return tf.squeeze(x, [int(a) for a in axes])""",
     "_values_kept": """def _values_kept(x, *_, **__):
     return tf.convert_to_tensor(x)  # tile / gather: every element is one of the input's""",
+    "_dropout": """def _dropout(x, rate):
+    # Keras's Dropout as it trains: an entry kept with probability 1 - rate, scaled by
+    # 1 / (1 - rate), else 0; the masks come from one seeded generator that each run resets
+    keep = MASKS.uniform(tf.shape(x), dtype=x.dtype) >= rate
+    return tf.where(keep, x / (1 - rate), tf.zeros_like(x))""",
     "_concat": """def _concat(x, axis=0):
     return x if tf.is_tensor(x) else tf.concat(list(x), int(axis))""",
     "_clip_by_norm": """def _clip_by_norm(t, clip_norm, axes=None):

@@ -323,6 +323,7 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
                 f"LEARNING_RATE = {lr}",
                 "RNG = np.random.default_rng(0)",
                 "SEEDS = itertools.count(1)",
+                "MASKS = tf.random.Generator.from_seed(0)  # dropout's, when the slice has one",
                 "# each watched operation: where the program computes it, what it reads",
                 f"WHERE = {steps.where!r}",
                 f"CHILDREN = {steps.children!r}",
@@ -408,6 +409,7 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None):
     deadline = None if seconds is None else time.perf_counter() + seconds
     global RNG, SEEDS
     RNG, SEEDS = np.random.default_rng(0), itertools.count(1)
+    MASKS.reset_from_seed(0)
     arrays = {k: np.asarray(v, np.float32) for k, v in data().items()}
     if steer:
         arrays = steered(arrays)

@@ -310,6 +310,11 @@ def _squeeze(x: Any, axis: Any = None) -> Any:
     return tf.squeeze(x, shifted)
 
 
+def _dropout(x: Any, rate: Any = 0.0) -> Any:
+    """A probe point is one where the unit is kept: ``x / (1 - rate)``."""
+    return tf.convert_to_tensor(x) / (1.0 - float(rate))
+
+
 def _values_kept(x: Any, *_: Any, **__: Any) -> Any:
     """tile / gather: every output element is one of the input's elements."""
     return tf.convert_to_tensor(x)
