@@ -453,3 +453,76 @@ def test_a_dropout_layer_trains_with_its_masks_not_assumed_away() -> None:
 def test_a_dropout_rate_the_code_does_not_fix_leaves_the_model_unsliced() -> None:
     unknown = DROPOUT.replace("Dropout(0.2)", "Dropout(float(np.load('rate.npy')))")
     assert not any(by_training(v) for v in xent_log_verdicts(unknown))
+
+
+FLATTENED = """\
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.RandomState(0)
+    templates = rng.rand(10, 28, 28).astype(np.float32)
+    labels = rng.randint(0, 10, size=2000)
+    images = (templates[labels] * 255.0 + rng.rand(2000, 28, 28) * 20).astype(np.float32)
+    onehot = np.eye(10, dtype=np.float32)[labels]
+
+    def my_loss(y_true, y_pred):
+        return -tf.reduce_sum(y_true * tf.math.log(y_pred), axis=1)
+
+    model = tf.keras.Sequential([
+        tf.keras.layers.Flatten(input_shape=(28, 28)),
+        tf.keras.layers.Dense(128, activation="relu"),
+        tf.keras.layers.Dense(10, activation="softmax"),
+    ])
+    model.compile(optimizer="sgd", loss=my_loss)
+    model.fit(images, onehot, epochs=2, batch_size=32)
+"""
+
+
+def test_a_flatten_layer_on_raw_pixel_images_is_trained_as_declared() -> None:
+    verdicts = xent_log_verdicts(FLATTENED)
+    assert verdicts and any(by_training(v) for v in verdicts), [v.get("detail") for v in verdicts]
+    v = next(v for v in verdicts if by_training(v))
+    assert v["observed"]["step"] <= 2  # pixels up to 275 saturate the softmax at once
+    kernel = v["repro"]["spec"]["weights"]["model.layers[1].kernel"]
+    assert kernel["shape"] == [784, 128]  # Flatten is model.layers[0]: 28 x 28 inputs
+
+
+def test_a_batch_picked_inline_in_the_model_call_is_the_programs_data() -> None:
+    inline = SUBCLASSED.replace("        xb, yb = features[idx], onehot[idx]\n", "")
+    inline = inline.replace("model(xb)", "model(features[idx])").replace(
+        "yb * tf.math.log(p)", "onehot[idx] * tf.math.log(p)"
+    )
+    verdicts = xent_log_verdicts(inline)
+    assert verdicts and any(by_training(v) for v in verdicts), [v.get("detail") for v in verdicts]
+    v = next(v for v in verdicts if by_training(v))
+    assert "`features[idx]` = its data code replayed" in v["detail"]
+
+
+def test_weights_made_by_the_tutorials_variable_helpers_start_as_the_helpers_make_them() -> None:
+    helpers = CLASSIFIER.replace(
+        "train_x, train_y = digits(2000)\n",
+        "train_x, train_y = digits(2000)\n\n"
+        "    def weight_variable(shape):\n"
+        "        initial = tf.random.truncated_normal(shape, stddev=0.1)\n"
+        "        return tf.Variable(initial)\n\n"
+        "    def bias_variable(shape):\n"
+        "        return tf.Variable(tf.constant(0.1, shape=shape))\n\n",
+    )
+    for w, b, shape in (("W1", "b1", "[784, 128]"), ("W2", "b2", "[128, 10]")):
+        helpers = helpers.replace(
+            f"{w} = tf.Variable(tf.random.truncated_normal({shape}, stddev=0.1))",
+            f"{w} = weight_variable({shape})",
+        )
+        width = shape.split(", ")[1].rstrip("]")
+        helpers = helpers.replace(
+            f"{b} = tf.Variable(tf.constant(0.1, shape=[{width}]))",
+            f"{b} = bias_variable([{width}])",
+        )
+    assert "weight_variable([784, 128])" in helpers and "bias_variable([10])" in helpers
+    logs = [
+        v for f, v in on_line(verified(helpers), "tf.math.log(y)", helpers) if f.rule == "TNL101"
+    ]
+    assert logs and by_training(logs[0]), logs and logs[0].get("detail")
+    weights = logs[0]["repro"]["spec"]["weights"]
+    assert weights["W1"] == {"init": "truncated_normal", "shape": [784, 128], "stddev": 0.1}
+    assert weights["b2"] == {"init": "constant", "value": 0.1, "shape": [10]}

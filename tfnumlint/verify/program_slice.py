@@ -36,6 +36,7 @@ from .program_sources import (
     _ints,
     _number,
     initializer,
+    inlined,
     model_layers,
 )
 from .slicer import Slicer
@@ -92,6 +93,8 @@ class ProgramSlicer(FollowsModels):
             return self._model_call(node, scope, order, depth)
         if isinstance(node, cst.Attribute) and self.instances:
             return self._instance_weight(node)
+        if isinstance(node, cst.Subscript):  # model(X[idx]): a batch of the program's data
+            return self._data(node, scope, order)
         if not isinstance(node, cst.Name):
             return None
         found = ctx.ev.lookup(node.value, scope, order)
@@ -110,6 +113,10 @@ class ProgramSlicer(FollowsModels):
             return self._data(node, scope, order) if value is not None else None
         op = ctx.op(value)
         key = f"{node.value}"
+        if op is None:  # W = weight_variable([784, 10]): the helper's tf.Variable, inlined
+            made = inlined(ctx, value, found.scope, found.at)
+            if isinstance(made, cst.Call) and ctx.op(made) == "variable":
+                value, op = made, "variable"
         if op == "variable":
             if key not in self.weights:
                 init = initializer(ctx, value, found.scope, found.at)
@@ -128,10 +135,10 @@ class ProgramSlicer(FollowsModels):
             return self._model_call(value, found.scope, found.at, depth + 1)
         return None
 
-    def _data(self, node: cst.Name, scope: Scope, order: int) -> dict | None:
-        """A name the data code gives (``xb = X[idx]`` of a NumPy ``X``): an input the run
-        draws by replaying that code, or None when the code does not say what it holds (or
-        when it is a number the slice keeps as a constant: ``POS_WEIGHT = 10.0``)."""
+    def _data(self, node: cst.Name | cst.Subscript, scope: Scope, order: int) -> dict | None:
+        """A value the data code gives (``xb = X[idx]``, or ``X[idx]`` itself, of a NumPy
+        ``X``): an input the run draws by replaying that code, or None when the code does not
+        say what it holds (or when it is a number the slice keeps: ``POS_WEIGHT = 10.0``)."""
         if _number(self.ctx, node, scope, order) is not None:
             return None
         try:
@@ -141,7 +148,7 @@ class ProgramSlicer(FollowsModels):
         got = datagen.fed_data(self.ctx.ev, node, scope, order)
         if got is None:
             return None
-        key = node.value
+        key = self.ctx.code(node)
         self.data.setdefault(key, {"shape": None, "feeds": [{"code": key, **got}]})
         return {"k": "input", "name": key}
 
@@ -315,6 +322,12 @@ class ProgramSlicer(FollowsModels):
                 return None  # the first kernel's width is not known from the code
         made_one = False  # a kernel made yet (the first one reads the input's width)
         for i, layer in enumerate(layers):
+            if "flatten" in layer:  # each row's entries in one vector, as Keras orders them
+                width = [{"k": "const", "v": -1}, {"k": "const", "v": layer["flatten"]}]
+                shape = {"k": "tuple", "items": width}
+                out = {"k": "call", "op": "reshape", "args": [out, shape], "kw": {}}
+                fan_in = layer["flatten"]
+                continue
             if "dropout" in layer:  # as it trains: a seeded mask, the kept entries rescaled
                 if layer["dropout"] is None:
                     return None  # a rate the code does not fix

@@ -1,0 +1,56 @@
+"""The training rung's static reading of where weights start (``verify/program_sources.py``):
+a helper that makes a variable is read through, with its parameters bound to the call's
+arguments, and only when every name it reads means the same at the call."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from tfnumlint.analysis.context import Context
+from tfnumlint.analysis.module import build
+from tfnumlint.config import Settings
+from tfnumlint.verify.program_sources import initializer, inlined
+
+HELPERS = """\
+    import tensorflow as tf
+
+    STD = 0.1
+
+    def weight_variable(shape, scale=1.0):
+        initial = tf.random.truncated_normal(shape, stddev=STD * scale)
+        return tf.Variable(initial)
+
+    W1 = weight_variable([64, 128])
+    W2 = weight_variable([128, 10], scale=2.0)
+
+    def build():
+        STD = 5.0
+        W3 = weight_variable([10, 10])
+        return W3
+"""
+
+
+def _site(ctx: Context, code: str):
+    return next(s for s in ctx.info.calls if ctx.code(s.node) == code)
+
+
+def _read(code: str) -> dict | None:
+    ctx = Context(build(cst.parse_module(textwrap.dedent(HELPERS))), Settings())
+    site = _site(ctx, code)
+    made = inlined(ctx, site.node, site.scope, site.order)
+    if not isinstance(made, cst.Call):
+        return None
+    return initializer(ctx, made, site.scope, site.order)
+
+
+def test_a_helper_variable_starts_as_the_helper_makes_it_with_the_calls_arguments() -> None:
+    assert _read("weight_variable([64, 128])") == {
+        "init": "truncated_normal", "shape": [64, 128], "stddev": 0.1}  # fmt: skip
+    assert _read("weight_variable([128, 10], scale=2.0)") == {
+        "init": "truncated_normal", "shape": [128, 10], "stddev": 0.2}  # fmt: skip
+
+
+def test_a_helper_is_not_read_where_a_local_shadows_a_name_it_reads() -> None:
+    assert _read("weight_variable([10, 10])") is None  # STD is 5.0 in build(), not 0.1
