@@ -526,3 +526,48 @@ def test_weights_made_by_the_tutorials_variable_helpers_start_as_the_helpers_mak
     weights = logs[0]["repro"]["spec"]["weights"]
     assert weights["W1"] == {"init": "truncated_normal", "shape": [784, 128], "stddev": 0.1}
     assert weights["b2"] == {"init": "constant", "value": 0.1, "shape": [10]}
+
+
+def _trained_loss(verdicts: list[dict]) -> str:
+    v = next(v for v in verdicts if by_training(v))
+    return json.dumps(v["repro"]["spec"]["loss"])
+
+
+def test_dropout_runs_as_keras_runs_it_in_the_mode_of_the_call() -> None:
+    inference = DROPOUT.replace("model(xb, training=True)", "model(xb)")
+    assert '"op": "dropout"' not in _trained_loss(xent_log_verdicts(inference))
+    subclassed = (
+        SUBCLASSED.replace(
+            "self.head = tf.keras.layers.Dense(classes)",
+            "self.head = tf.keras.layers.Dense(classes)\n"
+            "            self.drop = tf.keras.layers.Dropout(0.25)",
+        )
+        .replace("def call(self, x):", "def call(self, x, training=False):")
+        .replace("h = self.body(x)", "h = self.drop(self.body(x), training=training)")
+    )
+    assert "self.drop(self.body(x), training=training)" in subclassed
+    trained = subclassed.replace("p = model(xb)", "p = model(xb, training=True)")
+    assert '"op": "dropout"' in _trained_loss(xent_log_verdicts(trained))
+    assert '"op": "dropout"' not in _trained_loss(xent_log_verdicts(subclassed))
+
+
+def test_fit_calls_a_model_class_in_training_mode() -> None:
+    program = (
+        SUBCLASSED.replace(
+            "self.head = tf.keras.layers.Dense(classes)",
+            "self.head = tf.keras.layers.Dense(classes)\n"
+            "            self.drop = tf.keras.layers.Dropout(0.25)",
+        )
+        .replace("def call(self, x):", "def call(self, x, training=False):")
+        .replace("h = self.body(x)", "h = self.drop(self.body(x), training=training)")
+    )
+    program = program[: program.index("    opt = ")] + textwrap.indent(
+        textwrap.dedent("""\
+        def xent(y_true, y_pred):
+            return -tf.reduce_sum(y_true * tf.math.log(y_pred), axis=-1)
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.5), loss=xent)
+        model.fit(features, onehot, batch_size=100, epochs=3)
+        """),
+        "    ",
+    )
+    assert '"op": "dropout"' in _trained_loss(xent_log_verdicts(program))

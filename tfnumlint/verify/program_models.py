@@ -18,7 +18,13 @@ import libcst as cst
 from .. import ops
 from ..analysis.context import Context
 from ..analysis.module import Binding, ClassInfo, Scope
-from .program_sources import _number, dense_layer, initializer, sequential_layers
+from .program_sources import (
+    _number,
+    dense_layer,
+    dropout_layer,
+    initializer,
+    sequential_layers,
+)
 from .slicer import Argument, Slicer, bind_arguments, straight_line
 
 # The framework bases whose instances are called through a method the class defines
@@ -146,12 +152,35 @@ class FollowsModels:
     assumed: list[str]
     instances: list[Instance]
     bound: dict[int, dict]
+    modes: list[bool]  # Keras's training mode of each model call being followed
 
     def unrolled(
-        self, model: str, layers: list[dict], out: dict, single: bool = False
+        self, model: str, layers: list[dict], out: dict, single: bool = False, training=False
     ) -> dict | None:
         """The Dense layers applied to ``out`` (``ProgramSlicer.unrolled``)."""
         raise NotImplementedError
+
+    def training(self, call: cst.Call, scope: Scope, order: int) -> bool | None:
+        """Whether Keras runs the layer or model ``call`` calls in training mode: its
+        ``training`` argument when given (a literal, or a parameter bound to one), else the
+        mode of the call it runs inside (``fit``: training; a bare call: inference).  None:
+        an argument the code does not fix."""
+        node = self.ctx.arg(call, 1, "training")
+        if node is None or (isinstance(node, cst.Name) and node.value == "None"):
+            return self.modes[-1]
+        if isinstance(node, cst.Name) and node.value in ("True", "False"):
+            return node.value == "True"
+        s = self.slicer
+        saved = (set(s.inputs), s.count, s.truncated, len(s.unsupported))
+        tree = s.tree(node, scope, order)
+        s._drop_inputs(saved[0])
+        s.count, s.truncated = saved[1], saved[2]
+        del s.unsupported[saved[3] :]
+        if tree.get("k") == "bool":
+            return bool(tree.get("v"))
+        if tree.get("k") == "const" and tree.get("v") is None:
+            return self.modes[-1]
+        return None
 
     def number(self, node: cst.BaseExpression | None, scope: Scope, order: int) -> float | None:
         """A number the code fixes, also through an inlined method's bound parameters
@@ -178,19 +207,37 @@ class FollowsModels:
         assert isinstance(fn, cst.FunctionDef)
         frame = self.slicer._frame
         args = method_arguments(fn, call, scope, order, id(made.method), frame)
-        return None if args is None else self._follow(made, args, f"{frame}@{id(call)}", depth)
+        mode = self.training(call, scope, order)
+        if args is None or mode is None:
+            return None
+        self.modes.append(mode)
+        try:
+            return self._follow(made, args, f"{frame}@{id(call)}", depth)
+        finally:
+            self.modes.pop()
 
     def called_on(self, made: Instance, x: dict) -> dict | None:
         """The object's method applied to the slice ``x`` (what ``fit`` passes the model):
-        its first parameter is ``x``, the others keep their literal defaults."""
+        its first parameter is ``x``, a ``training`` parameter is True (Keras passes it in
+        ``fit``), the others keep their literal defaults."""
         fn = made.method.node
         assert isinstance(fn, cst.FunctionDef)
         params = fn.params.params
         if len(params) < 2:
             return None
         rest = fn.params.with_changes(params=params[2:])
+        passed = [
+            cst.Arg(cst.Name("True"), keyword=cst.Name("training"))
+            for p in params[2:]
+            if p.name.value == "training"
+        ]
         args = bind_arguments(
-            fn.with_changes(params=rest), cst.Call(cst.Name("fit")), made.scope, 0, 0, ""
+            fn.with_changes(params=rest),
+            cst.Call(cst.Name("fit"), args=passed),
+            made.scope,
+            0,
+            0,
+            "",
         )
         if args is None:
             return None
@@ -251,6 +298,7 @@ class FollowsModels:
         assert isinstance(call.func, cst.Attribute)
         name = f"{made.name}.{call.func.attr.value}"
         layer = dense_layer(self.ctx, found.value, found.scope, found.at, self.number)
+        layer = layer or dropout_layer(self.ctx, found.value, found.scope, found.at, self.number)
         if layer is not None:
             layers = [layer]
         elif (self.ctx.info.imports.resolve(found.value.func) or "").endswith("Sequential"):
@@ -260,5 +308,8 @@ class FollowsModels:
             layers = stack
         else:
             return None
+        mode = self.training(call, scope, order)
+        if mode is None:
+            return None
         out = self.slicer.tree(call.args[0].value, scope, order, depth + 1)
-        return self.unrolled(name, layers, out, single=layer is not None)
+        return self.unrolled(name, layers, out, single=layer is not None, training=mode)

@@ -84,6 +84,7 @@ class ProgramSlicer(FollowsModels):
         )
         self.slicer.unpacking = True
         self.instances: list[Instance] = []  # the objects whose methods are being followed
+        self.modes = [False]  # Keras's training mode: a bare model call runs in inference
 
     def _source(
         self, node: cst.BaseExpression, scope: Scope, order: int, depth: int
@@ -303,13 +304,17 @@ class ProgramSlicer(FollowsModels):
         if layers is None:
             made = program_models.instance(self.ctx, call.func, scope, order)
             return self._method(made, call, scope, order, depth) if made else None
+        mode = self.training(call, scope, order)
+        if mode is None:
+            return None
         out = self.slicer.tree(call.args[0].value, scope, order, depth + 1)
-        return self.unrolled(call.func.value, layers, out)
+        return self.unrolled(call.func.value, layers, out, training=mode)
 
     def unrolled(
-        self, model: str, layers: list[dict], out: dict, single: bool = False
+        self, model: str, layers: list[dict], out: dict, single: bool = False, training=False
     ) -> dict | None:
-        """The model's Dense layers applied to ``out``, each kernel and bias a weight."""
+        """The model's Dense layers applied to ``out``, each kernel and bias a weight; its
+        Dropout layers as Keras runs them in that mode (in inference, they pass ``out``)."""
         fan_in: Any = layers[0].get("input_dim")
         source = out.get("name") if out.get("k") == "input" else None
         if fan_in is None:
@@ -327,6 +332,8 @@ class ProgramSlicer(FollowsModels):
                 shape = {"k": "tuple", "items": width}
                 out = {"k": "call", "op": "reshape", "args": [out, shape], "kw": {}}
                 fan_in = layer["flatten"]
+                continue
+            if "dropout" in layer and not training:
                 continue
             if "dropout" in layer:  # as it trains: a seeded mask, the kept entries rescaled
                 if layer["dropout"] is None:
@@ -472,8 +479,9 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
             ps.data.setdefault(name, {"shape": None, "feeds": [feed]})
             names.append(name)
         x_in = {"k": "input", "name": names[0]}
+        ps.modes = [True]  # fit trains the model in training mode
         if layers is not None:
-            y_pred = ps.unrolled(receiver, layers, x_in)
+            y_pred = ps.unrolled(receiver, layers, x_in, training=True)
         else:
             assert made is not None
             y_pred = ps.called_on(made, x_in)
