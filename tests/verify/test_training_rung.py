@@ -571,3 +571,18 @@ def test_fit_calls_a_model_class_in_training_mode() -> None:
         "    ",
     )
     assert '"op": "dropout"' in _trained_loss(xent_log_verdicts(program))
+
+
+def test_a_softmax_entry_in_a_witness_is_said_to_come_from_a_softmax() -> None:
+    program = """\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(10, activation="softmax")])
+
+        def xent(x, y):
+            p = model(x)
+            return -tf.reduce_sum(y * tf.math.log(p))
+    """
+    details = [v.get("detail", "") for f, v in verified(program) if f.rule in ("TNL101", "TNL103")]
+    assert details and any("p = softmax([" in d for d in details), details
+    assert not any("p = sigmoid(" in d for d in details)

@@ -35,6 +35,7 @@ class Input:
     hi: float
     prob: bool  # modelled as sigmoid(free logit)
     scale: bool = False  # read only as a divisor: every entry of a row holds its value
+    producer: str = ""  # the op that makes it, when the slice knows (softmax, sigmoid)
 
 
 @dataclass
@@ -78,7 +79,8 @@ def declared_inputs(probe: dict[str, Any]) -> list[Input]:
         is_prob = bool(spec.get("prob")) or spec.get("producer") in registry.PROBABILITY
         prob = is_prob and lo <= 0 and hi >= 1
         scale = spec.get("row") == "scale"
-        out.append(Input(str(spec["name"]), f"in_{i}", lo, hi, prob, scale))
+        producer = str(spec.get("producer") or "")
+        out.append(Input(str(spec["name"]), f"in_{i}", lo, hi, prob, scale, producer))
     return out
 
 

@@ -380,7 +380,13 @@ def witness_parts(program: Program, w: Witness) -> dict[str, Any]:
             p = float(tf.math.sigmoid(tf.constant(v, trace.DTYPES[program.dtype])).numpy())
             inputs[spec.name] = jsonable(p)
             inputs[f"logit({spec.name})"] = jsonable(v)
-            where.append(f"{spec.name} = sigmoid({format_number(v)}) = {format_number(p)}")
+            # sigmoid(v) is also the entry of a two-way softmax([v, 0]): say what made it
+            made = (
+                f"softmax([{format_number(v)}, 0])[0]"
+                if spec.producer in ("softmax", "log_softmax")
+                else f"sigmoid({format_number(v)})"
+            )
+            where.append(f"{spec.name} = {made} = {format_number(p)}")
         else:
             inputs[spec.name] = jsonable(v)
             whole = program.k == 1 or spec.scale  # a scale holds its value in every entry
