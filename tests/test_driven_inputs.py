@@ -195,3 +195,26 @@ def test_a_helper_parameter_is_driven_when_its_callers_pass_a_model_output(tmp_p
     )
     labels = project_drives(root, "helpers.py", "TNL104")
     assert labels == {"a": "driven", "b": "free"}
+
+
+def test_call_of_a_plain_python_class_is_not_a_training_forward_pass():
+    plain = """\
+        import tensorflow as tf
+
+
+        class Sampler:
+            def __call__(self, a, b):
+                return tf.math.log(a - b)
+        """
+    assert drives(plain, "TNL104") == {"a": "free", "b": "free"}
+    child = plain.replace(
+        "class Sampler:", "class Base:\n            pass\n\n\n        class Sampler(Base):"
+    )
+    assert drives(child, "TNL104") == {"a": "free", "b": "free"}  # a plain module base
+    layer = plain.replace("class Sampler:", "class Sampler(tf.keras.layers.Layer):")
+    assert drives(layer, "TNL104") == {"a": "driven", "b": "driven"}
+    imported = plain.replace(
+        "import tensorflow as tf", "import tensorflow as tf\n        from m import Base"
+    )
+    imported = imported.replace("class Sampler:", "class Sampler(Base):")
+    assert drives(imported, "TNL104") == {"a": "driven", "b": "driven"}  # may be a layer

@@ -128,12 +128,13 @@ def returns_batch_mean(scope: Scope) -> bool:
     return False
 
 
-def driving_function(scope: Scope) -> str | None:
+def driving_function(scope: Scope, ctx: Any = None) -> str | None:
     """Why the parameters of this function are driven by training, or None: a Keras hook
-    training runs, a method of a loss or metric class, or a function on a path to a
-    differentiation root (``roots.py``).  Its name never counts."""
+    training runs (of a class that may be a layer or model: not a plain Python class), a
+    method of a loss or metric class, or a function on a path to a differentiation root
+    (``roots.py``).  Its name never counts."""
     name = function_name(scope)
-    if name in FORWARD_FUNCTIONS and scope.cls is not None:
+    if name in FORWARD_FUNCTIONS and scope.cls is not None and not plain_class(scope.cls, ctx):
         return f"`{name}` runs in the training forward pass"
     if loss_class(scope) and name != "__init__":  # the constructor takes settings
         return f"`{name}` is a method of a loss or metric class"
@@ -141,6 +142,29 @@ def driving_function(scope: Scope) -> str | None:
 
 
 MAX_ANCESTORS = 32  # classes walked up a base chain (cycles and deep hierarchies stop here)
+
+
+def plain_class(cls: ClassInfo, ctx: Any = None) -> bool:
+    """A class with no base but ``object``, or only module classes that are plain: no Keras
+    layer, model or ``tf.Module`` hook is its ``call``/``__call__``.  A base the module
+    imports may be one, so a class with such a base is not plain."""
+    todo, seen = [cls], set[int]()
+    while todo:
+        if len(seen) >= MAX_ANCESTORS:
+            return False
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        for base in c.node.bases:
+            written = _dotted(base.value)
+            if written == "object":
+                continue
+            local = ctx.info.classes.get(written) if ctx is not None and written else None
+            if local is None:
+                return False
+            todo.append(local)
+    return True
 
 
 def class_ancestry(cls: ClassInfo, ctx: Any = None) -> list[str]:
@@ -185,7 +209,7 @@ def training_context(scope: Scope | None, ctx: Any = None) -> str | None:
     cls = None
     while s is not None:
         if s.kind == "function":
-            why = driving_function(s)
+            why = driving_function(s, ctx)
             if why:
                 return why
             if returns_batch_mean(s):
@@ -298,7 +322,7 @@ def classify(
             return {"drive": "fixed", "drive_why": "a parameter with a literal default"}
         if spec.get("producer") in PASSED_KINDS:  # the project's callers pass such a value
             return {"drive": "driven", "drive_why": f"its callers pass a {spec['producer']}"}
-        why = (driving_function(owner) or training_context(owner, ctx)) if owner else None
+        why = (driving_function(owner, ctx) or training_context(owner, ctx)) if owner else None
         if why:
             return {"drive": "driven", "drive_why": why}
         if owner is not None:

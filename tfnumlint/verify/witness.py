@@ -383,7 +383,7 @@ def witness_parts(program: Program, w: Witness) -> dict[str, Any]:
             # sigmoid(v) is also the entry of a two-way softmax([v, 0]): say what made it
             made = (
                 f"softmax([{format_number(v)}, 0])[0]"
-                if spec.producer in ("softmax", "log_softmax")
+                if spec.producer == "softmax"
                 else f"sigmoid({format_number(v)})"
             )
             where.append(f"{spec.name} = {made} = {format_number(p)}")
