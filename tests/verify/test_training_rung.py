@@ -586,3 +586,14 @@ def test_a_softmax_entry_in_a_witness_is_said_to_come_from_a_softmax() -> None:
     details = [v.get("detail", "") for f, v in verified(program) if f.rule in ("TNL101", "TNL103")]
     assert details and any("p = softmax([" in d for d in details), details
     assert not any("p = sigmoid(" in d for d in details)
+
+
+def test_a_positional_argument_of_another_parameter_does_not_set_the_keras_mode() -> None:
+    scaled = (
+        SUBCLASSED.replace("def call(self, x):", "def call(self, x, scale=1.0):")
+        .replace("h = self.body(x)", "h = self.body(x * scale)")
+        .replace("p = model(xb)", "p = model(xb, 1.0)")
+    )
+    assert "p = model(xb, 1.0)" in scaled
+    verdicts = xent_log_verdicts(scaled)
+    assert any(by_training(v) for v in verdicts), [v.get("detail") for v in verdicts]

@@ -160,12 +160,12 @@ class FollowsModels:
         """The Dense layers applied to ``out`` (``ProgramSlicer.unrolled``)."""
         raise NotImplementedError
 
-    def training(self, call: cst.Call, scope: Scope, order: int) -> bool | None:
+    def training(self, call: cst.Call, scope: Scope, order: int, index: int = 1) -> bool | None:
         """Whether Keras runs the layer or model ``call`` calls in training mode: its
         ``training`` argument when given (a literal, or a parameter bound to one), else the
         mode of the call it runs inside (``fit``: training; a bare call: inference).  None:
         an argument the code does not fix."""
-        node = self.ctx.arg(call, 1, "training")
+        node = self.ctx.arg(call, index, "training")
         if node is None or (isinstance(node, cst.Name) and node.value == "None"):
             return self.modes[-1]
         if isinstance(node, cst.Name) and node.value in ("True", "False"):
@@ -207,7 +207,9 @@ class FollowsModels:
         assert isinstance(fn, cst.FunctionDef)
         frame = self.slicer._frame
         args = method_arguments(fn, call, scope, order, id(made.method), frame)
-        mode = self.training(call, scope, order)
+        params = [p.name.value for p in fn.params.params[1:]]  # Keras passes the rest on
+        at = params.index("training") if "training" in params else -1
+        mode = self.training(call, scope, order, at)
         if args is None or mode is None:
             return None
         self.modes.append(mode)
