@@ -597,3 +597,20 @@ def test_a_positional_argument_of_another_parameter_does_not_set_the_keras_mode(
     assert "p = model(xb, 1.0)" in scaled
     verdicts = xent_log_verdicts(scaled)
     assert any(by_training(v) for v in verdicts), [v.get("detail") for v in verdicts]
+
+
+def test_a_stand_in_confirmation_where_the_programs_slice_failed_to_train_is_not_confirmed(
+    monkeypatch,
+) -> None:
+    from tfnumlint.verify import training_rung
+
+    def broken(spec):
+        raise ValueError("the script did not render")
+
+    monkeypatch.setattr(training_rung, "verify_program", broken)
+    stand_in = {"status": "confirmed", "detail": "the stand-in's run saturates"}
+    out = probing.with_training({"kind": "train", "program": {"loss": {}}}, stand_in)
+    assert out["status"] == "inconclusive"
+    assert "could not be trained (ValueError: the script did not render)" in out["detail"]
+    witness = {"status": "confirmed", "detail": "at p = 0, log(p) = -inf"}
+    assert probing.with_training({"kind": "expr", "program": {"loss": {}}}, witness) == witness

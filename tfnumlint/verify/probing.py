@@ -176,8 +176,9 @@ STATE_SYMPTOMS = frozenset(
 
 
 def program_run(probe: dict[str, Any]) -> dict[str, Any] | None:
-    """The training rung's verdict on the probe's objective, or None when there is none or
-    its script cannot run (the rungs below then decide alone)."""
+    """The training rung's verdict on the probe's objective, or None when there is none; a
+    script that cannot run is ``failed``, with why (the rungs below then decide, and a
+    stand-in model's confirmation no longer stands for the program's)."""
     spec = probe.get("program")
     if not spec:
         return None
@@ -187,8 +188,9 @@ def program_run(probe: dict[str, Any]) -> dict[str, Any] | None:
     try:
         return verify_program(spec)
     except (UnsupportedProbe, NotRenderable, tf.errors.OpError, ValueError, TypeError,
-            KeyError, NameError, AttributeError, IndexError):  # fmt: skip
-        return None
+            KeyError, NameError, AttributeError, IndexError) as exc:  # fmt: skip
+        first = (str(exc).strip().splitlines() or [""])[0][:120]
+        return {"status": "failed", "detail": f"{type(exc).__name__}: {first}".rstrip(": ")}
 
 
 def with_training(
@@ -199,6 +201,15 @@ def with_training(
     from .training_rung import reached
 
     trained = trained if trained is not None else program_run(probe)
+    if trained is not None and trained["status"] == "failed":
+        if probe.get("kind") == "train" and out.get("status") == "confirmed":
+            return {  # a stand-in's run where the program's own slice was there to run
+                **out,
+                "status": "inconclusive",
+                "detail": f"{out['detail']}; but the program's own slice could not be trained "
+                f"({trained['detail']}): the stand-in's run is not the program's",
+            }
+        return out
     if trained is None or trained["status"] == "not run":
         return out
     if trained["status"] == "confirmed":
