@@ -144,6 +144,8 @@ API_TABLES: frozenset[str] = frozenset(
         "verify/program_sources.py:_INIT_CALLS",
         # TF/Keras base classes (resolved through the imports) and the method a call runs
         "verify/program_models.py:_CALLED_THROUGH",
+        # Keras learning-rate schedule classes and their arguments
+        "verify/program_objectives.py:_SCHEDULES",
         # the relative imports of the evaluator's source, dropped when it is pasted in a script
         "verify/repro_program_eval.py:_RELATIVE",
         # NumPy functions, methods, keywords, dtypes and draws a data recipe may hold

@@ -614,3 +614,18 @@ def test_a_stand_in_confirmation_where_the_programs_slice_failed_to_train_is_not
     assert "could not be trained (ValueError: the script did not render)" in out["detail"]
     witness = {"status": "confirmed", "detail": "at p = 0, log(p) = -inf"}
     assert probing.with_training({"kind": "expr", "program": {"loss": {}}}, witness) == witness
+
+
+def test_a_decaying_learning_rate_schedule_trains_as_the_program_schedules_it() -> None:
+    decayed = SUBCLASSED.replace(
+        "opt = tf.keras.optimizers.SGD(0.5)",
+        "schedule = tf.keras.optimizers.schedules.ExponentialDecay(0.5, decay_steps=100, "
+        "decay_rate=0.9)\n    opt = tf.keras.optimizers.SGD(learning_rate=schedule)",
+    )
+    assert "learning_rate=schedule" in decayed
+    verdicts = xent_log_verdicts(decayed)
+    v = next((v for v in verdicts if by_training(v)), None)
+    assert v is not None, [v.get("detail") for v in verdicts]
+    assert "sgd at lr 0.5, decayed by its ExponentialDecay" in v["detail"]
+    assert v["repro"]["spec"]["optimizer"]["schedule"] == {
+        "kind": "ExponentialDecay", "args": {"decay_steps": 100.0, "decay_rate": 0.9}}  # fmt: skip

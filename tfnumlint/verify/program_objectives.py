@@ -140,4 +140,49 @@ def optimizer_of(ctx: Context, obj: Objective) -> dict | None:
         return {"optimizer": obj.optimizer, "tf1": False, "learning_rate": 0.001,
                 "momentum": 0.0, "clipnorm": None}  # fmt: skip
     opt_site = next((s for s in ctx.info.calls if s.node is obj.optimizer), None)
-    return optimizer_spec(ctx, obj.optimizer, opt_site) if opt_site is not None else None
+    if opt_site is None:
+        return None
+    spec = optimizer_spec(ctx, obj.optimizer, opt_site)
+    if spec.get("learning_rate") is None:  # learning_rate=ExponentialDecay(0.1, 1000, 0.96)
+        node = ctx.arg(obj.optimizer, 0, "learning_rate", "lr")
+        schedule = (
+            lr_schedule(ctx, node, opt_site.scope, opt_site.order) if node is not None else None
+        )
+        if schedule is not None:
+            spec = {**spec, "learning_rate": schedule.pop("initial"), "schedule": schedule}
+    return spec
+
+
+# Keras's decaying schedules whose first argument is the initial rate, and the rest of their
+# arguments (none of them a rate: scaling the initial rate scales the whole schedule)
+_SCHEDULES = {
+    "ExponentialDecay": ("decay_steps", "decay_rate", "staircase"),
+    "InverseTimeDecay": ("decay_steps", "decay_rate", "staircase"),
+    "CosineDecay": ("decay_steps", "alpha"),
+}
+
+
+def lr_schedule(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -> dict | None:
+    """``keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=1000, decay_rate=0.96)``
+    as plain data (``initial`` and the schedule's own arguments), or None."""
+    call = _bound_call(ctx, node, scope, order)
+    if call is None:
+        return None
+    kind = (ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
+    if kind not in _SCHEDULES:
+        return None
+    values: dict = {}
+    for i, key in enumerate(("initial_learning_rate", *_SCHEDULES[kind])):
+        arg = ctx.arg(call, i, key)
+        if arg is None:
+            continue
+        if isinstance(arg, cst.Name) and arg.value in ("True", "False"):
+            values[key] = arg.value == "True"
+            continue
+        v = ctx.ev.value(arg, scope, order).const
+        if v is None:
+            return None
+        values[key] = float(v)
+    if "initial_learning_rate" not in values or "decay_steps" not in values:
+        return None
+    return {"kind": kind, "initial": values.pop("initial_learning_rate"), "args": values}

@@ -46,6 +46,10 @@ def optimizer_source(opt: dict[str, Any], lr: str) -> str:
         if family == "sgd" and opt.get("momentum"):
             return f"tf.compat.v1.train.MomentumOptimizer({lr}, {number(opt['momentum'])})"
         return f"tf.compat.v1.train.{row.tf1}(learning_rate={lr})"
+    schedule = opt.get("schedule")
+    if schedule:  # the program's decaying schedule, from a scaled initial rate
+        given = ", ".join(f"{k}={v!r}" for k, v in schedule["args"].items())
+        lr = f"tf.keras.optimizers.schedules.{schedule['kind']}({lr}, {given})"
     kw = [f"learning_rate={lr}"]
     if opt.get("momentum"):
         kw.append(f"momentum={number(opt['momentum'])}")

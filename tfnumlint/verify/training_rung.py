@@ -196,6 +196,8 @@ def run_text(spec: dict[str, Any]) -> str:
         else f"batches of {batch}" + ("" if known else " (assumed)")
     )
     momentum = f" (momentum {format_number(opt['momentum'])})" if opt.get("momentum") else ""
+    if opt.get("schedule"):
+        momentum += f", decayed by its {opt['schedule']['kind']}"
     return (
         f"training the program's slice ({opt['optimizer']} at lr "
         f"{format_number(opt.get('learning_rate') or 0.001)}{momentum}, {rows}, compiled as the "
