@@ -629,3 +629,13 @@ def test_a_decaying_learning_rate_schedule_trains_as_the_program_schedules_it() 
     assert "sgd at lr 0.5, decayed by its ExponentialDecay" in v["detail"]
     assert v["repro"]["spec"]["optimizer"]["schedule"] == {
         "kind": "ExponentialDecay", "args": {"decay_steps": 100.0, "decay_rate": 0.9}}  # fmt: skip
+
+
+def test_the_runs_safety_net_follows_the_probe_budget(monkeypatch) -> None:
+    from tfnumlint.verify import training_rung
+
+    monkeypatch.delenv("TFNUMLINT_PROBE_TIMEOUT", raising=False)
+    default = training_rung.safety_seconds()
+    monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "60")
+    longer = training_rung.safety_seconds()
+    assert default < 10 < longer < 60  # a longer budget finishes the same steps on a busy machine

@@ -26,7 +26,16 @@ from .repro_program_eval import evaluator_source
 from .trace import format_number
 from .training import graph_optimizer
 
-SAFETY_SECONDS = 8.0  # a probe has 10: the runs' step budgets keep well under this
+SAFETY_SHARE = 0.8  # of the probe's budget (8 s of the default 10): step budgets keep under it
+
+
+def safety_seconds() -> float:
+    """When the runs stop, whatever their step budgets: before the probe's own budget does.
+    A longer budget (``TFNUMLINT_PROBE_TIMEOUT``, 60 s for the documentation's examples)
+    lets a slow or busy machine finish the same steps, so the verdict is the same."""
+    from .runner import probe_timeout
+
+    return SAFETY_SHARE * probe_timeout()
 
 
 def rendered(spec: dict[str, Any]) -> Rendered:
@@ -60,7 +69,7 @@ def run_body(body: str, whole: bool, control_divisor: float = 10.0) -> dict[str,
     lr = float(namespace["LEARNING_RATE"])
     got: dict[str, Any] = {}
     broke: dict[str, Any] | None = None  # a run that broke at a tenth of the rate as well
-    deadline = time.perf_counter() + SAFETY_SECONDS
+    deadline = time.perf_counter() + safety_seconds()
     with graph_optimizer():
         for steer in (False, True):
             left = deadline - time.perf_counter()
