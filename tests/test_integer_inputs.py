@@ -87,6 +87,18 @@ def test_an_in_scope_integer_form_assertion_makes_the_parameter_whole(tmp_path):
     assert gates.judge(probe, precision_loss("n", 1e-8))["status"] == "refuted"
 
 
+def test_the_depth_of_a_one_hot_is_a_class_count_of_at_least_one(tmp_path):
+    probe = one_probe(
+        tmp_path,
+        "labels = tf.one_hot(y, depth=k)\nreturn tf.math.log(k + 1.0) * labels",
+        params="y, k",
+    )
+    dom = whole_domain(probe, "k")
+    assert dom is not None and dom["strong"] and dom["lo"] == 1.0 and "`depth`" in dom["why"]
+    assert domains.broken(probe, {"k": 0.5}) and domains.broken(probe, {"k": 0.0})
+    assert not domains.broken(probe, {"k": 3.0})
+
+
 def test_a_count_by_its_name_alone_gets_no_code_derived_whole_domain(tmp_path):
     probe = one_probe(tmp_path, "return tf.math.log(num_items + 1.0)", params="num_items")
     assert whole_domain(probe, "num_items") is None

@@ -877,7 +877,23 @@ def integer_inputs(ctx, probe: dict[str, Any], fn_scope) -> dict[str, tuple[floa
             label = sanitize(ctx.code(args[0]))
             if label in names:
                 out[label] = (_ASSERT_INTEGER[what], f"asserted by `{what}`")
+        counted = _class_count(ctx, site.node)
+        if counted is not None and sanitize(ctx.code(counted)) in names:
+            op = ctx.op(site.node)
+            out.setdefault(
+                sanitize(ctx.code(counted)), (1.0, f"it is the `depth` of `{op}`: a class count")
+            )
     return out
+
+
+def _class_count(ctx, call: cst.Call) -> cst.BaseExpression | None:
+    """The value a registry op takes as its ``depth`` (``tf.one_hot(labels, depth=n)``): a
+    whole number of classes, at least 1, or None."""
+    op = ops.REGISTRY.get(ctx.op(call) or "")
+    params = (op.params or ()) if op is not None else ()
+    if "depth" not in params:
+        return None
+    return ctx.arg(call, params.index("depth"), "depth")
 
 
 def _with_integer(dom: Domain | None, name: str, lo: float, why: str) -> Domain:
