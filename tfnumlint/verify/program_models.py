@@ -170,12 +170,7 @@ class FollowsModels:
             return self.modes[-1]
         if isinstance(node, cst.Name) and node.value in ("True", "False"):
             return node.value == "True"
-        s = self.slicer
-        saved = (set(s.inputs), s.count, s.truncated, len(s.unsupported))
-        tree = s.tree(node, scope, order)
-        s._drop_inputs(saved[0])
-        s.count, s.truncated = saved[1], saved[2]
-        del s.unsupported[saved[3] :]
+        tree = self.slicer.peek(node, scope, order)
         if tree.get("k") == "bool":
             return bool(tree.get("v"))
         if tree.get("k") == "const" and tree.get("v") is None:
@@ -188,13 +183,9 @@ class FollowsModels:
         c = _number(self.ctx, node, scope, order)
         if c is not None or node is None or not self.instances:
             return c
-        s = self.slicer
-        saved = (set(s.inputs), s.count, s.truncated, len(s.unsupported), dict(self.weights))
-        tree = s.tree(node, scope, order)
-        s._drop_inputs(saved[0])
-        s.count, s.truncated = saved[1], saved[2]
-        del s.unsupported[saved[3] :]
-        self.weights = saved[4]
+        weights = dict(self.weights)
+        tree = self.slicer.peek(node, scope, order)
+        self.weights = weights  # a weight read on the way is not a weight of the slice
         v = tree.get("v") if tree.get("k") == "const" else None
         return float(v) if isinstance(v, (int, float)) else None
 

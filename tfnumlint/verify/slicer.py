@@ -701,8 +701,8 @@ class Slicer:
         self._args.update(args)
         self.memo = None  # the helper's names stand for other values at another call
         self._frame = f"{saved_frame}@{id(node)}"
-        before, count, unsupported = set(self.inputs), self.count, len(self.unsupported)
-        truncated = self.truncated
+        mark = self._checkpoint()
+        before, _, truncated, unsupported = mark
         try:
             tree = self.tree(returned, fn, at, depth + 1)
         finally:
@@ -713,12 +713,28 @@ class Slicer:
         if whole_cut or len(self.unsupported) > unsupported or (self.truncated and not truncated):
             # the helper's whole result is cut, or its body has what the probe cannot model:
             # the call itself stays the input, as when no helper is followed
-            self._drop_inputs(before)
-            self.count, self.truncated = count, truncated
-            del self.unsupported[unsupported:]
+            self._rollback(mark)
             return None
         self.inlined += 1
         return tree
+
+    def peek(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
+        """The tree of ``node``, leaving no trace in the slice (no input, cut or count): a
+        value read to decide something (a number, a flag), not a part of the probe."""
+        mark = self._checkpoint()
+        try:
+            return self.tree(node, scope, order)
+        finally:
+            self._rollback(mark)
+
+    def _checkpoint(self) -> tuple[set[str], int, bool, int]:
+        return set(self.inputs), self.count, self.truncated, len(self.unsupported)
+
+    def _rollback(self, mark: tuple[set[str], int, bool, int]) -> None:
+        """Forget what the slice recorded since ``mark`` (a helper inlined in vain)."""
+        keep, self.count, self.truncated, unsupported = mark
+        self._drop_inputs(keep)
+        del self.unsupported[unsupported:]
 
     def _drop_inputs(self, keep: set[str]) -> None:
         """Forget the inputs made since ``keep`` was taken (a helper inlined in vain)."""
