@@ -25,6 +25,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..analysis import datagen, feeds
 from ..analysis.context import Context, Hit
 from ..analysis.module import Binding, Scope, contains
 from ..analysis.names import descendants, dotted_name
@@ -142,10 +143,6 @@ class ProgramSlicer(FollowsModels):
         say what it holds (or when it is a number the slice keeps: ``POS_WEIGHT = 10.0``)."""
         if _number(self.ctx, node, scope, order) is not None:
             return None
-        try:
-            from ..analysis import datagen
-        except ImportError:
-            return None
         got = datagen.fed_data(self.ctx.ev, node, scope, order)
         if got is None:
             return None
@@ -183,8 +180,6 @@ class ProgramSlicer(FollowsModels):
     # data ---------------------------------------------------------------------------------
     def _feeds(self, placeholder: cst.Call) -> list[dict]:
         """What the module feeds this placeholder: the values of its ``feed_dict`` entries."""
-        from ..analysis import feeds
-
         out = []
         for fed, scope, order in feeds._feed_dicts(self.ctx.ev):
             for element in fed.elements:
@@ -198,16 +193,9 @@ class ProgramSlicer(FollowsModels):
         return out
 
     def _fed(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
-        from ..analysis import feeds
-
-        try:
-            from ..analysis import datagen
-        except ImportError:  # the recipe reader is optional until it lands
-            datagen = None  # type: ignore[assignment]
-        if datagen is not None:
-            got = datagen.fed_data(self.ctx.ev, node, scope, order)
-            if got is not None:
-                return {"code": self.ctx.code(node), **got}
+        got = datagen.fed_data(self.ctx.ev, node, scope, order)
+        if got is not None:
+            return {"code": self.ctx.code(node), **got}
         rng = feeds.FeedReader(self.ctx.ev).range(node, scope, order)
         return {"code": self.ctx.code(node), "range": list(rng) if rng is not None else None}
 
