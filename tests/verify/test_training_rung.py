@@ -286,8 +286,18 @@ def test_the_tf1_tutorial_is_confirmed_on_a_stand_in_for_its_mnist() -> None:
     assert "the real images are not read" in v["detail"] and "batches of 100" in v["detail"]
 
 
+# Ten separable clusters of 64 features and their one-hot labels: the data of the programs below
+CLUSTERS = """\
+    rng = np.random.RandomState(0)
+    centers = rng.randn(10, 64).astype(np.float32) * 4.0
+    labels = rng.randint(0, 10, size=1000)
+    features = (centers[labels] + rng.randn(1000, 64)).astype(np.float32)
+    onehot = np.eye(10, dtype=np.float32)[labels]
+"""
+
 # Models the program defines as classes: the rung follows the class's ``call``/``__call__``
-SUBCLASSED = """\
+SUBCLASSED = (
+    """\
     import numpy as np
     import tensorflow as tf
 
@@ -301,11 +311,9 @@ SUBCLASSED = """\
             h = self.body(x)
             return tf.nn.softmax(self.head(h))
 
-    rng = np.random.RandomState(0)
-    centers = rng.randn(10, 64).astype(np.float32) * 4.0
-    labels = rng.randint(0, 10, size=1000)
-    features = (centers[labels] + rng.randn(1000, 64)).astype(np.float32)
-    onehot = np.eye(10, dtype=np.float32)[labels]
+"""
+    + CLUSTERS
+    + """\
     model = Classifier(128, 10)
     opt = tf.keras.optimizers.SGD(0.5)
     for step in range(200):
@@ -317,8 +325,10 @@ SUBCLASSED = """\
         grads = tape.gradient(loss, model.trainable_variables)
         opt.apply_gradients(zip(grads, model.trainable_variables))
 """
+)
 
-MODULE = """\
+MODULE = (
+    """\
     import numpy as np
     import tensorflow as tf
 
@@ -331,11 +341,9 @@ MODULE = """\
         def __call__(self, x):
             return tf.nn.softmax(tf.matmul(x, self.w) + self.b)
 
-    rng = np.random.RandomState(0)
-    centers = rng.randn(10, 64).astype(np.float32) * 4.0
-    labels = rng.randint(0, 10, size=1000)
-    features = (centers[labels] + rng.randn(1000, 64)).astype(np.float32)
-    onehot = np.eye(10, dtype=np.float32)[labels]
+"""
+    + CLUSTERS
+    + """\
     net = Net(64, 10)
     opt = tf.keras.optimizers.SGD(0.5)
     for step in range(200):
@@ -347,6 +355,35 @@ MODULE = """\
         grads = tape.gradient(loss, net.trainable_variables)
         opt.apply_gradients(zip(grads, net.trainable_variables))
 """
+)
+
+
+def trained_by_fit(program: str) -> str:
+    """The program's custom loop replaced by ``compile(loss=xent)`` and ``fit``."""
+    return program[: program.index("    opt = ")] + textwrap.indent(
+        textwrap.dedent("""\
+        def xent(y_true, y_pred):
+            return -tf.reduce_sum(y_true * tf.math.log(y_pred), axis=-1)
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.5), loss=xent)
+        model.fit(features, onehot, batch_size=100, epochs=3)
+        """),
+        "    ",
+    )
+
+
+def with_a_dropout_attribute(program: str) -> str:
+    """SUBCLASSED with a Dropout attribute its ``call`` runs in the call's ``training`` mode."""
+    out = (
+        program.replace(
+            "self.head = tf.keras.layers.Dense(classes)",
+            "self.head = tf.keras.layers.Dense(classes)\n"
+            "            self.drop = tf.keras.layers.Dropout(0.25)",
+        )
+        .replace("def call(self, x):", "def call(self, x, training=False):")
+        .replace("h = self.body(x)", "h = self.drop(self.body(x), training=training)")
+    )
+    assert "self.drop(self.body(x), training=training)" in out
+    return out
 
 
 def xent_log_verdicts(program: str, needle: str = "tf.math.log(") -> list[dict]:
@@ -388,15 +425,7 @@ def test_renaming_a_model_class_and_its_layers_keeps_the_verdict() -> None:
 
 
 def test_a_model_class_trained_by_fit_with_its_own_loss_is_confirmed() -> None:
-    program = SUBCLASSED[: SUBCLASSED.index("    opt = ")] + textwrap.indent(
-        textwrap.dedent("""\
-        def xent(y_true, y_pred):
-            return -tf.reduce_sum(y_true * tf.math.log(y_pred), axis=-1)
-        model.compile(optimizer=tf.keras.optimizers.SGD(0.5), loss=xent)
-        model.fit(features, onehot, batch_size=100, epochs=3)
-        """),
-        "    ",
-    )
+    program = trained_by_fit(SUBCLASSED)
     verdicts = xent_log_verdicts(program)
     assert verdicts and any(by_training(v) for v in verdicts), [v.get("detail") for v in verdicts]
 
@@ -408,15 +437,14 @@ def test_a_class_whose_base_is_not_tensorflows_is_not_followed() -> None:
     assert not any(by_training(v) for v in xent_log_verdicts(foreign))
 
 
-DROPOUT = """\
+DROPOUT = (
+    """\
     import numpy as np
     import tensorflow as tf
 
-    rng = np.random.RandomState(0)
-    centers = rng.randn(10, 64).astype(np.float32) * 4.0
-    labels = rng.randint(0, 10, size=1000)
-    features = (centers[labels] + rng.randn(1000, 64)).astype(np.float32)
-    onehot = np.eye(10, dtype=np.float32)[labels]
+"""
+    + CLUSTERS
+    + """\
     model = tf.keras.Sequential([
         tf.keras.layers.Dense(128, activation="relu", input_shape=(64,)),
         tf.keras.layers.Dropout(0.2),
@@ -437,6 +465,7 @@ DROPOUT = """\
         for xb, yb in dataset:
             train_step(xb, yb)
 """
+)
 
 
 def test_a_dropout_layer_trains_with_its_masks_not_assumed_away() -> None:
@@ -536,40 +565,14 @@ def _trained_loss(verdicts: list[dict]) -> str:
 def test_dropout_runs_as_keras_runs_it_in_the_mode_of_the_call() -> None:
     inference = DROPOUT.replace("model(xb, training=True)", "model(xb)")
     assert '"op": "dropout"' not in _trained_loss(xent_log_verdicts(inference))
-    subclassed = (
-        SUBCLASSED.replace(
-            "self.head = tf.keras.layers.Dense(classes)",
-            "self.head = tf.keras.layers.Dense(classes)\n"
-            "            self.drop = tf.keras.layers.Dropout(0.25)",
-        )
-        .replace("def call(self, x):", "def call(self, x, training=False):")
-        .replace("h = self.body(x)", "h = self.drop(self.body(x), training=training)")
-    )
-    assert "self.drop(self.body(x), training=training)" in subclassed
+    subclassed = with_a_dropout_attribute(SUBCLASSED)
     trained = subclassed.replace("p = model(xb)", "p = model(xb, training=True)")
     assert '"op": "dropout"' in _trained_loss(xent_log_verdicts(trained))
     assert '"op": "dropout"' not in _trained_loss(xent_log_verdicts(subclassed))
 
 
 def test_fit_calls_a_model_class_in_training_mode() -> None:
-    program = (
-        SUBCLASSED.replace(
-            "self.head = tf.keras.layers.Dense(classes)",
-            "self.head = tf.keras.layers.Dense(classes)\n"
-            "            self.drop = tf.keras.layers.Dropout(0.25)",
-        )
-        .replace("def call(self, x):", "def call(self, x, training=False):")
-        .replace("h = self.body(x)", "h = self.drop(self.body(x), training=training)")
-    )
-    program = program[: program.index("    opt = ")] + textwrap.indent(
-        textwrap.dedent("""\
-        def xent(y_true, y_pred):
-            return -tf.reduce_sum(y_true * tf.math.log(y_pred), axis=-1)
-        model.compile(optimizer=tf.keras.optimizers.SGD(0.5), loss=xent)
-        model.fit(features, onehot, batch_size=100, epochs=3)
-        """),
-        "    ",
-    )
+    program = trained_by_fit(with_a_dropout_attribute(SUBCLASSED))
     assert '"op": "dropout"' in _trained_loss(xent_log_verdicts(program))
 
 
