@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import stages
+from . import collector, stages
 from .analysis.project import ModuleSummary, ProjectIndex, from_jsonable, module_name, to_jsonable
 from .cache import Cache, key
 from .discovery import Candidate
@@ -92,6 +92,7 @@ def _problem(problem: str, skipped: bool) -> str:
 
 def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitOutcome:
     """One file in one round: from the cache when its content and facts match; never raises."""
+    collector.between_files()
     try:
         with stages.stage("read"):
             source = read_source(candidate.path, candidate.display, candidate.data)
@@ -193,9 +194,10 @@ def _set_index(index: ProjectIndex | None) -> None:
 
 def _lint_chunk(args: tuple[list[tuple[Candidate, str, bool]], Job]) -> list[UnitOutcome]:
     items, job = args
-    if _ALONE:
-        return [lint_file(c, job, None) for c, _, _ in items]
-    return [lint_file(c, job, ProjectUnit(m, p, _ROUND_INDEX)) for c, m, p in items]
+    with collector.paused():
+        if _ALONE:
+            return [lint_file(c, job, None) for c, _, _ in items]
+        return [lint_file(c, job, ProjectUnit(m, p, _ROUND_INDEX)) for c, m, p in items]
 
 
 def _lint_chunk_timed(
@@ -379,7 +381,8 @@ def run_project(
     workers = _Workers(jobs) if jobs > 1 and len(items) >= 4 else None
     owners = _owners(candidates, jobs) if workers is not None else [0] * len(items)
     try:
-        states = _rounds(items, job, workers, owners, on_round, tick)
+        with collector.paused():
+            states = _rounds(items, job, workers, owners, on_round, tick)
     finally:
         if workers is not None:
             workers.close()
