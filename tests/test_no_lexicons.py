@@ -178,7 +178,7 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/driven.py:_LEADING_NAME",
         "analysis/dtypectx.py:LOW_PRECISION",
         "analysis/dtypectx.py:_DTYPE_KEYWORDS",
-        "analysis/dtypectx.py:_FLOAT_WORDS",
+        "analysis/dtypectx.py:FLOAT_WORDS",
         "analysis/dtypectx.py:_POSITIONAL",
         "analysis/gradflow.py:_DIFFERENTIATE",
         "analysis/gradflow.py:_ELEMENT_MAPS",

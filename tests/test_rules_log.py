@@ -99,6 +99,22 @@ def test_tnl101_silent(body):
 # -- TNL102 log-epsilon-unclipped -------------------------------------------------------
 
 
+def test_tnl102_a_constant_made_by_tfs_own_cast_is_no_input():
+    """TF's ctc_ops writes log(0) as ``log(math_ops.cast(0, dtypes.float64) + 1e-307)``: a
+    constant, with no gradient to explode; a cast of a tensor stays flagged."""
+    src = """\
+        from tensorflow.python.framework import dtypes
+        from tensorflow.python.ops import math_ops
+
+
+        def states(p):
+            log_0 = math_ops.log(math_ops.cast(0, dtypes.float64) + 1e-307)
+            return log_0 + math_ops.log(math_ops.cast(p, dtypes.float64) + 1e-307)
+        """
+    [f] = hits("TNL102", src)
+    assert f.line == 7
+
+
 def test_tnl102_gan_generator_loss_position_and_message():
     src = """\
         import tensorflow as tf
@@ -160,6 +176,7 @@ def test_tnl102_keras_backend_epsilon():
         "tf.math.log(x + 1.0)",  # 1 is not an epsilon (that is log1p territory)
         "tf.math.log(x + 0.5)",
         "tf.math.log1p(x)",
+        "tf.math.log(tf.cast(0, tf.float64) + 1e-307) + x",  # a constant: log(0)'s stand-in
     ],
 )
 def test_tnl102_silent(expr):

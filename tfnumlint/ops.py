@@ -652,7 +652,14 @@ for _op in (
         "cast",
         shape_keeping=True,
         value_preserving=True,
-        spellings=("tf.cast", "tf.dtypes.cast", "keras.ops.cast", "keras.backend.cast"),
+        # "tf.math.cast": TF's own ``math_ops.cast`` (internal modules map to tf.math.)
+        spellings=(
+            "tf.cast",
+            "tf.dtypes.cast",
+            "tf.math.cast",
+            "keras.ops.cast",
+            "keras.backend.cast",
+        ),
         transfer=Transfer("cast"),
         params=("x", "dtype"),
         trace="_cast",

@@ -121,7 +121,7 @@ def context_words(node: cst.Call, scope) -> set[str]:
 # is a float64 literal.  Test files are left out (a test may switch the dtype for itself), and
 # any disagreement (one call sets float32, another float64) leaves the default, float32.
 
-_FLOAT_WORDS = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16",
+FLOAT_WORDS = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16",
                 "float32": "float32", "single": "float32", "float64": "float64",
                 "double": "float64"}  # fmt: skip
 _HELPER = re.compile(r"^(get_)?(default_float(x|_type|_dtype)?|floatx)$")
@@ -236,4 +236,4 @@ def _ast_float_word(node: ast.expr) -> str | None:
         name = node.value
     else:
         return None
-    return _FLOAT_WORDS.get(name)
+    return FLOAT_WORDS.get(name)

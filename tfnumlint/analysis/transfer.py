@@ -17,6 +17,7 @@ import libcst as cst
 
 from .. import ops
 from ..floats import exp_overflow, exp_underflow
+from .dtypectx import FLOAT_WORDS, dtype_word
 from .module import Binding, ModuleInfo, Scope, call_arg
 from .names import ImportMap
 from .values import INF, LAYER_KINDS, LINEAR_KINDS, UNKNOWN, Val, constant, join_vals, paren
@@ -397,7 +398,16 @@ def _cast(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
     if inner.kind in ("bool", "mask"):
         return Val("mask", 0.0, 1.0, tensor=True, zero="the mask is all zeros")
+    if inner.const is not None and _to_float(node, scope):
+        return replace(inner, tensor=True)  # cast(0, tf.float64) is still the constant 0
     return replace(inner, tensor=True, const=None)
+
+
+def _to_float(cast: cst.Call, scope: Scope) -> bool:
+    """Whether a cast names a floating dtype (which keeps a literal's value; an integer or
+    boolean one may not)."""
+    target = call_arg(cast, 1, "dtype")
+    return target is not None and dtype_word(target, scope) in FLOAT_WORDS
 
 
 def _arith_op(kind: str):

@@ -72,6 +72,8 @@ def log_epsilon_unclipped(site: Site[cst.Call], ctx: Context):
     core = ctx.val(rest, site)
     if core.guarded and core.lo > 0:
         return
+    if core.const is not None:
+        return  # log(cast(0, tf.float64) + 1e-307): a constant (a log-zero stand-in), no gradient
     if _linear_log_loss(ctx, site) is not None:
         return  # the epsilon guards a logit: TNL503 names the real mistake
     found = squashed(ctx, rest, site)
