@@ -12,6 +12,7 @@ import random
 from test_caller_ranges import probes
 from test_project import project
 
+from tfnumlint.analysis import domain_model, domain_relations
 from tfnumlint.verify import domains, gates, generic
 
 
@@ -113,8 +114,8 @@ def test_a_float_cast_and_an_unknown_call_are_not_whole(tmp_path):
 
 
 def test_the_integer_form_joins_a_stronger_range_and_narrows_generic_values():
-    dom = domains._with_integer(
-        domains.Domain("n", 1.0, 5.0, False, "asserted by `assert_positive`", True),
+    dom = domain_relations.with_integer(
+        domain_model.Domain("n", 1.0, 5.0, False, "asserted by `assert_positive`", True),
         "n",
         0.0,
         "asserted by `assert_integer_form`",

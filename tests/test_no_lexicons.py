@@ -34,24 +34,24 @@ PENDING: dict[str, str] = {
     "base class resolved",
     "rules/datascale.py:NORMALISING_WORDS": "a callee named like a normaliser; needs the "
     "callee's body (mean/std) resolved",
-    "verify/domains.py:CONSTANT_NAMES": "`half`/`one` constants by name in library code; needs "
+    "analysis/domain_names.py:CONSTANT_NAMES": "`half`/`one` constants by name in library code; needs "
     "the binding's literal",
-    "verify/domains.py:_CAST_LITERAL": "the printed form of `dtype(0.5)` (a cast literal), read "
+    "analysis/domain_names.py:_CAST_LITERAL": "the printed form of `dtype(0.5)` (a cast literal), read "
     "from the input's name; needs the probe to carry the literal",
-    "verify/domains.py:_NOT_INTERVAL": "count/size pairs are not interval ends; needs dtype "
+    "analysis/domain_names.py:_NOT_INTERVAL": "count/size pairs are not interval ends; needs dtype "
     "(integer) provenance on the probe",
-    "verify/domains.py:_NONNEG_WORDS": "an opaque producer named like a non-negative op",
-    "verify/domains.py:_PROB_WORDS": "weak name domain [0, 1]; the producer domain is the "
+    "analysis/domain_names.py:_NONNEG_WORDS": "an opaque producer named like a non-negative op",
+    "analysis/domain_names.py:_PROB_WORDS": "weak name domain [0, 1]; the producer domain is the "
     "strong one",
-    "verify/domains.py:_LOGIT_WORDS": "weak name domain of logits",
-    "verify/domains.py:_BOX_WORDS": "weak name domain of boxes/coordinates",
+    "analysis/domain_names.py:_LOGIT_WORDS": "weak name domain of logits",
+    "analysis/domain_names.py:_BOX_WORDS": "weak name domain of boxes/coordinates",
     "verify/domains.py:LOG_SPACE_WORDS": "log-space inputs by name (far-tail gate) without a "
     "log producer in view",
     "verify/domains.py:LOG_SPACE_AFTER_LOG": "goes with LOG_SPACE_WORDS",
     "verify/domains.py:PROBABILITY_WORDS": "weak name domain of probabilities",
     "verify/domains.py:COUNT_WORDS": "count-like inputs by name (selection gate)",
     "verify/domains.py:COUNT_PREFIXES": "goes with COUNT_WORDS",
-    "verify/special.py:SPECIAL_WORDS": "TF/TFP special-function names, but matched on any "
+    "analysis/special.py:SPECIAL_WORDS": "TF/TFP special-function names, but matched on any "
     "callee's last name, so a user helper named `lgamma` matches; needs the callee resolved",
     "analysis/dtypectx.py:_HELPER": "`floatx`/`get_default_float` helpers: Keras API plus "
     "user-named wrappers of it",
@@ -276,26 +276,26 @@ API_TABLES: frozenset[str] = frozenset(
         "rules/training.py:_XENT",
         "source.py:_PYTHON_CELL_MAGICS",
         "verify/contract.py:STAND_INS",
-        "verify/domains.py:CODE_RANGED_KINDS",
+        "analysis/domain_relations.py:CODE_RANGED_KINDS",
         "verify/domains.py:COMPUTED",
-        "verify/domains.py:GRAM_CALLS",
+        "analysis/domain_relations.py:GRAM_CALLS",
         "verify/domains.py:NATURAL_ZERO_CALLS",
-        "verify/domains.py:PRODUCER_RANGES",
+        "analysis/domain_code.py:PRODUCER_RANGES",
         "verify/domains.py:RECEIVED",
-        "verify/domains.py:SIZE_CALLS",
+        "analysis/domain_relations.py:SIZE_CALLS",
         "verify/domains.py:SMALLEST_NORMAL",
-        "verify/domains.py:TRANSPOSE_KEYWORDS",
+        "analysis/domain_relations.py:TRANSPOSE_KEYWORDS",
         "verify/domains.py:UNDERFLOWING",
-        "verify/domains.py:VALUE_PRESERVING",
-        "verify/domains.py:WHOLE_CALLS",
-        "verify/domains.py:_ASSERT_INTEGER",
-        "verify/domains.py:_ASSERT_ONE",
-        "verify/domains.py:_ASSERT_TWO",
-        "verify/domains.py:_INT_DTYPE",
-        "verify/domains.py:_NONNEG_OPS",
-        "verify/domains.py:_NOT_A_VALUE_NAME",
-        "verify/domains.py:_NUMERIC_LIBRARIES",
-        "verify/domains.py:_SORTED_OPS",
+        "analysis/domain_relations.py:VALUE_PRESERVING",
+        "analysis/domain_relations.py:WHOLE_CALLS",
+        "analysis/domain_relations.py:_ASSERT_INTEGER",
+        "analysis/domain_code.py:_ASSERT_ONE",
+        "analysis/domain_code.py:_ASSERT_TWO",
+        "analysis/domain_relations.py:_INT_DTYPE",
+        "analysis/domain_code.py:_NONNEG_OPS",
+        "analysis/domain_code.py:NOT_A_VALUE_NAME",
+        "analysis/domain_code.py:_NUMERIC_LIBRARIES",
+        "analysis/domain_code.py:SORTED_OPS",
         "verify/downstream.py:COUNTING_CALLS",
         "verify/downstream.py:GRADIENT_FREE",
         "verify/downstream.py:ORDER_KINDS",

@@ -54,7 +54,7 @@ NOT_OP_FACTS: dict[Key, str] = {
         "abs", "cos", "exp", "expm1", "lgamma", "log", "log1p", "sin", "sqrt", "tanh",
     )): "Python `math`/NumPy host functions by their own names, not TF ops",
     ("analysis/tfvalues.py", ("abs", "pow")): "Python builtins (`abs(x)`, `pow(x, y)`)",
-    ("verify/domains.py", ("maximum", "minimum")): "identifier word pairs (`x_maximum`), not calls",
+    ("analysis/domain_names.py", ("maximum", "minimum")): "identifier word pairs (`x_maximum`), not calls",
     ("analysis/feeds.py", ("ceil", "floor", "round")): "NumPy functions of fed data, not TF ops",
     ("analysis/feeds.py", ("cos", "sin")): "NumPy functions of fed data, not TF ops",
     ("analysis/feeds.py", ("maximum", "minimum")): "NumPy functions of fed data, not TF ops",
@@ -108,8 +108,8 @@ NOT_YET_DERIVED: Counter[Key] = Counter(
         ("rules/training.py", ("cast", "identity")): 1,
         ("rules/training.py", ("divide", "reduce_mean")): 1,
         ("rules/training.py", ("clip_by_global_norm", "clip_by_norm")): 1,
-        ("verify/domains.py", ("ceil", "floor", "round")): 1,
-        ("verify/domains.py", ("add", "multiply")): 1,
+        ("analysis/domain_relations.py", ("ceil", "floor", "round")): 1,
+        ("analysis/domain_code.py", ("add", "multiply")): 1,
         ("verify/kinds.py", ("log", "log1p", "log_sigmoid", "xlogy")): 1,
         ("verify/preconditions.py", ("count_nonzero", "reduce_max", "reduce_mean", "reduce_sum")): 1,
         ("verify/preconditions.py", ("divide", "divide_no_nan", "reciprocal")): 1,
@@ -120,7 +120,7 @@ NOT_YET_DERIVED: Counter[Key] = Counter(
         ("verify/slicer.py", ("placeholder", "variable")): 1,
         ("verify/slicer.py", ("concat", "expand_dims", "matmul", "squeeze", "tile", "transpose")): 1,
         ("verify/slicer.py", ("reciprocal", "rsqrt")): 1,
-        ("verify/special.py", ("digamma", "lgamma")): 1,
+        ("analysis/special.py", ("digamma", "lgamma")): 1,
         ("verify/trace.py", ("sigmoid_xent", "softmax_xent")): 1,
         ("verify/uses.py", ("exp", "log_softmax", "reduce_logsumexp", "softmax")): 1,
         ("verify/witness.py", ("log", "log1p")): 1,
@@ -232,12 +232,17 @@ def test_an_entry_range_agrees_with_its_static_transfer() -> None:
 
 def test_the_gates_read_the_corrected_facts() -> None:
     """Where copies disagreed, the gates now read the registry's (numerically correct) fact."""
-    from tfnumlint.verify import domains, preconditions, slicer
+    from tfnumlint.analysis import domain_code
+    from tfnumlint.verify import preconditions, slicer
 
-    assert domains.PRODUCER_RANGES["softmax"] == (0.0, False, 1.0)  # was [0, inf)
-    assert domains.PRODUCER_RANGES["relu6"] == (0.0, False, 6.0)  # was [0, inf)
-    assert domains.PRODUCER_RANGES["bessel_i1e"][0] < 0.0  # odd: was >= 0
-    assert domains.PRODUCER_RANGES["exp"] == (0.0, False, ops.INF)  # float32 exp underflows to 0
+    assert domain_code.PRODUCER_RANGES["softmax"] == (0.0, False, 1.0)  # was [0, inf)
+    assert domain_code.PRODUCER_RANGES["relu6"] == (0.0, False, 6.0)  # was [0, inf)
+    assert domain_code.PRODUCER_RANGES["bessel_i1e"][0] < 0.0  # odd: was >= 0
+    assert domain_code.PRODUCER_RANGES["exp"] == (
+        0.0,
+        False,
+        ops.INF,
+    )  # float32 exp underflows to 0
     assert "log_sigmoid" in preconditions.SQUASHING  # the copy that omitted it
     assert preconditions.SQUASHING == slicer.SATURATING
     assert ops.float_range("tanh") == (-1.0, False, 1.0)  # tanh(10) rounds to 1.0

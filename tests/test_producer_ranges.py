@@ -4,17 +4,19 @@ result of a known math function the slice does not enter lies in that function's
 from __future__ import annotations
 
 import textwrap
+from dataclasses import asdict
 
 import libcst as cst
 import pytest
 
+from tfnumlint.analysis import domain_code, domain_model, domain_names
 from tfnumlint.analysis.context import Context
 from tfnumlint.analysis.module import build
 from tfnumlint.config import Settings
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.ruledocs import all_docs
 from tfnumlint.source import Source
-from tfnumlint.verify import domains, gates
+from tfnumlint.verify import gates
 
 
 def ctx_of(src: str) -> Context:
@@ -43,9 +45,9 @@ IMPORTS = """\
     ],
 )
 def test_a_resolved_math_function_gives_a_code_derived_range(text, lo, lo_open, hi):
-    d = domains.call_domain(ctx_of(IMPORTS), text)
+    d = domain_code.call_domain(ctx_of(IMPORTS), text)
     assert d is not None and d.strong
-    as_json = (domains._jf(d.lo), d.lo_open, domains._jf(d.hi))
+    as_json = (domain_model.to_json_float(d.lo), d.lo_open, domain_model.to_json_float(d.hi))
     assert as_json == (lo, lo_open, hi)
 
 
@@ -59,14 +61,14 @@ def test_a_resolved_math_function_gives_a_code_derived_range(text, lo, lo_open, 
     ],
 )
 def test_a_name_or_a_conditional_range_is_weak(text, lo, hi):
-    d = domains.call_domain(ctx_of(IMPORTS), text)
+    d = domain_code.call_domain(ctx_of(IMPORTS), text)
     assert d is not None and not d.strong
-    assert (domains._jf(d.lo), domains._jf(d.hi)) == (lo, hi)
+    assert (domain_model.to_json_float(d.lo), domain_model.to_json_float(d.hi)) == (lo, hi)
 
 
 @pytest.mark.parametrize("text", ["tfp.math.log_add_exp(a, b)", "special.lbeta(a, b)", "x"])
 def test_functions_outside_the_table_have_no_range(text):
-    assert domains.call_domain(ctx_of(IMPORTS), text) is None
+    assert domain_code.call_domain(ctx_of(IMPORTS), text) is None
 
 
 def probe_of(code: str, rule: str, needs: str = "") -> dict:
@@ -117,17 +119,17 @@ def test_an_identity_matrix_is_probed_at_its_diagonal():
 
 def test_a_witness_outside_a_log1mexp_range_is_refuted():
     ctx = ctx_of(IMPORTS)
-    d = domains.call_domain(ctx, "tfp.math.log1mexp(x)")
-    probe = {"domains": [{**domains.asdict(d), "lo": "-inf", "hi": 0.0}]}
+    d = domain_code.call_domain(ctx, "tfp.math.log1mexp(x)")
+    probe = {"domains": [{**asdict(d), "lo": "-inf", "hi": 0.0}]}
     out = {"status": "confirmed", "symptom": "inf-value", "inputs": {d.name: 100.0}}
     verdict = gates.judge(probe, out)
     assert verdict["status"] == "refuted" and "log1mexp" in verdict["detail"]
 
 
 def test_a_variable_named_after_a_producer_gets_its_range_as_weak_evidence():
-    d = domains.name_domain("kve")
+    d = domain_names.name_domain("kve")
     assert (d.lo, d.lo_open, d.strong) == (0.0, True, False)
-    assert domains.name_domain("gamma") is None  # a rate or a discount, not Γ(x)
+    assert domain_names.name_domain("gamma") is None  # a rate or a discount, not Γ(x)
 
 
 def test_probs_and_logits_of_one_parameter_are_related():
@@ -136,11 +138,11 @@ def test_probs_and_logits_of_one_parameter_are_related():
         {"name": "probs", "producer": "sigmoid"},
         {"name": "other_probs", "producer": "sigmoid"},
     ]
-    [rel] = domains.logit_relations(inputs)
+    [rel] = domain_names.logit_relations(inputs)
     assert (rel.a, rel.op, rel.b, rel.strong) == ("probs", "sigmoid", "logits", False)
     assert rel.holds(0.5, 0.0) and rel.holds(0.0, -200.0)
     assert not rel.holds(0.0, 0.0)  # the geometric-variance witness: logits 0, probs 0
-    probe = {"relations": [domains.asdict(rel)]}
+    probe = {"relations": [asdict(rel)]}
     out = {"status": "confirmed", "symptom": "inf-value", "inputs": {"probs": 0.0, "logits": 0.0}}
     verdict = gates.judge(probe, out)
     assert verdict["status"] == "inconclusive"

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 from conftest import hits, lint
 
-from tfnumlint.analysis import gradflow
+from tfnumlint.analysis import domain_code, domain_model, domain_names, gradflow, probe_annotate
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.grouping import merge_same_hazard
 from tfnumlint.model import Finding, Verification
@@ -294,18 +294,18 @@ def test_gradient_symptoms_confirm_where_gradients_flow():
     ],
 )
 def test_name_lexicon_domains(name, inside, outside):
-    d = domains.name_domain(name)
+    d = domain_names.name_domain(name)
     assert d is not None and not d.strong
     assert d.holds(inside) and not d.holds(outside)
 
 
 def test_names_outside_the_lexicon_have_no_domain():
-    assert domains.name_domain("logits") is None
-    assert domains.name_domain("x") is None
+    assert domain_names.name_domain("logits") is None
+    assert domain_names.name_domain("x") is None
 
 
 def test_high_low_pairs_are_intervals():
-    [rel] = domains.pair_relations(["self_high", "self_low", "x"])
+    [rel] = domain_names.pair_relations(["self_high", "self_low", "x"])
     assert (rel.a, rel.op, rel.b) == ("self_high", ">", "self_low")
     assert rel.holds(1.0, 0.0)
     assert not rel.holds(0.0, 0.0)
@@ -314,7 +314,7 @@ def test_high_low_pairs_are_intervals():
 
 def test_upper_lower_and_max_min_pairs():
     names = ["upper_bound", "lower_bound", "spec_max", "spec_min"]
-    pairs = {(r.a, r.b) for r in domains.pair_relations(names)}
+    pairs = {(r.a, r.b) for r in domain_names.pair_relations(names)}
     assert pairs == {("upper_bound", "lower_bound"), ("spec_max", "spec_min")}
 
 
@@ -339,7 +339,7 @@ def test_producer_domain_for_an_accumulator():
     info = build(cst.parse_module(src))
     ctx = Context(info, Settings())
     scope = info.functions["step"]
-    d = domains.producer_domain(ctx, "accum", scope)
+    d = domain_code.producer_domain(ctx, "accum", scope)
     assert d is not None and d.strong and d.lo == 0
     assert "accum + tf.square(g)" in d.why or "tf.zeros_like(g)" in d.why
 
@@ -418,7 +418,7 @@ def test_witness_outside_a_strong_domain_is_refuted_with_the_reason():
 def test_witness_outside_a_name_domain_is_inconclusive():
     probe = {"kind": "expr", "relations": []}
     probe["domains"] = [
-        {**vars(domains.name_domain("eps")), "lo": 0.0, "hi": 1.0},
+        {**vars(domain_names.name_domain("eps")), "lo": 0.0, "hi": 1.0},
     ]
     out = gates.judge(probe, {"status": "confirmed", "inputs": {"eps": 2.0}, "detail": "w"})
     assert out["status"] == "inconclusive"
@@ -427,7 +427,7 @@ def test_witness_outside_a_name_domain_is_inconclusive():
 
 def test_witness_inside_its_domains_stays_confirmed():
     probe = {"kind": "expr"}
-    probe["relations"] = [vars(domains.pair_relations(["high", "low"])[0])]
+    probe["relations"] = [vars(domain_names.pair_relations(["high", "low"])[0])]
     out = gates.judge(
         probe, {"status": "confirmed", "inputs": {"high": 2.0, "low": 1.0}, "detail": "w"}
     )
@@ -437,7 +437,7 @@ def test_witness_inside_its_domains_stays_confirmed():
 def test_probing_keeps_points_inside_the_domains():
     import numpy as np
 
-    probe = {"relations": [vars(domains.pair_relations(["high", "low"])[0])]}
+    probe = {"relations": [vars(domain_names.pair_relations(["high", "low"])[0])]}
     rows = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
     inside, outside = domains.split_rows(probe, ["high", "low"], rows)
     assert inside.tolist() == [[1.0, 0.0]]
@@ -631,13 +631,13 @@ def test_dead_gradient_of_summed_log_softmax_is_no_evidence():
 
 
 def test_inf_is_not_a_domain_bound_it_cannot_hold():
-    d = domains.Domain("x", 0.0, math.inf, False, "w", False)
+    d = domain_model.Domain("x", 0.0, math.inf, False, "w", False)
     assert d.holds(math.inf) and not d.holds(-math.inf)
 
 
 def test_log_space_names_have_no_domain():
-    assert domains.name_domain("log_variance") is None
-    assert domains.name_domain("self_log_scale") is None
+    assert domain_names.name_domain("log_variance") is None
+    assert domain_names.name_domain("self_log_scale") is None
 
 
 def test_a_correction_to_a_tabulated_constant_is_not_an_absorbed_guard():
@@ -650,7 +650,7 @@ def test_a_correction_to_a_tabulated_constant_is_not_an_absorbed_guard():
 
 
 def test_an_epsilon_of_one_is_outside_the_name_domain():
-    assert not domains.name_domain("np_finfo_numpy_dtype_eps").holds(1.0)
+    assert not domain_names.name_domain("np_finfo_numpy_dtype_eps").holds(1.0)
 
 
 def test_a_division_in_a_where_branch_guarded_by_its_denominator_is_value_safe():
@@ -697,13 +697,13 @@ def test_a_lone_learnable_looking_hyper_parameter_keeps_its_gradient():
 
 
 def test_constant_names_must_be_the_whole_name():
-    assert domains.name_domain("half").holds(0.5)
-    assert not domains.name_domain("half").holds(1.0)
-    assert domains.name_domain("betainc_a_b_half") is None
+    assert domain_names.name_domain("half").holds(0.5)
+    assert not domain_names.name_domain("half").holds(1.0)
+    assert domain_names.name_domain("betainc_a_b_half") is None
 
 
 def test_high_and_low_counts_are_not_an_interval():
-    assert domains.pair_relations(["high_counts", "low_counts"]) == []
+    assert domain_names.pair_relations(["high_counts", "low_counts"]) == []
 
 
 def test_an_attribute_read_twice_is_one_value():
@@ -722,19 +722,21 @@ def test_an_attribute_read_twice_is_one_value():
 
 
 def test_repeated_read_relation_holds_only_for_equal_values():
-    rel = domains.Relation("self_low_2", "==", "self_low", "the same value, read twice", True)
+    rel = domain_model.Relation("self_low_2", "==", "self_low", "the same value, read twice", True)
     assert rel.holds(1.0, 1.0) and not rel.holds(0.0, -1.0)
 
 
 def test_box_coordinates_follow_the_ymin_xmin_ymax_xmax_convention():
-    rels = {(r.a, r.b) for r in domains.box_relations(["window_3", "window_1", "window_2", "x"])}
+    rels = {
+        (r.a, r.b) for r in domain_names.box_relations(["window_3", "window_1", "window_2", "x"])
+    }
     assert rels == {("window_3", "window_1")}
-    assert domains.box_relations(["feature_3", "feature_1"]) == []
+    assert domain_names.box_relations(["feature_3", "feature_1"]) == []
 
 
 def test_constants_sliced_as_inputs_are_pinned_to_their_value():
-    assert domains.name_domain("np.pi").holds(math.pi)
-    d = domains.name_domain("numpy_dtype(94.5)")
+    assert domain_names.name_domain("np.pi").holds(math.pi)
+    d = domain_names.name_domain("numpy_dtype(94.5)")
     assert d.strong and d.lo == d.hi == 94.5
     src = """\
         import numpy as np
@@ -752,7 +754,7 @@ def test_constants_sliced_as_inputs_are_pinned_to_their_value():
 
 
 def test_cut_labels_still_match_the_lexicon():
-    d = domains.name_domain("tf_convert_to_tensor_self_temper")
+    d = domain_names.name_domain("tf_convert_to_tensor_self_temper")
     assert d is not None and not d.holds(0.0)
 
 
@@ -901,7 +903,7 @@ def test_an_annotation_failure_keeps_the_file_and_its_findings(monkeypatch):
     def broken(*args, **kwargs):
         raise TypeError("boom")
 
-    monkeypatch.setattr(domains, "annotate", broken)
+    monkeypatch.setattr(probe_annotate, "annotate", broken)
     src = """\
         import tensorflow as tf
 

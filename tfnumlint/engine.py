@@ -446,7 +446,7 @@ def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx
             related=related,
         )
         if options.slice_probes:
-            from .verify.domains import annotate_probe
+            from .analysis.probe_annotate import annotate_probe
             from .verify.program_slice import attach_program
             from .verify.slicer import slice_finding
 

@@ -149,6 +149,16 @@ def test_layers_point_one_way():
             assert not private, (name, private)
 
 
+def test_static_analysis_never_imports_the_verifier():
+    """analysis/ is the static pass: the verifier reads its facts (input domains, gradient
+    flow), never the other way round, so a libcst walk has no reason to sit in verify/."""
+    graph = all_modules()
+    analysis = [n for n in graph if n.startswith("tfnumlint.analysis")]
+    assert len(analysis) >= 20, analysis
+    for name in analysis:
+        assert not {d for d in graph[name] if d.startswith("tfnumlint.verify")}, name
+
+
 def test_benchmarks_do_not_import_the_tests():
     benchmarks = PACKAGE.parent / "benchmarks"
     scripts = list(benchmarks.glob("*.py"))

@@ -22,7 +22,7 @@ from test_caller_ranges import probes  # noqa: E402
 from test_project import project  # noqa: E402
 from test_reachability_gate import verify  # noqa: E402
 
-from tfnumlint.verify.domains import gram_factor  # noqa: E402
+from tfnumlint.analysis.domain_relations import gram_factor  # noqa: E402
 
 POOL = """\
     import tensorflow as tf

@@ -16,13 +16,13 @@ import scipy.special as scipy_special  # noqa: E402  (the test extra installs it
 
 from tfnumlint.analysis.context import Context  # noqa: E402
 from tfnumlint.analysis.module import build  # noqa: E402
+from tfnumlint.analysis.special import special_range  # noqa: E402
 from tfnumlint.config import Settings  # noqa: E402
 from tfnumlint.engine import LintOptions, lint_source  # noqa: E402
 from tfnumlint.ruledocs import all_docs  # noqa: E402
 from tfnumlint.source import Source  # noqa: E402
 from tfnumlint.verify import intervals as iv  # noqa: E402
 from tfnumlint.verify import probing  # noqa: E402
-from tfnumlint.verify.special import special_range  # noqa: E402
 
 INF = math.inf
 F32_MAX = float(tf.float32.max)

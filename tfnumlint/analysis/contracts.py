@@ -16,7 +16,7 @@ itself (refuted), not from a name:
   the forward returns that can pair with the finding's branch count (an ``if self.flag: return``
   in both methods pairs by its test); any return of unknown range gives nothing.
 
-Plain data out (bounds and relations by input name); ``verify/domains.py`` turns them into the
+Plain data out (bounds and relations by input name); ``analysis/domain_code.py`` turns them into the
 probe's domains.  Static only: no TensorFlow, no execution of the analysed code.
 """
 

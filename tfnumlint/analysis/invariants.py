@@ -9,7 +9,7 @@ in ``_log_prob`` contradicts the class, not an input the code receives.
 An attribute is named by its *key*: ``self.scale``, ``self._scale``, the ``scale`` property and
 the ``__init__`` parameter ``scale`` all share the key ``scale`` (leading underscores dropped).
 :func:`class_invariants` returns plain data (bounds and relations by key);
-``verify/domains.py`` turns them into the probe's domains.  Static only: no TensorFlow, no rules.
+``analysis/domain_code.py`` turns them into the probe's domains.  Static only: no TensorFlow, no rules.
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ def received(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     reachable (:func:`.domains.reachable`) and the symptom does not rest on a special value of a
     parameter nothing drives (``generic.special_value_reason``).  One finding, one reason: the
     gates' reasons are joined, and what was seen stays in the detail."""
-    reasons = domains._reach_reasons(probe, out)
+    reasons = domains.reach_reasons(probe, out)
     special = special_value_reason(probe, out, say_values=not reasons)
     if special:
         reasons.append(special)
-    return domains._not_confirmed(out, reasons)
+    return domains.not_confirmed(out, reasons)

@@ -24,6 +24,7 @@ import math
 import random
 from typing import Any
 
+from ..analysis.domain_model import fmt_g
 from . import domains, kinds
 
 TRIALS = 4  # generic points per witness (seeded, so verdicts are stable)
@@ -63,7 +64,7 @@ def generic_value(rng: random.Random, spec: dict[str, Any], v: float, lo: float,
     kind = spec.get("kind")
     if kind is not None:  # a label stays 0 or 1, an index or a count whole
         return rng.choice([k for k in kinds.values_of(kind) if lo <= k <= hi] or [v])
-    if spec.get("integer") or domains._count_like(str(spec.get("name", ""))):
+    if spec.get("integer") or domains.count_like(str(spec.get("name", ""))):
         first = max(1, math.ceil(lo)) if math.isfinite(lo) else 1
         return float(rng.randint(first, first + 2))
     if math.isfinite(lo) and math.isfinite(hi):
@@ -199,10 +200,10 @@ def _values(names: list[str], point: dict[str, Any]) -> list[str]:
         if same and isinstance(v, (int, float)):
             done.update(same)
             equal = " = ".join(f"`{m}`" for m in [name, *same])
-            shown.append(f"{equal} (all {domains._fmt(float(v))})")
+            shown.append(f"{equal} (all {fmt_g(float(v))})")
         elif isinstance(v, (int, float)):
             tail = ", a far tail" if abs(v) > 10 * ORDINARY[1] else ""
-            shown.append(f"`{name}` = {domains._fmt(float(v))}{tail}")
+            shown.append(f"`{name}` = {fmt_g(float(v))}{tail}")
         done.add(name)
     return shown
 

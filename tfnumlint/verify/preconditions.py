@@ -38,6 +38,7 @@ import re
 from typing import Any
 
 from .. import ops
+from ..analysis.domain_model import fmt_g
 from ..analysis.heuristics import looks_like_mask
 from . import domains
 
@@ -104,12 +105,12 @@ def far_tail_reason(out: dict[str, Any]) -> str | None:
     if not isinstance(tail, dict) or not tail.get("inputs"):
         return None
     dtype = str(out.get("dtype") or "float32")
-    values = ", ".join(f"`{n}` = {domains._fmt(float(v))}" for n, v in tail["inputs"].items())
+    values = ", ".join(f"`{n}` = {fmt_g(float(v))}" for n, v in tail["inputs"].items())
     names = ", ".join(f"|`{n}`|" for n in tail["inputs"])
     biggest = max(abs(float(v)) for v in tail["inputs"].values())
     past = EXP_RANGE.get(dtype, EXP_RANGE["float32"])
     where = f"past the {dtype} exp range" if biggest > past else "far in the tail of a log scale"
-    band = domains._fmt(float(tail.get("band", BAND)))
+    band = fmt_g(float(tail.get("band", BAND)))
     return (
         f"needs {values}, {where}; at {names} <= {band}, which trained models and data produce "
         f"(exp({band}) is finite in {dtype}), the symptom is gone"
@@ -164,7 +165,7 @@ def _selection_like(spec: dict[str, Any]) -> bool:
     return (
         spec.get("producer") in SELECTION_PRODUCERS
         or looks_like_mask(name)
-        or domains._count_like(name)
+        or domains.count_like(name)
     )
 
 
@@ -184,7 +185,7 @@ def selections(probe: dict[str, Any]) -> dict[str, str]:
 
 
 def masked_inputs(probe: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    """Inputs that are a strictly positive value times a mask (``domains.mark_masked``) ->
+    """Inputs that are a strictly positive value times a mask (``probe_annotate.mark_masked``) ->
     (the mask's code, the positive producer): all-zero only on an empty mask."""
     out: dict[str, tuple[str, str]] = {}
     for spec in probe.get("inputs") or []:
@@ -260,7 +261,7 @@ def identity_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
         return None
     shown = ", ".join(f"`{n}`" for n in names)
     return (
-        f"sets the identity matrix {shown} to {domains._fmt(float(point[names[0]]))} everywhere; "
+        f"sets the identity matrix {shown} to {fmt_g(float(point[names[0]]))} everywhere; "
         "it is 1 only on its diagonal, which the probe's single value cannot represent"
     )
 

@@ -1,0 +1,239 @@
+"""What the static pass adds to a sliced probe: where gradients flow, and the input domains.
+
+Input domains are the values each free input of a probe can really take.
+
+A probe's free input (a parameter, an attribute, an opaque call) is otherwise probed over every
+float.  A witness is only evidence when it lies where the code's inputs can be, so each input
+gets a domain, and pairs of inputs get relations, from four sources (strongest first):
+
+- **assertions in scope**: ``tf.debugging.assert_positive(x)``, ``assert_non_negative``,
+  ``assert_greater(a, b)``, ``assert_less``... in the same function, or in a class helper it
+  passes the value to (``self._maybe_assert_valid_x(x)``);
+- **class invariants** (analysis/invariants.py): assertions on ``self.scale`` anywhere in the
+  class, ``__init__`` guards that raise, constraining bijectors in ``_parameter_properties``;
+- **producers**: a value only ever assigned ``x + square(g)``, ``abs``, ``exp``, norms, ``relu``,
+  ``softplus`` (an accumulator of non-negative terms) is non-negative; an input that is a call
+  of a known math function the slice does not enter lies in its range (:data:`PRODUCER_RANGES`);
+- **callers**: a parameter lies in the range of what the project's call sites pass (the
+  index's cross-function provenance: `entropy_loss(softmax(...))` gives [0, 1], a ReLU output
+  >= 0); strong when every call site passes a known value and the range is its producer's own
+  (:data:`CODE_RANGED_KINDS`), weak when a caller passes an unknown value or the range rests on
+  a name (`s * mask`).  A witness outside it is refuted or inconclusive whatever the input's
+  origin: a driven parameter too (:func:`unreachable`).  An input that untraced calls only
+  move from a parameter (``repeat``, ``reshape``, ``cast``...) keeps that range
+  (:func:`passthrough_domain`); two parameters every caller passes from attributes its class
+  asserts ordered keep the order (:func:`caller_relations`);
+- **relations**: the shifted slices ``x[1:] - x[:-1]`` of a sorted array (``sort``, ``cumsum`` of a
+  non-negative value, ``linspace``, ``range``) are non-negative; ``probs`` from a sigmoid and its
+  ``logits`` are one parameter;
+- **whole numbers** (:func:`integer_inputs`): an input read from ``tf.shape``/``tf.size``/
+  ``count_nonzero``/``argmax`` (>= 0), ``tf.range``, a cast to an integer dtype or a rounding,
+  or one asserted ``assert_integer_form`` in scope, takes whole values only: a witness that
+  needs it at 1e-8 or 0.5 breaks a code-derived domain (refuted);
+- **names** (weak evidence): the lexicon in :data:`NAME_LEXICON`, and ``high``/``low``-style
+  pairs in :data:`PAIR_WORDS`.
+
+The static side (:func:`annotate`, here) stores them in the probe as plain data; the probing
+side keeps only points inside them (``verify/domains.split_rows``); the verdict side
+(``verify/domains.py``) checks the witness.  A symptom found only outside a domain is not
+confirmed: ``refuted`` when the domain comes from the code, ``inconclusive`` with the reason
+when it comes from a name.  No TensorFlow.  The evidence itself is read by ``domain_code`` (assertions, classes, types, contracts,
+producers), ``domain_relations`` (slices, reads, whole numbers, callers, Gram factors) and
+``domain_names`` (the weak, name-based kind).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from typing import Any
+
+from .domain_code import (
+    assertion_domains,
+    call_domain,
+    class_domains,
+    contract_domains,
+    producer_domain,
+    typed_domains,
+)
+from .domain_model import (
+    Domain,
+    Relation,
+    from_json_float,
+    to_json_float,
+    without_weaker_duplicates,
+)
+from .domain_names import (
+    box_relations,
+    logit_relations,
+    name_domain,
+    pair_relations,
+)
+from .domain_relations import (
+    caller_domain,
+    caller_relations,
+    gram_domains,
+    integer_inputs,
+    name_value,
+    passthrough_domain,
+    repeated_reads,
+    shifted_slice_relations,
+    stop_gradient_copies,
+    with_integer,
+)
+from .driven import mark_inputs
+
+
+def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
+    """Add the inputs' domains and relations to the probe (plain data, in place)."""
+    if not probe or probe.get("kind") != "expr":
+        return
+    names = [spec["name"] for spec in probe.get("inputs") or []]
+    if not names:
+        return
+    site = hit.site
+    scope = site.scope
+    fn_scope = scope
+    while fn_scope is not None and fn_scope.kind != "function":
+        fn_scope = fn_scope.parent
+    domains: dict[str, Domain] = {}
+    relations: list[Relation] = []
+    if fn_scope is not None:
+        doms, rels = assertion_domains(ctx, fn_scope, set(names))
+        for d in doms:
+            domains.setdefault(d.name, d)
+        relations += rels
+        doms, rels = class_domains(ctx, fn_scope, names)
+        for d in doms:
+            domains.setdefault(d.name, d)
+        relations += rels
+        doms, rels = contract_domains(ctx, fn_scope, site.statement, names)
+        declared = typed_domains(ctx, fn_scope, names)
+        for d in doms + declared:
+            domains.setdefault(d.name, d)
+        for spec in probe.get("inputs") or []:
+            if any(d.name == spec["name"] for d in declared):
+                spec["declared"] = True  # a trainable Parameter, not a plain attribute
+        relations += rels
+    for spec in probe.get("inputs") or []:
+        passed = caller_domain(ctx, spec, site) or passthrough_domain(ctx, spec, site)
+        if passed is not None:
+            domains.setdefault(passed.name, passed)
+    relations += caller_relations(ctx, probe, fn_scope)
+    for name, (lo, why) in integer_inputs(ctx, probe, fn_scope).items():
+        domains[name] = with_integer(domains.get(name), name, lo, why)
+    for spec in probe.get("inputs") or []:
+        name = spec["name"]
+        if name in domains or spec.get("prob") or spec.get("producer") in ("logits", "sigmoid"):
+            continue
+        lo = from_json_float(spec.get("lo", "-inf"))
+        if lo >= 0:
+            continue  # provenance already knows it
+        found: Domain | None
+        if re.fullmatch(r"\w+", name):
+            found = producer_domain(ctx, name, scope)
+        else:
+            found = call_domain(ctx, name, (scope, site.order), str(probe.get("dtype") or ""))
+        found = found or name_domain(name)
+        if found is not None:
+            domains[name] = found
+    mark_masked(probe, ctx, site)
+    for name, dom in gram_domains(probe, ctx, site).items():
+        domains.setdefault(name, dom)
+    relations += shifted_slice_relations(ctx, site.statement, site, set(names))
+    relations += repeated_reads(ctx, site.statement, names)
+    relations += stop_gradient_copies(ctx, site, names)
+    if len(names) > 1:
+        relations += pair_relations(names) + box_relations(names)
+        relations += logit_relations(probe.get("inputs") or [])
+    for spec in probe.get("inputs") or []:
+        held = domains.get(spec["name"])
+        if held is not None and held.lo == held.hi:  # a constant: probe it at its value only
+            spec["lo"] = spec["hi"] = to_json_float(held.lo)
+    if domains:
+        probe["domains"] = [
+            {**asdict(d), "lo": to_json_float(d.lo), "hi": to_json_float(d.hi)}
+            for d in domains.values()
+        ]
+    relations = without_weaker_duplicates(relations)
+    if relations:
+        probe["relations"] = [asdict(r) for r in relations]
+
+
+def mark_masked(probe: dict[str, Any], ctx, site) -> None:
+    """Inputs that are a strictly positive value times a mask (``softmax(z) * mask``, passed by
+    the callers or bound here): ``spec["masked_by"] = [mask code, producer]``.  Such a value is
+    0 only where the mask is, so the precondition gate reads a witness needing it all-zero as an
+    empty selection (``preconditions.empty_selection_reason``)."""
+    for spec in probe.get("inputs") or []:
+        name = spec.get("name", "")
+        if not re.fullmatch(r"\w+", name):
+            continue
+        masked = name_value(ctx, name, site.scope, site.order).masked_by
+        if masked:
+            spec["masked_by"] = list(masked)
+
+
+def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
+    """Everything issue #11 adds to a probe: where gradients flow, and the inputs' domains.
+    Best effort: an analysis failure leaves the probe as the slicer made it, never loses a file."""
+    if not probe or probe.get("kind") != "expr":
+        return
+    try:
+        _annotate_probe(probe, ctx, hit)
+    except (RecursionError, AttributeError, KeyError, TypeError, ValueError, IndexError):
+        for key in (
+            "no_gradient",
+            "no_gradient_likely",
+            "per_example",
+            "unused",
+            "loop_state",
+            "value_guarded",
+            "guarded",
+            "domains",
+            "relations",
+        ):
+            probe.pop(key, None)
+
+
+def _imported_elsewhere(ctx):
+    """``name -> bool``: another module of the project imports that name from this module
+    (``""``: the module itself); its callers there are not followed, so reachability stays
+    unknown.  Without a project index nothing is imported."""
+    project = getattr(ctx.ev, "project", None)
+    if project is None:
+        return None
+    return project.imported_elsewhere
+
+
+def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
+    from ..analysis.gradflow import (
+        cond_guard_reason,
+        dataset_map_reason,
+        element_map_reason,
+        no_gradient,
+        overwritten_reason,
+        where_guard_reason,
+    )
+
+    site = hit.site
+    elsewhere = _imported_elsewhere(ctx)
+    flow = no_gradient(site.scope, site.statement, hit.node, ctx.path, probe, elsewhere)
+    if flow:
+        probe["no_gradient"] = flow.reason
+        if not flow.certain:
+            probe["no_gradient_likely"] = True  # a dataset map function: inconclusive
+    mapped = dataset_map_reason(site.scope) or element_map_reason(site.scope)
+    if mapped:
+        probe["per_example"] = mapped  # one example at a time: axis 0 is not the batch axis
+    unused = overwritten_reason(site.scope, site.statement)
+    if unused:
+        probe["unused"] = unused  # a dead store: no symptom of it reaches anything
+    guard = where_guard_reason(site.statement, hit.node, site.scope)
+    if guard:
+        probe["value_guarded"] = guard  # tf.where computes the branch: its gradient still leaks
+    branch = cond_guard_reason(site.scope, site.statement, hit.node)
+    if branch:
+        probe["guarded"] = branch  # tf.cond / if: the branch does not run at all
+    annotate(probe, ctx, hit)
+    mark_inputs(probe, ctx, site)  # which inputs training drives: the genericity test reads it
