@@ -12,6 +12,7 @@ import pytest
 
 from tfnumlint.analysis import gradflow
 from tfnumlint.analysis.module import build
+from tfnumlint.verify import gradient_gate
 
 TFP_STYLE = """\
     import tensorflow as tf
@@ -147,8 +148,8 @@ def test_helpers_with_an_ordinary_caller_keep_their_gradient(scopes, name):
 
 def test_a_gradient_symptom_there_is_refuted_and_a_value_symptom_is_not():
     probe = {"no_gradient": "`_bwd` is the gradient rule of a custom_gradient"}
-    grad = gradflow.apply(probe, {"status": "confirmed", "symptom": "nan-gradient"})
-    value = gradflow.apply(probe, {"status": "confirmed", "symptom": "inf-value"})
+    grad = gradient_gate.apply(probe, {"status": "confirmed", "symptom": "nan-gradient"})
+    value = gradient_gate.apply(probe, {"status": "confirmed", "symptom": "inf-value"})
     assert grad["status"] == "refuted" and "gradient rule" in grad["detail"]
     assert value["status"] == "confirmed"
 

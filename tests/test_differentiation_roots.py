@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_reachability import one_probe
 
-from tfnumlint.analysis import gradflow
+from tfnumlint.verify import gradient_gate
 
 BODY = """\
     import tensorflow as tf
@@ -73,7 +73,7 @@ CONFIRMED = {"status": "confirmed", "detail": "at x = 0", "inputs": {}, "symptom
 def test_a_free_function_is_not_gated_whatever_its_name(name):
     """`log(1 - sigmoid(logits))` in `def bce_loss` and in `def bce`: one verdict."""
     assert _flow(BODY.format(name=name), "TNL101") == (None, False)
-    out = gradflow.apply(one_probe(BODY.format(name=name), "TNL101"), dict(CONFIRMED))
+    out = gradient_gate.apply(one_probe(BODY.format(name=name), "TNL101"), dict(CONFIRMED))
     assert out["status"] == "confirmed"
 
 
@@ -107,15 +107,19 @@ def test_a_graph_value_only_fetched_has_no_path_to_a_root():
 def test_the_unreached_gradient_symptom_is_refuted_and_a_value_symptom_is_not():
     probe = one_probe(SESSION_ONLY, "TNL202")
     confirmed = {"status": "confirmed", "detail": "at x = 0", "inputs": {}}
-    assert gradflow.apply(probe, {**confirmed, "symptom": "nan-gradient"})["status"] == "refuted"
-    assert gradflow.apply(probe, {**confirmed, "symptom": "nan-value"})["status"] == "confirmed"
+    assert (
+        gradient_gate.apply(probe, {**confirmed, "symptom": "nan-gradient"})["status"] == "refuted"
+    )
+    assert (
+        gradient_gate.apply(probe, {**confirmed, "symptom": "nan-value"})["status"] == "confirmed"
+    )
 
 
 def test_a_free_gradient_symptom_keeps_its_status():
     """A function with no caller here may be a library's loss: the witness is not gated (the
     earlier rule made it conditional, so every library function turned inconclusive)."""
     probe = one_probe(BODY.format(name="bce"), "TNL101")
-    out = gradflow.apply(probe, dict(CONFIRMED))
+    out = gradient_gate.apply(probe, dict(CONFIRMED))
     assert out["status"] == "confirmed" and "conditional" not in out["detail"]
 
 

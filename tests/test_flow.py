@@ -13,8 +13,8 @@ import textwrap
 import pytest
 from test_reachability import one_probe, probed
 
-from tfnumlint.analysis import gradflow
 from tfnumlint.model import Finding
+from tfnumlint.verify import gradient_gate
 
 # ---------------------------------------------------------------- iterative numerical code
 
@@ -137,11 +137,13 @@ def test_a_flag_and_another_condition_is_no_guard():
 
 def test_the_flag_guard_refutes_the_value_but_not_the_gradient():
     probe = one_probe(secant("tf.equal(f0, f1)"), "TNL201")
-    value = gradflow.apply(probe, {"status": "confirmed", "symptom": "inf-value", "detail": "d"})
+    value = gradient_gate.apply(
+        probe, {"status": "confirmed", "symptom": "inf-value", "detail": "d"}
+    )
     assert value["status"] == "refuted"
     gradient = {"status": "confirmed", "symptom": "nan-gradient", "detail": "d"}
     reached = {**probe, "no_gradient": None, "conditional": None}  # as if a root called it
-    assert gradflow.apply(reached, gradient)["status"] == "confirmed"
+    assert gradient_gate.apply(reached, gradient)["status"] == "confirmed"
 
 
 # ---------------------------------------------------------------- assertions as guards
@@ -181,7 +183,9 @@ def tau(asserts: str) -> str:
 def test_assertions_that_reject_every_zero_of_the_divisor_guard_it(asserts):
     probe = one_probe(tau(asserts), "TNL201")
     assert "assertion of the code rejects the zero of `t`, `u`" in probe["guarded"]
-    verdict = gradflow.apply(probe, {"status": "confirmed", "symptom": "nan-value", "detail": "d"})
+    verdict = gradient_gate.apply(
+        probe, {"status": "confirmed", "symptom": "nan-value", "detail": "d"}
+    )
     assert verdict["status"] == "refuted"
 
 
@@ -393,7 +397,7 @@ def _value_verdict(needed: list[str]) -> dict:
 
 def test_a_value_witness_needing_only_other_inputs_stays_confirmed():
     probe = one_probe(BRACKET_LOOP, "TNL201")
-    assert gradflow.apply(probe, _value_verdict(["tol"]))["status"] == "confirmed"
+    assert gradient_gate.apply(probe, _value_verdict(["tol"]))["status"] == "confirmed"
 
 
 # ---------------------------------------------------------------- decoding-time samplers

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from test_reachability import one_probe, probed
 
-from tfnumlint.analysis import gradflow
+from tfnumlint.verify import gradient_gate
 
 SQRT_OF_VARIANCES = """\
     import tensorflow as tf
@@ -34,7 +34,7 @@ def confirmed(symptom: str) -> dict:
 
 
 def judged(probe: dict, symptom: str) -> dict:
-    return gradflow.apply(probe, confirmed(symptom))
+    return gradient_gate.apply(probe, confirmed(symptom))
 
 
 # ---------------------------------------------------------------- evaluation code
@@ -246,10 +246,10 @@ def overwritten_probes(src: str) -> list[dict]:
 def test_a_value_assigned_again_before_any_use_confirms_nothing():
     first, second = sorted(overwritten_probes(OVERWRITTEN), key=lambda p: p.get("unused") is None)
     assert "`probabilities` is assigned again before any use" in first["unused"]
-    assert gradflow.apply(first, confirmed("nan-value"))["status"] == "refuted"
+    assert gradient_gate.apply(first, confirmed("nan-value"))["status"] == "refuted"
     # the second assignment is the one returned: its NaN value stays a confirmed hazard
     assert "unused" not in second
-    assert gradflow.apply(second, confirmed("nan-value"))["status"] == "confirmed"
+    assert gradient_gate.apply(second, confirmed("nan-value"))["status"] == "confirmed"
 
 
 def test_a_value_read_before_it_is_reassigned_is_used():
@@ -341,17 +341,17 @@ def test_a_gradient_witness_whose_statement_is_nan_is_a_value_symptom_in_an_inpu
     gradient the statement itself is 0/0, a NaN the pipeline returns; it stays confirmed as a
     value symptom.  (It was read from an `eval/` path; a dataset map is the structural fact.)"""
     probe = one_probe(DATASET_MAP, "TNL202")
-    out = gradflow.apply(probe, with_statement_value("inf-gradient", "nan"))
+    out = gradient_gate.apply(probe, with_statement_value("inf-gradient", "nan"))
     assert out["status"] == "confirmed"
     assert out["symptom"] == "nan-value"
     assert "the enclosing statement's value is nan" in out["detail"]
-    infinite = gradflow.apply(probe, with_statement_value("inf-gradient", "-inf"))
+    infinite = gradient_gate.apply(probe, with_statement_value("inf-gradient", "-inf"))
     assert infinite["symptom"] == "inf-value"
 
 
 def test_a_finite_statement_value_leaves_the_gradient_witness_unconfirmed():
     probe = one_probe(DATASET_MAP, "TNL202")
-    out = gradflow.apply(probe, with_statement_value("inf-gradient", 1.0))
+    out = gradient_gate.apply(probe, with_statement_value("inf-gradient", 1.0))
     assert out["status"] == "inconclusive"
     assert out["symptom"] == "inf-gradient"
 
@@ -359,5 +359,5 @@ def test_a_finite_statement_value_leaves_the_gradient_witness_unconfirmed():
 def test_a_free_function_keeps_its_gradient_witness_whatever_its_path():
     """No caller in the project is no evidence: the witness is not gated, under any path."""
     for path in ("gan/eval/swd.py", "model.py"):
-        out = gradflow.apply(sqrt_probe(path=path), with_statement_value("inf-gradient", 1.0))
+        out = gradient_gate.apply(sqrt_probe(path=path), with_statement_value("inf-gradient", 1.0))
         assert out["status"] == "confirmed" and out["symptom"] == "inf-gradient"

@@ -56,7 +56,7 @@ PENDING: dict[str, str] = {
     "analysis/dtypectx.py:_HELPER": "`floatx`/`get_default_float` helpers: Keras API plus "
     "user-named wrappers of it",
     "analysis/dtypectx.py:_MENTION": "goes with _HELPER",
-    "analysis/gradflow.py:_EFFECT_CALL": "TF effect methods (assign, scatter_*, add_loss), but "
+    "analysis/dead_stores.py:_EFFECT_CALL": "TF effect methods (assign, scatter_*, add_loss), but "
     "`update\\w*`/`apply\\w*` also match user functions; needs the receiver resolved",
 }
 
@@ -184,17 +184,17 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/gradflow.py:_ELEMENT_MAPS",
         "analysis/gradflow.py:_GRADIENT_RULE_KEYWORDS",
         "analysis/gradflow.py:_INTEGER_DTYPE",
-        "analysis/gradflow.py:_LESS_CALLS",
+        "analysis/guards.py:_LESS_CALLS",
         "analysis/gradflow.py:_MAP_METHODS",
         "analysis/gradflow.py:_METRIC_METHODS",
-        "analysis/gradflow.py:_NONZERO_ASSERTS",
+        "analysis/guards.py:_NONZERO_ASSERTS",
         "analysis/gradflow.py:_NO_GRAD_CALL",
         "analysis/gradflow.py:_NO_GRAD_CALL_REASON",
-        "analysis/gradflow.py:_OR_CALLS",
-        "analysis/gradflow.py:_SOFTMAX_FAMILY",
+        "analysis/guards.py:_OR_CALLS",
+        "verify/gradient_gate.py:_SOFTMAX_FAMILY",
         "analysis/gradflow.py:_STEP_FUNCTIONS",
         "analysis/gradflow.py:_UPDATE_METHODS",
-        "analysis/gradflow.py:_ZERO_PRESERVING",
+        "analysis/guards.py:_ZERO_PRESERVING",
         "analysis/invariants.py:ASSERT_INTEGER",
         "analysis/invariants.py:ASSERT_ONE",
         "analysis/invariants.py:ASSERT_TWO",

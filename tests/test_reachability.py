@@ -13,13 +13,13 @@ import textwrap
 import pytest
 from conftest import hits, lint
 
-from tfnumlint.analysis import domain_code, domain_model, domain_names, gradflow, probe_annotate
+from tfnumlint.analysis import domain_code, domain_model, domain_names, probe_annotate
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.grouping import merge_same_hazard
 from tfnumlint.model import Finding, Verification
 from tfnumlint.ruledocs import all_docs
 from tfnumlint.source import Source
-from tfnumlint.verify import domains, gates
+from tfnumlint.verify import domains, gates, gradient_gate
 
 
 def probed(code: str, path: str = "model.py", select: list[str] | None = None) -> list[Finding]:
@@ -263,7 +263,7 @@ def _confirmed(symptom: str) -> dict:
 )
 def test_gradient_only_symptoms_are_refuted_where_no_gradient_flows(symptom):
     probe = {"kind": "expr", "no_gradient": "it is in the optimizer update `_resource_apply_dense`"}
-    out = gradflow.apply(probe, _confirmed(symptom))
+    out = gradient_gate.apply(probe, _confirmed(symptom))
     assert out["status"] == "refuted"
     assert "no gradient flows here" in out["detail"]
     assert "_resource_apply_dense" in out["detail"]
@@ -272,11 +272,13 @@ def test_gradient_only_symptoms_are_refuted_where_no_gradient_flows(symptom):
 @pytest.mark.parametrize("symptom", ["nan-value", "inf-value"])
 def test_value_symptoms_still_confirm_where_no_gradient_flows(symptom):
     probe = {"kind": "expr", "no_gradient": "it is in a metric update"}
-    assert gradflow.apply(probe, _confirmed(symptom))["status"] == "confirmed"
+    assert gradient_gate.apply(probe, _confirmed(symptom))["status"] == "confirmed"
 
 
 def test_gradient_symptoms_confirm_where_gradients_flow():
-    assert gradflow.apply({"kind": "expr"}, _confirmed("nan-gradient"))["status"] == "confirmed"
+    assert (
+        gradient_gate.apply({"kind": "expr"}, _confirmed("nan-gradient"))["status"] == "confirmed"
+    )
 
 
 # ---------------------------------------------------------------- input domains
@@ -623,11 +625,11 @@ def test_dead_gradient_of_summed_log_softmax_is_no_evidence():
         ],
     }
     probe = {"kind": "expr", "target": target, "loss": None}
-    out = gradflow.apply(probe, _confirmed("dead-gradient"))
+    out = gradient_gate.apply(probe, _confirmed("dead-gradient"))
     assert out["status"] == "inconclusive"
     assert "by construction" in out["detail"]
     with_loss = {**probe, "loss": {"k": "bin", "op": "*", "l": target, "r": target}}
-    assert gradflow.apply(with_loss, _confirmed("dead-gradient"))["status"] == "confirmed"
+    assert gradient_gate.apply(with_loss, _confirmed("dead-gradient"))["status"] == "confirmed"
 
 
 def test_inf_is_not_a_domain_bound_it_cannot_hold():
@@ -665,11 +667,11 @@ def test_a_division_in_a_where_branch_guarded_by_its_denominator_is_value_safe()
         """
     probe = one_probe(src, "TNL201")
     assert "tests `g_norm`" in probe["value_guarded"]
-    out = gradflow.apply(probe, _confirmed("inf-value"))
+    out = gradient_gate.apply(probe, _confirmed("inf-value"))
     assert out["status"] == "refuted" and "never selected" in out["detail"]
     # its gradient still leaks through the untaken branch (TNL302's hazard): not refuted; `trust`
     # has no caller here, which is no evidence either way, so the witness stays confirmed
-    leaked = gradflow.apply(probe, _confirmed("nan-gradient"))
+    leaked = gradient_gate.apply(probe, _confirmed("nan-gradient"))
     assert leaked["status"] == "confirmed" and "never selected" not in leaked["detail"]
 
 
@@ -820,13 +822,13 @@ def test_a_nan_gradient_only_with_respect_to_a_data_input_trains_nothing():
         "observed": {"gradient": {"qz": "nan", "output": 0.5}},
     }
     probe = {"kind": "expr", "inputs": [{"name": "qz", "origin": "data"}, {"name": "output"}]}
-    refuted = gradflow.apply(probe, out)
+    refuted = gradient_gate.apply(probe, out)
     assert refuted["status"] == "refuted" and "`qz`, a data input" in refuted["detail"]
     out["observed"]["gradient"]["output"] = "nan"
-    assert gradflow.apply(probe, out)["status"] == "confirmed"
+    assert gradient_gate.apply(probe, out)["status"] == "confirmed"
     named = {"kind": "expr", "inputs": [{"name": "target"}, {"name": "output"}]}
     out["observed"]["gradient"] = {"target": "nan", "output": 0.5}
-    assert gradflow.apply(named, out)["status"] == "confirmed"  # a name alone decides nothing
+    assert gradient_gate.apply(named, out)["status"] == "confirmed"  # a name alone decides nothing
 
 
 def test_a_log_probability_is_not_a_probability_by_its_name():
@@ -854,7 +856,7 @@ def test_a_helper_called_only_under_a_cond_on_its_denominator_is_guarded():
     probe = one_probe(src, "TNL206")
     assert "tf.cond around it tests `hi`" in probe["guarded"]
     for symptom in ("inf-value", "nan-gradient"):
-        assert gradflow.apply(probe, _confirmed(symptom))["status"] == "refuted"
+        assert gradient_gate.apply(probe, _confirmed(symptom))["status"] == "refuted"
 
 
 def test_an_if_on_the_denominator_guards_its_body():

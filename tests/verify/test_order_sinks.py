@@ -22,8 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from test_reachability import one_probe, probed  # noqa: E402
 
-from tfnumlint.analysis import gradflow  # noqa: E402
-from tfnumlint.verify import downstream, probing  # noqa: E402
+from tfnumlint.verify import downstream, gradient_gate, probing  # noqa: E402
 
 THR = 1e6
 
@@ -247,6 +246,6 @@ def test_a_class_named_like_a_sampler_gets_no_context_from_its_name():
     for name in ("BeamSampler", "Qz"):
         probe = one_probe(body.format(name=name), "TNL101")
         assert "uses" not in probe and "sampler" not in str(probe.get("no_gradient") or "")
-        judged = downstream.review(probe, gradflow.apply(probe, dict(out)))
+        judged = downstream.review(probe, gradient_gate.apply(probe, dict(out)))
         statuses.add(judged["status"])
     assert statuses == {"confirmed"}

@@ -7,9 +7,13 @@ differentiated (an optimizer update, a metric update), ``tf.stop_gradient`` and 
 that pass no gradient, a value that only feeds an integer or boolean result, a dead store, and
 reachability (``roots.py``): no path from the hazard to a differentiation root refutes; a
 function with no caller in the project is not gated (its callers are not in view, so the
-finding keeps its status); one mapped over a dataset makes the symptom conditional.  Names of user functions, variables and files never decide.  The verdict side
-(:func:`apply`) applies that decision with a reason the user reads.  Plain data only: no
-TensorFlow import.
+finding keeps its status); one mapped over a dataset makes the symptom conditional.
+Names of user functions, variables and files never decide.  The verdict side
+(``verify/gradient_gate.apply``) applies that decision with a reason the user reads.  Plain
+data only: no TensorFlow import.
+
+The guards a value symptom is checked against live in ``guards.py``, dead stores in
+``dead_stores.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,14 @@ from typing import Any
 import libcst as cst
 
 from .. import ops
+from .dead_stores import (
+    assigned_name,
+    assigns_only,
+    module_scope,
+    reads_of,
+    statements_after,
+    string_value,
+)
 from .module import Scope, call_arg
 from .names import dotted_name
 from .roots import Path as ReachPath
@@ -214,7 +226,7 @@ _REGIONS: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDict
 
 def custom_gradient_reason(scope: Scope) -> str | None:
     """Why ``scope`` (or a function around it) is custom-gradient code, or None."""
-    root = _root(scope)
+    root = module_scope(scope)
     module = root.node
     if not isinstance(module, cst.Module):
         return None
@@ -317,7 +329,9 @@ def _integer_cast(call: cst.Call, last: str) -> bool:
     dtype = args.get("dtype", positional[1] if len(positional) > 1 else None)
     if dtype is None:
         return False
-    text = (_string(dtype) if isinstance(dtype, cst.SimpleString) else dotted_name(dtype)) or ""
+    text = (
+        string_value(dtype) if isinstance(dtype, cst.SimpleString) else dotted_name(dtype)
+    ) or ""
     return bool(_INTEGER_DTYPE.match(text.rsplit(".", 1)[-1]))
 
 
@@ -350,337 +364,6 @@ def _cast_inputs(tree: Any) -> set[str]:
 
     walk(tree, False)
     return inside - outside
-
-
-def _names(node: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Name):
-            out.add(n.value)
-        elif isinstance(n, cst.Attribute):
-            out.add(dotted_name(n))
-        stack.extend(n.children)
-    return out
-
-
-def _where_parts(call: cst.Call) -> tuple[cst.BaseExpression, list[cst.BaseExpression]] | None:
-    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    cond = args.get("condition", positional[0] if positional else None)
-    branches = [args.get("x"), args.get("y"), *positional[1:3]]
-    if cond is None:
-        return None
-    return cond, [b for b in branches if b is not None]
-
-
-def where_guard_reason(
-    statement: cst.CSTNode, node: cst.CSTNode, scope: Scope | None = None
-) -> str | None:
-    """``tf.where(g > 0, w / g, 1.0)``: the division's inf/NaN value is never selected.
-
-    The hazard sits in a branch of a ``where`` whose condition tests a name of the hazard's own
-    denominator (or argument), or in its false branch when the condition (a flag the function
-    computes, ``done = x0 == x1``) holds at the denominator's zero; only its gradient can leak,
-    which is TNL302's finding."""
-    hazard = node.right if isinstance(node, cst.BinaryOperation) else node
-    if isinstance(node, cst.Call) and node.args:
-        hazard = node.args[-1].value if len(node.args) > 1 else node.args[0].value
-    wanted = _names(hazard)
-    zeros = _zero_pairs(node)
-    stack: list[tuple[cst.CSTNode, str | None]] = [(statement, None)]
-    while stack:
-        current, reason = stack.pop()
-        if current is node:
-            return reason
-        if isinstance(current, cst.Call) and dotted_name(current.func).endswith("where"):
-            parts = _where_parts(current)
-            if parts is not None:
-                cond, branches = parts
-                shared = sorted(wanted & _names(cond))
-                if shared:
-                    for branch in branches:
-                        stack.append((branch, f"the tf.where around it tests `{shared[0]}` first"))
-                    stack.append((cond, reason))
-                    continue
-                if zeros and len(branches) == 2 and _covers_zero(cond, zeros, scope, 0):
-                    why = (
-                        f"the tf.where around it selects the other value when `{_code(cond)}` "
-                        "holds, which it does at the zero of the denominator"
-                    )
-                    stack.extend([(branches[0], reason), (branches[1], why), (cond, reason)])
-                    continue
-        for child in current.children:
-            stack.append((child, reason))
-    return None
-
-
-def _code(node: cst.CSTNode) -> str:
-    """Source of an expression without its parentheses or spaces, to compare two of them."""
-    if isinstance(node, cst.BaseExpression) and (node.lpar or node.rpar):
-        node = node.with_changes(lpar=[], rpar=[])
-    text = "".join(cst.Module([]).code_for_node(node).split())
-    return "0" if text in ("0", "0.", "0.0") else text
-
-
-def _zero_pairs(node: cst.CSTNode) -> set[frozenset[str]]:
-    """Equalities that make the divisor zero: ``a - b`` is zero at ``a == b``, any other
-    divisor ``d`` at ``d == 0``."""
-    divisor: cst.BaseExpression | None = None
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-        divisor = node.right
-    elif isinstance(node, cst.Call) and len(node.args) == 2 and _is_division_call(node):
-        divisor = node.args[1].value
-    if divisor is None:
-        return set()
-    pairs = {frozenset({_code(divisor), "0"})}
-    if isinstance(divisor, cst.BinaryOperation) and isinstance(divisor.operator, cst.Subtract):
-        a, b = _code(divisor.left), _code(divisor.right)
-        pairs |= {frozenset({a, b}), frozenset({f"{b}-{a}", "0"})}
-    return pairs
-
-
-def _is_division_call(call: cst.Call) -> bool:
-    return dotted_name(call.func).rsplit(".", 1)[-1] in ("divide", "truediv", "realdiv", "div")
-
-
-_OR_CALLS = frozenset({"logical_or", "reduce_any"})
-_AND_CALLS = frozenset({"logical_and"})
-_EQUAL_CALLS = frozenset({"equal"})
-_LESS_CALLS = {"less": "<", "less_equal": "<="}
-
-
-def _covers_zero(
-    cond: cst.BaseExpression, zeros: set[frozenset[str]], scope: Scope | None, depth: int
-) -> bool:
-    """``cond`` is true wherever the divisor is zero: an equality of the divisor's two sides,
-    ``abs(d) < tol``, an ``or`` with such a part, or a flag the function assigns from one."""
-    if depth > 4:
-        return False
-    if isinstance(cond, cst.Name):
-        bindings = scope.bindings.get(cond.value) if scope is not None else None
-        return bool(bindings) and all(
-            b.value is not None
-            and b.index is None
-            and _covers_zero(b.value, zeros, scope, depth + 1)
-            for b in bindings or ()
-        )
-    if isinstance(cond, cst.BinaryOperation) and isinstance(cond.operator, (cst.BitOr, cst.BitAnd)):
-        parts = [_covers_zero(p, zeros, scope, depth + 1) for p in (cond.left, cond.right)]
-        return any(parts) if isinstance(cond.operator, cst.BitOr) else all(parts)
-    if isinstance(cond, cst.BooleanOperation):
-        parts = [_covers_zero(p, zeros, scope, depth + 1) for p in (cond.left, cond.right)]
-        return any(parts) if isinstance(cond.operator, cst.Or) else all(parts)
-    if isinstance(cond, cst.Comparison) and len(cond.comparisons) == 1:
-        op = cond.comparisons[0].operator
-        right = cond.comparisons[0].comparator
-        if isinstance(op, cst.Equal):
-            return frozenset({_code(cond.left), _code(right)}) in zeros
-        if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
-            return _small_abs(cond.left, right, isinstance(op, cst.LessThan), zeros)
-        return False
-    if isinstance(cond, cst.Call):
-        last = dotted_name(cond.func).rsplit(".", 1)[-1]
-        args = [a.value for a in cond.args if a.keyword is None and not a.star]
-        if last in _OR_CALLS | _AND_CALLS and args:
-            parts = [_covers_zero(p, zeros, scope, depth + 1) for p in args]
-            return any(parts) if last in _OR_CALLS else all(parts)
-        if last in _EQUAL_CALLS and len(args) == 2:
-            return frozenset({_code(args[0]), _code(args[1])}) in zeros
-        if last in _LESS_CALLS and len(args) == 2:
-            return _small_abs(args[0], args[1], last == "less", zeros)
-    return False
-
-
-def _small_abs(
-    left: cst.BaseExpression, bound: cst.BaseExpression, strict: bool, zeros: set[frozenset[str]]
-) -> bool:
-    """``abs(d) < tol`` (``tol`` not a literal 0 when strict) holds at ``d == 0``."""
-    if not (isinstance(left, cst.Call) and dotted_name(left.func).rsplit(".", 1)[-1] == "abs"):
-        return False
-    if not left.args or (strict and _code(bound) == "0"):
-        return False
-    return frozenset({_code(left.args[0].value), "0"}) in zeros
-
-
-def _hazard_names(node: cst.CSTNode) -> set[str]:
-    """Names in the operand that makes the hazard: a denominator, a reciprocal's argument."""
-    hazard = node.right if isinstance(node, cst.BinaryOperation) else node
-    if isinstance(node, cst.Call) and node.args:
-        hazard = node.args[-1].value if len(node.args) > 1 else node.args[0].value
-    return _names(hazard)
-
-
-def _cond_parts(call: cst.Call) -> tuple[cst.BaseExpression, list[cst.BaseExpression]] | None:
-    """``tf.cond(pred, true_fn, false_fn)`` (any module, keywords too) -> (pred, branches)."""
-    if not dotted_name(call.func).endswith("cond"):
-        return None
-    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    pred = args.get("pred", positional[0] if positional else None)
-    branches = [args.get("true_fn"), args.get("false_fn"), *positional[1:3]]
-    return (pred, [b for b in branches if b is not None]) if pred is not None else None
-
-
-def cond_guard_reason(scope: Scope, statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
-    """The hazard runs only under a ``tf.cond``/``if`` whose predicate tests its own operand:
-    ``tf.cond(hi > lo, lambda: scale(255 / (hi - lo)), ...)``, ``if n > 0: x / n``."""
-    wanted = _hazard_names(node)
-    if not wanted:
-        return None
-    fn = scope.node if scope.kind == "function" else None
-    outer = scope.parent
-    while outer is not None and outer.kind != "function":
-        outer = outer.parent
-    inner = fn.body if isinstance(fn, cst.FunctionDef) else statement  # `if` above the statement
-    roots: list[tuple[cst.CSTNode, cst.CSTNode]] = [(inner, node)]
-    if isinstance(fn, cst.FunctionDef) and outer is not None:
-        roots.append((outer.node, fn))  # a nested helper: where is it called?
-    for root, target in roots:
-        helper = fn if target is fn and isinstance(fn, cst.FunctionDef) else None
-        reason = _guarded_in(root, target, wanted, helper)
-        if reason:
-            return reason
-    return assertion_guard_reason(fn, node) if isinstance(fn, cst.FunctionDef) else None
-
-
-# Assertions that raise when their first argument is zero: name -> the bound's test (None: no
-# second argument), true when the asserted relation to that bound excludes 0.
-_NONZERO_ASSERTS: dict[str, Any] = {
-    "assert_positive": None,
-    "assert_negative": None,
-    "assert_greater": lambda bound: bound >= 0,
-    "assert_less": lambda bound: bound <= 0,
-    "assert_none_equal": lambda bound: bound == 0,
-}
-# Functions whose result is zero only where their argument is.
-_ZERO_PRESERVING = ops.ZERO_PRESERVING | {"convert_to_tensor"}  # + a name not registered
-
-
-def assertion_guard_reason(fn: cst.FunctionDef, node: cst.CSTNode) -> str | None:
-    """``assert_positive(t)`` and ``assert_positive(u)`` in the function (directly or in
-    ``tf.control_dependencies``) before ``s / sqrt(t * u)``: the zero a witness would need makes
-    the code raise, so the hazard never produces a value.  Assertions under an ``if`` (``if
-    validate_args:``) may be off and do not count."""
-    operand = _hazard_operand(node)
-    if operand is None:
-        return None
-    asserted = _asserted_nonzero(fn.body)
-    if asserted and _nonzero(operand, asserted):
-        names = "`, `".join(sorted(asserted & _names(operand)))
-        return f"an assertion of the code rejects the zero of `{names}` (it raises instead)"
-    return None
-
-
-def _hazard_operand(node: cst.CSTNode) -> cst.BaseExpression | None:
-    if isinstance(node, cst.BinaryOperation):
-        return node.right
-    if isinstance(node, cst.Call) and node.args:
-        return node.args[-1].value if len(node.args) > 1 else node.args[0].value
-    return None
-
-
-def _asserted_nonzero(body: cst.CSTNode) -> set[str]:
-    """Names whose zero an unconditional assertion in ``body`` rejects (nested functions and
-    ``if`` bodies excluded)."""
-    out: set[str] = set()
-    stack: list[cst.CSTNode] = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.If)):
-            continue
-        if isinstance(node, cst.Call):
-            name = _asserted_name(node)
-            if name:
-                out.add(name)
-        stack.extend(node.children)
-    return out
-
-
-def _asserted_name(call: cst.Call) -> str | None:
-    test = _NONZERO_ASSERTS.get(dotted_name(call.func).rsplit(".", 1)[-1], False)
-    args = [a.value for a in call.args if a.keyword is None and not a.star]
-    if test is False or not args or not isinstance(args[0], (cst.Name, cst.Attribute)):
-        return None
-    if test is not None:
-        bound = _number(args[1]) if len(args) > 1 else None
-        if bound is None or not test(bound):
-            return None
-    return _code(args[0])
-
-
-def _number(node: cst.BaseExpression) -> float | None:
-    sign = 1.0
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        sign, node = -1.0, node.expression
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return sign * float(node.evaluated_value)
-    return None
-
-
-def _nonzero(expr: cst.BaseExpression, asserted: set[str]) -> bool:
-    """``expr`` cannot be zero once every asserted name is non-zero: a product of such names,
-    through sqrt/abs/square/casts and non-zero literals."""
-    if isinstance(expr, (cst.Name, cst.Attribute)):
-        return _code(expr) in asserted
-    number = _number(expr)
-    if number is not None:
-        return number != 0
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-        return _nonzero(expr.left, asserted) and _nonzero(expr.right, asserted)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power):
-        return _nonzero(expr.left, asserted)
-    if isinstance(expr, cst.Call) and expr.args:
-        last = dotted_name(expr.func).rsplit(".", 1)[-1]
-        return last in _ZERO_PRESERVING and _nonzero(expr.args[0].value, asserted)
-    return False
-
-
-def _guarded_in(
-    root: cst.CSTNode, target: cst.CSTNode, wanted: set[str], helper: cst.FunctionDef | None
-) -> str | None:
-    """Every use of ``target`` under ``root`` (or every call of ``helper``) sits in a branch
-    whose predicate shares a name with ``wanted``."""
-    found: list[str | None] = []
-    stack: list[tuple[cst.CSTNode, str | None]] = [(root, None)]
-    while stack:
-        current, reason = stack.pop()
-        if helper is None and current is target:
-            found.append(reason)
-            continue
-        if helper is not None and current is helper:
-            continue  # the definition itself is not a use
-        if (
-            helper is not None
-            and isinstance(current, cst.Call)
-            and isinstance(current.func, cst.Name)
-            and current.func.value == helper.name.value
-        ):
-            found.append(reason)
-        if isinstance(current, cst.Call):
-            parts = _cond_parts(current)
-            if parts is not None:
-                pred, branches = parts
-                shared = sorted(wanted & _names(pred))
-                if shared:
-                    for branch in branches:
-                        stack.append((branch, f"the tf.cond around it tests `{shared[0]}` first"))
-                    stack.append((pred, reason))
-                    continue
-        if isinstance(current, cst.If):
-            shared = sorted(wanted & _names(current.test))
-            if shared:
-                stack.append((current.body, f"the `if` around it tests `{shared[0]}` first"))
-                if current.orelse is not None:
-                    stack.append((current.orelse, reason))
-                stack.append((current.test, reason))
-                continue
-        for child in current.children:
-            stack.append((child, reason))
-    if found and all(found):
-        return found[0]
-    return None
 
 
 @dataclass(frozen=True)
@@ -793,7 +476,7 @@ _ELEMENTS: weakref.WeakKeyDictionary[Scope, dict[int, str]] = weakref.WeakKeyDic
 def element_map_reason(scope: Scope) -> str | None:
     """``scope`` (or a function around it) is mapped over the elements of a tensor
     (``tf.map_fn(fn, x)``, ``tf.vectorized_map``): it sees one element at a time."""
-    root = _root(scope)
+    root = module_scope(scope)
     if not isinstance(root.node, cst.Module):
         return None
     regions = _ELEMENTS.get(root)
@@ -815,7 +498,7 @@ def element_map_reason(scope: Scope) -> str | None:
 
 def dataset_map_reason(scope: Scope) -> str | None:
     """``scope`` (or a function around it) is mapped over a ``tf.data`` dataset."""
-    root = _root(scope)
+    root = module_scope(scope)
     if not isinstance(root.node, cst.Module):
         return None
     regions = _MAPPED.get(root)
@@ -836,78 +519,11 @@ def _enclosing_region(scope: Scope, regions: dict[int, str]) -> tuple[Scope, str
     return None
 
 
-def _root(scope: Scope) -> Scope:
-    while scope.parent is not None:
-        scope = scope.parent
-    return scope
-
-
-def _assigned_name(scope: Scope, statement: cst.CSTNode) -> tuple[str, cst.FunctionDef] | None:
-    """``name = ...`` in a function body: the name and the function, else None."""
-    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
-        return None
-    target = statement.targets[0].target
-    fn = scope.node if scope.kind == "function" else None
-    if not (isinstance(target, cst.Name) and isinstance(fn, cst.FunctionDef)):
-        return None
-    return target.value, fn
-
-
-def overwritten_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
-    """``p = a / norm(a)`` followed, in the same block and before any read of ``p``, by another
-    plain ``p = ...``: the flagged value is never used, so neither its value nor its gradient
-    reaches anything.  A read inside a nested block, or any other statement that names ``p``
-    (an augmented assignment, a loop), counts as a use."""
-    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
-        return None
-    target = statement.targets[0].target
-    fn = scope.node if scope.kind == "function" else None
-    if not (isinstance(target, cst.Name) and isinstance(fn, cst.FunctionDef)):
-        return None
-    if _has_side_effect(statement.value):
-        return None  # `v = var.assign(a / b)`: the update happens whatever `v` becomes
-    following = statements_after(fn.body, statement)
-    if following is None:
-        return None
-    for line in following:
-        if not isinstance(line, cst.SimpleStatementLine):
-            if target.value in _names(line):
-                return None  # read, or rebound only on some paths
-            continue
-        for small in line.body:
-            if (
-                isinstance(small, cst.Assign)
-                and _assigns_only(small, target.value)
-                and target.value not in _names(small.value)
-            ):
-                return f"`{target.value}` is assigned again before any use: its value is never read"
-            if target.value in _names(small):
-                return None
-    return None
-
-
-_EFFECT_CALL = re.compile(
-    r"^(?:assign\w*|scatter\w*|apply\w*|update\w*|add_(?:loss|metric|update)\w*|print|write|scalar|histogram)$"
-)
-
-
-def _has_side_effect(value: cst.CSTNode) -> bool:
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call) and _EFFECT_CALL.match(
-            dotted_name(node.func).rsplit(".", 1)[-1]
-        ):
-            return True
-        stack.extend(node.children)
-    return False
-
-
 def gradient_free_uses_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
     """``v = tf.norm(...)`` whose every later read (up to a reassignment in the same block)
     only feeds a comparison, an integer cast, ``argmax``, ``round``, ``stop_gradient`` or a
     summary: a leader score compared with ``>=``.  No gradient flows back into ``v``."""
-    assigned = _assigned_name(scope, statement)
+    assigned = assigned_name(scope, statement)
     if assigned is None:
         return None
     name, fn = assigned
@@ -922,186 +538,9 @@ def gradient_free_uses_reason(scope: Scope, statement: cst.CSTNode) -> str | Non
                 return None
             why.append(reason)
         if isinstance(line, cst.SimpleStatementLine) and any(
-            isinstance(small, cst.Assign) and _assigns_only(small, name) for small in line.body
+            isinstance(small, cst.Assign) and assigns_only(small, name) for small in line.body
         ):
             break  # rebound: later reads see another value
     if not why:
         return None
     return f"every use of `{name}` is gradient-free ({why[0]})"
-
-
-def reads_of(node: cst.CSTNode, name: str) -> list[cst.Name]:
-    """Every ``Name`` node reading ``name`` under ``node`` (assignment targets excluded)."""
-    out: list[cst.Name] = []
-    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
-    while stack:
-        current, is_target = stack.pop()
-        if isinstance(current, cst.Name) and current.value == name and not is_target:
-            out.append(current)
-        if isinstance(current, cst.AssignTarget):
-            stack.append((current.target, True))
-            continue
-        stack.extend((child, is_target) for child in current.children)
-    return out
-
-
-def _assigns_only(assign: cst.Assign, name: str) -> bool:
-    """``name = ...`` with a single plain name target."""
-    targets = assign.targets
-    return (
-        len(targets) == 1
-        and isinstance(targets[0].target, cst.Name)
-        and (targets[0].target.value == name)
-    )
-
-
-def statements_after(body: cst.CSTNode, statement: cst.CSTNode) -> list[cst.BaseStatement] | None:
-    """The statements after the line holding ``statement`` in its own block (None if the line
-    holds more than the statement, or is not found)."""
-    stack: list[cst.CSTNode] = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not body:
-            continue
-        lines = getattr(node, "body", None)
-        if isinstance(lines, (list, tuple)):
-            for i, line in enumerate(lines):
-                if isinstance(line, cst.SimpleStatementLine) and any(
-                    small is statement for small in line.body
-                ):
-                    return list(lines[i + 1 :]) if len(line.body) == 1 else None
-        stack.extend(node.children)
-    return None
-
-
-def _string(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.SimpleString):
-        return node.evaluated_value if isinstance(node.evaluated_value, str) else None
-    return None
-
-
-def _uses_in(
-    body: cst.CSTNode, name: str, skip: cst.CSTNode
-) -> list[tuple[cst.CSTNode, cst.CSTNode]]:
-    """(dict or other container, direct parent) of every read of ``name`` in ``body``."""
-    out: list[tuple[cst.CSTNode, cst.CSTNode]] = []
-    stack: list[tuple[cst.CSTNode, cst.CSTNode | None, cst.CSTNode | None]] = [(body, None, None)]
-    while stack:
-        node, parent, grand = stack.pop()
-        if node is skip:
-            continue
-        if isinstance(node, cst.Name) and node.value == name and parent is not None:
-            if isinstance(parent, cst.AssignTarget):
-                continue
-            out.append((grand if grand is not None else parent, parent))
-            continue
-        stack.extend((child, node, parent) for child in node.children)
-    return out
-
-
-_SOFTMAX_FAMILY = frozenset({"softmax", "log_softmax"})
-
-
-def _has_op(tree: Any, ops: frozenset[str]) -> bool:
-    if isinstance(tree, dict):
-        if tree.get("k") == "call" and tree.get("op") in ops:
-            return True
-        return any(_has_op(v, ops) for v in tree.values())
-    if isinstance(tree, list):
-        return any(_has_op(v, ops) for v in tree)
-    return False
-
-
-def zero_by_construction(probe: dict[str, Any], out: dict[str, Any]) -> bool:
-    """A dead gradient of softmax outputs summed without a label: sum_i log softmax_i(z) has
-    gradient 1 - K * softmax(z), 0 at the uniform point by construction, not by saturation."""
-    return (
-        out.get("symptom") == "dead-gradient"
-        and not probe.get("loss")
-        and _has_op(probe.get("target"), _SOFTMAX_FAMILY)
-    )
-
-
-def _bad(v: Any) -> bool:
-    return isinstance(v, str) or (isinstance(v, (int, float)) and abs(v) >= 1e6)
-
-
-def labels_only_reason(out: dict[str, Any], probe: dict[str, Any] | None = None) -> str | None:
-    """The bad gradient is only with respect to data inputs (placeholders, dataset elements,
-    model inputs: their producer says so), which nothing trains."""
-    grads = (out.get("observed") or {}).get("gradient") or {}
-    bad = [name for name, v in grads.items() if _bad(v)]
-    origins = {str(s.get("name")): s.get("origin") for s in (probe or {}).get("inputs") or []}
-    if bad and all(origins.get(name) == "data" for name in bad):
-        return f"the bad gradient is only with respect to `{bad[0]}`, a data input"
-    return None
-
-
-def statement_value_symptom(out: dict[str, Any]) -> str | None:
-    """The enclosing statement's non-finite value at a gradient-only witness (``(x - mean) /
-    sqrt(var)`` is 0/0 where ``sqrt(var)`` has its inf gradient): the forward value is broken
-    too, which matters wherever the code runs, differentiated or not."""
-    value = (out.get("observed") or {}).get("loss")
-    return value if value in ("nan", "inf", "-inf") else None
-
-
-def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """The verdict: a gradient-only symptom where no gradient flows is not confirmed, nor is a
-    value the code never computes (a guard)."""
-    if out.get("status") == "confirmed" and zero_by_construction(probe, out):
-        return {
-            **out,
-            "status": "inconclusive",
-            "detail": (
-                "the only zero gradient found is that of the plain sum of softmax outputs, which "
-                "is 0 by construction (no loss weights them here): no evidence of saturation"
-            ),
-        }
-    unused = probe.get("unused")
-    if unused and out.get("status") == "confirmed":
-        return {
-            **out,
-            "status": "refuted",
-            "detail": f"{out.get('detail', '')}; but nothing reads that value: {unused}",
-        }
-    branch = probe.get("guarded")
-    if branch and out.get("status") == "confirmed":
-        return {
-            **out,
-            "status": "refuted",
-            "detail": f"{out.get('detail', '')}; but that branch never runs there: {branch}",
-        }
-    guard = probe.get("value_guarded")
-    if guard and out.get("status") == "confirmed" and out.get("symptom") in VALUE_ONLY:
-        return {
-            **out,
-            "status": "refuted",
-            "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
-        }
-    reason = probe.get("no_gradient")
-    if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
-        reason = labels_only_reason(out, probe)
-    if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
-        return out
-    statement = statement_value_symptom(out)
-    if statement:
-        flows = "is likely to flow" if probe.get("no_gradient_likely") else "flows"
-        return {
-            **out,
-            "symptom": "nan-value" if statement == "nan" else "inf-value",
-            "detail": (
-                f"{out.get('detail', '')}; no gradient {flows} here ({reason}), but at that point "
-                f"the enclosing statement's value is {statement}: a value symptom"
-            ),
-        }
-    if probe.get("no_gradient_likely"):
-        return {
-            **out,
-            "status": "inconclusive",
-            "detail": f"{out.get('detail', '')}; conditional: {reason}",
-        }
-    return {
-        **out,
-        "status": "refuted",
-        "detail": f"{out.get('detail', '')}; but no gradient flows here: {reason}",
-    }

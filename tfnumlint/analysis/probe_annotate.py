@@ -48,6 +48,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from .dead_stores import overwritten_reason
 from .domain_code import (
     assertion_domains,
     call_domain,
@@ -82,6 +83,8 @@ from .domain_relations import (
     with_integer,
 )
 from .driven import mark_inputs
+from .gradflow import dataset_map_reason, element_map_reason, no_gradient
+from .guards import cond_guard_reason, where_guard_reason
 
 
 def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
@@ -207,14 +210,6 @@ def _imported_elsewhere(ctx):
 
 
 def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
-    from ..analysis.gradflow import (
-        cond_guard_reason,
-        dataset_map_reason,
-        element_map_reason,
-        no_gradient,
-        overwritten_reason,
-        where_guard_reason,
-    )
 
     site = hit.site
     elsewhere = _imported_elsewhere(ctx)

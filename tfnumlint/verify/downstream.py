@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from ..analysis.gradflow import labels_only_reason
 from . import intervals as iv
 from . import trace
+from .gradient_gate import labels_only_reason
 from .program import TRACE_ERRORS, Program, build, probe_dtype, run
 from .symptoms import flat
 from .trace import format_number

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.gradflow import apply
 from . import domains
 from .generic import special_value_reason
+from .gradient_gate import apply
 
 
 def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:

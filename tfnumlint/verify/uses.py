@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import libcst as cst
 
 from .. import ops as registry
-from ..analysis.gradflow import reads_of, statements_after
+from ..analysis.dead_stores import reads_of, statements_after
 from ..analysis.module import Scope, call_arg, parent_map
 from ..analysis.names import dotted_name
 

@@ -1,0 +1,121 @@
+"""The gradient-flow gate of a verdict: what the static pass found about where gradients flow
+(``analysis/gradflow.py``: no gradient here, a dead store, a guard that selects away, a branch
+that does not run) applied to a confirmed witness, with the reason the user reads.  A value
+symptom stays confirmed where no gradient flows; a gradient-only one does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..analysis.gradflow import (
+    GRADIENT_ONLY,
+    VALUE_ONLY,
+)
+
+_SOFTMAX_FAMILY = frozenset({"softmax", "log_softmax"})
+
+
+def _has_op(tree: Any, ops: frozenset[str]) -> bool:
+    if isinstance(tree, dict):
+        if tree.get("k") == "call" and tree.get("op") in ops:
+            return True
+        return any(_has_op(v, ops) for v in tree.values())
+    if isinstance(tree, list):
+        return any(_has_op(v, ops) for v in tree)
+    return False
+
+
+def zero_by_construction(probe: dict[str, Any], out: dict[str, Any]) -> bool:
+    """A dead gradient of softmax outputs summed without a label: sum_i log softmax_i(z) has
+    gradient 1 - K * softmax(z), 0 at the uniform point by construction, not by saturation."""
+    return (
+        out.get("symptom") == "dead-gradient"
+        and not probe.get("loss")
+        and _has_op(probe.get("target"), _SOFTMAX_FAMILY)
+    )
+
+
+def _bad(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, (int, float)) and abs(v) >= 1e6)
+
+
+def labels_only_reason(out: dict[str, Any], probe: dict[str, Any] | None = None) -> str | None:
+    """The bad gradient is only with respect to data inputs (placeholders, dataset elements,
+    model inputs: their producer says so), which nothing trains."""
+    grads = (out.get("observed") or {}).get("gradient") or {}
+    bad = [name for name, v in grads.items() if _bad(v)]
+    origins = {str(s.get("name")): s.get("origin") for s in (probe or {}).get("inputs") or []}
+    if bad and all(origins.get(name) == "data" for name in bad):
+        return f"the bad gradient is only with respect to `{bad[0]}`, a data input"
+    return None
+
+
+def statement_value_symptom(out: dict[str, Any]) -> str | None:
+    """The enclosing statement's non-finite value at a gradient-only witness (``(x - mean) /
+    sqrt(var)`` is 0/0 where ``sqrt(var)`` has its inf gradient): the forward value is broken
+    too, which matters wherever the code runs, differentiated or not."""
+    value = (out.get("observed") or {}).get("loss")
+    return value if value in ("nan", "inf", "-inf") else None
+
+
+def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """The verdict: a gradient-only symptom where no gradient flows is not confirmed, nor is a
+    value the code never computes (a guard)."""
+    if out.get("status") == "confirmed" and zero_by_construction(probe, out):
+        return {
+            **out,
+            "status": "inconclusive",
+            "detail": (
+                "the only zero gradient found is that of the plain sum of softmax outputs, which "
+                "is 0 by construction (no loss weights them here): no evidence of saturation"
+            ),
+        }
+    unused = probe.get("unused")
+    if unused and out.get("status") == "confirmed":
+        return {
+            **out,
+            "status": "refuted",
+            "detail": f"{out.get('detail', '')}; but nothing reads that value: {unused}",
+        }
+    branch = probe.get("guarded")
+    if branch and out.get("status") == "confirmed":
+        return {
+            **out,
+            "status": "refuted",
+            "detail": f"{out.get('detail', '')}; but that branch never runs there: {branch}",
+        }
+    guard = probe.get("value_guarded")
+    if guard and out.get("status") == "confirmed" and out.get("symptom") in VALUE_ONLY:
+        return {
+            **out,
+            "status": "refuted",
+            "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
+        }
+    reason = probe.get("no_gradient")
+    if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
+        reason = labels_only_reason(out, probe)
+    if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
+        return out
+    statement = statement_value_symptom(out)
+    if statement:
+        flows = "is likely to flow" if probe.get("no_gradient_likely") else "flows"
+        return {
+            **out,
+            "symptom": "nan-value" if statement == "nan" else "inf-value",
+            "detail": (
+                f"{out.get('detail', '')}; no gradient {flows} here ({reason}), but at that point "
+                f"the enclosing statement's value is {statement}: a value symptom"
+            ),
+        }
+    if probe.get("no_gradient_likely"):
+        return {
+            **out,
+            "status": "inconclusive",
+            "detail": f"{out.get('detail', '')}; conditional: {reason}",
+        }
+    return {
+        **out,
+        "status": "refuted",
+        "detail": f"{out.get('detail', '')}; but no gradient flows here: {reason}",
+    }
