@@ -50,7 +50,7 @@ NOT_OP_FACTS: dict[Key, str] = {
     ),
     ("verify/graphs/ranges.py", ("relu", "relu6")): "vectorised interval transfers, by name",
     ("verify/graphs/ranges.py", ("add", "maximum", "minimum")): "vectorised binary transfers",
-    ("verify/slicer.py", (
+    ("verify/slice_tools.py", (
         "abs", "cos", "exp", "expm1", "lgamma", "log", "log1p", "sin", "sqrt", "tanh",
     )): "Python `math`/NumPy host functions by their own names, not TF ops",
     ("analysis/tfvalues.py", ("abs", "pow")): "Python builtins (`abs(x)`, `pow(x, y)`)",
@@ -117,9 +117,9 @@ NOT_YET_DERIVED: Counter[Key] = Counter(
         ("verify/preconditions.py", ("clip_by_value", "constant", "one_hot", "ones", "relu", "relu6", "zeros")): 1,
         ("verify/preconditions.py", ("rsqrt", "sqrt")): 1,
         ("verify/repro.py", ("sigmoid_xent", "softmax_xent")): 1,
-        ("verify/slicer.py", ("placeholder", "variable")): 1,
-        ("verify/slicer.py", ("concat", "expand_dims", "matmul", "squeeze", "tile", "transpose")): 1,
-        ("verify/slicer.py", ("reciprocal", "rsqrt")): 1,
+        ("verify/slice_tools.py", ("placeholder", "variable")): 1,
+        ("verify/slice_tools.py", ("concat", "expand_dims", "matmul", "squeeze", "tile", "transpose")): 1,
+        ("verify/slice_tools.py", ("reciprocal", "rsqrt")): 1,
         ("analysis/special.py", ("digamma", "lgamma")): 1,
         ("verify/trace.py", ("sigmoid_xent", "softmax_xent")): 1,
         ("verify/uses.py", ("exp", "log_softmax", "reduce_logsumexp", "softmax")): 1,
@@ -233,7 +233,7 @@ def test_an_entry_range_agrees_with_its_static_transfer() -> None:
 def test_the_gates_read_the_corrected_facts() -> None:
     """Where copies disagreed, the gates now read the registry's (numerically correct) fact."""
     from tfnumlint.analysis import domain_code
-    from tfnumlint.verify import preconditions, slicer
+    from tfnumlint.verify import preconditions, slice_tools
 
     assert domain_code.PRODUCER_RANGES["softmax"] == (0.0, False, 1.0)  # was [0, inf)
     assert domain_code.PRODUCER_RANGES["relu6"] == (0.0, False, 6.0)  # was [0, inf)
@@ -244,6 +244,6 @@ def test_the_gates_read_the_corrected_facts() -> None:
         ops.INF,
     )  # float32 exp underflows to 0
     assert "log_sigmoid" in preconditions.SQUASHING  # the copy that omitted it
-    assert preconditions.SQUASHING == slicer.SATURATING
+    assert preconditions.SQUASHING == slice_tools.SATURATING
     assert ops.float_range("tanh") == (-1.0, False, 1.0)  # tanh(10) rounds to 1.0
     assert ops.float_range("sigmoid") == (0.0, False, 1.0)

@@ -18,7 +18,7 @@ from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.ruledocs import all_docs
 from tfnumlint.runner import Job, analyse
 from tfnumlint.source import Source
-from tfnumlint.verify.slicer import ALLOWED_OPS
+from tfnumlint.verify.contract import ALLOWED_OPS
 
 
 @pytest.fixture(scope="session")

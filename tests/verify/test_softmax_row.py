@@ -19,7 +19,7 @@ from test_reachability import one_probe  # noqa: E402
 from test_reachability_gate import one_verdict  # noqa: E402
 
 from tfnumlint.verify.program import build, to_batch  # noqa: E402
-from tfnumlint.verify.slicer import scale_inputs  # noqa: E402
+from tfnumlint.verify.slice_tools import scale_inputs  # noqa: E402
 
 GAUSSIAN = """\
     import tensorflow as tf

@@ -22,7 +22,8 @@ from ..analysis.context import Context, Hit
 from ..analysis.module import Scope, contains, parent_map
 from ..model import Verification
 from ..rules.recipes import recipe_for
-from ..verify.slicer import Slicer, jfloat
+from ..verify.slice_tools import jfloat
+from ..verify.slicer import Slicer
 from .ir import IR, Bin, Call, Keep, Neg, Num, Plan, Reuse, Src, walk
 
 Positions = Mapping[cst.CSTNode, CodeRange]  # libcst's PositionProvider, resolved

@@ -25,7 +25,8 @@ from .program_sources import (
     initializer,
     sequential_layers,
 )
-from .slicer import Argument, Slicer, bind_arguments, straight_line
+from .slice_tools import Argument, bind_arguments, straight_line
+from .slicer import Slicer
 
 # The framework bases whose instances are called through a method the class defines
 _CALLED_THROUGH = {"Model": "call", "Layer": "call", "Module": "__call__"}

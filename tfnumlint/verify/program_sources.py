@@ -119,7 +119,7 @@ def inlined(ctx: Context, call: cst.Call, scope: Scope, order: int) -> cst.BaseE
     with its parameters replaced by the call's arguments and its locals by their values, to
     read at the call (``tf.Variable(tf.truncated_normal([784, 10], stddev=0.1))``).  None when
     a name the function reads from its module means something else at the call."""
-    from .slicer import straight_line
+    from .slice_tools import straight_line
 
     if not isinstance(call.func, cst.Name) or any(a.star for a in call.args):
         return None

@@ -31,7 +31,7 @@ from .. import ops
 from . import trace
 from .compiled import graph_optimizer
 from .signatures import PARAMS
-from .slicer import jfloat
+from .slice_tools import jfloat
 
 RTOL = {"float32": 1e-5, "float64": 1e-5, "float16": 1e-3, "bfloat16": 1e-2}
 ATOL = {"float32": 1e-6, "float64": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}

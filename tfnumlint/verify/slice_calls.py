@@ -1,0 +1,325 @@
+"""How the slicer reads a call: the op's signature binds its arguments, a plain helper of the
+module is inlined, a branch op keeps its branches, anything else is a free input.  Mixed
+into :class:`~.slicer.Slicer`; static, no TensorFlow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import libcst as cst
+
+from ..analysis.context import Context
+from ..analysis.module import Binding, Scope, call_arg
+from ..analysis.names import dotted_name
+from ..analysis.values import Val
+from .contract import ALLOWED_OPS, STRUCTURAL
+from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
+from .slice_tools import (
+    DTYPE_WORDS,
+    SATURATING,
+    SHAPE_ATTRS,
+    Argument,
+    bind_arguments,
+    lambda_body,
+    short_label,
+    stand_in_for,
+    static_tree,
+    straight_line,
+)
+
+
+class SlicesCalls:
+    """The slicer's reading of calls, mixed into :class:`~.slicer.Slicer`: an allow-listed op
+    becomes a node with its arguments bound by the op's signature; a plain helper of the module
+    is inlined, its parameters read as the call's arguments (rolled back when that fails); a
+    ``tf.cond``/``tf.where`` keeps its branches; anything else is a free input."""
+
+    ctx: Context
+    inputs: dict[str, dict[str, Any]]
+    _input_keys: dict[str, str]
+    count: int
+    truncated: bool
+    unsupported: list[str]
+    memo: dict[int, tuple[dict, int]] | None
+    unpacking: bool
+    inlined: int
+    inline: bool
+    stand_ins: bool
+    cut_logits: bool
+    _args: dict[int, Argument]
+    _frame: str
+
+    # the slicer's own reading, which a call's arguments and a helper's body go back to
+    def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
+        raise NotImplementedError
+
+    def _where(self, node: cst.CSTNode, out: dict) -> dict:
+        raise NotImplementedError
+
+    def _opaque(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
+        raise NotImplementedError
+
+    def _reads(self, node: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
+        raise NotImplementedError
+
+    def _is_opaque(self, node: cst.BaseExpression, seen: frozenset[int] = frozenset()) -> bool:
+        raise NotImplementedError
+
+    def _input(self, label: str, val: Val, key: str, origin: dict[str, str]) -> dict:
+        raise NotImplementedError
+
+    def op_of(self, node: cst.Call) -> str | None:
+        """Canonical op of a call: the shared name table, then the verifier's own spellings."""
+        op = self.ctx.op(node)
+        if op is None:
+            dotted = self.ctx.ev.imports.resolve(node.func) or self._imported(node.func)
+            op = EXTRA_SPELLINGS.get(dotted or "")
+        return op
+
+    def _imported(self, func: cst.BaseExpression) -> str | None:
+        """The full dotted path of a callee read through any import (a library's own module,
+        ``bu.left_justified_expand_dims_like``), which only the verifier's spellings name."""
+        path = dotted_name(func)
+        head, _, rest = path.partition(".")
+        base = self.ctx.info.imports.aliases.get(head) if head else None
+        return f"{base}.{rest}" if base and rest else base
+
+    def _call(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict:
+        op = self.op_of(node)
+        if op in ("cond", "case"):
+            branches = self._branches(node, op, scope, order, depth)
+            if branches is not None:
+                return branches
+        if op is None:
+            inlined = self._inline(node, scope, order, depth)
+            if inlined is not None:
+                return inlined
+        if op is None or op not in ALLOWED_OPS:
+            return self._opaque(node, scope, order)
+        bound = bind(op, node)
+        spelling = self.ctx.code(node.func).strip()
+        for what in bound.unknown:
+            self.unsupported.append(f"{what} of {spelling}")
+        if bound.unknown:
+            return self._opaque(node, scope, order)
+        args: list[dict] = []
+        kwargs: dict[str, dict] = {}
+        positional = True
+        for name in PARAMS[op]:
+            value = bound.params.get(name)
+            if value is None or (isinstance(value, cst.Name) and value.value == "None"):
+                positional = False  # not given, or given as None: the op's default
+                continue
+            if name in DTYPE_PARAMS:
+                tree = self._dtype(value, scope, order)
+            elif name == "x" and op in SATURATING and self.cut_logits:
+                tree = self._logits(value, scope, order)
+            else:
+                tree = self.tree(value, scope, order, depth + 1)
+                if name in STRUCTURAL and not static_tree(tree):
+                    code = " ".join(self.ctx.code(value).split())
+                    what = f"`{name}={code}` of {spelling}"
+                    stand_in = stand_in_for(op, name, what) if self.stand_ins else None
+                    if stand_in is None:
+                        self.unsupported.append(f"{what}, not a literal")
+                    else:
+                        tree = stand_in
+            if positional:
+                args.append(tree)
+            else:
+                kwargs[name] = tree
+        return self._where(node, {"k": "call", "op": op, "args": args, "kw": kwargs})
+
+    # -- plain helpers of the module, inlined ----------------------------------------------
+    def _helper(self, node: cst.Call) -> Scope | None:
+        """The module-level function ``node`` calls when its body is straight-line code the
+        slice can follow (:func:`straight_line`), or None: slicing its returned expression
+        with the call's arguments keeps the values it reads related to the caller's."""
+        if not isinstance(node.func, cst.Name):
+            return None
+        fn = self.ctx.info.functions.get(node.func.value)
+        if fn is None or not isinstance(fn.node, cst.FunctionDef) or fn.parent is None:
+            return None
+        if fn.parent.kind != "module" or id(fn) in self._inlining:
+            return None
+        return fn if straight_line(fn.node, self.unpacking) else None
+
+    def _inlinable(self, node: cst.Call, seen: frozenset[int] = frozenset()) -> bool:
+        """A helper call ``_inline`` may follow: plain arguments, one returned expression
+        that is not itself an untraced call (``seen``: the helpers asked about already)."""
+        fn = self._helper(node)
+        if fn is None or id(fn) in seen or len(fn.returns) != 1:
+            return False
+        if not isinstance(fn.node, cst.FunctionDef):
+            return False
+        if bind_arguments(fn.node, node, fn, 0, id(fn), "") is None:
+            return False
+        return not self._is_opaque(fn.returns[0][1], seen | {id(fn)})
+
+    @property
+    def _inlining(self) -> set[int]:
+        return {a.callee for a in self._args.values()}
+
+    def _inline(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
+        """The helper's returned expression, sliced in the helper with each parameter read as
+        the argument the call gives it (sliced where the call is).  None when the call does
+        not bind its parameters plainly (``*args``, a missing argument, a default that is not
+        a literal): the call stays one untraced input."""
+        if not self.inline:
+            return None
+        fn = self._helper(node)
+        if fn is None or len(fn.returns) != 1 or self._shadowed(node, scope, order):
+            return None
+        assert isinstance(fn.node, cst.FunctionDef)
+        args = bind_arguments(fn.node, node, scope, order, id(fn), self._frame)
+        if args is None:
+            return None
+        at, returned = fn.returns[0]
+        saved_memo, saved_frame = self.memo, self._frame
+        self._args.update(args)
+        self.memo = None  # the helper's names stand for other values at another call
+        self._frame = f"{saved_frame}@{id(node)}"
+        mark = self._checkpoint()
+        before, _, truncated, unsupported = mark
+        try:
+            tree = self.tree(returned, fn, at, depth + 1)
+        finally:
+            for key in args:
+                self._args.pop(key, None)
+            self.memo, self._frame = saved_memo, saved_frame
+        whole_cut = tree.get("k") == "input" and tree.get("name") not in before
+        if whole_cut or len(self.unsupported) > unsupported or (self.truncated and not truncated):
+            # the helper's whole result is cut, or its body has what the probe cannot model:
+            # the call itself stays the input, as when no helper is followed
+            self._rollback(mark)
+            return None
+        self.inlined += 1
+        return tree
+
+    def peek(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
+        """The tree of ``node``, leaving no trace in the slice (no input, cut or count): a
+        value read to decide something (a number, a flag), not a part of the probe."""
+        mark = self._checkpoint()
+        try:
+            return self.tree(node, scope, order)
+        finally:
+            self._rollback(mark)
+
+    def _checkpoint(self) -> tuple[set[str], int, bool, int]:
+        return set(self.inputs), self.count, self.truncated, len(self.unsupported)
+
+    def _rollback(self, mark: tuple[set[str], int, bool, int]) -> None:
+        """Forget what the slice recorded since ``mark`` (a helper inlined in vain)."""
+        keep, self.count, self.truncated, unsupported = mark
+        self._drop_inputs(keep)
+        del self.unsupported[unsupported:]
+
+    def _drop_inputs(self, keep: set[str]) -> None:
+        """Forget the inputs made since ``keep`` was taken (a helper inlined in vain)."""
+        for name in [n for n in self.inputs if n not in keep]:
+            del self.inputs[name]
+        for key in [k for k, n in self._input_keys.items() if n not in keep]:
+            del self._input_keys[key]
+
+    def _shadowed(self, node: cst.Call, scope: Scope, order: int) -> bool:
+        """A parameter or a local assignment of the called name hides the module's function."""
+        assert isinstance(node.func, cst.Name)
+        found = self.ctx.ev.lookup(node.func.value, scope, order)
+        return isinstance(found, cst.Param) or (
+            isinstance(found, Binding) and found.scope.kind != "module"
+        )
+
+    def _argument(self, arg: Argument, depth: int) -> dict:
+        """A parameter of an inlined helper: the argument, sliced where the call is."""
+        saved = self._frame
+        self._frame = arg.frame
+        try:
+            return self.tree(arg.value, arg.scope, arg.order, depth + 1)
+        finally:
+            self._frame = saved
+
+    def _caller_reads(self, reads: list[str], scope: Scope, order: int) -> list[str]:
+        """Reads of a value cut inside an inlined helper, in the caller's names: a parameter
+        stands for what its argument reads (its dtype or shape only for nothing)."""
+        if not self._args:
+            return reads
+        out: set[str] = set()
+        for name in reads:
+            head, _, attr = name.partition(".")
+            found = self.ctx.ev.lookup(head, scope, order)
+            arg = self._args.get(id(found)) if isinstance(found, cst.Param) else None
+            if arg is None:
+                out.add(name)
+            elif attr not in SHAPE_ATTRS:
+                out.update(
+                    self._caller_reads(
+                        self._reads(arg.value, arg.scope, arg.order), arg.scope, arg.order
+                    )
+                )
+        return sorted(out)
+
+    def _branches(self, node: cst.Call, op: str, scope: Scope, order: int, depth: int):
+        """tf.cond / tf.case with lambda branches: the selected value, as tf.where computes it
+        (both branches evaluated, the predicate selects), so the predicate stays in the slice."""
+        if op == "cond":
+            pred = call_arg(node, 0, "pred")
+            bodies = [
+                lambda_body(call_arg(node, 1, "true_fn", "fn1")),
+                lambda_body(call_arg(node, 2, "false_fn", "fn2")),
+            ]
+            if pred is None or bodies[0] is None or bodies[1] is None:
+                return None
+            args = [self.tree(pred, scope, order, depth + 1)]
+            args += [self.tree(b, scope, order, depth + 1) for b in bodies if b is not None]
+            return self._where(node, {"k": "call", "op": "where", "args": args, "kw": {}})
+        pairs = call_arg(node, 0, "pred_fn_pairs")
+        default = lambda_body(call_arg(node, 1, "default"))
+        if not isinstance(pairs, (cst.List, cst.Tuple)) or default is None:
+            return None
+        out = self.tree(default, scope, order, depth + 1)
+        for element in reversed(pairs.elements):
+            pair = element.value
+            if not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+                return None
+            body = lambda_body(pair.elements[1].value)
+            if body is None:
+                return None
+            test = self.tree(pair.elements[0].value, scope, order, depth + 1)
+            then = self.tree(body, scope, order, depth + 1)
+            out = {"k": "call", "op": "where", "args": [test, then, out], "kw": {}}
+        return self._where(node, out)
+
+    def _dtype(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
+        """A dtype argument: a literal one as written; any other (``x.dtype``, a name bound
+        to a dtype) is the dtype of the value it describes, which is the probe's dtype."""
+        if (
+            isinstance(node, cst.Attribute)
+            and node.attr.value in DTYPE_WORDS
+            and self.ctx.ev.imports.resolve(node) is not None
+        ):
+            name = node.attr.value
+            return {"k": "dtype", "v": "float16" if name == "half" else name}
+        if isinstance(node, cst.SimpleString) and node.evaluated_value in DTYPE_WORDS:
+            return {"k": "dtype", "v": node.evaluated_value}
+        if isinstance(node, cst.Name) and depth < 8:  # dt = tf.float16 ... cast(x, dt)
+            found = self.ctx.ev.lookup(node.value, scope, order)
+            if isinstance(found, cst.Param) and id(found) in self._args:
+                arg = self._args[id(found)]
+                return self._dtype(arg.value, arg.scope, arg.order, depth + 1)
+            if isinstance(found, Binding) and found.value is not None and found.index is None:
+                return self._dtype(found.value, found.scope, found.at, depth + 1)
+        return {"k": "dtype", "v": "same"}
+
+    def _logits(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
+        """The stable cut at a sigmoid/softmax: its input is a free logit.  Whatever computed
+        the logits (a matmul chain, a layer), any real value can reach the activation, and
+        the hazards downstream depend only on that value."""
+        ev = self.ctx.ev
+        label = node.value if isinstance(node, cst.Name) else short_label(self.ctx.code(node))
+        val = replace(
+            ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False
+        )
+        return self._input(label, val, f"logits:{id(node)}", {"origin": "logits"})

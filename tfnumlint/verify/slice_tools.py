@@ -1,0 +1,531 @@
+"""The slicer's plain functions and tables: binding a helper's parameters to a call's
+arguments (:func:`bind_arguments`, :func:`straight_line`), the Python ``if`` conditions a
+statement runs under (:func:`branch_map`), stand-ins for a non-literal axis or depth, and
+readings of a finished probe tree (:func:`assumptions`, :func:`scale_inputs`).  Static: no
+TensorFlow.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+
+from .. import ops
+from ..analysis.module import Binding, Scope
+from .contract import RESHAPE_STAND_IN, STAND_INS, STRUCTURAL
+from .signatures import PARAMS
+
+BINOPS = {
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.Divide: "/",
+    cst.Power: "**",
+    cst.MatrixMultiply: "@",
+}
+CMPOPS = {
+    cst.GreaterThan: ">",
+    cst.LessThan: "<",
+    cst.GreaterThanEqual: ">=",
+    cst.LessThanEqual: "<=",
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+}
+DTYPE_WORDS = frozenset(
+    {"float16", "float32", "float64", "bfloat16", "half", "int32", "int64", "bool"}
+)
+MAX_NODES = 200
+NUMERIC_CONSTANTS = {
+    (module, name): value
+    for module in ("numpy", "math")
+    for name, value in (("inf", math.inf), ("nan", math.nan), ("pi", math.pi), ("e", math.e))
+}
+# numpy/math functions a host constant may be computed with (np.log(2.), np.sqrt(2 / np.pi)):
+# evaluated on literal numbers only, never on user values, so the slice keeps a number, not
+# a free input that probing would set to 0 or 100.
+HOST_FUNCTIONS: dict[str, Any] = {
+    "log": math.log,
+    "log1p": math.log1p,
+    "log2": math.log2,
+    "log10": math.log10,
+    "sqrt": math.sqrt,
+    "exp": math.exp,
+    "expm1": math.expm1,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "tanh": math.tanh,
+    "arctan": math.atan,
+    "atan": math.atan,
+    "abs": abs,
+    "fabs": abs,
+    "float": float,
+    "float16": float,
+    "float32": float,
+    "float64": float,
+    "array": float,
+    "asarray": float,
+    "lgamma": math.lgamma,
+    "gamma": math.gamma,
+}
+HOST_BINOPS: dict[type, Any] = {
+    cst.Add: lambda a, b: a + b,
+    cst.Subtract: lambda a, b: a - b,
+    cst.Multiply: lambda a, b: a * b,
+    cst.Divide: lambda a, b: a / b,
+    cst.Power: lambda a, b: a**b,
+}
+DATA_KINDS = frozenset({"placeholder", "variable", "input"})  # provenance kinds fed by data
+DATA_CALLS = frozenset({"get_next", "next"})  # iterator.get_next(), next(iterator)
+MAX_SOURCE = 120  # characters of a producer's code kept for messages
+MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
+MAX_DEPTH = 40
+MAX_READS = 40  # names an untraced expression is recorded to read
+SATURATING = ops.LOGIT_SQUASHING
+
+
+def host_function(func: cst.BaseExpression, aliases: dict[str, str]):
+    """`np.log`, `math.sqrt`, `numpy.float32`, `float`: the Python function that computes it."""
+    if isinstance(func, cst.Name):
+        return HOST_FUNCTIONS.get(func.value) if func.value in ("float", "abs") else None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        module = aliases.get(func.value.value) or ""
+        if module in ("numpy", "math"):
+            return HOST_FUNCTIONS.get(func.attr.value)
+    return None
+
+
+def host_eval(fn, *args: float) -> float | None:
+    try:
+        value = float(fn(*args))
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+    return value if math.isfinite(value) or any(math.isinf(a) for a in args) else None
+
+
+def builtin_float_of_text(node: cst.Call, aliases: dict[str, str]) -> bool:
+    """``float("inf")``, ``float("-inf")``, ``float("nan")``: Python's own spelling of the
+    non-finite constants (``float`` not rebound by an import)."""
+    if len(node.args) != 1 or not isinstance(node.func, cst.Name) or node.func.value != "float":
+        return False
+    text = node.args[0].value
+    if "float" in aliases or not isinstance(text, cst.SimpleString):
+        return False
+    value = text.evaluated_value
+    return isinstance(value, str) and value.strip().lower() in ("inf", "-inf", "+inf", "nan")
+
+
+def jfloat(x: float) -> float | str:
+    """JSON has no inf/nan: encode them as strings."""
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+# A hook that slices a node some other way (a fix proof: the node's rewrite), or None to let
+# the slicer slice it.  Called with (node, scope, order, depth) before the slicer's own rules.
+Substitute = Callable[[cst.BaseExpression, Scope, int, int], dict | None]
+
+
+SHAPE_ATTRS = frozenset({"dtype", "shape"})
+
+
+@dataclass(frozen=True)
+class Argument:
+    """The expression a call gives one parameter of an inlined helper, and where it is."""
+
+    value: cst.BaseExpression
+    scope: Scope
+    order: int
+    callee: int  # id of the helper's scope (no helper is inlined inside itself)
+    frame: str  # the caller's inlining frame
+
+
+def straight_line(fn: cst.FunctionDef, unpacking: bool = False) -> bool:
+    """A plain function whose body is a docstring, local imports, assignments to names and
+    one final ``return``: no decorator, no ``*args``, no branch, loop, ``with`` or nested
+    definition, so its result is its returned expression whatever the inputs."""
+    if fn.decorators or fn.asynchronous is not None:
+        return False
+    params = fn.params
+    if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+        return False
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    if not body:
+        return False
+    for i, stmt in enumerate(body):
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return False
+        small = stmt.body[0]
+        last = i == len(body) - 1
+        if isinstance(small, cst.Return):
+            if not last or small.value is None:
+                return False
+        elif last:
+            return False
+        elif isinstance(small, cst.Expr):
+            if i != 0 or not isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                return False
+        elif isinstance(small, cst.Assign):
+            if len(small.targets) != 1:
+                return False
+            target = small.targets[0].target
+            names = isinstance(target, cst.Tuple) and all(
+                isinstance(e.value, cst.Name) for e in target.elements
+            )
+            if not isinstance(target, cst.Name) and not (unpacking and names):
+                return False
+        elif not isinstance(small, (cst.Import, cst.ImportFrom)):
+            return False
+    return True
+
+
+def _literal_default(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False")
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString))
+
+
+def bind_arguments(
+    fn: cst.FunctionDef, call: cst.Call, scope: Scope, order: int, callee: int, frame: str
+) -> dict[int, Argument] | None:
+    """Each parameter of ``fn`` (by id) and the argument ``call`` gives it, or its literal
+    default; None when the binding is not plain (a star argument, an unknown keyword, a
+    missing argument, a default that is not a literal)."""
+    params = [*fn.params.posonly_params, *fn.params.params]
+    by_name = {p.name.value: p for p in (*params, *fn.params.kwonly_params)}
+    given: dict[str, cst.BaseExpression] = {}
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(positional) > len(params):
+        return None
+    for p, a in zip(params, positional, strict=False):
+        given[p.name.value] = a.value
+    for a in call.args:
+        if a.keyword is None:
+            continue
+        name = a.keyword.value
+        if name not in by_name or name in given:
+            return None
+        given[name] = a.value
+    out: dict[int, Argument] = {}
+    for name, p in by_name.items():
+        if name in given:
+            out[id(p)] = Argument(given[name], scope, order, callee, frame)
+        elif p.default is not None and _literal_default(p.default):
+            out[id(p)] = Argument(p.default, scope, order, callee, frame)
+        else:
+            return None
+    return out
+
+
+def short_label(code: str) -> str:
+    """A logit input is named by its code (`pred / temperature`) when that reads as a name."""
+    text = " ".join(code.split())
+    return text if len(text) <= 32 and "\n" not in code and "(" not in text else "logits"
+
+
+# One `if` a statement runs under: (id of the `if`, its test's code when the test is a plain
+# flag, the polarity the statement needs).
+Condition = tuple[int, str | None, bool]
+
+
+def _flag(test: cst.BaseExpression) -> tuple[str | None, bool]:
+    """``x`` / ``self.x`` / ``not x`` -> (code of the flag, polarity); other tests -> None."""
+    polarity = True
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, polarity = test.expression, not polarity
+    if isinstance(test, (cst.Name, cst.Attribute)) and attribute_chain(test):
+        return cst.Module([]).code_for_node(test.with_changes(lpar=[], rpar=[])), polarity
+    return None, polarity
+
+
+def branch_map(root: cst.CSTNode) -> dict[int, tuple[Condition, ...]]:
+    """id(statement or assigned value) -> the ``if`` branches it runs under, in ``root`` (a
+    function or module body; nested functions and classes have their own map)."""
+    out: dict[int, tuple[Condition, ...]] = {}
+    stack: list[tuple[cst.CSTNode, tuple[Condition, ...]]] = [(root, ())]
+    while stack:
+        node, conds = stack.pop()
+        if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.If):
+            flag, polarity = _flag(node.test)
+            stack.append((node.test, conds))
+            stack.append((node.body, (*conds, (id(node), flag, polarity))))
+            if node.orelse is not None:
+                stack.append((node.orelse, (*conds, (id(node), flag, not polarity))))
+            out[id(node)] = conds
+            continue
+        if isinstance(node, (cst.BaseSmallStatement, cst.BaseStatement)):
+            out[id(node)] = conds
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+            out[id(node.value)] = conds
+        stack.extend((child, conds) for child in node.children)
+    return out
+
+
+def excluded(path: tuple[Condition, ...], branch: tuple[Condition, ...]) -> bool:
+    """A definition under ``branch`` cannot reach code under ``path``: they need opposite
+    outcomes of the same ``if``, or of two ``if``s on the same flag."""
+    return any(
+        (p_id == b_id or (p_flag is not None and p_flag == b_flag)) and p_pol != b_pol
+        for p_id, p_flag, p_pol in path
+        for b_id, b_flag, b_pol in branch
+    )
+
+
+BOOLEAN_OPS = ops.BOOLEAN
+
+
+def const_node(v: float) -> dict:
+    return {"k": "const", "v": v}
+
+
+def stand_in_for(op: str, param: str, what: str) -> dict | None:
+    """The probe node that stands in for a non-literal structural argument (``what`` is how
+    the code wrote it), marked ``assumed`` so the verdict says so; None when none is faithful."""
+    mark = {"param": param, "what": what}
+    if param == "shape" and op == "reshape":
+        items = [const_node(d) for d in RESHAPE_STAND_IN]
+        return {"k": "tuple", "items": items, "assumed": {**mark, "value": RESHAPE_STAND_IN}}
+    if param not in STAND_INS:
+        return None
+    value, others = STAND_INS[param]
+    kind = "bool" if isinstance(value, bool) else "const"  # a flag is traced as True/False
+    return {"k": kind, "v": value, "assumed": {**mark, "value": value, "others": list(others)}}
+
+
+# ops whose result depends on their operand's rank: a reshape under one cannot be flattened
+_RANK_OPS = frozenset({"matmul", "transpose", "expand_dims", "squeeze", "tile", "concat"})
+_RANK_FREE_PARAMS = frozenset({"keepdims", "ord"})
+
+
+def _rank_dependent(node: dict) -> bool:
+    """A call whose result depends on its operand's rank: a rank op, or an axis it names (a
+    reshape's own shape keeps the element count, which is all a flattened value has)."""
+    if node.get("k") != "call" or node.get("op") == "reshape":
+        return False
+    if node.get("op") in _RANK_OPS:
+        return True
+    names = PARAMS.get(str(node.get("op")), ())
+    given = dict(zip(names, node.get("args") or [], strict=False))
+    given.update(node.get("kw") or {})
+    return any(p in STRUCTURAL and p not in _RANK_FREE_PARAMS for p in given)
+
+
+def assumptions(*trees: Any) -> tuple[list[dict], list[str]]:
+    """The stand-ins a probe's trees hold, and the reshapes that cannot take theirs (an op
+    above them depends on the rank the flattened shape would change): those stay unsupported."""
+    found: list[dict] = []
+    refused: list[str] = []
+    stack: list[tuple[Any, bool]] = [(t, False) for t in trees]
+    while stack:
+        t, under_rank_op = stack.pop()
+        if isinstance(t, list):
+            stack.extend((x, under_rank_op) for x in t)
+            continue
+        if not isinstance(t, dict):
+            continue
+        mark = t.get("assumed")
+        if isinstance(mark, dict):
+            if mark["param"] == "shape" and under_rank_op:
+                refused.append(
+                    f"{mark['what']}, not a literal (an op above it depends on its rank)"
+                )
+            elif mark not in found:
+                found.append(mark)
+        below = under_rank_op or _rank_dependent(t)
+        stack.extend((v, below) for k, v in t.items() if k != "assumed")
+    return found, refused
+
+
+def is_newaxis(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value == "None"
+    return isinstance(node, cst.Attribute) and node.attr.value == "newaxis"
+
+
+def names_read(node: cst.BaseExpression) -> list[str]:
+    """The values an untraced expression reads, as the slicer names inputs: each name and
+    attribute chain (``y``, ``self.scale``) among its arguments or indexed value, not the
+    function it calls."""
+    found: set[str] = set()
+    roots: list[cst.CSTNode] = []
+    if isinstance(node, cst.Call):
+        roots = [a.value for a in node.args]
+        if isinstance(node.func, cst.Attribute) and not attribute_chain(node.func):
+            roots.append(node.func.value)  # f(x).mean(): reads what f(x) reads
+    elif isinstance(node, cst.Subscript):
+        roots = [node.value, *node.slice]
+    else:
+        roots = [node]
+    code = cst.Module([])
+    while roots:
+        sub = roots.pop()
+        if isinstance(sub, cst.Attribute) and attribute_chain(sub):
+            found.add(code.code_for_node(sub.with_changes(lpar=[], rpar=[])))
+            continue
+        if isinstance(sub, cst.Name):
+            if sub.value not in ("None", "True", "False"):
+                found.add(sub.value)
+            continue
+        if isinstance(sub, cst.Call):
+            roots.extend(a.value for a in sub.args)
+            if isinstance(sub.func, cst.Attribute) and not attribute_chain(sub.func):
+                roots.append(sub.func.value)
+            continue
+        roots.extend(sub.children)
+    return sorted(found)
+
+
+def attribute_chain(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def input_names(*trees: Any) -> set[str]:
+    """Inputs a tree reads (a dropped enclosing statement leaves some unread)."""
+    names: set[str] = set()
+    stack = list(trees)
+    while stack:
+        t = stack.pop()
+        if isinstance(t, dict):
+            if t.get("k") == "input":
+                names.add(t["name"])
+            stack.extend(t.values())
+        elif isinstance(t, list):
+            stack.extend(t)
+    return names
+
+
+# Ops whose operand divides (its 0 is a division by zero), besides `/` and the ops whose danger
+# zone is their denominator's 0 (`divide`, `divide_no_nan`).
+_RECIPROCALS = frozenset({"reciprocal", "rsqrt"})
+
+
+def _divisor_args(tree: dict) -> list[Any]:
+    """The operands of a node that divide the rest: the right of `/`, a denominator."""
+    if tree.get("k") == "bin":
+        return [tree.get("r")] if tree.get("op") == "/" else []
+    if tree.get("k") != "call":
+        return []
+    op, args = tree.get("op"), tree.get("args") or []
+    if op in _RECIPROCALS:
+        return args[:1]
+    entry = ops.REGISTRY.get(op) if isinstance(op, str) else None
+    danger = entry.danger if entry is not None else None
+    if danger is not None and danger.what == "denominator" and danger.arg < len(args):
+        return [args[danger.arg]]
+    return []
+
+
+def scale_inputs(*trees: Any) -> set[str]:
+    """Inputs read only inside a divisor (`sigma` in `softmax(-x / (2 * sigma**2))`): scales,
+    not values; none when the trees hold no row-coupled op.  A probe with a row-coupled op gives its values a row `[v, 0]`, the reference
+    entry 0 against which a logit stands out; a scale set to that 0 divides by zero in every
+    probe point, at a value of the scale the code never chose.  Under a softmax-like op's own
+    argument the walk reads values again (`x / reduce_sum(softmax(z))`: `z` is a logit)."""
+    values: set[str] = set()
+    divisors: set[str] = set()
+    row_coupled = ops.ops_with(lambda op: op.row_coupled)
+    coupled = False
+    stack: list[tuple[Any, bool]] = [(t, False) for t in trees]
+    while stack:
+        t, under = stack.pop()
+        if isinstance(t, list):
+            stack.extend((x, under) for x in t)
+            continue
+        if not isinstance(t, dict):
+            continue
+        if t.get("k") == "input":
+            (divisors if under else values).add(t["name"])
+            continue
+        if t.get("k") == "call" and t.get("op") in row_coupled:
+            under, coupled = False, True
+        below = [id(d) for d in _divisor_args(t)]
+        for child in t.values():
+            for item in child if isinstance(child, list) else [child]:
+                if isinstance(item, (dict, list)):
+                    stack.append((item, under or id(item) in below))
+    return divisors - values if coupled else set()
+
+
+def static_tree(tree: dict) -> bool:
+    """A tree the tracer can read as a Python value: numbers, booleans, strings, tuples."""
+    kind = tree.get("k")
+    if kind in ("const", "bool", "str"):
+        return True
+    if kind == "src":  # an original operand inside a rewrite (fix proofs)
+        return static_tree(tree["x"])
+    if kind == "neg":
+        return static_tree(tree["x"])
+    if kind == "tuple":
+        return all(static_tree(t) for t in tree["items"])
+    return False
+
+
+def lambda_body(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    if (
+        isinstance(node, cst.Lambda)
+        and not any((node.params.params, node.params.kwonly_params, node.params.star_kwarg))
+        and not isinstance(node.params.star_arg, cst.Param)
+    ):
+        return node.body
+    return None
+
+
+def self_binding(node: cst.Attribute, scope: Scope, order: int) -> Binding | None:
+    if not isinstance(node.value, cst.Name) or scope.cls is None:
+        return None
+    s: Scope | None = scope
+    while s is not None and s.kind != "function":
+        s = s.parent
+    if s is None or s.self_name != node.value.value:
+        return None
+    bindings = scope.cls.attrs.get(node.attr.value)
+    if not bindings:
+        return None
+    same = [b for b in bindings if b.scope is s and b.visible <= order]
+    return same[-1] if same else bindings[-1]
+
+
+def statement_value(stmt: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.Return, cst.Expr)):
+        return stmt.value
+    if isinstance(stmt, cst.AugAssign):
+        return stmt.value
+    return None
+
+
+def new_axes(node: cst.Subscript) -> list[int] | None:
+    """``x[..., tf.newaxis]``, ``x[:, None]``: the axes ``expand_dims`` inserts, in the
+    order to insert them; None for any other indexing (it selects values)."""
+    kinds = []
+    for element in node.slice:
+        part = element.slice
+        if isinstance(part, cst.Slice):
+            if part.lower or part.upper or part.step:
+                return None
+            kinds.append(":")
+        elif isinstance(part, cst.Index) and isinstance(part.value, cst.Ellipsis):
+            kinds.append("...")
+        elif isinstance(part, cst.Index) and is_newaxis(part.value):
+            kinds.append("new")
+        else:
+            return None
+    if "new" not in kinds or kinds.count("...") > 1:
+        return None
+    n = len(kinds)
+    cut = kinds.index("...") if "..." in kinds else n
+    front = [i for i in range(cut) if kinds[i] == "new"]
+    back = [i - n for i in range(n - 1, cut, -1) if kinds[i] == "new"]
+    return front + back
