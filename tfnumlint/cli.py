@@ -526,7 +526,7 @@ def _texts(candidates):
     """Each readable candidate's text and package, read as linting reads it (a FIFO, a
     symlink loop or an undecodable file is skipped here and reported by the lint)."""
     from .analysis.dtypectx import float_package
-    from .analysis.project import module_name
+    from .analysis.project_imports import module_name
 
     for c in candidates:
         try:

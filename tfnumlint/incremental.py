@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import collector, stages
-from .analysis.project import ModuleSummary, ProjectIndex, from_jsonable, module_name, to_jsonable
+from .analysis.project import ProjectIndex
+from .analysis.project_imports import module_name
+from .analysis.project_model import ModuleSummary, from_jsonable, to_jsonable
 from .cache import Cache, key
 from .discovery import Candidate
 from .engine import LintOptions, Parsed, ProjectUnit, UnitOutcome, lint_unit

@@ -702,7 +702,7 @@ class Evaluator:
 
     def _passes_something(self, node: cst.Call, scope: Scope, order: int) -> bool:
         """An argument a returned parameter could carry: a known value or an activation."""
-        from .project import informative
+        from .project_summary import informative
 
         for a in node.args:
             value = a.value
@@ -715,7 +715,7 @@ class Evaluator:
         return False
 
     def _summary(self, scope: Scope):
-        from .project import function_summary
+        from .project_summary import function_summary
 
         key = id(scope)
         if key not in self._summaries:

@@ -1,0 +1,119 @@
+"""Module names of the linted tree and their import tables: which project module a name comes
+from (relative imports resolved, third-party roots left out), and the summary of a file that
+only re-exports names (an ``__init__`` without TensorFlow).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+import libcst as cst
+
+from .names import dotted_name, imported_names
+from .project_model import (
+    ModuleSummary,
+)
+
+# -- module names and imports ---------------------------------------------------------------
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """The dotted module name of a file, from the packages (``__init__.py``) around it, and
+    whether it is a package's ``__init__``."""
+    path = Path(path)
+    is_package = path.stem == "__init__"
+    parts = [] if is_package else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() or (directory / "__init__.pyi").is_file():
+        parts.append(directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    name = ".".join(reversed(parts))
+    return name or path.stem, is_package
+
+
+def _absolute(module: str, is_package: bool, level: int, target: str) -> str | None:
+    """``from ..x import y`` inside ``module``: the absolute name of ``..x``."""
+    if level == 0:
+        return target
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join([*base, target] if target else base) or None
+
+
+def import_table(
+    nodes: Iterable[cst.Import | cst.ImportFrom], module: str, is_package: bool
+) -> tuple[dict[str, tuple[str, str | None]], list[str]]:
+    """Local name -> (module, symbol or None for the module itself); and star-imported modules."""
+    table: dict[str, tuple[str, str | None]] = {}
+    stars: list[str] = []
+    for node in nodes:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                dotted = dotted_name(alias.name)
+                if not dotted:
+                    continue
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    table[alias.asname.name.value] = (dotted, None)
+                else:
+                    root = dotted.split(".")[0]
+                    table[root] = (root, None)
+            continue
+        level = len(node.relative)
+        target = _absolute(
+            module, is_package, level, dotted_name(node.module) if node.module else ""
+        )
+        if target is None:
+            continue
+        if isinstance(node.names, cst.ImportStar):
+            stars.append(target)
+            continue
+        for name, local in imported_names(node.names):
+            table[local] = (target, name)
+    return table, stars
+
+
+_THIRD_PARTY_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "numpy", "jax", "torch"})
+
+
+def imports_only(
+    text: str, module: str, is_package: bool, path: str, tree: ast.Module | None = None
+) -> ModuleSummary | None:
+    """The summary of a module with no TensorFlow in it: only what it imports and re-exports
+    (a package ``__init__`` that does ``from .layers import *``).  The stdlib parser is
+    enough for that, and about ten times cheaper than libcst; ``tree`` is its parse of
+    ``text`` when the caller has one."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    table: list[tuple[str, str, str | None]] = []
+    stars: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    table.append((alias.asname, alias.name, None))
+                else:
+                    root = alias.name.split(".")[0]
+                    table.append((root, root, None))
+        elif isinstance(node, ast.ImportFrom):
+            target = _absolute(module, is_package, node.level, node.module or "")
+            if target is None:
+                continue
+            for alias in node.names:
+                if alias.name == "*":
+                    stars.append(target)
+                else:
+                    table.append((alias.asname or alias.name, target, alias.name))
+    if not table and not stars:
+        return None
+    return ModuleSummary(module, path, tuple(table), tuple(stars), (), (), (), ())
