@@ -17,7 +17,7 @@ tf = pytest.importorskip("tensorflow")
 from tfnumlint.engine import LintOptions, lint_source  # noqa: E402
 from tfnumlint.rules.recipes import recipe_for  # noqa: E402
 from tfnumlint.source import Source  # noqa: E402
-from tfnumlint.verify import probing, training  # noqa: E402
+from tfnumlint.verify import probing, training_base, training_saturation, training_steps  # noqa: E402
 
 PROGRAMS = {
     "gd_lr01.py": GD_LINSPACE,
@@ -267,8 +267,8 @@ def test_autoencoder_with_log_p_eps_and_adam_001_is_confirmed_with_step_counts(s
     # log(1 - p + 1e-10) is log(0); at lr 0.001 the same takes several times as many steps.
     assert (v["status"], v["symptom"]) == ("confirmed", "nan-value")
     step, control = v["observed"]["step"], v["observed"]["control_step"]
-    assert step <= training.HORIZON
-    assert control is None or control >= training.CONTROL_FACTOR * step
+    assert step <= training_base.HORIZON
+    assert control is None or control >= training_base.CONTROL_FACTOR * step
     assert v["observed"]["logit"] > 16.6 and v["observed"]["control_lr"] == 0.001
     assert "512 units, 64 inputs" in v["detail"] and "relu hidden layer (512 inputs" in v["detail"]
     assert f"after {step} adam steps at lr 0.01 a logit reaches" in v["detail"]
@@ -285,8 +285,8 @@ def test_deep_stack_whose_gradient_norm_explodes_under_adam_01_shows_tnl502(show
     [f] = only(shown, "deep_adam_listed.py", "TNL502")
     v = f["verification"]
     assert (v["status"], v["symptom"]) == ("confirmed", "exploding-gradient")
-    assert v["observed"]["growth"] >= training.EXPLODES
-    assert v["observed"]["control_growth"] < training.CALM
+    assert v["observed"]["growth"] >= training_steps.EXPLODES
+    assert v["observed"]["control_growth"] < training_steps.CALM
     assert "10 Dense(64, relu) layers" in v["detail"]
     assert "with adam at lr 0.1 the global gradient norm goes from" in v["detail"]
     assert "at lr 0.01 its largest is" in v["detail"]
@@ -307,7 +307,7 @@ def test_tnl502_selected_by_its_code_shows_the_unconfirmed_simulation(tmp_path):
     v = f["verification"]
     assert v["status"] == "inconclusive"
     assert "Dense(32, relu)" in v["detail"] and "cannot tell" in v["detail"]
-    assert v["observed"]["growth"] < training.EXPLODES
+    assert v["observed"]["growth"] < training_steps.EXPLODES
 
 
 def test_tnl502_with_no_verification_is_hidden_unless_selected_by_code(tmp_path):
@@ -368,7 +368,7 @@ def test_saturation_confirms_when_the_logits_reach_the_dead_zone():
                  units=16, fan_in=64, loss={"form": "log_eps", "eps": 1e-10})  # fmt: skip
     out = probing.verify(probe, 1e6)
     assert (out["status"], out["symptom"]) == ("confirmed", "dead-gradient")
-    assert out["observed"]["step"] <= training.HORIZON
+    assert out["observed"]["step"] <= training_base.HORIZON
     assert abs(out["observed"]["logit"]) > 23 and out["observed"]["loss"] > 1.0
     assert "lr 0.1:" in out["detail"]
 
@@ -383,7 +383,7 @@ def test_saturation_at_a_tenth_of_the_learning_rate_is_not_confirmed():
                  loss={"form": "log_eps", "eps": 1e-10}, **AUTOENCODER)  # fmt: skip
     out = probing.verify(probe, 1e6)
     assert out["status"] == "inconclusive"
-    assert out["observed"]["steps"] == training.HORIZON
+    assert out["observed"]["steps"] == training_base.HORIZON
     assert out["observed"]["largest_logit"] < 16.6
     assert "cannot tell this learning rate from a safe one" in out["detail"]
 
@@ -391,14 +391,14 @@ def test_saturation_at_a_tenth_of_the_learning_rate_is_not_confirmed():
 def test_compiled_log_one_minus_p_loses_its_epsilon_but_a_clip_keeps_it():
     # TensorFlow's constant folding computes 1 - p + 1e-10 as (1 + 1e-10) - p = 1 - p in
     # float32: at p == 1 the compiled loss is inf; a clip to [1e-7, 1 - 1e-7] stays finite
-    eps = training.model_501({"loss": {"form": "log_eps", "eps": 1e-10}, **AUTOENCODER})
-    clip = training.model_501({"loss": {"form": "clip", "eps": 1e-7}, **AUTOENCODER})
-    assert training.compiled_floor(eps, tf.float32) == float("inf")
-    assert abs(training.compiled_floor(clip, tf.float32) - 15.94) < 0.01
+    eps = training_saturation.model_501({"loss": {"form": "log_eps", "eps": 1e-10}, **AUTOENCODER})
+    clip = training_saturation.model_501({"loss": {"form": "clip", "eps": 1e-7}, **AUTOENCODER})
+    assert training_saturation.compiled_floor(eps, tf.float32) == float("inf")
+    assert abs(training_saturation.compiled_floor(clip, tf.float32) - 15.94) < 0.01
 
 
 def test_the_simulated_model_follows_the_spec():
-    m = training.model_501({"output": "sigmoid", "loss": {"form": "log_eps", "eps": 1e-10},
+    m = training_saturation.model_501({"output": "sigmoid", "loss": {"form": "log_eps", "eps": 1e-10},
                             **AUTOENCODER})  # fmt: skip
     assert (m.units, m.fan_in, m.below, m.bias, m.autoencoder) == (
         512,
@@ -407,16 +407,18 @@ def test_the_simulated_model_follows_the_spec():
         True,
         True,
     )
-    single = training.model_501({"output": "softmax", "units": 10, "fan_in": None, "below": None})
+    single = training_saturation.model_501(
+        {"output": "softmax", "units": 10, "fan_in": None, "below": None}
+    )
     assert (single.fan_in, single.below, single.autoencoder) == (
-        training.DEFAULT_FAN_IN,
+        training_base.DEFAULT_FAN_IN,
         None,
         False,
     )
 
 
 def test_rebuilt_features_match_the_literal_constructor():
-    x = training.rebuild_features(LINSPACE, None, None)
+    x = training_base.rebuild_features(LINSPACE, None, None)
     assert x.shape == (100, 1)
     assert x[0, 0] == -8.0 and x[-1, 0] == 8.0
 
@@ -462,21 +464,21 @@ def test_clipping_probe_confirms_only_when_lr_over_10_stays_calm():
     stack = {"inputs": 16, "layers": [[64, "relu"]] * 4 + [[1, "linear"]]}
     hot = probing.verify(spec("clipping", optimizer="adam", learning_rate=1.0, stack=stack), 1e6)
     assert hot["status"] == "inconclusive"
-    assert hot["observed"]["control_growth"] >= training.CALM
+    assert hot["observed"]["control_growth"] >= training_steps.CALM
 
 
 def test_compare_confirms_only_when_the_control_is_healthy():
-    cfg = training.Config("adam", False, 0.01, None, None)
-    safe = training.Config("adam", False, 0.001, None, None)
-    dead = training.Outcome(dead=3, dead_loss=23.03, dead_logit=20.0)
-    fine = training.Outcome()
+    cfg = training_base.Config("adam", False, 0.01, None, None)
+    safe = training_base.Config("adam", False, 0.001, None, None)
+    dead = training_base.Outcome(dead=3, dead_loss=23.03, dead_logit=20.0)
+    fine = training_base.Outcome()
     probe = train_probe("TNL502")
-    assert training.compare(probe, cfg, safe, dead, fine, "sigmoid", "float32")["status"] == (
+    assert training_base.compare(probe, cfg, safe, dead, fine, "sigmoid", "float32")["status"] == (
         "confirmed"
     )
-    assert training.compare(probe, cfg, safe, dead, dead, "sigmoid", "float32")["status"] == (
+    assert training_base.compare(probe, cfg, safe, dead, dead, "sigmoid", "float32")["status"] == (
         "inconclusive"
     )
-    assert training.compare(probe, cfg, safe, fine, fine, "sigmoid", "float32")["status"] == (
+    assert training_base.compare(probe, cfg, safe, fine, fine, "sigmoid", "float32")["status"] == (
         "inconclusive"
     )

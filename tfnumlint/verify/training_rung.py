@@ -24,7 +24,7 @@ import tensorflow as tf
 from .repro_program import Rendered, batch_size, render
 from .repro_program_eval import evaluator_source
 from .trace import format_number
-from .training import graph_optimizer
+from .training_saturation import graph_optimizer
 
 SAFETY_SHARE = 0.8  # of the probe's budget (8 s of the default 10): step budgets keep under it
 
