@@ -134,7 +134,7 @@ def _compiled_optimizer(ctx: Context, node: cst.BaseExpression | None, scope: Sc
 def optimizer_of(ctx: Context, obj: Objective) -> dict | None:
     """The objective's optimizer as the verifier rebuilds it (``compile(optimizer="adam")``:
     Keras's defaults)."""
-    from ..rules.training import optimizer_spec
+    from ..analysis.optimizer_calls import optimizer_spec
 
     if isinstance(obj.optimizer, str):
         return {"optimizer": obj.optimizer, "tf1": False, "learning_rate": 0.001,

@@ -52,7 +52,7 @@ class ProgramSpec:
     term: dict  # the flagged expression's tree (a subtree of ``loss``)
     weights: dict[str, dict]  # input name -> {"init": ..., "shape": [...], ...}
     data: dict[str, dict]  # input name -> {"recipe" | "range", "shape", "rows", "batch"}
-    optimizer: dict  # ``rules.training.optimizer_spec``
+    optimizer: dict  # ``analysis.optimizer_calls.optimizer_spec``
     dtype: str
     path: str
     line: int

@@ -534,10 +534,10 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
 
 
 def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dict[str, Any] | None:
+    from ..analysis.optimizer_calls import learning_rate
     from ..optimizers import ADAPTIVE
     from ..rules.common import split_eps
     from ..rules.precision import optimizer_epsilon
-    from ..rules.training import learning_rate
 
     call = hit.node
     if not isinstance(call, cst.Call):

@@ -1,6 +1,6 @@
 """Training probes: run the user's optimizer class and hyper-parameters for real.
 
-The learning-rate rules declare a ``recipe`` next to their check (``rules/training.py``) and
+The learning-rate rules declare a ``recipe`` next to their check (``rules/training*.py``) and
 send a plain training spec; each recipe here replays it and reports only what it observes,
 next to a control (lr / 10, the batch mean, clipping):
 

@@ -1,0 +1,200 @@
+"""TNL505: plain or momentum SGD whose learning rate diverges on the program's features: their
+scale (literal arrays, normalisation, feeds) read from the source, the squared loss and the
+model inputs found, and the spec the divergence simulation replays.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..analysis.context import Context, Hit
+from ..analysis.module import Site
+from ..analysis.optimizer_calls import optimizer_spec
+from .common import fmt
+from .datascale import DataScale, curvature, data_scale, resolve
+from .registry import rule
+from .training import (
+    SQUARED_LOSS_NAMES,
+    UNKNOWN_SCALE_LR,
+)
+
+# -- TNL505: plain / momentum SGD on features of a known scale ------------------------------
+
+
+def squared_loss(ctx: Context) -> bool:
+    """The module trains on a squared error (hand-written, a Keras loss or a TF1 loss)."""
+
+    def compute() -> bool:
+        for s in ctx.info.calls:
+            op = ctx.op(s.node)
+            if op == "squared_difference" or (
+                op == "square" and s.node.args and _residual(ctx, s.node.args[0].value, s)
+            ):
+                return True
+            name = ctx.info.imports.resolve(s.node.func) or ""
+            if name.rsplit(".", 1)[-1] in SQUARED_LOSS_NAMES:
+                return True
+            func = s.node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "compile":
+                loss = ctx.arg(s.node, 1, "loss")
+                if (
+                    isinstance(loss, cst.SimpleString)
+                    and loss.evaluated_value in SQUARED_LOSS_NAMES
+                ):
+                    return True
+        for s in ctx.info.binops:
+            node = s.node
+            if (
+                isinstance(node.operator, cst.Power)
+                and ctx.val(node.right, s).const == 2
+                and _residual(ctx, node.left, s)
+            ):
+                return True
+        return False
+
+    return bool(ctx.fact("squared_loss", compute))
+
+
+def _residual(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
+    """``pred - y``: a squared residual is a regression loss; ``square(w)`` is a penalty."""
+    node, _, _ = resolve(ctx, node, site.scope, site.order)
+    while isinstance(node, cst.Call) and ctx.op(node) in ("cast", "identity") and node.args:
+        node = node.args[0].value
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
+        return True
+    return isinstance(node, cst.Call) and ctx.op(node) == "subtract"
+
+
+def _is_variable(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
+    target, _, _ = resolve(ctx, node, site.scope, site.order)
+    return isinstance(target, cst.Call) and ctx.op(target) == "variable"
+
+
+def _model_inputs(ctx: Context) -> Iterator[tuple[cst.BaseExpression, Site]]:
+    """Expressions multiplied by a tf.Variable: ``w * x``, ``x @ W``, ``tf.matmul(x, W)``."""
+    for s in ctx.info.binops:
+        node = s.node
+        if isinstance(node.operator, (cst.Multiply, cst.MatrixMultiply)):
+            if _is_variable(ctx, node.left, s):
+                yield node.right, s
+            elif _is_variable(ctx, node.right, s):
+                yield node.left, s
+    for s in ctx.info.calls:
+        if ctx.op(s.node) == "matmul" and len(s.node.args) >= 2:
+            a, b = s.node.args[0].value, s.node.args[1].value
+            if _is_variable(ctx, b, s):
+                yield a, s
+            elif _is_variable(ctx, a, s):
+                yield b, s
+
+
+def _feeds(ctx: Context) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, Site]]:
+    """(placeholder, value, site) for every ``feed_dict={X: value}`` entry."""
+    for s in ctx.info.calls:
+        feed = ctx.arg(s.node, -1, "feed_dict")
+        if isinstance(feed, cst.Dict):
+            for el in feed.elements:
+                if isinstance(el, cst.DictElement):
+                    yield el.key, el.value, s
+
+
+def feature_data(ctx: Context) -> list[tuple[DataScale, Site]]:
+    """What the source shows about the training features: ``model.fit(x, ...)``, the value
+    fed to the placeholder a variable multiplies, or an array a variable multiplies."""
+
+    def compute() -> list[tuple[DataScale, Site]]:
+        out: list[tuple[DataScale, Site]] = []
+        for s in ctx.info.calls:
+            func = s.node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "fit":
+                x = ctx.arg(s.node, 0, "x")
+                if x is not None:
+                    out.append((data_scale(ctx, x, s), s))
+        feeds = list(_feeds(ctx))
+        for expr, s in _model_inputs(ctx):
+            target, _, _ = resolve(ctx, expr, s.scope, s.order)
+            if isinstance(target, cst.Call) and ctx.op(target) == "placeholder":
+                name = ctx.code(expr)
+                for key, value, fs in feeds:
+                    if ctx.code(key) == name:
+                        out.append((data_scale(ctx, value, fs), fs))
+            elif not isinstance(target, cst.Param) and ctx.op(target) != "variable":
+                out.append((data_scale(ctx, expr, s), s))
+        return out
+
+    return ctx.fact("feature_data", compute)
+
+
+def _replayable(ctx: Context) -> bool:
+    """Features made by NumPy code the training rung replays (``analysis/datagen.py``): their
+    scale is not literal, but the verifier trains on the program's own data."""
+    from ..analysis.datagen import fed_data
+
+    def compute() -> bool:
+        for _key, value, s in _feeds(ctx):
+            if fed_data(ctx.ev, value, s.scope, s.order) is not None:
+                return True
+        for s in ctx.info.calls:
+            func = s.node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "fit":
+                x = ctx.arg(s.node, 0, "x")
+                if x is not None and fed_data(ctx.ev, x, s.scope, s.order) is not None:
+                    return True
+        return False
+
+    return bool(ctx.fact("replayable_features", compute))
+
+
+def known_first(data: list[tuple[DataScale, Site]]) -> tuple[DataScale, Site] | None:
+    for status in ("literal", "unknown"):
+        for d, s in data:
+            if d.status == status:
+                return d, s
+    return None
+
+
+@rule("TNL505", ops={"optimizer:sgd"})
+def sgd_diverges_on_raw_features(site: Site[cst.Call], ctx: Context):
+    call = site.node
+    opt = optimizer_spec(ctx, call, site)
+    lr = opt["learning_rate"]
+    if lr is None or lr <= 0 or not squared_loss(ctx):
+        return
+    found = known_first(feature_data(ctx))
+    if found is None:
+        return
+    data, _ = found
+    momentum = opt["momentum"]
+    what = "SGD" if not momentum else f"SGD with momentum {fmt(momentum)}"
+    spec = {"kind": "train", "recipe": "divergence", **opt, "data": data.name}
+    if data.scale is not None:
+        scale = data.scale
+        lam = curvature(scale)
+        limit = 2 * (1 + momentum) / lam
+        if lr <= limit:
+            return
+        yield Hit(
+            call,
+            f"{what} at lr {fmt(lr)} on `{data.name}` = {scale.text} (RMS {fmt(scale.rms)}) with a "
+            f"squared-error loss: the loss curvature is about 2·mean(x²) = {fmt(lam)}, so any lr "
+            f"above {fmt(limit)} grows the weights geometrically to inf; normalise the features or "
+            f"use a learning rate below {fmt(limit)}",
+            site,
+            {**spec, "features": scale.to_spec(), "curvature": lam, "limit": limit},
+        )
+        return
+    replayed = data.status == "unknown" and _replayable(ctx)
+    if (lr < UNKNOWN_SCALE_LR or not data.loaded) and not replayed:
+        return  # prepared elsewhere, or not raw data from a file or code the verifier replays
+    rms_limit = math.sqrt((1 + momentum) / lr)
+    yield Hit(
+        call,
+        f"{what} at lr {fmt(lr)} with a squared-error loss diverges once the features' RMS "
+        f"exceeds {fmt(rms_limit)} (the curvature is about 2·mean(x²)); no normalisation of "
+        f"`{data.name}` is visible",
+        site,
+        {**spec, "features": None, "rms_limit": rms_limit},
+    )
