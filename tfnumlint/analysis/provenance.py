@@ -13,23 +13,18 @@ from dataclasses import replace
 
 import libcst as cst
 
-from .. import ops
 from .heuristics import looks_like_epsilon, looks_like_mask, looks_like_probability
 from .module import Binding, ModuleInfo, Scope, qualname
-from .transfer import ACTIVATION_RANGES, handler_for
+from .provenance_arith import EvaluatesArithmetic, fmt_number
+from .provenance_calls import EvaluatesCalls, callee_text, layer_output
 from .values import (
     INF,
     LAYER_KINDS,
-    LINEAR_KINDS,
     NOT_KNOWN,
-    STRICTLY_POSITIVE_KINDS,
     UNKNOWN,
     Val,
     constant,
-    interval_mul,
     number,
-    paren,
-    rounded,
 )
 
 
@@ -46,32 +41,7 @@ def _named(name: str, val: Val) -> str:
     return f"`{name}` = {desc}"
 
 
-def _fmt(v: float) -> str:
-    return f"{v:g}"
-
-
-def layer_output(layer: Val) -> Val:
-    """What calling a layer or model gives: its output activation's range and kind."""
-    act = layer.activation
-    if act and act != "linear":
-        lo, hi = ACTIVATION_RANGES.get(act, (-INF, INF))
-        return Val(
-            act,
-            lo,
-            hi,
-            tensor=True,
-            prob=act in ops.PROBABILITY,
-            zero="every relu input is <= 0"
-            if act == "relu"
-            else ("the probability saturates" if act in ops.PROBABILITY else None),
-            desc=f"a {act} {layer.kind} output",
-        )
-    if act == "linear":
-        return Val("linear", tensor=True, desc=f"a linear {layer.kind} output")
-    return Val("call", tensor=True, desc=f"a {layer.kind} output")
-
-
-class Evaluator:
+class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
     """Evaluate expressions of one module to :class:`Val`, memoised per node."""
 
     MAX_DEPTH = 60
@@ -264,7 +234,9 @@ class Evaluator:
                 default = self.value(found.default, scope, order)
                 if default.const is not None:
                     return replace(
-                        default, kind="constant", desc=f"`{name}` (default {_fmt(default.const)})"
+                        default,
+                        kind="constant",
+                        desc=f"`{name}` (default {fmt_number(default.const)})",
                     )
             if looks_like_epsilon(name):  # an epsilon parameter: positive by intent
                 return Val("eps", 5e-324, 1.0, guarded=True, desc=f"`{name}`")
@@ -455,343 +427,6 @@ class Evaluator:
         module = self.project.module
         return self.project.attr(module, cls_node.name.value, attr)
 
-    def _binop(self, node: cst.BinaryOperation, scope: Scope, order: int) -> Val:
-        a = self.value(node.left, scope, order)
-        b = self.value(node.right, scope, order)
-        op = node.operator
-        tensor = a.tensor or b.tensor
-        if a.const is not None and b.const is not None:
-            try:
-                c = _fold(op, a.const, b.const)
-            except (ZeroDivisionError, OverflowError, ValueError):
-                c = None
-            if c is not None:
-                return constant(c)
-        if isinstance(op, cst.Add):
-            dtype = self.info.dtype(scope)
-            a, b = rounded(a, dtype), rounded(b, dtype)
-            lo, hi = a.lo + b.lo, a.hi + b.hi
-            # a sum of non-negatives is 0 only when both are: keep a reason only then
-            both = a.lo >= 0 and b.lo >= 0 and a.can_be_zero and b.can_be_zero
-            zero = (a.zero or b.zero) if both and (a.zero or b.zero) else None
-            guarded = (a.guarded or b.guarded) or (
-                (a.lo >= 0 and b.const is not None and b.const > 0)
-                or (b.lo >= 0 and a.const is not None and a.const > 0)
-            )
-            linear = LINEAR_KINDS & {a.kind, b.kind} and not (
-                a.prob or b.prob or a.has_exp or b.has_exp
-            )
-            return Val(
-                "linear" if linear else "arith",
-                lo,
-                hi,
-                tensor=tensor,
-                guarded=guarded,
-                zero=zero,
-                zero_weak=a.zero_weak and b.zero_weak,
-                desc=f"{paren(a.desc)} + {paren(b.desc)}",
-                has_exp=a.has_exp or b.has_exp,
-                log_space=a.log_space or b.log_space,
-            )
-        if isinstance(op, cst.Subtract):
-            if b.kind == "reduce_max":  # x - reduce_max(x): the max-shifted form, <= 0
-                return Val("diff_max", -INF, 0.0, tensor=True, desc="a max-shifted value")
-            lo, hi = a.lo - b.hi, a.hi - b.lo
-            prob = a.const == 1.0 and b.prob
-            kind = "diff" if a.const is None and b.const is None else "arith"
-            return Val(
-                kind,
-                lo,
-                hi,
-                tensor=tensor,
-                prob=prob,
-                prob_by_name=prob and b.prob_by_name,
-                zero="its operands are equal" if kind == "diff" else None,
-                desc=f"{paren(a.desc)} - {paren(b.desc)}",
-                logits=b.logits if prob else None,
-                has_exp=a.has_exp or b.has_exp,
-                log_space=a.log_space or b.log_space,
-                activation=b.kind if prob and b.kind in ("sigmoid",) else None,
-            )
-        if isinstance(op, cst.Multiply):
-            lo, hi = interval_mul(a, b)
-            prob = (a.prob or a.one_hot) and (b.prob or b.one_hot) and (a.prob or b.prob)
-            zero = (
-                a.zero or b.zero
-                if (a.can_be_zero or b.can_be_zero) and (a.known or b.known)
-                else None
-            )
-            return Val(
-                "linear" if _scaled_linear(a, b) or _scaled_linear(b, a) else "arith",
-                lo,
-                hi,
-                tensor=tensor,
-                prob=prob,
-                zero=zero,
-                one_hot=a.one_hot and b.one_hot,
-                desc=f"{paren(a.desc)} * {paren(b.desc)}",
-                masked_by=_masked(a, b, node.right) or _masked(b, a, node.left),
-                has_exp=a.has_exp or b.has_exp,
-                log_space=a.log_space or b.log_space,
-            )
-        if isinstance(op, cst.Divide):
-            if b.lo > 0 or b.hi < 0:
-                inv = (1 / b.hi if b.hi else INF, 1 / b.lo if b.lo else INF)
-                lo, hi = interval_mul(a, Val(lo=min(inv), hi=max(inv)))
-            else:
-                lo, hi = -INF, INF
-            if a.lo >= 0 and b.lo >= 0:
-                lo = max(lo, 0.0)
-            softmax = a.has_exp and b.exp_sum
-            if not softmax and _normalised_by_own_sum(self.imports, node.left, node.right):
-                return Val(
-                    "normalised",
-                    0.0,
-                    1.0,
-                    tensor=tensor,
-                    prob=True,
-                    zero=f"an entry of {a.desc or 'the numerator'} is 0 (an empty bin or count)",
-                    desc=f"{paren(a.desc)} / {paren(b.desc)}",
-                )
-            return Val(
-                "softmax" if softmax else "arith",
-                0.0 if softmax else lo,
-                1.0 if softmax else hi,
-                tensor=tensor,
-                prob=softmax,
-                desc=f"{paren(a.desc)} / {paren(b.desc)}",
-            )
-        if isinstance(op, cst.Power):
-            if (
-                b.const is not None
-                and b.const == int(b.const)
-                and int(b.const) % 2 == 0
-                and b.const > 0
-            ):
-                strong = a.zero is not None and not a.zero_weak
-                return Val(
-                    "square",
-                    0.0,
-                    INF,
-                    tensor=tensor,
-                    zero=a.zero if strong else "its base is 0",
-                    zero_weak=not strong,
-                    desc=f"{a.desc}**{_fmt(b.const)}",
-                )
-            return Val("arith", tensor=tensor)
-        return Val("arith", tensor=tensor)
-
-    # -- calls ---------------------------------------------------------------------------
-    def _call(self, node: cst.Call, scope: Scope, order: int) -> Val:
-        op = self.op(node)
-        if op is None:
-            return self._plain_call(node, scope, order)
-        transfer = handler_for(op)
-        args = [a for a in node.args if a.keyword is None and not a.star]
-        if transfer is not None:
-            return transfer(self, node, args, scope, order)
-        if op.startswith("optimizer:") or op.startswith("loss:"):
-            return Val(op, desc=op)
-        return Val(op, tensor=True, desc=f"the {op} output", log_space=_log_space(op))
-
-    def _plain_call(self, node: cst.Call, scope: Scope, order: int) -> Val:
-        func = self.value(node.func, scope, order)
-        if func.kind in ("layer", "model"):
-            return layer_output(func)
-        returned = self._returned(node, func, scope, order)
-        if returned is not None:
-            return returned
-        # numpy scalar constructors and float(): pass constants through
-        if isinstance(node.func, (cst.Name, cst.Attribute)) and node.args:
-            name = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
-            if name in ("float", "float32", "float16", "float64", "array", "asarray") or (
-                self._numpy_dtype(node.func, scope, order)
-            ):
-                inner = self.value(node.args[0].value, scope, order)
-                if inner.const is not None:
-                    return inner
-        return Val("call", desc=f"the result of `{_callee_text(node.func)}`")
-
-    def _numpy_dtype(self, func: cst.BaseExpression, scope: Scope, order: int) -> bool:
-        """``func`` is a name bound to ``dtype_util.as_numpy_dtype(...)`` (a numpy scalar type:
-        calling it on a literal casts the constant, `numpy_dtype(1.)` is 1)."""
-        if not isinstance(func, cst.Name):
-            return False
-        found = self.lookup(func.value, scope, order)
-        value = getattr(found, "value", None)
-        if not isinstance(value, cst.Call):
-            return False
-        callee = value.func.attr if isinstance(value.func, cst.Attribute) else value.func
-        return isinstance(callee, cst.Name) and callee.value == "as_numpy_dtype"
-
-    def _returned(self, node: cst.Call, func: Val, scope: Scope, order: int) -> Val | None:
-        """What a call to a function or class of the project returns, for this call's
-        arguments (`d_real = discriminator(x)` with a sigmoid return; `dense(x, act=relu)`)."""
-        callee = self._callee(node, func, scope, order)
-        if isinstance(callee, Val) or callee is None:
-            return callee
-        values = self._instantiate(callee, node, scope, order)
-        for v in values:  # a probability return wins: that is the hazard downstream
-            if v.prob or (v.tuple_items and any(i.prob for i in v.tuple_items)):
-                inner = v.desc if v.desc and len(v.desc) <= 40 else f"a {v.kind}"
-                if inner.startswith("the return of"):
-                    inner = f"a {v.kind}"
-                return replace(
-                    v, desc=f"the return of `{_callee_text(node.func)}` ({inner})" if v.desc else ""
-                )
-        known = [v for v in values if v.known or v.tuple_items]
-        return known[0] if known else None
-
-    def _callee(self, node: cst.Call, func: Val, scope: Scope, order: int):
-        """The called function's summary, an instance for a class, or None."""
-        info, project = self.info, self.project
-        module = project.module if project is not None else ""
-        if func.instance_of is not None and "?" in func.instance_of:
-            return project.instance_method(func.instance_of, "__call__") if project else None
-        if func.instance_of is not None:
-            where, _, cname = func.instance_of.rpartition(":")
-            if where and where != module:
-                return project.method(where, cname, "__call__") if project else None
-            cls = info.classes.get(cname)
-            if cls is not None:
-                local = cls.method_scopes.get("call") or cls.method_scopes.get("__call__")
-                if local is not None:
-                    return self._summary(local)
-                return project.method(module, cname, "__call__") if project else None
-            return None
-        if isinstance(node.func, cst.Name):
-            name = node.func.value
-            found = self.lookup(name, scope, order)
-            if name in info.classes and isinstance(found, Binding) and found.value is None:
-                return Val("instance", instance_of=name, desc=f"a `{name}`")
-            if name in info.functions and isinstance(found, Binding) and found.value is None:
-                return self._summary(info.functions[name])
-            if found is None and project is not None:
-                return self._project_callee(name, node, scope, order)
-            return None
-        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
-            s: Scope | None = scope
-            while s is not None and s.kind != "function":
-                s = s.parent
-            if s is not None and s.cls is not None and s.self_name == node.func.value.value:
-                method = s.cls.method_scopes.get(node.func.attr.value)
-                if method is not None:
-                    return self._summary(method)
-                if project is not None:
-                    return project.method(module, s.cls.node.name.value, node.func.attr.value)
-                return None
-            if project is not None and self.lookup(node.func.value.value, scope, order) is None:
-                from .names import dotted_name
-
-                return self._project_callee(dotted_name(node.func), node, scope, order)
-        return None
-
-    def _project_callee(self, dotted: str, node: cst.Call, scope: Scope, order: int):
-        if not dotted:
-            return None
-        summary = self.project.call(dotted, self._passes_something(node, scope, order))
-        if summary is not None:
-            return summary
-        last = dotted.rpartition(".")[2]
-        if last[:1].isupper() and self.project._may_resolve(dotted):
-            # a class, by convention: which one is asked only if a method is called on it
-            return Val(
-                "instance", instance_of=f"{self.project.module}?{dotted}", desc=f"a `{last}`"
-            )
-        return None
-
-    def _passes_something(self, node: cst.Call, scope: Scope, order: int) -> bool:
-        """An argument a returned parameter could carry: a known value or an activation."""
-        from .project_summary import informative
-
-        for a in node.args:
-            value = a.value
-            if isinstance(value, cst.SimpleString) or self.imports.op(value) is not None:
-                return True
-            if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
-                continue
-            if informative(self.value(value, scope, order)):
-                return True
-        return False
-
-    def _summary(self, scope: Scope):
-        from .project_summary import function_summary
-
-        key = id(scope)
-        if key not in self._summaries:
-            self._summaries[key] = None  # recursion: nothing known
-            module = self.project.module if self.project is not None else ""
-            self._summaries[key] = function_summary(self, scope, module, portable_vals=False)
-        return self._summaries[key]
-
-    def _instantiate(self, summary, node: cst.Call, scope: Scope, order: int) -> list[Val]:
-        """The summary's return candidates with this call's arguments put in."""
-        if summary is None:
-            return []
-        bound: dict[str, cst.BaseExpression] = {}
-        for i, a in enumerate(x for x in node.args if x.keyword is None):
-            if a.star:
-                break
-            if i < len(summary.positional):
-                bound[summary.positional[i]] = a.value
-        for a in node.args:
-            if a.keyword is not None:
-                bound[a.keyword.value] = a.value
-        out = []
-        for cand in summary.returns:
-            if cand.when is not None:
-                state = self._is_none(bound.get(cand.when[0]), summary.default(cand.when[0]))
-                if state is not None and state != cand.when[1]:
-                    continue
-            if cand.param is not None:
-                arg = bound.get(cand.param)
-                if arg is not None:
-                    out.append(self.value(arg, scope, order))
-                else:
-                    default = summary.default(cand.param)
-                    out.append(default[0] if default and default[0] is not None else UNKNOWN)
-            elif cand.apply is not None:
-                out.append(self._applied(bound.get(cand.apply), cand.val or UNKNOWN))
-            elif cand.val is not None:
-                out.append(cand.val)
-        return out
-
-    def _is_none(self, arg: cst.BaseExpression | None, default) -> bool | None:
-        """Whether an argument is None at this call: True, False, or None for unknown."""
-        if arg is None:
-            return default[1] if default is not None else None
-        if isinstance(arg, cst.Name) and arg.value == "None":
-            return True
-        if isinstance(arg, cst.SimpleString) or self.imports.op(arg) is not None:
-            return False
-        return None
-
-    def _applied(self, arg: cst.BaseExpression | None, inner: Val) -> Val:
-        """A passed activation applied to ``inner``: `activation=tf.nn.softmax` makes a softmax."""
-        act = None
-        if isinstance(arg, cst.SimpleString):
-            act = arg.value.strip("'\"")
-        elif arg is not None:
-            act = self.imports.op(arg)
-        if act == "linear":
-            return inner
-        if act is None:
-            return Val("call", tensor=True, desc="the output of a passed function")
-        lo, hi = ACTIVATION_RANGES.get(act, (-INF, INF))
-        prob = act in ops.PROBABILITY
-        return Val(
-            act,
-            lo,
-            hi,
-            tensor=True,
-            prob=prob,
-            zero="the probability saturates"
-            if prob
-            else ("every relu input is <= 0" if act in ("relu", "relu6") else None),
-            desc=f"{act}({inner.desc or '...'})",
-            origin=inner.origin,
-        )
-
 
 # attributes of `np.finfo(dtype)` / `tf.experimental.numpy.finfo(...)` that are positive numbers
 FINFO_POSITIVE = frozenset(
@@ -811,79 +446,6 @@ def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
 
-def _log_space(op: str) -> bool:
-    entry = ops.REGISTRY.get(op)
-    return entry is not None and entry.log_space
-
-
-def _masked(value: Val, factor: Val, factor_node: cst.BaseExpression) -> tuple[str, str] | None:
-    """``softmax(z) * mask``: a strictly positive value (or one already masked) times a mask is
-    0 exactly where the mask is, so a witness needing it all-zero needs an empty mask.  A ReLU
-    output is no such value: it is 0 by itself."""
-    if factor.kind != "mask":
-        return None
-    if value.masked_by:
-        return value.masked_by
-    if value.kind not in STRICTLY_POSITIVE_KINDS:
-        return None
-    return (cst.Module([]).code_for_node(factor_node), value.kind)
-
-
-def _scaled_linear(x: Val, factor: Val) -> bool:
-    """A linear output times a Python scalar (a temperature, a constant) is still one."""
-    return (
-        x.kind in LINEAR_KINDS
-        and (factor.const is not None or not factor.tensor)
-        and (factor.kind not in ("instance", "tuple"))
-    )
-
-
-def _normalised_by_own_sum(imports, num: cst.BaseExpression, den: cst.BaseExpression) -> bool:
-    """``x / reduce_sum(x)`` or ``x / (eps + reduce_sum(x, ...))``: an empirical distribution
-    (a normalised count or weight), a probability that is exactly 0 wherever ``x`` is 0.  The
-    fact comes from the code's shape, so it survives a name that says nothing (issue 12
-    replaced the name guess that used to find it)."""
-    if isinstance(den, cst.BinaryOperation) and isinstance(den.operator, cst.Add):
-        sides = [den.left, den.right]
-    else:
-        sides = [den]
-    for side in sides:
-        if (
-            isinstance(side, cst.Call)
-            and imports.op(side.func) == "reduce_sum"
-            and side.args
-            and side.args[0].keyword is None
-            and side.args[0].value.deep_equals(num)
-        ):
-            return True
-    return False
-
-
 def _dotted(node: cst.BaseExpression) -> str:
-    text = _callee_text(node)
+    text = callee_text(node)
     return text if text != "call" else "..."
-
-
-def _callee_text(func: cst.BaseExpression) -> str:
-    parts = []
-    while isinstance(func, cst.Attribute):
-        parts.append(func.attr.value)
-        func = func.value
-    if isinstance(func, cst.Name):
-        parts.append(func.value)
-    return ".".join(reversed(parts)) or "call"
-
-
-def _fold(op: cst.BaseBinaryOp, a: float, b: float) -> float | None:
-    if isinstance(op, cst.Add):
-        return a + b
-    if isinstance(op, cst.Subtract):
-        return a - b
-    if isinstance(op, cst.Multiply):
-        return a * b
-    if isinstance(op, cst.Divide):
-        return a / b
-    if isinstance(op, cst.Power):
-        r = a**b
-        return r if isinstance(r, float | int) else None
-    return None
