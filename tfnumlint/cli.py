@@ -3,6 +3,9 @@
 Exit codes: 2 on a usage or config error, or when a file could not be analysed; 1 when a shown
 finding matches ``--fail-on``; else 0.  ``--exit-zero`` makes everything but a usage or config
 error exit 0.
+
+The arguments are declared in ``cli_args.py``, the paths and the project root are settled in
+``cli_inputs.py``; this module runs the stages and reports.
 """
 
 from __future__ import annotations
@@ -10,349 +13,31 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import re
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
 
-from . import __version__, progress, stages
+from . import progress, stages
 from .cache import default_dir
-from .config import Config, ConfigError, load_config, named_codes, resolve_codes
-from .discovery import (
-    DEFAULT_EXCLUDES,
-    Candidate,
-    discover,
-    exclude_spec,
-    excluded_explicitly,
+from .cli_args import (
+    build_parser,
+    check_usage,
+    code_list,
+    explain,
+    list_rules,
 )
+from .cli_inputs import Inputs, gather_inputs, source_reader
+from .config import Config, ConfigError, named_codes, resolve_codes
 from .engine import LintOptions
-from .model import MISSING_PATH, Counted, FileError, Finding, Report
+from .model import Counted, FileError, Finding, Report
 from .models import ModelOptions, input_ranges, lint_models, split_models
-from .report import FORMATS, render
+from .report import render
 from .report.notes import baseline_breakdown, gated_notes, refuted_notes
 from .report.style import Style, use_colour
 from .report.text import location
-from .ruledocs import all_docs
 from .runner import Job, analyse_run, apply_per_file_ignores, default_jobs
 from .shown import show, shown_ids
-from .source import Source, SourceError, read_source
-
-FAIL_ON = ("any", "error", "confirmed")
-STDIN = "-"
-_CODE_LIST = re.compile(r"^(ALL|[A-Za-z]+[0-9]*)(,(ALL|[A-Za-z]+[0-9]*))*$")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one clear line, exit 2
-        raise ConfigError(message)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="tfnumlint",
-        description="A numerics linter for TensorFlow.",
-        epilog="Rule documentation: tfnumlint --list-rules, tfnumlint --explain CODE.",
-    )
-    p.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="files or directories (default: .); - reads standard input",
-    )
-    out = p.add_argument_group("output")
-    out.add_argument(
-        "--output-format",
-        "--format",
-        dest="format",
-        choices=list(FORMATS),
-        default="text",
-        help="text, concise (one line per finding), json, sarif or github (default: text)",
-    )
-    out.add_argument(
-        "--output-file", "-o", type=Path, metavar="FILE", help="write the report to FILE"
-    )
-    out.add_argument(
-        "--statistics", action="store_true", help="counts per rule and verification status"
-    )
-    out.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="colour the text output (auto: on a terminal, unless NO_COLOR is set)",
-    )
-    out.add_argument(
-        "--quiet", "-q", action="store_true", help="no progress, notes or summary line"
-    )
-    out.add_argument(
-        "--show-refuted", action="store_true", help="also show findings the verifier refuted"
-    )
-    sel = p.add_argument_group("rule selection")
-    sel.add_argument(
-        "--select",
-        metavar="CODES",
-        help="comma-separated rule codes or prefixes to enable (e.g. TNL1,TNL201)",
-    )
-    sel.add_argument(
-        "--ignore", metavar="CODES", help="comma-separated rule codes or prefixes to disable"
-    )
-    files = p.add_argument_group("files")
-    files.add_argument(
-        "--exclude", metavar="PATTERNS", help="comma-separated globs that replace the excludes"
-    )
-    files.add_argument(
-        "--extend-exclude", metavar="PATTERNS", help="comma-separated globs to exclude as well"
-    )
-    files.add_argument(
-        "--force-exclude",
-        action="store_true",
-        help="apply excludes to files named explicitly too (for pre-commit)",
-    )
-    files.add_argument(
-        "--stdin-filename",
-        metavar="PATH",
-        help="the path of the code read from standard input (config, excludes, report)",
-    )
-    gate = p.add_argument_group("gate")
-    gate.add_argument(
-        "--exit-zero",
-        action="store_true",
-        help="exit 0 unless there is a usage or config error",
-    )
-    gate.add_argument(
-        "--fail-on",
-        choices=FAIL_ON,
-        default="any",
-        help="which shown findings exit 1: any, error (severity) or confirmed (default: any)",
-    )
-    gate.add_argument(
-        "--baseline",
-        type=Path,
-        metavar="FILE",
-        help="hide the findings recorded in FILE (config: baseline)",
-    )
-    gate.add_argument(
-        "--write-baseline", type=Path, metavar="FILE", help="record the current findings in FILE"
-    )
-    gate.add_argument(
-        "--diff-base",
-        metavar="REV",
-        help="only findings on lines added or changed since git REV (uncommitted included)",
-    )
-    gate.add_argument(
-        "--add-noqa",
-        nargs="?",
-        const="ALL",
-        metavar="CODES",
-        help="add # noqa directives for the findings shown (optionally only these codes)",
-    )
-    work = p.add_argument_group("verification and fixes")
-    work.add_argument(
-        "--no-verify", action="store_true", help="static analysis only (never imports TensorFlow)"
-    )
-    work.add_argument(
-        "--input-range",
-        action="append",
-        default=[],
-        metavar="NAME=LO:HI",
-        help="a saved model input's range, e.g. image=0:255 (repeatable)",
-    )
-    work.add_argument("--fix", action="store_true", help="apply safe fixes in place")
-    work.add_argument(
-        "--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply unsafe fixes"
-    )
-    work.add_argument(
-        "--diff", action="store_true", help="print the fixes as a unified diff; change nothing"
-    )
-    work.add_argument(
-        "--emit-repro",
-        type=Path,
-        metavar="DIR",
-        help="write a standalone reproducer script to DIR for every confirmed finding",
-    )
-    run = p.add_argument_group("run")
-    run.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        default=None,
-        metavar="N",
-        help="parallel processes (default: CPUs)",
-    )
-    run.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
-    run.add_argument(
-        "--profile",
-        action="store_true",
-        help="print the time of each stage on stderr (also: TFNUMLINT_PROFILE=1)",
-    )
-    run.add_argument(
-        "--config",
-        type=Path,
-        metavar="FILE",
-        help="a pyproject.toml (or TOML file) to read settings from",
-    )
-    info = p.add_argument_group("information")
-    info.add_argument("--list-rules", action="store_true", help="list every rule and exit")
-    info.add_argument("--explain", metavar="CODE", help="print a rule's documentation and exit")
-    info.add_argument("--version", action="version", version=f"tfnumlint {__version__}")
-    return p
-
-
-def _codes(arg: str | None) -> list[str] | None:
-    return None if arg is None else [c for c in arg.split(",") if c.strip()]
-
-
-def _patterns(arg: str) -> list[str]:
-    return [c.strip() for c in arg.split(",") if c.strip()]
-
-
-def list_rules() -> str:
-    docs = all_docs()
-    rows = [f"{'code':8} {'name':34} {'severity':8} {'fix':10} summary"]
-    for code, d in docs.items():
-        default = "" if d.default else " (off by default)"
-        rows.append(f"{code:8} {d.name:34} {d.severity:8} {d.fix:10} {d.summary}{default}")
-    return "\n".join(rows) + "\n"
-
-
-def explain(code: str) -> str:
-    docs = all_docs()
-    doc = docs.get(code.upper())
-    if doc is None:
-        raise ConfigError(f"unknown rule code '{code}' (see --list-rules)")
-    body = doc.text.split("---\n", 2)[-1]
-    return body.lstrip("\n")
-
-
-@dataclass
-class Inputs:
-    """What to analyse, and where the project (config, excludes, fingerprints) is rooted."""
-
-    candidates: list[Candidate]
-    config: Config
-    root: Path
-    stdin: Source | None = None
-    missing: list[FileError] = field(default_factory=list)  # named paths that do not exist
-
-
-def _settle_paths(args: argparse.Namespace) -> None:
-    """Fill in the default path, and give back a path that argparse took for --add-noqa codes."""
-    if args.add_noqa is not None and (
-        not _CODE_LIST.match(args.add_noqa) or Path(args.add_noqa).exists()
-    ):
-        # `--add-noqa src/`: argparse took the path for the optional list of codes
-        args.paths = [*args.paths, args.add_noqa]
-        args.add_noqa = "ALL"
-    if args.stdin_filename and args.paths not in ([], [STDIN]):
-        raise ConfigError("--stdin-filename names standard input: pass - or no path")
-    args.paths = args.paths or ([STDIN] if args.stdin_filename else ["."])
-
-
-def _check_usage(args: argparse.Namespace) -> None:
-    """Flag combinations that cannot work: one clear line each, before any work is done."""
-    _settle_paths(args)
-    if args.jobs is not None and args.jobs < 1:
-        raise ConfigError("--jobs must be at least 1")
-    reading_stdin = STDIN in args.paths
-    if reading_stdin and len(args.paths) > 1:
-        raise ConfigError("'-' (standard input) cannot be combined with other paths")
-    if reading_stdin:
-        for flag, on in (
-            ("--fix", args.fix),
-            ("--diff", args.diff),
-            ("--add-noqa", args.add_noqa is not None),
-            ("--write-baseline", args.write_baseline is not None),
-        ):
-            if on:
-                raise ConfigError(f"{flag} cannot be used on standard input")
-    input_ranges(args.input_range)  # checked even when no saved model is among the paths
-    if args.emit_repro is not None and args.no_verify:
-        raise ConfigError("--emit-repro needs verification: drop --no-verify")
-    if args.fail_on == "confirmed" and args.no_verify:
-        raise ConfigError(
-            "--fail-on confirmed needs verification: drop --no-verify "
-            "(with --no-verify no finding can be confirmed)"
-        )
-    modes = [
-        name
-        for name, on in (
-            ("--fix" if args.fix else "--diff", args.fix or args.diff),  # --diff wins, as in ruff
-            ("--add-noqa", args.add_noqa is not None),
-            ("--write-baseline", args.write_baseline is not None),
-        )
-        if on
-    ]
-    if len(modes) > 1:
-        raise ConfigError(f"{modes[0]} and {modes[1]} cannot be used together")
-
-
-def _project_root(config: Config, cwd: Path) -> Path:
-    """The directory fingerprint paths are relative to: the config's, else the repository's."""
-    if config.path is not None:
-        return config.root
-    for d in [cwd, *cwd.parents]:
-        if (d / ".git").exists():
-            return d
-    return cwd
-
-
-def _inputs(args: argparse.Namespace, cwd: Path) -> Inputs:
-    stdin_name = args.stdin_filename
-    config_start = cwd
-    if stdin_name:
-        config_start = (cwd / stdin_name).parent.resolve()
-        if not config_start.is_dir():
-            config_start = cwd
-    config = load_config(args.config, config_start)
-    if args.exclude is not None:
-        config.exclude = _patterns(args.exclude)
-    if args.extend_exclude is not None:
-        config.extend_exclude = [*config.extend_exclude, *_patterns(args.extend_exclude)]
-    force = args.force_exclude or config.force_exclude
-    root = _project_root(config, cwd)
-    if args.paths == [STDIN]:
-        return _stdin_inputs(stdin_name, cwd, config, root, force)
-    missing: list[str] = []
-    candidates = discover(
-        args.paths, cwd, config.exclude, config.extend_exclude, config.root, force, missing
-    )
-    errors = [FileError(path, MISSING_PATH) for path in missing]
-    return Inputs(candidates, config, root, missing=errors)
-
-
-def _stdin_inputs(name: str | None, cwd: Path, config: Config, root: Path, force: bool) -> Inputs:
-    """Standard input as one candidate named ``name``; none when --force-exclude excludes it."""
-    data = sys.stdin.buffer.read()  # read even when excluded: the writer must not see a broken pipe
-    path = cwd / (name or "stdin.py")
-    patterns = (DEFAULT_EXCLUDES if config.exclude is None else config.exclude) + list(
-        config.extend_exclude
-    )
-    if name and force and excluded_explicitly(path, exclude_spec(patterns), config.root):
-        return Inputs([], config, root)
-    display = name or "-"
-    try:
-        source = read_source(path, display, data)
-    except SourceError:
-        source = None  # reported by the analysis, like any unreadable file
-    return Inputs([Candidate(path, display, data)], config, root, stdin=source)
-
-
-def _source_reader(inputs: Inputs):
-    by_display = {c.display: c for c in inputs.candidates}
-
-    def source_of(display: str) -> Source | None:
-        if inputs.stdin is not None and display == inputs.stdin.path:
-            return inputs.stdin
-        cand = by_display.get(display)
-        if cand is None:
-            return None
-        try:
-            return read_source(cand.path, display)
-        except (SourceError, OSError):
-            return None
-
-    return source_of
+from .source import SourceError, read_source
 
 
 def _fails(findings: list[Finding], fail_on: str) -> bool:
@@ -376,15 +61,15 @@ def run(argv: list[str] | None) -> int:
     if args.explain:
         sys.stdout.write(explain(args.explain))
         return 0
-    _check_usage(args)
+    check_usage(args)
     if args.profile:
         stages.enable()
     progress.configure(False if args.quiet else None)
     start = time.perf_counter()
     cwd = Path.cwd()
-    inputs = _inputs(args, cwd)
+    inputs = gather_inputs(args, cwd)
     config = inputs.config
-    codes = resolve_codes(config, _codes(args.select), _codes(args.ignore))
+    codes = resolve_codes(config, code_list(args.select), code_list(args.ignore))
     inputs.candidates, models = split_models(inputs.candidates)
     noqa_codes = _noqa_codes(args)
     baseline = _load_baseline(args, config)
@@ -422,10 +107,10 @@ def run(argv: list[str] | None) -> int:
 
     from . import fingerprint
 
-    source_of = _source_reader(inputs)
+    source_of = source_reader(inputs)
     scoped = recording or baseline is not None
     identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
-    named = named_codes(config, _codes(args.select))
+    named = named_codes(config, code_list(args.select))
     if recording:
         for n in _verify(findings, config, cache_dir) if verify and findings else []:
             _say(args, n)
@@ -543,7 +228,7 @@ def _noqa_codes(args: argparse.Namespace) -> set[str] | None:
         return None
     from .config import expand_codes
 
-    return expand_codes(_codes(args.add_noqa) or [], "--add-noqa")
+    return expand_codes(code_list(args.add_noqa) or [], "--add-noqa")
 
 
 def _load_baseline(args: argparse.Namespace, config: Config):
