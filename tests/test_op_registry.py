@@ -23,7 +23,7 @@ from tfnumlint import ops  # noqa: E402
 from tfnumlint.analysis import transfer  # noqa: E402
 from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
 from tfnumlint.rules.recipes import Recipe  # noqa: E402
-from tfnumlint.verify import intervals, probing, slicer, trace  # noqa: E402
+from tfnumlint.verify import intervals, probing, slicer, trace_ops  # noqa: E402
 
 DANGER_TESTS = {"reaches", "straddles", "overflows", "leaves_unit", "pow_base", "never", "branches"}
 TRACED = [op for op in ops.REGISTRY.values() if op.trace]
@@ -36,7 +36,7 @@ def test_an_op_is_traced_exactly_when_it_has_a_probe_signature():
 
 @pytest.mark.parametrize("op", TRACED, ids=lambda op: op.name)
 def test_every_trace_builder_resolves_to_a_callable(op):
-    assert callable(trace.builder(op.trace))
+    assert callable(trace_ops.builder(op.trace))
 
 
 def test_every_op_with_a_danger_zone_is_traced_and_its_graph_types_have_an_interval():

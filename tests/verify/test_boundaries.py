@@ -28,7 +28,8 @@ PROBING_STAGES = (
 WORKER_SIDE = frozenset(
     f"tfnumlint.verify.{m}"
     for m in (
-        *("worker", "trace", "intervals", "proving", "compiled", "training", "training_text"),
+        *("worker", "trace", "trace_ops", "intervals", "proving", "compiled", "training"),
+        "training_text",
         *("training_base", "training_saturation", "training_steps"),  # the training recipes
         "training_rung",  # the training rung: trains the program's slice (issue 23)
         # the probing pipeline: its entry point and its stages

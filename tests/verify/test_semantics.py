@@ -21,7 +21,7 @@ from hypothesis import strategies as st  # noqa: E402
 from libcst.metadata import MetadataWrapper, PositionProvider  # noqa: E402
 
 from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
-from tfnumlint.verify import probing, slice_tools, slicer, trace  # noqa: E402
+from tfnumlint.verify import probing, slice_tools, slicer, trace, trace_ops  # noqa: E402
 from tfnumlint.verify.program import build, to_batch  # noqa: E402
 from tfnumlint.verify.trace import UnsupportedProbe  # noqa: E402
 
@@ -164,7 +164,7 @@ def test_points_that_mix_are_an_internal_error_never_a_verdict(monkeypatch):
             return tf.roll(own, 1, axis=0) - 1.0  # a spurious 0 after the x = 0 row
         return own
 
-    monkeypatch.setitem(trace.OP_TABLE, "reduce_sum", across_points)
+    monkeypatch.setitem(trace_ops.OP_TABLE, "reduce_sum", across_points)
     verdict = probing.verify_expr(probe, 1e6)
     assert verdict["status"] == "inconclusive"
     assert "no verdict" in verdict["detail"] and "one by one" in verdict["detail"]
@@ -181,7 +181,7 @@ def test_a_symptom_that_reproduces_on_its_own_point_is_confirmed_despite_a_mixed
             return 0 * tf.reduce_sum(x, axis=[1, 2]) + tf.reduce_sum(x)
         return tf.reduce_sum(x, axis=-1)  # what the probed expression asks for
 
-    monkeypatch.setitem(trace.OP_TABLE, "reduce_sum", across_points)
+    monkeypatch.setitem(trace_ops.OP_TABLE, "reduce_sum", across_points)
     verdict = probing.verify_expr(probe, 1e6)
     assert verdict["status"] == "confirmed", verdict
     assert verdict["inputs"]["x"] == 0.0

@@ -21,7 +21,8 @@ from test_reachability import one_probe  # noqa: E402
 from test_reachability_gate import one_verdict  # noqa: E402
 
 from tfnumlint.verify import probing  # noqa: E402
-from tfnumlint.verify.trace import UnsupportedProbe, _shift_axis  # noqa: E402
+from tfnumlint.verify.trace import UnsupportedProbe  # noqa: E402
+from tfnumlint.verify.trace_ops import _shift_axis  # noqa: E402
 
 NORM = """\
     import tensorflow as tf

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from . import trace
+from . import trace, trace_ops
 from .program import Program, recipe, run
 from .symptoms import GENERIC, Witness, masks
 from .trace import format_number
@@ -69,7 +69,7 @@ def review(
         return out
     if "compiled" not in forms(program.probe) or recipe(program.probe)["check"] != "probe":
         return out  # absorption, divergence, underflow: number checks, not evaluations
-    if folded_constants(program.probe.get("target"), trace.DTYPES[program.dtype]) is None:
+    if folded_constants(program.probe.get("target"), trace_ops.DTYPES[program.dtype]) is None:
         return out  # nothing the graph optimizer regroups: compiled, the numbers are the same
     status, symptom = out.get("status"), out.get("symptom")
     if status == "confirmed":
@@ -136,7 +136,7 @@ def compiled_verdict(program: Program, w: Witness, thr: float) -> dict[str, Any]
 def why(program: Program) -> str:
     """The regrouping that changes the value: a constant absorbed by another in the same sum
     (``TensorFlow's graph optimizer folds 1 + 1e-10 to 1``), when the expression has one."""
-    folded = folded_constants(program.probe.get("target"), trace.DTYPES[program.dtype])
+    folded = folded_constants(program.probe.get("target"), trace_ops.DTYPES[program.dtype])
     if folded is None:
         return "TensorFlow's graph optimizer rewrites the expression"
     big, small = folded

@@ -27,7 +27,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import intervals as iv
-from . import trace
+from . import trace, trace_ops
 from .gradient_gate import labels_only_reason
 from .program import TRACE_ERRORS, Program, build, probe_dtype, run
 from .symptoms import flat
@@ -295,7 +295,9 @@ def _evaluate(
     part = {**probe, "target": tree, "loss": None, "inputs": fixed + free}
     try:
         given = out.get("dtype")
-        dtype = given if isinstance(given, str) and given in trace.DTYPES else probe_dtype(probe)
+        dtype = (
+            given if isinstance(given, str) and given in trace_ops.DTYPES else probe_dtype(probe)
+        )
         whole = _whole(probe, dtype)
         witness = witness_row(whole, out["inputs"])
         if witness is None:

@@ -30,7 +30,8 @@ from .symptoms import (
     vector_only,
     witness_alone,
 )
-from .trace import SOFTMAX_OPS, UnsupportedProbe, format_number, walk
+from .trace import UnsupportedProbe, format_number, walk
+from .trace_ops import SOFTMAX_OPS
 from .upstream import upstream_start, with_upstream
 from .verdicts import (
     inconclusive,

@@ -18,7 +18,7 @@ import tensorflow as tf
 from .. import ops as registry
 from ..rules.recipes import recipe_for
 from . import intervals as iv
-from . import trace
+from . import trace, trace_ops
 from .trace import UnsupportedProbe
 
 
@@ -102,7 +102,7 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
     rank) gives a part of a probe the input shapes of the whole, so it sees the same values;
     ``batch`` examples along the user's axis 0 (``spread.py`` makes them differ)."""
     dtype = dtype or probe_dtype(probe)
-    tf_dtype = trace.DTYPES[dtype]
+    tf_dtype = trace_ops.DTYPES[dtype]
     inputs = declared_inputs(probe)
     ids = {i.name: i.ident for i in inputs}
     path, line = str(probe.get("path") or "<probe>"), int(probe.get("line") or 1)
@@ -119,7 +119,7 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
         noeps_code, _ = trace.compile_tree(
             without_eps(target_tree, trace.parse_float(eps)), ids, path, line
         )
-    k = 2 if ops & trace.SOFTMAX_OPS else 1
+    k = 2 if ops & trace_ops.SOFTMAX_OPS else 1
     rank = user_rank(target_tree, loss_tree)
     if shape is not None:
         k, rank = shape

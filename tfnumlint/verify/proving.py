@@ -28,7 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 from .. import ops
-from . import trace
+from . import trace, trace_ops
 from .compiled import graph_optimizer
 from .signatures import PARAMS
 from .slice_tools import jfloat
@@ -279,7 +279,7 @@ def saturated_rows(job: dict[str, Any], pts: dict[str, np.ndarray], orig: Side, 
 def prove(job: dict[str, Any]) -> dict[str, Any]:
     """The proof verdict for one job (see the module docstring)."""
     dtype_name = job.get("dtype") or "float32"
-    dtype = trace.DTYPES.get(dtype_name, tf.float32)
+    dtype = trace_ops.DTYPES.get(dtype_name, tf.float32)
     rtol, atol = RTOL.get(dtype_name, 1e-5), ATOL.get(dtype_name, 1e-6)
     names = [i["name"] for i in job["inputs"]]
     shape = shape_for(job)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .trace import DTYPES
+from .trace_ops import DTYPES
 from .training_base import (
     KERAS,
     compare,

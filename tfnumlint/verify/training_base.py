@@ -15,7 +15,8 @@ import numpy as np
 import tensorflow as tf
 
 from ..optimizers import OPTIMIZERS
-from .trace import DTYPES, format_number
+from .trace import format_number
+from .trace_ops import DTYPES
 
 STEPS = 25
 FEATURES = 784

@@ -17,7 +17,8 @@ import tensorflow as tf
 
 from ..floats import sigmoid_one
 from . import training_text as wording
-from .trace import DTYPES, format_number
+from .trace import format_number
+from .trace_ops import DTYPES
 from .training_base import (
     CONTROL_FACTOR,
     DEAD_LOSS,

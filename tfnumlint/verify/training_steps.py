@@ -13,7 +13,8 @@ import numpy as np
 import tensorflow as tf
 
 from . import training_text as wording
-from .trace import DTYPES, format_number
+from .trace import format_number
+from .trace_ops import DTYPES
 from .training_base import (
     DIVERGENCE_STEPS,
     EXAMPLES_502,

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from .. import ops as registry
 from . import intervals as iv
-from . import trace
+from . import trace, trace_ops
 from .downstream import absorbed_reason, precision_absorbed, witness_row
 from .points import point_grid
 from .program import Program, build, run
@@ -126,7 +126,7 @@ def verify_underflow(probe: dict[str, Any], dtype: str) -> dict[str, Any]:
             return inconclusive("the probe names no epsilon to check", dtype)
         eps = min(consts)
     eps = trace.parse_float(eps)
-    stored = float(tf.cast(tf.constant(eps, tf.float64), trace.DTYPES[dtype]).numpy())
+    stored = float(tf.cast(tf.constant(eps, tf.float64), trace_ops.DTYPES[dtype]).numpy())
     if stored != 0:
         return refuted(f"{format_number(eps)} is representable in {dtype} (= {stored:.4g})", dtype)
     detail = f"{format_number(eps)} rounds to 0 in {dtype} (tf.cast({format_number(eps)}, tf.{dtype}) == 0)"
@@ -444,7 +444,7 @@ def operand_values(
 
     witness = out["inputs"]
     try:
-        dtype = dtype if dtype in trace.DTYPES else probe_dtype(probe)
+        dtype = dtype if dtype in trace_ops.DTYPES else probe_dtype(probe)
         whole = build(probe, dtype, extras=False, grads=False)
     except TRACE_ERRORS:
         return None

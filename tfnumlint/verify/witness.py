@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from . import domains, generic, kinds, preconditions, trace
+from . import domains, generic, kinds, preconditions, trace, trace_ops
 from . import intervals as iv
 from .program import Input, Program, recipe, run
 from .symptoms import GENERIC, Witness, absorbed, felt_rows, flat, hazard_logits, masks
@@ -377,7 +377,7 @@ def witness_parts(program: Program, w: Witness) -> dict[str, Any]:
     for j, spec in enumerate(program.inputs):
         v = float(w.rows[row, j])
         if spec.prob:
-            p = float(tf.math.sigmoid(tf.constant(v, trace.DTYPES[program.dtype])).numpy())
+            p = float(tf.math.sigmoid(tf.constant(v, trace_ops.DTYPES[program.dtype])).numpy())
             inputs[spec.name] = jsonable(p)
             inputs[f"logit({spec.name})"] = jsonable(v)
             # sigmoid(v) is also the entry of a two-way softmax([v, 0]): say what made it
@@ -450,7 +450,7 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
         lname = f"({lname})" if " " in lname and not logit.prob else lname
         label = "loss" if program.has_loss else expr
         shown_loss = format_number(float(loss) if not isinstance(loss, str) else math.nan)
-        squash = "softmax" if program.ops & trace.SOFTMAX_OPS else "sigmoid"
+        squash = "softmax" if program.ops & trace_ops.SOFTMAX_OPS else "sigmoid"
         if program.term_in_loss:  # the underlined term is what is stuck: say so first
             text = (
                 f"{head}, {expr} = {parts['value']} and the loss ({shown_loss}) gets "
