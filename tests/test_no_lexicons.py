@@ -218,7 +218,7 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/tfvalues.py:_NUMBER_BUILTINS",
         "analysis/tfvalues.py:_PASS_BUILTINS",
         "analysis/transfer.py:ACTIVATION_RANGES",
-        "analysis/transfer.py:_CMP_CALLS",
+        "analysis/conditions.py:_CMP_CALLS",
         "analysis/transfer.py:_FACTORIES",
         "analysis/transfer.py:_HANDLERS",
         "analysis/transfer.py:_RESHAPING_ARGS",

@@ -88,7 +88,7 @@ NOT_YET_DERIVED: Counter[Key] = Counter(
         ("analysis/project_summary.py", ("clip_by_value", "log_sigmoid", "log_softmax", "maximum")): 2,
         ("analysis/provenance_calls.py", ("relu", "relu6")): 1,
         ("analysis/transfer.py", ("relu", "sigmoid", "softmax", "softplus", "tanh")): 1,
-        ("analysis/transfer.py", ("greater", "greater_equal", "less", "less_equal")): 1,
+        ("analysis/conditions.py", ("greater", "greater_equal", "less", "less_equal")): 1,
         ("analysis/transfer.py", ("add", "divide", "multiply", "subtract")): 1,
         ("analysis/transfer.py", ("reduce_max", "reduce_mean", "reduce_min")): 1,
         ("analysis/transfer.py", ("abs", "square")): 1,

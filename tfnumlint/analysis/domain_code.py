@@ -11,6 +11,7 @@ import libcst as cst
 
 from .. import ops
 from ..floats import max_finite
+from .conditions import where_branches
 from .contracts import Bound, inverse_image, sample_bounds
 from .domain_model import Domain, Relation, sanitize
 from .invariants import (
@@ -351,8 +352,6 @@ def special_domain(ctx, name: str, node: cst.BaseExpression, at, dtype: str) -> 
 def where_notes(ctx, node: cst.BaseExpression, scope, order: int) -> list[str]:
     """For each name ``node`` reads that is bound to a `tf.where` whose condition bounds a
     branch: "`safe_df` = tf.where(small, two, df): `df` > 1 on the else branch"."""
-    from ..analysis.transfer import where_branches
-
     notes = []
     for name in dict.fromkeys(n.value for n in _names_in(node)):
         found = ctx.ev.lookup(name, scope, order)
