@@ -40,6 +40,7 @@ from .program_sources import (
     inlined,
     model_layers,
 )
+from .slice_tools import contains_node, subtree_at, tree_kind
 from .slicer import Slicer
 
 
@@ -380,28 +381,6 @@ def _param_index(fn: cst.FunctionDef, param: cst.Param) -> int:
 # ------------------------------------------------------------------ the spec
 
 
-def _contains_node(tree: dict, line: int, col: int) -> bool:
-    return _subtree(tree, line, col) is not None
-
-
-def _subtree(tree: dict, line: int, col: int, kind: str | None = None) -> dict | None:
-    """The node of a slice made from the code at (line, col): the term as the objective
-    computes it, its helpers' parameters bound to what the objective passes them.  Nodes that
-    start at one place (``log(a) - b`` and its ``log(a)``) are told apart by their kind."""
-    at = [n for n in walk(tree) if n.get("line") == line and n.get("col") == col]
-    same = [n for n in at if kind is None or n.get("k") == kind]
-    found = same or at
-    return found[0] if found else None
-
-
-def _kind(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.Call):
-        return "call"
-    if isinstance(node, cst.BinaryOperation):
-        return "bin"
-    return None
-
-
 KERAS_BATCH = 32  # ``fit``'s default batch_size
 
 
@@ -530,7 +509,7 @@ def training_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec 
     at = (pos.start.line, pos.start.column + 1) if pos else (0, 0)
     sliced = ctx.fact("program_objectives", lambda: _sliced(ctx, positions))
     for obj, ps, loss in sliced:
-        if obj.optimizer is not hit.node and not _contains_node(loss, *at):
+        if obj.optimizer is not hit.node and not contains_node(loss, *at):
             continue  # neither this objective's optimizer nor a part of its loss
         spec = _spec(ctx, obj, ps, loss, loss, dtype, pos.start.line if pos else 0)
         if spec is not None:
@@ -547,12 +526,12 @@ def program_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec |
     line, col = pos.start.line, pos.start.column + 1  # the slicer's 1-based columns
     sliced = ctx.fact("program_objectives", lambda: _sliced(ctx, positions))
     # the objective the term is a part of, else one whose weights and data it is computed from
-    ranked = sorted(sliced, key=lambda t: not _contains_node(t[2], line, col))
+    ranked = sorted(sliced, key=lambda t: not contains_node(t[2], line, col))
     for obj, ps, loss in ranked:
         site = hit.site
         before = (set(ps.weights), set(ps.data), set(ps.slicer.inputs))
         ps.slicer.budget()
-        term = _subtree(loss, line, col, _kind(hit.node))
+        term = subtree_at(loss, line, col, tree_kind(hit.node))
         if term is None:  # not a part of the loss: one computed from its weights and data?
             term = ps.slicer.tree(hit.node, site.scope, site.order)
             if ps.slicer.unsupported or ps.slicer.truncated:

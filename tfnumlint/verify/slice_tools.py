@@ -16,7 +16,7 @@ import libcst as cst
 
 from .. import ops
 from ..analysis.module import Binding, Scope
-from .contract import RESHAPE_STAND_IN, STAND_INS, STRUCTURAL
+from .contract import RESHAPE_STAND_IN, STAND_INS, STRUCTURAL, walk
 from .signatures import PARAMS
 
 BINOPS = {
@@ -529,3 +529,27 @@ def new_axes(node: cst.Subscript) -> list[int] | None:
     front = [i for i in range(cut) if kinds[i] == "new"]
     back = [i - n for i in range(n - 1, cut, -1) if kinds[i] == "new"]
     return front + back
+
+
+def contains_node(tree: dict, line: int, col: int) -> bool:
+    """Whether a slice holds a node made from the code at (line, col)."""
+    return subtree_at(tree, line, col) is not None
+
+
+def subtree_at(tree: dict, line: int, col: int, kind: str | None = None) -> dict | None:
+    """The node of a slice made from the code at (line, col): the term as the objective
+    computes it, its helpers' parameters bound to what the objective passes them.  Nodes that
+    start at one place (``log(a) - b`` and its ``log(a)``) are told apart by their kind."""
+    at = [n for n in walk(tree) if n.get("line") == line and n.get("col") == col]
+    same = [n for n in at if kind is None or n.get("k") == kind]
+    found = same or at
+    return found[0] if found else None
+
+
+def tree_kind(node: cst.CSTNode) -> str | None:
+    """The probe-tree kind a libcst node slices to, where two start at one place."""
+    if isinstance(node, cst.Call):
+        return "call"
+    if isinstance(node, cst.BinaryOperation):
+        return "bin"
+    return None
