@@ -161,6 +161,19 @@ def test_static_analysis_never_imports_the_verifier():
         assert not {d for d in graph[name] if d.startswith("tfnumlint.verify")}, name
 
 
+def test_the_verifier_reads_only_the_rules_recipes():
+    """verify/ learns how to check a finding from the recipe its rule declares
+    (``rules/recipes.py``), nothing else of the rules: the facts both need (epsilons, an
+    optimizer call's learning rate and epsilon) live in analysis/."""
+    graph = all_modules()
+    verifier = [n for n in graph if n.startswith("tfnumlint.verify")]
+    assert len(verifier) >= 30, verifier
+    allowed = "tfnumlint.rules.recipes"
+    for name in verifier:
+        read = {d for d in graph[name] if d.startswith("tfnumlint.rules")}
+        assert all(d == allowed or d.startswith(allowed + ".") for d in read), (name, read)
+
+
 def test_benchmarks_do_not_import_the_tests():
     benchmarks = PACKAGE.parent / "benchmarks"
     scripts = list(benchmarks.glob("*.py"))

@@ -1,11 +1,13 @@
 """An optimizer call as the rules and the verifier both read it: its learning rate (Keras's
-default when none is given) and the spec the training simulations rebuild it from.
+default when none is given), its epsilon, and the spec the training simulations rebuild it
+from.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from ..optimizers import OPTIMIZERS
 from .context import Context
 from .module import Site
 
@@ -40,3 +42,16 @@ def optimizer_spec(ctx: Context, call: cst.Call, site: Site) -> dict:
         "momentum": momentum or 0.0,
         "clipnorm": ctx.val(clip, site).const if clip is not None else None,
     }
+
+
+def optimizer_epsilon(
+    ctx: Context, call: cst.Call, site: Site, family: str
+) -> tuple[float | None, bool]:
+    """The epsilon an optimizer runs with, and whether it was given explicitly."""
+    facts = OPTIMIZERS[family]
+    name = ctx.info.imports.resolve(call.func) or ""
+    tf1 = name.startswith("tf.train.")
+    node = ctx.arg(call, facts.epsilon_index, "epsilon")
+    if node is not None:
+        return ctx.val(node, site).const, True
+    return (facts.tf1_epsilon if tf1 else facts.keras_epsilon), False

@@ -10,8 +10,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.context import Context, Hit
+from ..analysis.epsilons import first_arg, split_eps
 from ..optimizers import OPTIMIZERS
-from ..rules.common import first_arg, split_eps
 from ..verify.signatures import bind
 from .guards import guarded, has_tf_provenance, result_tested
 from .ir import IR, Call, Edit, Keep, Num, Plan

@@ -12,8 +12,9 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.context import Context, Hit
+from ..analysis.epsilons import additive_terms, first_arg, split_eps
 from ..analysis.module import Site, parent_map
-from ..rules.common import additive_terms, first_arg, split_eps, underflows
+from ..floats import underflows
 from .ir import IR, Bin, Call, Edit, Neg, Num, Plan, Src
 from .match import (
     Prob,

@@ -14,8 +14,8 @@ import libcst as cst
 
 from .. import ops
 from ..analysis.context import Context
+from ..analysis.epsilons import first_arg
 from ..analysis.module import Binding, Scope, Site
-from ..rules.common import first_arg
 from ..verify.signatures import bind
 from .ir import Num, Src
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..analysis.context import Context
+from ..analysis.epsilons import additive_terms, first_arg, split_eps
 from ..analysis.module import Scope, Site
-from ..rules.common import additive_terms, first_arg, split_eps
 from .ir import IR, Bin, Call, Neg, Num, Reuse, Src
 from .match import Prob, code_key, here, log_arg, movable, op_of, reduce_args, trace_prob
 

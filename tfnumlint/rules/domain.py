@@ -5,9 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.context import Context, Hit
+from ..analysis.epsilons import first_arg, split_eps
 from ..analysis.module import Site
 from ..analysis.values import Val
-from .common import first_arg, fmt, split_eps, underflows
+from .common import fmt, underflows
 from .graph import Hazard as GraphHazard
 from .graph import graph_rule, is_danger, producer_text, range_text, where_op
 from .registry import rule

@@ -8,10 +8,11 @@ import libcst as cst
 
 from .. import ops
 from ..analysis.context import Context, Hit
+from ..analysis.epsilons import additive_terms, first_arg, split_eps
 from ..analysis.module import Site, parent_map
 from ..analysis.values import Val
 from ..floats import exp_overflow, exp_underflow
-from .common import additive_terms, first_arg, fmt, split_eps
+from .common import fmt
 from .graph import Hazard as GraphHazard
 from .graph import (
     graph_rule,

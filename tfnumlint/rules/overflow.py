@@ -8,8 +8,9 @@ import libcst as cst
 
 from .. import ops
 from ..analysis.context import Context, Hit
+from ..analysis.epsilons import first_arg, split_eps
 from ..analysis.module import Site
-from .common import EXP_OVERFLOW, first_arg, split_eps, underflows
+from .common import EXP_OVERFLOW, underflows
 from .graph import Hazard as GraphHazard
 from .graph import danger_test, graph_rule, is_danger, producer_text, range_text, where_op
 from .registry import rule

@@ -6,10 +6,12 @@ import libcst as cst
 
 from ..analysis.context import Context, Hit
 from ..analysis.dtypectx import dtype_word
+from ..analysis.epsilons import eps_value, first_arg
 from ..analysis.module import Site, parent_map
+from ..analysis.optimizer_calls import optimizer_epsilon
 from ..analysis.tfvalues import TF, UNKNOWN, calls_tf, origin
 from ..optimizers import ADAPTIVE, OPTIMIZERS
-from .common import MAX_VALUE, eps_value, first_arg, fmt, spacing, underflows
+from .common import MAX_VALUE, fmt, spacing, underflows
 from .graph import Hazard as GraphHazard
 from .graph import graph_rule, range_text, where_op
 from .registry import rule
@@ -196,19 +198,6 @@ def epsilon_underflow(site: Site, ctx: Context):
 
 
 FLOAT16_SAFE_EPS = 1e-4
-
-
-def optimizer_epsilon(
-    ctx: Context, call: cst.Call, site: Site, family: str
-) -> tuple[float | None, bool]:
-    """The epsilon an optimizer runs with, and whether it was given explicitly."""
-    facts = OPTIMIZERS[family]
-    name = ctx.info.imports.resolve(call.func) or ""
-    tf1 = name.startswith("tf.train.")
-    node = ctx.arg(call, facts.epsilon_index, "epsilon")
-    if node is not None:
-        return ctx.val(node, site).const, True
-    return (facts.tf1_epsilon if tf1 else facts.keras_epsilon), False
 
 
 @rule("TNL403", ops={f"optimizer:{f}" for f in ADAPTIVE}, host_values=True)

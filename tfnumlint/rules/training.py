@@ -18,11 +18,12 @@ import libcst as cst
 
 from .. import ops
 from ..analysis.context import Context, Hit
+from ..analysis.epsilons import split_eps
 from ..analysis.module import Site
 from ..analysis.names import PROBABILITY_LOSSES
 from ..analysis.optimizer_calls import learning_rate, optimizer_family, optimizer_spec
 from ..optimizers import ADAPTIVE, OPTIMIZERS
-from .common import fmt, split_eps
+from .common import fmt
 from .datascale import resolve
 from .registry import rule
 from .training_loss import compiled_loss

@@ -534,10 +534,9 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
 
 
 def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dict[str, Any] | None:
-    from ..analysis.optimizer_calls import learning_rate
+    from ..analysis.epsilons import split_eps
+    from ..analysis.optimizer_calls import learning_rate, optimizer_epsilon
     from ..optimizers import ADAPTIVE
-    from ..rules.common import split_eps
-    from ..rules.precision import optimizer_epsilon
 
     call = hit.node
     if not isinstance(call, cst.Call):
