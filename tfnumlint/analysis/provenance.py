@@ -58,6 +58,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         self._fed: dict[int, tuple[tuple[float, float], str] | None] | None = None
         self._fit: dict[str, tuple[tuple[float, float], str] | None] | None = None
         self._compiled: dict[str, Val | None] = {}
+        self._compile_sites: dict[str, list] | None = None
 
     # -- public -----------------------------------------------------------------------
     def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
@@ -104,23 +105,30 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             return self._compiled[loss]
         self._compiled[loss] = None  # while it is computed (a model built from the loss)
         models: list[Val] = []
-        for site in self.info.calls:
+        for site in self._compiles().get(loss, ()):
             func = site.node.func
-            if not (isinstance(func, cst.Attribute) and func.attr.value == "compile"):
-                continue
-            arg = next(
-                (
-                    a.value
-                    for a in site.node.args
-                    if a.keyword is not None and a.keyword.value == "loss"
-                ),
-                None,
-            )
-            if isinstance(arg, cst.Name) and arg.value == loss:
-                models.append(self.value(func.value, site.scope, site.order))
+            assert isinstance(func, cst.Attribute)
+            models.append(self.value(func.value, site.scope, site.order))
         found = models[0] if len(models) == 1 and models[0].kind in ("model", "layer") else None
         self._compiled[loss] = found
         return found
+
+    def _compiles(self) -> dict[str, list]:
+        """The module's ``x.compile(loss=<name>)`` call sites by loss name, found in one scan
+        (asked once per function of the module, a scan per question was quadratic)."""
+        if self._compile_sites is None:
+            self._compile_sites = {}
+            for site in self.info.calls:
+                func = site.node.func
+                if not (isinstance(func, cst.Attribute) and func.attr.value == "compile"):
+                    continue
+                arg = next(
+                    (a.value for a in site.node.args if a.keyword and a.keyword.value == "loss"),
+                    None,
+                )
+                if isinstance(arg, cst.Name):
+                    self._compile_sites.setdefault(arg.value, []).append(site)
+        return self._compile_sites
 
     def fit_target(self, param: cst.Param, scope: Scope) -> Val | None:
         """``y_true`` of a module function compiled as a Keras loss: the range of the targets
