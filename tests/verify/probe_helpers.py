@@ -1,8 +1,15 @@
-"""Builders for hand-written probes in the slicer's JSON format (see probe_format.md)."""
+"""Builders for hand-written probes in the slicer's JSON format.
+
+Every probe :func:`expr` builds is checked against the contract production is held to
+(``tfnumlint.verify.contract.NODE_KEYS``/``INPUT_KEYS``, which every probe the slicer makes
+from the examples and the rule cases must also satisfy: ``tests/test_probe_contract.py``), so
+a hand-built probe cannot keep a key or a node kind the slicer and the tracer no longer use."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from tfnumlint.verify.contract import probe_errors
 
 PATH = "/virtual/user_model.py"
 
@@ -37,8 +44,10 @@ def prob(name: str) -> dict[str, Any]:
 
 
 def expr(rule: str, target: Any, inputs: list[dict[str, Any]], loss: Any = None,
-         eps: float | None = None, dtype: str = "float32") -> dict[str, Any]:  # fmt: skip
-    return {
+         eps: float | None = None, dtype: str = "float32",
+         hostile: bool = False) -> dict[str, Any]:  # fmt: skip
+    """An expression probe; ``hostile``: one the tracer must refuse (not checked here)."""
+    probe = {
         "kind": "expr",
         "rule": rule,
         "dtype": dtype,
@@ -50,6 +59,11 @@ def expr(rule: str, target: Any, inputs: list[dict[str, Any]], loss: Any = None,
         "eps": eps,
         "truncated": False,
     }
+    errors = [] if hostile else probe_errors(probe)
+    assert not errors, (
+        f"a hand-built probe the tracer would not read as production writes it: {errors}"
+    )
+    return probe
 
 
 def seed_loss() -> tuple[dict[str, Any], dict[str, Any]]:

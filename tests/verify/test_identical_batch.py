@@ -168,7 +168,8 @@ def test_the_gate_reads_axis_zero_in_every_spelling():
         probe = expr("TNL206", call("reduce_variance", inp("x"), axis=axis), [free("x")])
         assert preconditions.batch_inputs(probe) == ["x"]
     for axis in (const(1), {"k": "neg", "x": const(1)}, inp("axis")):
-        probe = expr("TNL206", call("reduce_variance", inp("x"), axis=axis), [free("x")])
+        inputs = [free("x"), free("axis")] if axis["k"] == "input" else [free("x")]
+        probe = expr("TNL206", call("reduce_variance", inp("x"), axis=axis), inputs)
         assert preconditions.batch_inputs(probe) == []
 
 

@@ -33,7 +33,7 @@ def probes() -> dict[str, dict]:
         ),
         "dist": expr("TNL202", call("sqrt", dist), [free("a"), free("b")]),
         "exp": expr("TNL301", call("exp", inp("x")), [free("x")]),
-        "evil": expr("TNL104", call("eval", {"k": "str", "v": "1"}), []),
+        "evil": expr("TNL104", call("eval", {"k": "str", "v": "1"}), [], hostile=True),
     }
 
 

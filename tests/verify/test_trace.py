@@ -39,7 +39,7 @@ def test_ops_outside_the_table_are_refused_and_nothing_runs(op, tmp_path):
     canary = tmp_path / "canary"
     code = f"open({str(canary)!r}, 'w').write('ran')"
     tree = call(op, {"k": "str", "v": code})
-    result = probing.verify(expr("TNL101", tree, []), 1e6)
+    result = probing.verify(expr("TNL101", tree, [], hostile=True), 1e6)
     assert result["status"] == "inconclusive"
     assert "allow-list" in result["detail"]
     assert not canary.exists()

@@ -49,3 +49,69 @@ def walk(tree: Any) -> Iterator[dict]:
     elif isinstance(tree, list):
         for item in tree:
             yield from walk(item)
+
+
+# The probe tree as the slicer writes it and the tracer (``trace.Converter``) reads it: each
+# node kind and the keys it may carry ("line"/"col" place it in the user's file, "as" names
+# the user's spelling, "assumed" marks a stand-in).  A hand-built probe is checked against
+# this (``probe_errors``), so a test cannot go on building a shape production no longer uses.
+NODE_KEYS: dict[str, frozenset[str]] = {
+    "input": frozenset({"k", "name"}),
+    "const": frozenset({"k", "v", "assumed"}),
+    "bool": frozenset({"k", "v"}),
+    "str": frozenset({"k", "v"}),
+    "dtype": frozenset({"k", "v", "assumed"}),
+    "tuple": frozenset({"k", "items", "assumed"}),
+    "neg": frozenset({"k", "x"}),
+    "src": frozenset({"k", "x"}),
+    "cmp": frozenset({"k", "op", "l", "r", "line", "col"}),
+    "bin": frozenset({"k", "op", "l", "r", "line", "col", "as"}),
+    "call": frozenset({"k", "op", "args", "kw", "line", "col", "as"}),
+}
+# A free input's spec: what provenance knows of its value, and where it comes from.
+INPUT_KEYS = frozenset(
+    {"name", "producer", "lo", "hi", "prob", "role", "origin", "source", "owner", "drive",
+     "drive_why", "batch_of", "row", "declared", "masked_by", "of", "reads"}
+)  # fmt: skip
+
+
+def probe_errors(probe: dict[str, Any]) -> list[str]:
+    """What in an expression probe's trees and input specs the tracer would not read: an
+    unknown node kind, a key no node of its kind carries, a call of an op outside the
+    contract, an input used but not declared, or an unknown key of an input spec."""
+    errors: list[str] = []
+    declared = {spec.get("name") for spec in probe.get("inputs") or []}
+    for spec in probe.get("inputs") or []:
+        extra = set(spec) - INPUT_KEYS
+        if extra:
+            errors.append(f"input {spec.get('name')!r}: unknown keys {sorted(extra)}")
+    for part in ("target", "loss"):
+        for node in _tree_nodes(probe.get(part)):
+            kind = node.get("k")
+            if kind not in NODE_KEYS:
+                errors.append(f"{part}: unknown node kind {kind!r}")
+                continue
+            extra = set(node) - NODE_KEYS[kind]
+            if extra:
+                errors.append(f"{part}: {kind} node with unknown keys {sorted(extra)}")
+            if kind == "call" and node.get("op") not in ALLOWED_OPS:
+                errors.append(f"{part}: call of {node.get('op')!r}, outside the contract")
+            if kind == "input" and node.get("name") not in declared:
+                errors.append(f"{part}: input {node.get('name')!r} is not declared")
+    return errors
+
+
+def _tree_nodes(tree: Any) -> Iterator[dict]:
+    """The nodes of a probe tree (dicts with a kind), not the plain data hanging off them
+    (an ``assumed`` record, keyword arguments)."""
+    if isinstance(tree, dict) and "k" in tree:
+        yield tree
+        for key, value in tree.items():
+            if key == "kw" and isinstance(value, dict):
+                for arg in value.values():
+                    yield from _tree_nodes(arg)
+            elif key != "assumed":
+                yield from _tree_nodes(value)
+    elif isinstance(tree, list):
+        for item in tree:
+            yield from _tree_nodes(item)
