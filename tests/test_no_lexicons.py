@@ -146,6 +146,9 @@ API_TABLES: frozenset[str] = frozenset(
         "verify/program_models.py:_CALLED_THROUGH",
         # Keras learning-rate schedule classes and their arguments
         "verify/program_objectives.py:_SCHEDULES",
+        # the probe format's own keys (the slicer writes them, the tracer reads them)
+        "verify/contract.py:INPUT_KEYS",
+        "verify/contract.py:NODE_KEYS",
         # the relative imports of the evaluator's source, dropped when it is pasted in a script
         "verify/repro_program_eval.py:_RELATIVE",
         # NumPy functions, methods, keywords, dtypes and draws a data recipe may hold
