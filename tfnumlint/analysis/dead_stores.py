@@ -38,12 +38,11 @@ def overwritten_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
     plain ``p = ...``: the flagged value is never used, so neither its value nor its gradient
     reaches anything.  A read inside a nested block, or any other statement that names ``p``
     (an augmented assignment, a loop), counts as a use."""
-    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+    assigned = assigned_name(scope, statement)
+    if assigned is None:
         return None
-    target = statement.targets[0].target
-    fn = scope.node if scope.kind == "function" else None
-    if not (isinstance(target, cst.Name) and isinstance(fn, cst.FunctionDef)):
-        return None
+    name, fn = assigned
+    assert isinstance(statement, cst.Assign)
     if _has_side_effect(statement.value):
         return None  # `v = var.assign(a / b)`: the update happens whatever `v` becomes
     following = statements_after(fn.body, statement)
@@ -51,17 +50,17 @@ def overwritten_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
         return None
     for line in following:
         if not isinstance(line, cst.SimpleStatementLine):
-            if target.value in names_in(line):
+            if name in names_in(line):
                 return None  # read, or rebound only on some paths
             continue
         for small in line.body:
             if (
                 isinstance(small, cst.Assign)
-                and assigns_only(small, target.value)
-                and target.value not in names_in(small.value)
+                and assigns_only(small, name)
+                and name not in names_in(small.value)
             ):
-                return f"`{target.value}` is assigned again before any use: its value is never read"
-            if target.value in names_in(small):
+                return f"`{name}` is assigned again before any use: its value is never read"
+            if name in names_in(small):
                 return None
     return None
 

@@ -51,9 +51,14 @@ def walk(tree: Any) -> Iterator[dict]:
             yield from walk(item)
 
 
+# The Python operators a probe traces as a "bin" node (``//``, ``%`` and the bit operators
+# are not traced: the slicer leaves them to a free input)
+BINARY_OPERATORS = frozenset({"+", "-", "*", "/", "**", "@"})
+
 # The probe tree as the slicer writes it and the tracer (``trace.Converter``) reads it: each
 # node kind and the keys it may carry ("line"/"col" place it in the user's file, "as" names
-# the user's spelling, "assumed" marks a stand-in).  A hand-built probe is checked against
+# the user's spelling, "assumed" marks a stand-in).  The operators a "bin" node may hold are
+# :data:`BINARY_OPERATORS`.  A hand-built probe is checked against
 # this (``probe_errors``), so a test cannot go on building a shape production no longer uses.
 NODE_KEYS: dict[str, frozenset[str]] = {
     "input": frozenset({"k", "name"}),
@@ -86,8 +91,10 @@ def probe_errors(probe: dict[str, Any]) -> list[str]:
         if extra:
             errors.append(f"input {spec.get('name')!r}: unknown keys {sorted(extra)}")
     for part in ("target", "loss"):
-        for node in _tree_nodes(probe.get(part)):
-            kind = node.get("k")
+        for node in walk(probe.get(part)):
+            if "k" not in node:
+                continue  # plain data on a node: an ``assumed`` record, the keywords
+            kind = node["k"]
             if kind not in NODE_KEYS:
                 errors.append(f"{part}: unknown node kind {kind!r}")
                 continue
@@ -99,19 +106,3 @@ def probe_errors(probe: dict[str, Any]) -> list[str]:
             if kind == "input" and node.get("name") not in declared:
                 errors.append(f"{part}: input {node.get('name')!r} is not declared")
     return errors
-
-
-def _tree_nodes(tree: Any) -> Iterator[dict]:
-    """The nodes of a probe tree (dicts with a kind), not the plain data hanging off them
-    (an ``assumed`` record, keyword arguments)."""
-    if isinstance(tree, dict) and "k" in tree:
-        yield tree
-        for key, value in tree.items():
-            if key == "kw" and isinstance(value, dict):
-                for arg in value.values():
-                    yield from _tree_nodes(arg)
-            elif key != "assumed":
-                yield from _tree_nodes(value)
-    elif isinstance(tree, list):
-        for item in tree:
-            yield from _tree_nodes(item)

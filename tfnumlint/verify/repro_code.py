@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import ops
-from .contract import STRUCTURAL
+from .contract import BINARY_OPERATORS, STRUCTURAL
 
 if TYPE_CHECKING:
     from ..model import Finding
 
 INFIX = {"_add": "+", "_subtract": "-", "_multiply": "*", "_divide": "/", "_pow": "**"}
-BINOPS = {"+", "-", "*", "/", "**", "@"}
+BINOPS = BINARY_OPERATORS
 RESERVED = {"tf", "np", "sys", "math", "dtype", "DTYPE", "xs", "tape", "target", "loss", "values"}
 RESERVED |= {"forward", "evaluate", "main", "witness", "shows", "FORMS", "THRESHOLD"}
 INT_PARAMS = STRUCTURAL | {"depth"}

@@ -16,25 +16,12 @@ import libcst as cst
 
 from .. import ops
 from ..analysis.module import Binding, Scope
-from .contract import RESHAPE_STAND_IN, STAND_INS, STRUCTURAL, walk
+from ..analysis.recipe_code import BINARY, COMPARE
+from .contract import BINARY_OPERATORS, RESHAPE_STAND_IN, STAND_INS, STRUCTURAL, walk
 from .signatures import PARAMS
 
-BINOPS = {
-    cst.Add: "+",
-    cst.Subtract: "-",
-    cst.Multiply: "*",
-    cst.Divide: "/",
-    cst.Power: "**",
-    cst.MatrixMultiply: "@",
-}
-CMPOPS = {
-    cst.GreaterThan: ">",
-    cst.LessThan: "<",
-    cst.GreaterThanEqual: ">=",
-    cst.LessThanEqual: "<=",
-    cst.Equal: "==",
-    cst.NotEqual: "!=",
-}
+BINOPS = {op: text for op, text in BINARY.items() if text in BINARY_OPERATORS}  # traced ones
+CMPOPS = COMPARE
 DTYPE_WORDS = frozenset(
     {"float16", "float32", "float64", "bfloat16", "half", "int32", "int64", "bool"}
 )
