@@ -76,7 +76,7 @@ def test_an_interpolation_between_two_equal_parameters_is_not_confirmed():
 # ---------------------------------------------------------------- the same shapes, driven
 
 
-def test_a_keras_loss_on_y_pred_stays_confirmed():
+def test_a_keras_loss_on_y_pred_is_conditional_on_the_name_not_on_genericity():
     src = """\
         import tensorflow as tf
 
@@ -85,8 +85,13 @@ def test_a_keras_loss_on_y_pred_stays_confirmed():
             def call(self, y_true, y_pred):
                 return -tf.reduce_mean(y_true * tf.math.log(1.0 - y_pred))
         """
-    # 1 - y_pred is 0 from a logit of 17 on (log(y_pred) needs -100: a far tail, not this gate)
-    assert one_verdict(src, "TNL103")["status"] == "confirmed"
+    # 1 - y_pred is 0 from a logit of 17 on (log(y_pred) needs -100: a far tail, not this gate);
+    # genericity keeps it (a Keras loss's prediction is driven), but no compiled model says what
+    # the prediction is: only the name says probability, and names never confirm (issue 22)
+    out = one_verdict(src, "TNL103")
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith("conditional: only its name says `y_pred` is a probability")
+    assert "generic values" not in out["detail"], out
 
 
 def test_a_layer_call_on_its_inputs_stays_confirmed():
@@ -113,10 +118,11 @@ def test_an_interpolation_in_a_layer_call_stays_confirmed():
     assert one_verdict(src, "TNL201")["status"] == "confirmed"
 
 
-def test_a_log_of_driven_probabilities_passed_to_a_helper_is_confirmed():
+def test_a_log_of_probabilities_known_only_by_name_is_conditional():
     # REINFORCE's weighted log-likelihood: `probs` is driven (the function returns a batch
-    # mean), so genericity keeps it.  Its far tail (logit -100) was read from the name `probs`;
-    # with no squashing producer in view nothing makes it a logit's image, so log(0) confirms
+    # mean), so genericity keeps it; but only its name says it is a probability (no producer,
+    # no caller), and names never confirm (issue 22): conditional on `probs` reaching 0 (or 1),
+    # not a far-tail precondition
     src = """\
         import tensorflow as tf
 
@@ -124,9 +130,14 @@ def test_a_log_of_driven_probabilities_passed_to_a_helper_is_confirmed():
         def log_weight(probs, weights):
             return tf.reduce_mean(tf.math.log(probs) * weights)
         """
-    out = one_verdict(src, "TNL103")
-    assert out["status"] == "confirmed" and "far tail" not in out["detail"], out
-    assert one_verdict(src.replace("log(probs)", "log(1 - probs)"), "TNL103")["status"] == (
+    for body in (src, src.replace("log(probs)", "log(1 - probs)")):
+        out = one_verdict(body, "TNL103")
+        assert out["status"] == "inconclusive" and "far tail" not in out["detail"], out
+        assert out["detail"].startswith("conditional: only its name says `probs`"), out
+    produced = src.replace(
+        "(probs, weights):", "(logits, weights):\n            probs = tf.sigmoid(logits)"
+    )
+    assert one_verdict(produced.replace("log(probs)", "log(1 - probs)"), "TNL103")["status"] == (
         "confirmed"
     )
 
@@ -167,10 +178,11 @@ def test_an_epsilon_with_a_literal_default_is_kept_in_a_loss():
         import tensorflow as tf
 
 
-        def eps_loss(y_true, y_pred, eps=1e-7):
+        def eps_loss(y_true, logits, eps=1e-7):
+            y_pred = tf.sigmoid(logits)
             return -tf.reduce_mean(y_true * tf.math.log(1.0 - y_pred + eps))
         """
-    out = one_verdict(trained(src, "eps_loss(y, tf.sigmoid(model(x)))"), "TNL103")
+    out = one_verdict(trained(src, "eps_loss(y, model(x))"), "TNL103")
     assert out["status"] == "confirmed", out
 
 

@@ -15,6 +15,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from conftest import run_json  # noqa: E402
 from probe_helpers import binop, call, const, expr, free, inp  # noqa: E402
 from test_reachability import probed  # noqa: E402
 
@@ -434,10 +435,11 @@ def test_sqrt_of_squared_error_at_an_exact_fit_stays_confirmed():
     assert (out["status"], out["symptom"]) == ("confirmed", "nan-gradient"), out
 
 
-def test_log_of_a_prediction_from_a_model_output_is_confirmed():
-    # a depth loss whose caller passes a model output: `y_pred` is driven.  Its far tail was read
-    # from the name `y_pred` (a prediction word); nothing here says it is a squashed logit, so
-    # log(y_pred) = -inf at y_pred = 0 is confirmed, not a far-tail precondition
+def test_log_of_a_prediction_known_only_by_its_name_is_conditional():
+    # a depth loss whose caller passes a model output, linted alone (no project index, so the
+    # call site's producer is not read): only the name `y_pred` makes it a probability.  Names
+    # never confirm (issue 22), and nothing here says it is a squashed logit either: the verdict
+    # is conditional on `y_pred` = 0, not a far-tail precondition
     src = """\
         import tensorflow as tf
 
@@ -449,7 +451,8 @@ def test_log_of_a_prediction_from_a_model_output_is_confirmed():
     src = trained(src, "silog(y, model(x))")
     [out] = [v for v in verdicts(src, "TNL101") if "y_pred" in v.get("inputs", {})]
     assert out["inputs"]["y_pred"] == 0.0, out
-    assert out["status"] == "confirmed" and "far tail" not in out["detail"], out
+    assert out["status"] == "inconclusive" and "far tail" not in out["detail"], out
+    assert out["detail"].startswith("conditional: only its name says `y_pred` is a probability")
 
 
 def test_user_loss_with_an_epsilon_on_a_sigmoid_output_needs_a_far_tail():
@@ -489,3 +492,69 @@ def test_a_constant_the_slicer_kept_as_an_input_is_never_held_against_the_witnes
     target = call("log", binop("+", inp("s"), inp("K.epsilon()")))
     out = verify(expr("TNL101", target, [spec("s", "param"), eps]))
     assert out["status"] == "confirmed", out
+
+
+# -- names never confirm (issue 22) -----------------------------------------------------------
+
+
+def test_a_probability_by_its_name_alone_is_conditional_not_confirmed():
+    """`d_fake` is read as a probability only because of its name (no producer, no caller):
+    the witness shows what happens if it is one, so the finding is conditional and says so."""
+    src = """\
+        import tensorflow as tf
+
+
+        def generator_loss(d_fake):
+            return -tf.reduce_mean(tf.math.log(d_fake))
+        """
+    out = one_verdict(src, "TNL101")
+    assert out["status"] == "inconclusive", out
+    reason = out["detail"].split(" (seen: ")[0]
+    assert reason.startswith("conditional: only its name says `d_fake` is a probability"), out
+    assert reason.endswith("the symptom needs `d_fake` = 0"), out
+
+
+def test_the_same_log_of_a_sigmoid_output_is_confirmed():
+    """The control: the producer says it is a probability, so the same log is confirmed."""
+    src = """\
+        import tensorflow as tf
+
+
+        def generator_loss(logits):
+            d_fake = tf.sigmoid(logits)
+            return -tf.reduce_mean(tf.math.log(1.0 - d_fake))
+        """
+    out = one_verdict(src, "TNL101")
+    assert out["status"] == "confirmed", out
+    assert "only its name" not in out["detail"]
+
+
+def test_a_callers_probability_range_is_not_taken_for_the_logits_range(write):
+    """Every caller passes a sigmoid output, in [0, 1]: the range analysis must start the
+    probability input's logit from (-inf, inf), not from [0, 1] (sigmoid([0, 1]) never reaches
+    0 or 1, which once refuted nanruns p04's `log(1 - d_fake)`).  The callers are read by the
+    project index, so this runs the CLI on a file."""
+    path = write(
+        "gan.py",
+        """\
+        import tensorflow as tf
+
+        disc = tf.keras.Sequential([tf.keras.layers.Dense(1, activation="sigmoid")])
+
+
+        def loss_of(u):
+            return -tf.reduce_mean(tf.math.log(1.0 - u))
+
+
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = loss_of(disc(x))
+            return tape.gradient(loss, disc.trainable_variables)
+        """,
+    )
+    report = run_json(
+        "--no-cache", "--exit-zero", "--show-refuted", "--select", "TNL101", str(path)
+    )
+    [finding] = report["findings"]
+    assert finding["verification"]["status"] == "confirmed", finding
+    assert "sigmoid model output" in finding["message"]

@@ -12,7 +12,7 @@ import libcst as cst
 from .. import ops
 from .module import Binding, ModuleInfo, Scope
 from .names import ImportMap
-from .transfer import ACTIVATION_RANGES, handler_for
+from .transfer import ACTIVATION_RANGES, activation_name, handler_for
 from .values import (
     INF,
     UNKNOWN,
@@ -247,9 +247,27 @@ class EvaluatesCalls:
                     out.append(default[0] if default and default[0] is not None else UNKNOWN)
             elif cand.apply is not None:
                 out.append(self._applied(bound.get(cand.apply), cand.val or UNKNOWN))
+            elif cand.val is not None and cand.val.activation_param is not None:
+                out.append(self._activated(cand.val, bound, summary, scope, order))
             elif cand.val is not None:
                 out.append(cand.val)
         return out
+
+    def _activated(self, model: Val, bound: dict, summary, scope: Scope, order: int) -> Val:
+        """A layer or model whose activation is a parameter of the helper that built it, with
+        this call's argument (or the parameter's default) put in."""
+        name = model.activation_param
+        arg = bound.get(name)
+        if arg is not None:
+            act = None if self._is_param(arg, scope, order) else activation_name(self, arg)  # type: ignore[arg-type]
+        else:
+            default = summary.default(name)  # a default other than None is not kept as text
+            act = "linear" if default is not None and default[1] else None
+        return replace(model, activation=act, activation_param=None)
+
+    def _is_param(self, arg: cst.BaseExpression, scope: Scope, order: int) -> bool:
+        found = isinstance(arg, cst.Name) and self.lookup(arg.value, scope, order)
+        return isinstance(found, cst.Param)
 
     def _is_none(self, arg: cst.BaseExpression | None, default) -> bool | None:
         """Whether an argument is None at this call: True, False, or None for unknown."""

@@ -390,16 +390,26 @@ def activation_name(ev: Evaluator, act_node: cst.BaseExpression | None) -> str |
 
 def _layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     """``Dense(units, activation)``: the activation is the second positional argument."""
-    return Val("layer", activation=activation_name(ev, call_arg(node, 1, "activation")),
-               desc="a Dense layer")  # fmt: skip
+    return _with_activation(ev, call_arg(node, 1, "activation"), scope, order, "a Dense layer")
 
 
 def _conv_layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     """A convolution (``Conv2D(filters, kernel_size, ..., activation=...)``): its activation
     sits after the geometry arguments, which differ by layer and version, so only the
     keyword is read."""
-    act = activation_name(ev, call_arg(node, -1, "activation"))
-    return Val("layer", activation=act, desc="a convolution layer")
+    act_node = call_arg(node, -1, "activation")
+    return _with_activation(ev, act_node, scope, order, "a convolution layer")
+
+
+def _with_activation(ev: Evaluator, act_node, scope: Scope, order: int, desc: str) -> Val:
+    """A layer with the activation ``act_node`` names; a parameter of the enclosing function
+    (``activation=out_activation`` in a model-building helper) is kept as that parameter, so
+    each call of the helper gives its own argument (the producer, whatever the names)."""
+    if isinstance(act_node, cst.Name) and isinstance(
+        ev.lookup(act_node.value, scope, order), cst.Param
+    ):
+        return Val("layer", activation_param=act_node.value, desc=desc)
+    return Val("layer", activation=activation_name(ev, act_node), desc=desc)
 
 
 def _activation_layer(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
@@ -442,14 +452,49 @@ def _sequential(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     layers = args[0].value if args else None
     while isinstance(layers, cst.BinaryOperation) and isinstance(layers.operator, cst.Add):
         layers = layers.right  # `[hidden layers...] + [Dense(k, "softmax")]`: the last one
-    if isinstance(layers, (cst.List, cst.Tuple)) and layers.elements:
-        last = ev.value(layers.elements[-1].value, scope, order)
+    last_node, last_scope, last_order = _last_layer(ev, layers, scope, order)
+    if last_node is not None:
+        last = ev.value(last_node, last_scope, last_order)
+        if last.kind not in LAYER_KINDS:
+            return Val("model", desc="a Sequential model")
         return Val(
             "model",
-            activation=last.activation if last.kind in LAYER_KINDS else None,
+            activation=last.activation,
+            activation_param=last.activation_param,
             desc="a Sequential model",
         )
     return Val("model", desc="a model")
+
+
+def _last_layer(ev: Evaluator, layers, scope: Scope, order: int):
+    """The expression of a Sequential's last layer, with where to evaluate it: the last item
+    of a literal list, or of a list bound to a name and grown by ``.append(layer)`` before
+    the model is built (``layers = [Dense(...) for ...]; layers.append(Dense(k, act))``)."""
+    if isinstance(layers, (cst.List, cst.Tuple)) and layers.elements:
+        return layers.elements[-1].value, scope, order
+    if not isinstance(layers, cst.Name):
+        return None, scope, order
+    binding = ev.lookup(layers.value, scope, order)
+    if not isinstance(binding, Binding) or binding.index is not None:
+        return None, scope, order
+    appended = [
+        site
+        for site in ev.info.calls
+        if isinstance(site.node.func, cst.Attribute)
+        and site.node.func.attr.value == "append"
+        and isinstance(site.node.func.value, cst.Name)
+        and site.node.func.value.value == layers.value
+        and len(site.node.args) == 1
+        and site.scope is binding.scope
+        and binding.visible <= site.order < order
+        and ev.lookup(layers.value, site.scope, site.order) is binding
+    ]
+    if appended:
+        last = max(appended, key=lambda site: site.order)
+        return last.node.args[0].value, last.scope, last.order
+    if isinstance(binding.value, (cst.List, cst.Tuple)):
+        return _last_layer(ev, binding.value, binding.scope, binding.at)
+    return None, scope, order
 
 
 def _functional(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:

@@ -37,6 +37,9 @@ class Val:
     zero_weak: bool = False  # ...only if an arbitrary input is exactly 0 (square(x), abs(x))
     desc: str = ""  # how to name it in a message
     activation: str | None = None  # layers and models: their output activation
+    # ...or the parameter of the enclosing function that names it (`Dense(k, activation=act)`
+    # in a model-building helper): each call of the helper puts its argument in
+    activation_param: str | None = None
     exp_sum: bool = False  # a sum of exponentials (manual softmax / logsumexp)
     has_exp: bool = False  # an exp somewhere inside, unshifted
     one_hot: bool = False

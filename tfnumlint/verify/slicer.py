@@ -146,6 +146,8 @@ class Slicer(SlicesCalls):
             }
             if val.batch_of is not None:  # a variance over the batch axis: what it reduces
                 self.inputs[name]["batch_of"] = val.batch_of
+            if val.prob and val.prob_by_name:  # a probability only by its name: never confirms
+                self.inputs[name]["prob_by_name"] = True
         return {"k": "input", "name": name}
 
     def _source(self, node: cst.CSTNode) -> str:

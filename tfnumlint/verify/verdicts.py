@@ -47,6 +47,8 @@ def range_refutation(program: Program) -> dict[str, Any] | None:
         placeholders[spec.ident] = own
         if spec.name in held:
             low, high, why = held[spec.name]
+            if spec.prob:  # the placeholder is the probability's logit: map the range onto it
+                low, high = _logit(low), _logit(high)
             narrowed = (max(own[0], low), min(own[1], high))
             if narrowed != own and narrowed[0] <= narrowed[1]:
                 placeholders[spec.ident] = narrowed
@@ -64,6 +66,15 @@ def range_refutation(program: Program) -> dict[str, Any] | None:
     if used:
         detail += f" ({'; '.join(used)})"
     return {"status": "refuted", "detail": detail, "dtype": program.dtype, "symptom": None}
+
+
+def _logit(p: float) -> float:
+    """The logit of a probability bound (a range beyond [0, 1] says nothing of the logit)."""
+    if p <= 0 or math.isnan(p):
+        return -math.inf
+    if p >= 1:
+        return math.inf
+    return math.log(p / (1 - p))
 
 
 def code_ranges(probe: dict[str, Any]) -> dict[str, tuple[float, float, str]]:
