@@ -9,6 +9,8 @@ that do not go to project code, attribute names of framework objects, and method
 override framework hooks (``call``, ``build``, ``get_config``, ``train_step``, ...) stay.
 
     python benchmarks/rename.py DIR [DIR ...]     # copies each DIR to a temporary folder
+    python benchmarks/rename.py --wild-sample 40 --seed 0 examples ../shared/corpus ../shared/nanruns
+                                                  # the issue's set: + 40 files of the wild set
 
 Last line: ``PASS|FAIL findings=N changed=C appeared=A disappeared=D`` (PASS: no finding
 changes status and at most 2% appear or disappear).  The originals are never modified.
@@ -356,12 +358,42 @@ def run(dirs: list[Path], verify: bool = True) -> Comparison:
     return compare(before, after)
 
 
+def wild_sample(dest: Path, n: int, seed: int) -> Path:
+    """``n`` seeded random files of the wild set (``../shared/wild``'s cache) that import
+    TensorFlow or Keras, copied into ``dest/wild`` (one folder per package, relative paths
+    kept): the issue's "40-file sample of the wild set"."""
+    import random
+
+    cache = Path(os.environ.get("TFNL_WILD_CACHE") or Path.home() / ".cache" / "tfnumlint-wild")
+    files = sorted(
+        p
+        for p in (cache / "src").rglob("*.py")
+        if "tensorflow" in (text := p.read_text(errors="replace")) or "keras" in text
+    )
+    if len(files) < n:
+        raise SystemExit(
+            f"the wild cache {cache} has {len(files)} files; run ../shared/wild/run.py"
+        )
+    out = dest / "wild"
+    for p in random.Random(seed).sample(files, n):
+        rel = p.relative_to(cache / "src")
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, out / rel)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("dirs", nargs="+", type=Path)
+    ap.add_argument("dirs", nargs="*", type=Path)
     ap.add_argument("--no-verify", action="store_true", help="static pass only")
+    ap.add_argument("--wild-sample", type=int, default=0, help="add N files of the wild set")
+    ap.add_argument("--seed", type=int, default=0, help="the wild sample's seed")
     args = ap.parse_args(argv)
-    result = run(args.dirs, verify=not args.no_verify)
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = list(args.dirs)
+        if args.wild_sample:
+            dirs.append(wild_sample(Path(tmp), args.wild_sample, args.seed))
+        result = run(dirs, verify=not args.no_verify)
     for key, a, b in result.changed:
         print(f"changed     {key[0]}:{key[1]} {key[2]}  {','.join(a)} -> {','.join(b)}")
     for key, b in result.appeared:

@@ -20,6 +20,8 @@ class Verification:
     seconds: float = 0.0
     # a confirmation's evidence as traced (the probe, its shapes): what --emit-repro rebuilds
     repro: dict[str, Any] | None = None
+    # the gates the verdict passed, in order: each one's status after it, and why it changed
+    trail: list[dict[str, str]] | None = None
 
     @property
     def rung(self) -> str | None:

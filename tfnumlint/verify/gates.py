@@ -1,5 +1,7 @@
 """The static gates a confirmed witness passes, in order: its domains, where gradients flow,
-whether the code can reach it, and whether it rests on special values.
+whether the code can reach it (names never confirm), and whether it rests on special values.
+:class:`Gate` and :func:`run_gates` make the whole ordered list (``probing.EXPR_GATES``) and the
+trail of steps JSON shows (``verification.trail``).
 
 The orchestration sits here, above :mod:`.domains` and :mod:`.generic`, so neither imports the
 other's caller (they formed an import circle when :func:`received` lived in ``domains``).
@@ -7,6 +9,8 @@ other's caller (they formed an import circle when :func:`received` lived in ``do
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.domain_model import fmt_g
@@ -14,25 +18,71 @@ from . import domains
 from .generic import special_value_reason
 from .gradient_gate import apply
 
+Verdict = dict[str, Any]
 
-def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """A confirmed witness must lie in its domains; then the gradient-flow context applies.
-    A malformed domain never costs the verdict: the probe's own result stands."""
+
+@dataclass(frozen=True)
+class Gate:
+    """One step a witness's verdict passes: ``name`` (what the trail calls it) and the
+    function that may keep or change the verdict (``(probe, verdict) -> verdict``)."""
+
+    name: str
+    apply: Callable[[dict[str, Any], Verdict], Verdict]
+
+
+def run_gates(gates: tuple[Gate, ...], probe: dict[str, Any], out: Verdict) -> Verdict:
+    """Pass the verdict through ``gates`` in order; each appends its step to ``trail`` (what
+    JSON shows): the status after it, and its reason when it changed the status."""
+    trail: list[dict[str, str]] = list(out.get("trail") or [])
+    for gate in gates:
+        before = out.get("status")
+        out = gate.apply(probe, out)
+        step = {"gate": gate.name, "status": str(out.get("status"))}
+        if out.get("status") != before:
+            step["why"] = str(out.get("detail", "")).split(" (seen: ")[0]
+        trail.append(step)
+    return {**out, "trail": trail}
+
+
+def in_domains(probe: dict[str, Any], out: Verdict) -> Verdict:
+    """A confirmed witness must lie in the domains the code gives its inputs.  A malformed
+    domain never costs the verdict: the probe's own result stands."""
     try:
-        return _judge(probe, out)
+        return _in_domains(probe, out)
     except (KeyError, TypeError, ValueError):
         return out
 
 
-def _judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+def _in_domains(probe: dict[str, Any], out: Verdict) -> Verdict:
     if out.get("status") == "confirmed" and isinstance(out.get("inputs"), dict):
         point = {k: v for k, v in out["inputs"].items() if isinstance(v, (int, float))}
         if domains.broken(probe, point):
             verdict = domains.outside_verdict(probe, point, out.get("dtype"))
             verdict["detail"] = f"{out.get('detail', '')}: {verdict['detail']}"
             return verdict
-    out = apply(probe, out)
-    return received(probe, out)
+    return out
+
+
+def gradient_flow(probe: dict[str, Any], out: Verdict) -> Verdict:
+    """Where gradients flow (``gradient_gate.apply``); a malformed probe keeps the verdict."""
+    try:
+        return apply(probe, out)
+    except (KeyError, TypeError, ValueError):
+        return out
+
+
+def reachability(probe: dict[str, Any], out: Verdict) -> Verdict:
+    """:func:`received`; a malformed probe keeps the verdict."""
+    try:
+        return received(probe, out)
+    except (KeyError, TypeError, ValueError):
+        return out
+
+
+def judge(probe: dict[str, Any], out: Verdict) -> Verdict:
+    """The first three gates at once: the domains, where gradients flow, what the code
+    receives (for callers that judge a verdict outside :data:`probing.EXPR_GATES`)."""
+    return reachability(probe, gradient_flow(probe, in_domains(probe, out)))
 
 
 def received(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:

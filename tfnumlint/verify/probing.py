@@ -236,6 +236,34 @@ def with_training(
     return out
 
 
+UPSTREAM = "upstream_start"  # the staged probe's key for the upstream start (not the slicer's)
+
+
+def _attach_upstream(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    return with_upstream(out, probe.get(UPSTREAM))
+
+
+def _first_step(out: dict[str, Any]) -> dict[str, str]:
+    step = {"gate": "witness search", "status": str(out.get("status"))}
+    if out.get("status") != "confirmed":
+        step["why"] = str(out.get("detail", "")).split(" (seen: ")[0]
+    return step
+
+
+# The gates a witness's verdict passes, in order (issue 22: one list, and a trail in JSON).
+EXPR_GATES: tuple[gates.Gate, ...] = (
+    gates.Gate("domains", gates.in_domains),  # the witness inside what the code allows
+    gates.Gate("gradient flow", gates.gradient_flow),  # is it differentiated there?
+    gates.Gate("reachability", gates.reachability),  # values the code receives, names apart
+    gates.Gate("witness review", review_witness),  # related inputs, where the symptom starts
+    gates.Gate("downstream", downstream.review),  # where the value goes: handled right after?
+    gates.Gate("preconditions", preconditions.judge),  # a far tail, an empty selection
+    gates.Gate("upstream", _attach_upstream),  # the report folds it into the upstream finding
+    gates.Gate("stand-ins", stand_ins.with_note),  # the axis/depth/shape it was reached with
+    gates.Gate("training rung", lambda probe, out: with_training(probe, out)),  # issue 23
+)
+
+
 def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
     """Entry point used by the worker: any failure becomes an honest inconclusive."""
     start = time.perf_counter()
@@ -276,14 +304,9 @@ def verify(probe: dict[str, Any], threshold: float) -> dict[str, Any]:
         if probe.get("assumed"):  # the stand-in may be what broke it: no better than before
             out = stand_ins.untraceable(probe, f"{type(exc).__name__}: {msg}")
     if probe.get("kind", "expr") == "expr":
-        upstream = upstream_start(probe, out)  # before the judges replace the witness
-        out = gates.judge(probe, out)  # issue #11: domains and where gradients flow
-        out = review_witness(probe, out)  # related inputs, where the symptom starts
-        out = downstream.review(probe, out)  # where the value goes: handled right after?
-        out = preconditions.judge(probe, out)  # then a far tail or an empty selection
-        out = with_upstream(out, upstream)  # the report folds it into the upstream finding
-        out = stand_ins.with_note(probe, out)  # the axis/depth/shape it was reached with
-        out = with_training(probe, out)  # issue #23: does the program's own training get there?
+        # the upstream start is read before the gates replace the witness
+        staged = {**probe, UPSTREAM: upstream_start(probe, out)}
+        out = gates.run_gates(EXPR_GATES, staged, {**out, "trail": [_first_step(out)]})
     out = with_repro(probe, out, threshold)  # what a reproducer script needs (``repro.py``)
     out["seconds"] = round(time.perf_counter() - start, 4)
     return {k: v for k, v in out.items() if v is not None}

@@ -57,7 +57,7 @@ def probe_timeout() -> float:
         return DEFAULT_TIMEOUT
 
 
-VERDICT_SCHEMA = "repro-1"  # verdicts carry what a reproducer needs: older entries do not
+VERDICT_SCHEMA = "trail-1"  # verdicts carry their gate trail (and a reproducer): older ones do not
 
 
 def cache_key(probe: dict[str, Any], version: str, settings: Settings) -> str:
@@ -66,7 +66,9 @@ def cache_key(probe: dict[str, Any], version: str, settings: Settings) -> str:
 
 
 def to_verification(data: dict[str, Any]) -> Verification:
-    fields = ("status", "detail", "symptom", "dtype", "inputs", "observed", "seconds", "repro")
+    fields = (
+        "status", "detail", "symptom", "dtype", "inputs", "observed", "seconds", "repro", "trail"
+    )  # fmt: skip
     return Verification(**{k: data[k] for k in fields if k in data})
 
 
