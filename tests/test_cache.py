@@ -155,3 +155,19 @@ def test_two_concurrent_runs_share_one_cache(tmp_path):
     again = _lint(tmp_path, cache_dir)
     assert again["findings"] == reports[0]["findings"]
     assert not list(cache_dir.rglob(".tmp-*")), "a temporary file was left behind"
+
+
+def test_a_finding_written_by_another_build_still_reads():
+    """A verdict with a field this build does not know (a newer tool's, or a worker started
+    after an upgrade) is read without it, instead of stopping the run with a TypeError."""
+    from tfnumlint.model import Finding
+
+    data = {
+        "path": "a.py", "line": 1, "column": 1, "end_line": 1, "end_column": 2,
+        "rule": "TNL101", "name": "log-of-probability", "severity": "error", "message": "m",
+        "verification": {"status": "confirmed", "detail": "d", "a_later_field": [1]},
+    }  # fmt: skip
+    finding = Finding.from_json(data)
+    assert finding.verification.status == "confirmed"
+    assert finding.verification.detail == "d"
+    assert not hasattr(finding.verification, "a_later_field")

@@ -48,7 +48,6 @@ PENDING: dict[str, str] = {
     "verify/domains.py:LOG_SPACE_WORDS": "log-space inputs by name (far-tail gate) without a "
     "log producer in view",
     "verify/domains.py:LOG_SPACE_AFTER_LOG": "goes with LOG_SPACE_WORDS",
-    "verify/domains.py:PROBABILITY_WORDS": "weak name domain of probabilities",
     "verify/domains.py:COUNT_WORDS": "count-like inputs by name (selection gate)",
     "verify/domains.py:COUNT_PREFIXES": "goes with COUNT_WORDS",
     "analysis/special.py:SPECIAL_WORDS": "TF/TFP special-function names, but matched on any "

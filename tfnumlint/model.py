@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 # every verification status, in the order reports list them: the one word each output uses
@@ -115,7 +115,7 @@ class Finding:
     def from_json(cls, data: dict[str, Any]) -> Finding:
         data = dict(data)
         data.pop("rung", None)  # derived from the verification
-        data["verification"] = Verification(**data.get("verification") or {})
+        data["verification"] = Verification(**_known(Verification, data.get("verification")))
         fix = data.get("fix")
         data["fix"] = Fix(**fix) if fix else None
         return cls(**data)
@@ -167,3 +167,10 @@ class Counted:
 
     counts: dict[str, int] = field(default_factory=dict)
     by: str | None = None
+
+
+def _known(cls: type, data: dict[str, Any] | None) -> dict[str, Any]:
+    """The keys of ``data`` that ``cls`` has as fields: a verdict written by another build of
+    the tool (a field added or dropped since) still reads, instead of stopping the run."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in (data or {}).items() if k in names}

@@ -351,11 +351,9 @@ def _method(scope: Scope | None) -> Scope | None:
 
 
 def mark_inputs(probe: dict[str, Any], ctx, site) -> None:
-    """Label every input of the probe (in place) with :func:`classify`, and record whether the
-    finding is in a training context (``probe["training_context"]``, read by the reachability gate)."""
+    """Label every input of the probe (in place) with :func:`classify`."""
     scope = site.scope
     hint = statement_reached(scope, site.statement)
-    probe["training_context"] = bool(hint or training_context(scope, ctx))
     for spec in probe.get("inputs") or []:
         name = str(spec.get("name", ""))
         default = False

@@ -6,11 +6,10 @@ It also asks whether the witness is *reachable* (:func:`reachable`): an input th
 symptom needs (the worker relaxes the others) that is computed by an untraced call and sits at
 any value its producer is not known to reach (0, 1e38 or an ordinary -1 alike: nothing computed
 that value), or a parameter at a subnormal, or a count at a fraction, makes the finding
-inconclusive.  Log-space names (the lexicon
-:data:`LOG_SPACE_WORDS` and ``log`` + :data:`LOG_SPACE_AFTER_LOG`: ``logits``, ``new_log_prob``,
-``log_variance``) take any value, extreme ones included; probabilities by name, and the results
-of :data:`NATURAL_ZERO_CALLS` (products and counts of data, signs, roundings), may be 0 or an
-everyday value.
+inconclusive.  The results of :data:`NATURAL_ZERO_CALLS` (products and counts of data, signs,
+roundings) may be 0 or an everyday value; a name is never evidence of a value (issue 22).
+Log-space names (:data:`LOG_SPACE_WORDS`, ``log`` + :data:`LOG_SPACE_AFTER_LOG`) are read only
+by the far-tail gate (``preconditions.log_scale``), to tell a log-scale input.
 """
 
 from __future__ import annotations
@@ -141,7 +140,6 @@ LOG_SPACE_AFTER_LOG = frozenset(
      "pmf", "odds", "ratio", "weights", "p", "variance", "var", "std", "stddev", "scale",
      "sigma", "det"}
 )  # fmt: skip
-PROBABILITY_WORDS = frozenset({"prob", "probs", "probability", "probabilities"})  # reach 0
 # Called functions whose value is 0 for ordinary inputs (a product or count of data, a sign, a
 # rounding): an untraced call to one of them may be 0 in a witness.
 # (registered ones: ops.NATURAL_ZERO; the rest are names the registry does not hold)
@@ -212,27 +210,21 @@ def count_like(name: str) -> bool:
     return words[-1] in COUNT_WORDS or (len(words) > 1 and words[0] in COUNT_PREFIXES)
 
 
-def _covered(spec: dict[str, Any], v: float, dom: Domain | None, training: bool = True) -> bool:
+def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
     """What the static pass knows of the producer allows ``v``: its value range (a sigmoid,
     ReLU or exp output, a probability), a domain from the code, a producer that is 0 for
-    ordinary inputs (:data:`NATURAL_ZERO_CALLS`), and, in a training context (``training``:
-    where training sweeps model outputs over their range), a probability or a log-space name.
-    Outside one (a distribution's quantile gradient, a quadrature's weights) a name is no
-    evidence that the computed value reaches 0 or an extreme."""
+    ordinary inputs (:data:`NATURAL_ZERO_CALLS`).  A name is no evidence that a computed value
+    reaches 0 or an extreme (issue 22: names never confirm): `probs = helper(x)` at 0 needs the
+    helper's range, which only its code gives."""
     lo, hi = from_json_float(spec.get("lo", "-inf")), from_json_float(spec.get("hi", "inf"))
     slack = 1e-6 * max(abs(v), 1e-300)  # the witness holds the bound rounded to the dtype
     if (math.isfinite(lo) or math.isfinite(hi)) and lo - slack <= v <= hi + slack:
         return True
     if dom is not None and (dom.strong or "producer" in dom.why) and dom.holds(v):
         return dom.lo != -math.inf or dom.hi != math.inf
-    name, source = str(spec.get("name", "")), str(spec.get("source", ""))
-    if _callee(source) in NATURAL_ZERO_CALLS and (v == 0 or value_class(v, None) == "ordinary"):
-        return True  # counts and products of data: 0 and everyday values alike
-    if not training:
-        return False
-    if 0 <= v <= 1 and PROBABILITY_WORDS & {t.lower() for t in tokens(name)}:
-        return True  # a probability by its name: 0 is reached by underflow
-    return log_space(name, source)
+    source = str(spec.get("source", ""))
+    # counts and products of data: 0 and everyday values alike
+    return _callee(source) in NATURAL_ZERO_CALLS and (v == 0 or value_class(v, None) == "ordinary")
 
 
 def unreachable(
@@ -241,11 +233,10 @@ def unreachable(
     dom: Domain | None,
     dtype: str | None,
     small_ok: bool = False,
-    training: bool = True,
 ) -> str | None:
     """Why the witness value ``v`` of a needed input is not one the code gives it, or None.
     ``small_ok``: a small computed value is evidence (a precision loss needs one);
-    ``training``: the finding is in a training context (see :func:`_covered`)."""
+    """
     name, origin = spec.get("name", "x"), spec.get("origin")
     if dom is not None and dom.callers and not dom.holds(v):
         # whatever the origin (a driven parameter too): the code gives it another range
@@ -260,7 +251,7 @@ def unreachable(
         return f"needs `{name}` = {fmt_g(v)}, {what}" + (_producer(spec) if computed else "")
     if count_like(name) and (v < 0 or v != math.floor(v)):
         return f"needs `{name}` = {fmt_g(v)}, which is not a count"
-    if not computed or (kind == "small" and small_ok) or _covered(spec, v, dom, training):
+    if not computed or (kind == "small" and small_ok) or _covered(spec, v, dom):
         return None
     # Any value, ordinary ones too: the review found computed values set to what their code
     # never gives (a softmax output of -1, floor(0.5) = 1, mel weights of -1).
@@ -298,13 +289,12 @@ def unreachable_inputs(
     """For each of ``names`` whose value in ``point`` the code is not known to give it, why."""
     specs = {s.get("name"): s for s in probe.get("inputs") or []}
     doms = {d.name: d for d in _load(probe)[0]}
-    training = probe.get("training_context", True) is not False  # absent: as before contexts
     reasons = []
     for name in names:
         spec, v = specs.get(name), point.get(name)
         if spec is None or isinstance(v, bool) or not isinstance(v, (int, float)):
             continue
-        reason = unreachable(spec, float(v), doms.get(name), dtype, small_ok, training)
+        reason = unreachable(spec, float(v), doms.get(name), dtype, small_ok)
         if reason:
             reasons.append(reason)
     return reasons
