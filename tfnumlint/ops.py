@@ -101,6 +101,19 @@ class Op:
     saturating: bool = False  # rounds to the ends of its range at a large input (sigmoid(17))
     dead_zone: bool = False  # exactly 0 on a whole region of its input (a dead ReLU unit)
     shape_keeping: bool = False  # its output has its first input's shape (entry by entry)
+    operator: str | None = None  # the Python binary operator it computes (`+`, `/`, `<`, ...)
+    reduction: str | None = None  # what it reduces its axes to: sum, mean, max, min, prod, ...
+    divisor: int | None = None  # the argument it divides by (its 0 is a division by zero)
+    fused_xent: bool = False  # a cross-entropy computed from logits in one stable op
+    clips_norm: bool = False  # rescales its input to a bound on a norm (gradient clipping)
+    source: str | None = None  # a source's values: "data", "weights", "draw" or "literal"
+    keras_activation: str | None = None  # its name as a Keras `activation=` string
+    bijector: str | None = None  # the TensorFlow Probability bijector computing it (`Softplus`)
+    # its gradient is inf/NaN where its value is, so the untaken branch of a `tf.where` still
+    # poisons the gradient (0 * inf); sqrt, rsqrt and reciprocal turn a zero upstream gradient
+    # into 0 (measured in TF 2.21)
+    unsafe_gradient: bool = False
+    conversion: bool = False  # returns its argument as a tensor: cast, identity, constant(x)
 
 
 REGISTRY: dict[str, Op] = {}
@@ -198,6 +211,7 @@ _CONV_LAYERS = (
 for _op in (
     Op(
         "log",
+        unsafe_gradient=True,
         shape_keeping=True,
         spellings=("tf.math.log", "tf.log", "keras.ops.log", "keras.backend.log"),
         log_space=True,
@@ -211,6 +225,7 @@ for _op in (
     ),
     Op(
         "log1p",
+        unsafe_gradient=True,
         shape_keeping=True,
         spellings=("tf.math.log1p", "tf.log1p", "keras.ops.log1p"),
         log_space=True,
@@ -224,6 +239,9 @@ for _op in (
     ),
     Op(
         "exp",
+        keras_activation="exponential",
+        bijector="Exp",
+        unsafe_gradient=True,
         shape_keeping=True,
         range=Range(0.0, INF, lo_open=True),
         underflows=True,
@@ -286,6 +304,7 @@ for _op in (
     ),
     Op(
         "reduce_logsumexp",
+        reduction="logsumexp",
         spellings=(
             "tf.math.reduce_logsumexp",
             "tf.reduce_logsumexp",
@@ -310,6 +329,8 @@ for _op in (
     ),
     Op(
         "sigmoid",
+        keras_activation="sigmoid",
+        bijector="Sigmoid",
         shape_keeping=True,
         range=Range(0.0, 1.0, lo_open=True, hi_open=True),
         underflows=True,
@@ -333,6 +354,7 @@ for _op in (
     ),
     Op(
         "softmax",
+        keras_activation="softmax",
         shape_keeping=True,
         range=Range(0.0, 1.0, lo_open=True),
         underflows=True,
@@ -357,6 +379,7 @@ for _op in (
     ),
     Op(
         "relu",
+        keras_activation="relu",
         shape_keeping=True,
         range=Range(0.0, INF),
         dead_zone=True,
@@ -381,6 +404,8 @@ for _op in (
     ),
     Op(
         "softplus",
+        keras_activation="softplus",
+        bijector="Softplus",
         shape_keeping=True,
         range=Range(0.0, INF, lo_open=True),
         underflows=True,
@@ -401,6 +426,7 @@ for _op in (
     ),
     Op(
         "tanh",
+        keras_activation="tanh",
         shape_keeping=True,
         range=Range(-1.0, 1.0, lo_open=True, hi_open=True),
         saturating=True,
@@ -454,6 +480,7 @@ for _op in (
     ),
     Op(
         "rsqrt",
+        divisor=0,
         shape_keeping=True,
         spellings=("tf.math.rsqrt", "tf.rsqrt", "keras.ops.rsqrt"),
         params=("x",),
@@ -465,6 +492,7 @@ for _op in (
     ),
     Op(
         "reciprocal",
+        divisor=0,
         shape_keeping=True,
         spellings=("tf.math.reciprocal", "tf.reciprocal", "keras.ops.reciprocal"),
         params=("x",),
@@ -494,6 +522,8 @@ for _op in (
     ),
     Op(
         "pow",
+        operator="**",
+        unsafe_gradient=True,
         spellings=("tf.math.pow", "tf.pow", "keras.ops.power", "keras.backend.pow"),
         params=("x", "y"),
         trace="_pow",
@@ -503,6 +533,7 @@ for _op in (
     ),
     Op(
         "acos",
+        unsafe_gradient=True,
         spellings=("tf.math.acos", "tf.acos", "keras.ops.arccos"),
         params=("x",),
         trace="math.acos",
@@ -513,6 +544,7 @@ for _op in (
     ),
     Op(
         "asin",
+        unsafe_gradient=True,
         spellings=("tf.math.asin", "tf.asin", "keras.ops.arcsin"),
         params=("x",),
         trace="math.asin",
@@ -523,6 +555,7 @@ for _op in (
     ),
     Op(
         "atanh",
+        unsafe_gradient=True,
         spellings=("tf.math.atanh", "tf.atanh", "keras.ops.arctanh"),
         params=("x",),
         trace="math.atanh",
@@ -533,6 +566,9 @@ for _op in (
     ),
     Op(
         "divide",
+        operator="/",
+        divisor=1,
+        unsafe_gradient=True,
         spellings=(
             "tf.math.divide",
             "tf.divide",
@@ -554,6 +590,7 @@ for _op in (
     ),
     Op(
         "divide_no_nan",
+        divisor=1,
         spellings=("tf.math.divide_no_nan", "tf.div_no_nan", "keras.ops.divide_no_nan"),
         params=("x", "y"),
         trace="elementwise(math.divide_no_nan)",
@@ -564,6 +601,7 @@ for _op in (
     ),
     Op(
         "multiply",
+        operator="*",
         underflows=True,
         spellings=("tf.math.multiply", "tf.multiply", "keras.ops.multiply"),
         transfer=Transfer("arith"),
@@ -574,6 +612,7 @@ for _op in (
     ),
     Op(
         "add",
+        operator="+",
         spellings=("tf.math.add", "tf.add", "keras.ops.add"),
         transfer=Transfer("arith"),
         params=("x", "y"),
@@ -583,6 +622,7 @@ for _op in (
     ),
     Op(
         "subtract",
+        operator="-",
         spellings=("tf.math.subtract", "tf.subtract", "keras.ops.subtract"),
         transfer=Transfer("arith"),
         params=("x", "y"),
@@ -631,11 +671,12 @@ for _op in (
     ),
     Op(
         "clip_by_norm",
+        clips_norm=True,
         spellings=("tf.clip_by_norm",),
         params=("x", "clip_norm", "axes"),
         trace="_clip_by_norm",
     ),
-    Op("clip_by_global_norm", spellings=("tf.clip_by_global_norm",)),
+    Op("clip_by_global_norm", spellings=("tf.clip_by_global_norm",), clips_norm=True),
     Op(
         "where",
         spellings=("tf.where", "tf.where_v2", "keras.ops.where", "keras.backend.switch"),
@@ -650,6 +691,7 @@ for _op in (
     ),
     Op(
         "cast",
+        conversion=True,
         shape_keeping=True,
         value_preserving=True,
         # "tf.math.cast": TF's own ``math_ops.cast`` (internal modules map to tf.math.)
@@ -677,6 +719,7 @@ for _op in (
     ),
     Op(
         "identity",
+        conversion=True,
         shape_keeping=True,
         value_preserving=True,
         spellings=("tf.identity",),
@@ -781,6 +824,7 @@ for _op in (
     ),
     Op(
         "reduce_sum",
+        reduction="sum",
         spellings=("tf.math.reduce_sum", "tf.reduce_sum", "keras.ops.sum", "keras.backend.sum"),
         transfer=Transfer("reduce"),
         params=("x", "axis", "keepdims", "name"),
@@ -791,6 +835,7 @@ for _op in (
     ),
     Op(
         "reduce_mean",
+        reduction="mean",
         spellings=("tf.math.reduce_mean", "tf.reduce_mean", "keras.ops.mean", "keras.backend.mean"),
         transfer=Transfer("reduce"),
         params=("x", "axis", "keepdims", "name"),
@@ -801,6 +846,7 @@ for _op in (
     ),
     Op(
         "reduce_max",
+        reduction="max",
         spellings=("tf.math.reduce_max", "tf.reduce_max", "keras.ops.max", "keras.backend.max"),
         transfer=Transfer("reduce"),
         params=("x", "axis", "keepdims", "name"),
@@ -810,6 +856,7 @@ for _op in (
     ),
     Op(
         "reduce_min",
+        reduction="min",
         spellings=("tf.math.reduce_min", "tf.reduce_min", "keras.ops.min", "keras.backend.min"),
         transfer=Transfer("reduce"),
         params=("x", "axis", "keepdims", "name"),
@@ -819,6 +866,7 @@ for _op in (
     ),
     Op(
         "reduce_prod",
+        reduction="prod",
         spellings=("tf.math.reduce_prod", "tf.reduce_prod", "keras.ops.prod", "keras.backend.prod"),
         params=("x", "axis", "keepdims", "name"),
         trace="reduction(math.reduce_prod)",
@@ -827,42 +875,47 @@ for _op in (
     ),
     Op(
         "reduce_std",
+        reduction="std",
         range=Range(0.0, INF),
         spellings=("tf.math.reduce_std", "keras.ops.std", "keras.backend.std"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="the batch is constant"),
         params=("x", "axis", "keepdims", "name"),
         trace="reduction(math.reduce_std)",
     ),
     Op(
         "reduce_variance",
+        reduction="variance",
         range=Range(0.0, INF),
         spellings=("tf.math.reduce_variance", "keras.ops.var", "keras.backend.var"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="the batch is constant"),
         params=("x", "axis", "keepdims", "name"),
         trace="reduction(math.reduce_variance)",
     ),
     Op(
         "count_nonzero",
+        reduction="count",
         order_only=True,
         natural_zero=True,
         spellings=("tf.math.count_nonzero", "tf.count_nonzero", "keras.ops.count_nonzero"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="nothing is counted"),
         params=("x", "axis", "keepdims", "dtype"),
         trace="_count_nonzero",
     ),
     Op(
         "norm",
+        reduction="norm",
         range=Range(0.0, INF),
         spellings=("tf.norm", "tf.linalg.norm", "keras.ops.norm", "keras.ops.linalg.norm"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="the vector is zero"),
         params=("x", "ord", "axis", "keepdims"),
         trace="_norm",
     ),
     Op(
         "euclidean_norm",
+        reduction="norm",
         range=Range(0.0, INF),
         spellings=("tf.math.reduce_euclidean_norm", "tf.reduce_euclidean_norm"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="the vector is zero"),
         params=("x", "axis", "keepdims", "name"),
         trace="reduction(math.reduce_euclidean_norm)",
         graph=("EuclideanNorm",),
@@ -892,7 +945,12 @@ for _op in (
         graph=("MatMul", "BatchMatMulV2", "BatchMatMulV3"),
         interval="matmul",
     ),
-    Op("moments", spellings=("tf.nn.moments",), transfer=Transfer("moments")),
+    Op(
+        "moments",
+        spellings=("tf.nn.moments",),
+        transfer=Transfer("moments"),
+        reduction="moments",
+    ),
     Op(
         "one_hot",
         natural_zero=True,
@@ -904,16 +962,20 @@ for _op in (
     ),
     Op(
         "placeholder",
+        source="data",
         spellings=("tf.placeholder", "keras.backend.placeholder"),
         transfer=Transfer("source"),
     ),
     Op(
         "variable",
+        source="weights",
         spellings=("tf.Variable", "tf.get_variable", "keras.Variable", "keras.backend.variable"),
         transfer=Transfer("source"),
     ),
     Op(
         "constant",
+        source="literal",
+        conversion=True,
         spellings=("tf.constant", "tf.convert_to_tensor", "keras.ops.convert_to_tensor"),
         transfer=Transfer("source"),
         params=("x", "dtype"),
@@ -921,6 +983,7 @@ for _op in (
     ),
     Op(
         "zeros",
+        source="literal",
         spellings=("tf.zeros", "tf.zeros_like", "keras.ops.zeros", "keras.ops.zeros_like"),
         transfer=Transfer("source"),
         params=("x", "dtype"),
@@ -932,6 +995,7 @@ for _op in (
     ),
     Op(
         "ones",
+        source="literal",
         range=Range(1.0, 1.0),
         spellings=("tf.ones", "tf.ones_like", "keras.ops.ones", "keras.ops.ones_like"),
         transfer=Transfer("source"),
@@ -944,6 +1008,7 @@ for _op in (
     ),
     Op(
         "random",
+        source="draw",
         spellings=(
             "tf.random.normal",
             "tf.random.uniform",
@@ -956,6 +1021,7 @@ for _op in (
     ),
     Op(
         "keras_input",
+        source="data",
         spellings=("keras.Input", "keras.layers.Input"),
         transfer=Transfer("source", kind="input"),
     ),
@@ -966,6 +1032,7 @@ for _op in (
     ),
     Op(
         "sigmoid_xent",
+        fused_xent=True,
         spellings=("tf.nn.sigmoid_cross_entropy_with_logits",),
         params=("labels", "logits"),
         param_aliases=(("logits", "logits"),),
@@ -974,6 +1041,7 @@ for _op in (
     ),
     Op(
         "softmax_xent",
+        fused_xent=True,
         spellings=(
             "tf.nn.softmax_cross_entropy_with_logits",
             "tf.nn.softmax_cross_entropy_with_logits_v2",
@@ -987,6 +1055,7 @@ for _op in (
     ),
     Op(
         "weighted_xent",
+        fused_xent=True,
         spellings=("tf.nn.weighted_cross_entropy_with_logits",),
         params=("labels", "logits", "pos_weight"),
         trace="_weighted_xent",
@@ -1188,6 +1257,7 @@ for _op in (
     ),
     Op(
         "greater",
+        operator=">",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.greater", "tf.math.greater", "keras.ops.greater"),
@@ -1196,6 +1266,7 @@ for _op in (
     ),
     Op(
         "greater_equal",
+        operator=">=",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.greater_equal", "tf.math.greater_equal", "keras.ops.greater_equal"),
@@ -1204,6 +1275,7 @@ for _op in (
     ),
     Op(
         "less",
+        operator="<",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.less", "tf.math.less", "keras.ops.less"),
@@ -1212,6 +1284,7 @@ for _op in (
     ),
     Op(
         "less_equal",
+        operator="<=",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.less_equal", "tf.math.less_equal", "keras.ops.less_equal"),
@@ -1220,6 +1293,7 @@ for _op in (
     ),
     Op(
         "equal",
+        operator="==",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.equal", "tf.math.equal", "keras.ops.equal"),
@@ -1228,6 +1302,7 @@ for _op in (
     ),
     Op(
         "not_equal",
+        operator="!=",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.not_equal", "tf.math.not_equal", "keras.ops.not_equal"),
@@ -1322,3 +1397,24 @@ STRICTLY_POSITIVE = ops_with(
 PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
     n: r for n in sorted(RANGED) if (r := float_range(n)) is not None
 }
+OPERATORS: dict[str, str] = {n: op.operator for n, op in REGISTRY.items() if op.operator}
+REDUCTIONS = ops_with(lambda op: op.reduction is not None)
+# reductions whose result lies between their entries' min and max (it keeps their range)
+WITHIN_INPUTS = ops_with(lambda op: op.reduction in ("mean", "max", "min"))
+# reductions that are linear in their entries (a sum, a mean: `-sum(y * log p)` stays one sum)
+LINEAR_REDUCTIONS = ops_with(lambda op: op.reduction in ("sum", "mean"))
+# reductions of nonnegative entries that are 0 exactly when every entry is 0 (nothing selected)
+ZERO_WHEN_EMPTY = ops_with(lambda op: op.reduction in ("sum", "mean", "max", "count", "norm"))
+DIVIDING = ops_with(lambda op: op.divisor is not None)
+FUSED_XENT = ops_with(lambda op: op.fused_xent)
+NORM_CLIPPING = ops_with(lambda op: op.clips_norm)
+UNSAFE_GRADIENT = ops_with(lambda op: op.unsafe_gradient)
+CONVERSIONS = ops_with(lambda op: op.conversion)
+LITERAL_SOURCES = ops_with(lambda op: op.source == "literal")  # constant, zeros, ones
+# the provenance kinds of values fed by data or trained (a placeholder, a Keras Input, a variable)
+DATA_SOURCES = frozenset(
+    (op.transfer.kind if op.transfer and op.transfer.kind else n)
+    for n, op in REGISTRY.items()
+    if op.source in ("data", "weights")
+)
+DRAWN = ops_with(lambda op: op.source == "draw")
