@@ -114,6 +114,16 @@ class Op:
     # into 0 (measured in TF 2.21)
     unsafe_gradient: bool = False
     conversion: bool = False  # returns its argument as a tensor: cast, identity, constant(x)
+    power: float | None = (
+        None  # the power it raises its input to (a difference's: squared_difference)
+    )
+    whole: bool = False  # returns whole numbers for any input (a rounding, a sign, a count)
+    rank_dependent: bool = False  # reads its operand's layout beyond any axis it names (matmul)
+    # sums or normalises exp of its entries, so a -inf entry is an exact 0 term (exp(-inf) = 0)
+    log_sum_exp: bool = False
+    gradient_sink: str | None = None  # why a value read only by it takes no gradient there
+    floors: bool = False  # raises its input to a floor its 2nd operand gives: an eps guard
+    fixed_values: bool = False  # its entries are values its arguments fix (one_hot's on/off)
 
 
 REGISTRY: dict[str, Op] = {}
@@ -239,6 +249,7 @@ for _op in (
     ),
     Op(
         "exp",
+        log_sum_exp=True,
         keras_activation="exponential",
         bijector="Exp",
         unsafe_gradient=True,
@@ -268,6 +279,7 @@ for _op in (
     ),
     Op(
         "log_softmax",
+        log_sum_exp=True,
         shape_keeping=True,
         range=Range(-INF, 0.0),
         saturating=True,
@@ -304,6 +316,7 @@ for _op in (
     ),
     Op(
         "reduce_logsumexp",
+        log_sum_exp=True,
         reduction="logsumexp",
         spellings=(
             "tf.math.reduce_logsumexp",
@@ -354,6 +367,7 @@ for _op in (
     ),
     Op(
         "softmax",
+        log_sum_exp=True,
         keras_activation="softmax",
         shape_keeping=True,
         range=Range(0.0, 1.0, lo_open=True),
@@ -440,6 +454,7 @@ for _op in (
     ),
     Op(
         "square",
+        power=2.0,
         shape_keeping=True,
         range=Range(0.0, INF),
         underflows=True,
@@ -454,6 +469,7 @@ for _op in (
     ),
     Op(
         "squared_difference",
+        power=2.0,
         range=Range(0.0, INF),
         underflows=True,
         spellings=("tf.math.squared_difference", "tf.squared_difference"),
@@ -465,6 +481,7 @@ for _op in (
     ),
     Op(
         "sqrt",
+        power=0.5,
         shape_keeping=True,
         range=Range(0.0, INF),
         zero_preserving=True,
@@ -480,6 +497,7 @@ for _op in (
     ),
     Op(
         "rsqrt",
+        power=-0.5,
         divisor=0,
         shape_keeping=True,
         spellings=("tf.math.rsqrt", "tf.rsqrt", "keras.ops.rsqrt"),
@@ -492,6 +510,7 @@ for _op in (
     ),
     Op(
         "reciprocal",
+        power=-1.0,
         divisor=0,
         shape_keeping=True,
         spellings=("tf.math.reciprocal", "tf.reciprocal", "keras.ops.reciprocal"),
@@ -641,6 +660,7 @@ for _op in (
     ),
     Op(
         "maximum",
+        floors=True,
         spellings=("tf.math.maximum", "tf.maximum", "keras.ops.maximum", "keras.backend.maximum"),
         transfer=Transfer("maximum"),
         params=("x", "y"),
@@ -660,6 +680,7 @@ for _op in (
     ),
     Op(
         "clip_by_value",
+        floors=True,
         shape_keeping=True,
         spellings=("tf.clip_by_value", "keras.ops.clip", "keras.backend.clip"),
         transfer=Transfer("clip"),
@@ -708,6 +729,7 @@ for _op in (
     ),
     Op(
         "stop_gradient",
+        gradient_sink="the value is under tf.stop_gradient",
         shape_keeping=True,
         value_preserving=True,
         spellings=("tf.stop_gradient", "keras.ops.stop_gradient", "keras.backend.stop_gradient"),
@@ -748,6 +770,7 @@ for _op in (
     ),
     Op(
         "tile",
+        rank_dependent=True,
         value_preserving=True,
         spellings=("tf.tile", "keras.ops.tile", "keras.backend.tile"),
         transfer=Transfer("passthrough"),
@@ -770,6 +793,7 @@ for _op in (
     ),
     Op(
         "transpose",
+        rank_dependent=True,
         value_preserving=True,
         spellings=(
             "tf.transpose",
@@ -786,6 +810,7 @@ for _op in (
     ),
     Op(
         "expand_dims",
+        rank_dependent=True,
         value_preserving=True,
         spellings=("tf.expand_dims", "keras.ops.expand_dims", "keras.backend.expand_dims"),
         transfer=Transfer("passthrough"),
@@ -796,6 +821,7 @@ for _op in (
     ),
     Op(
         "squeeze",
+        rank_dependent=True,
         value_preserving=True,
         spellings=("tf.squeeze", "keras.ops.squeeze", "keras.backend.squeeze"),
         probe_spellings=("tf.compat.v1.squeeze",),
@@ -817,6 +843,7 @@ for _op in (
     ),
     Op(
         "concat",
+        rank_dependent=True,
         spellings=("tf.concat", "keras.ops.concatenate", "keras.backend.concatenate"),
         transfer=Transfer("concat"),
         params=("x", "axis"),
@@ -893,6 +920,7 @@ for _op in (
     ),
     Op(
         "count_nonzero",
+        whole=True,
         reduction="count",
         order_only=True,
         natural_zero=True,
@@ -930,6 +958,7 @@ for _op in (
     ),
     Op(
         "matmul",
+        rank_dependent=True,
         natural_zero=True,
         spellings=(
             "tf.linalg.matmul",
@@ -953,6 +982,7 @@ for _op in (
     ),
     Op(
         "one_hot",
+        fixed_values=True,
         natural_zero=True,
         spellings=("tf.one_hot", "keras.ops.one_hot", "keras.backend.one_hot"),
         transfer=Transfer("one_hot"),
@@ -1063,6 +1093,7 @@ for _op in (
     ),
     Op(
         "check_numerics",
+        gradient_sink="the value only feeds a runtime check",
         spellings=(
             "tf.debugging.check_numerics",
             "tf.check_numerics",
@@ -1137,6 +1168,7 @@ for _op in (
     # static side and the interval analysis learn: cos in [-1, 1], i0e > 0.
     Op(
         "floor",
+        whole=True,
         order_only=True,
         natural_zero=True,
         spellings=("tf.math.floor", "tf.floor", "keras.ops.floor"),
@@ -1148,6 +1180,7 @@ for _op in (
     ),
     Op(
         "ceil",
+        whole=True,
         order_only=True,
         natural_zero=True,
         spellings=("tf.math.ceil", "tf.ceil", "keras.ops.ceil"),
@@ -1159,6 +1192,7 @@ for _op in (
     ),
     Op(
         "round",
+        whole=True,
         order_only=True,
         natural_zero=True,
         spellings=("tf.math.round", "tf.round", "keras.ops.round"),
@@ -1170,6 +1204,7 @@ for _op in (
     ),
     Op(
         "sign",
+        whole=True,
         shape_keeping=True,
         range=Range(-1.0, 1.0),
         order_only=True,
@@ -1418,3 +1453,15 @@ DATA_SOURCES = frozenset(
     if op.source in ("data", "weights")
 )
 DRAWN = ops_with(lambda op: op.source == "draw")
+WHOLE = ops_with(lambda op: op.whole)
+FLOORING = ops_with(lambda op: op.floors)  # maximum(x, eps), clip_by_value(x, eps, hi)
+FIXED_VALUES = ops_with(lambda op: op.fixed_values or op.source == "literal")  # one_hot, ...
+# a log of a squashed logit: <= 0 by construction, never the log of a 0 (log_softmax, log_sigmoid)
+LOG_SQUASHING = ops_with(lambda op: op.log_space and op.saturating and op.logits_input)
+RANK_DEPENDENT = ops_with(lambda op: op.rank_dependent)
+LOG_SUM_EXP = ops_with(lambda op: op.log_sum_exp)
+SQUARING = ops_with(lambda op: op.power == 2.0)  # square, squared_difference
+ROOTS = ops_with(lambda op: op.power in (0.5, -0.5))  # sqrt, rsqrt
+GRADIENT_SINKS: dict[str, str] = {
+    n: op.gradient_sink for n, op in REGISTRY.items() if op.gradient_sink
+}

@@ -101,7 +101,7 @@ def _loss_form(ctx: Context, node: cst.BaseExpression, site: Site) -> str:
     for form in ("softmax_xent", "sigmoid_xent", "softmax_log"):
         if form in seen:
             return form
-    if seen & {"square", "squared_difference"}:
+    if seen & ops.SQUARING:
         return "squared"
     return "softmax_log" if "log" in seen else "unknown"
 

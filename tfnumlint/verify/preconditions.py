@@ -277,10 +277,9 @@ def identity_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
 REDUCTIONS = ops.REDUCTIONS
 AXIS_PARAM = {"moments": "axes"}  # the rest name it `axis`, where their signature puts it
 # Producers whose outputs are identical across a batch by construction: a dead ReLU unit is 0
-# for every example, a mask, a one-hot or a count repeats its values, a clip sits at its bound.
-IDENTICAL_PRODUCERS = frozenset(
-    {"relu", "relu6", "mask", "bool", "one_hot", "clip_by_value", "zeros", "ones", "constant"}
-)
+# for every example, a mask, a one-hot or a constant repeats its values, a clip or a maximum
+# sits at its floor.
+IDENTICAL_PRODUCERS = ops.DEAD_ZONE | ops.FIXED_VALUES | ops.FLOORING | {"mask", "bool"}
 
 
 def _axes_of(node: dict[str, Any]) -> list[int] | None:
@@ -376,7 +375,7 @@ def _walk(node: Any):
 
 
 def _guard(probe: dict[str, Any]) -> str:
-    sqrt = any(n.get("op") in ("sqrt", "rsqrt") for n in _walk(probe.get("target")))
+    sqrt = any(n.get("op") in ops.ROOTS for n in _walk(probe.get("target")))
     return "with `sqrt(var + eps)`" if sqrt else "the division with an eps"
 
 

@@ -291,7 +291,7 @@ def stand_in_for(op: str, param: str, what: str) -> dict | None:
 
 
 # ops whose result depends on their operand's rank: a reshape under one cannot be flattened
-_RANK_OPS = frozenset({"matmul", "transpose", "expand_dims", "squeeze", "tile", "concat"})
+_RANK_OPS = ops.RANK_DEPENDENT  # matmul, transpose, expand_dims, squeeze, tile, concat
 _RANK_FREE_PARAMS = frozenset({"keepdims", "ord"})
 
 
