@@ -219,3 +219,38 @@ def test_the_gates_read_the_corrected_facts() -> None:
     assert preconditions.SQUASHING == slice_tools.SATURATING
     assert ops.float_range("tanh") == (-1.0, False, 1.0)  # tanh(10) rounds to 1.0
     assert ops.float_range("sigmoid") == (0.0, False, 1.0)
+
+
+def test_the_derived_tables_hold_what_their_copies_held() -> None:
+    """Each table derived in issue 26 still holds every op its literal copy named; where it is
+    wider, the copy had missed an op (the registry's fact is the one kept)."""
+    from tfnumlint.analysis import conditions, driven, guards, invariants, transfer
+    from tfnumlint.rules import overflow, training
+    from tfnumlint.verify import preconditions, slice_tools, uses
+
+    assert conditions._CMP_CALLS == {
+        "less": "<",
+        "less_equal": "<=",
+        "greater": ">",
+        "greater_equal": ">=",
+    }
+    assert guards._LESS_CALLS == {"less": "<", "less_equal": "<="}
+    assert ops.OPERATORS["divide"] == "/" and ops.OPERATORS["multiply"] == "*"
+    assert transfer.ACTIVATION_RANGES["tanh"] == (-1.0, 1.0)
+    assert transfer.ACTIVATION_RANGES["exponential"] == (0.0, ops.INF)
+    assert invariants._BIJECTOR_RANGES["sigmoid"] == (0.0, True, 1.0)  # exact: open at 0
+    assert {"log", "log1p", "pow", "acos", "asin", "atanh", "divide", "exp"} == overflow._UNSAFE
+    assert {"sigmoid_xent", "softmax_xent", "weighted_xent"} == training._XENT
+    assert {"clip_by_norm", "clip_by_global_norm"} == ops.NORM_CLIPPING
+    assert {"placeholder", "variable", "input"} == slice_tools.DATA_KINDS
+    assert {"placeholder", "input", "variable", "random", "log_sigmoid"} <= driven.PASSED_KINDS
+    assert {"reduce_logsumexp", "log_softmax", "softmax", "exp"} == uses.LOGSUMEXP_OPS
+    assert {"sqrt", "rsqrt"} == ops.ROOTS and {"square", "squared_difference"} == ops.SQUARING
+    # wider than the copies: the canonical euclidean_norm (the copy said reduce_euclidean_norm),
+    # rsqrt divides, a norm of a mask is 0 exactly when nothing is selected
+    assert "euclidean_norm" in preconditions.REDUCTIONS
+    assert "rsqrt" in preconditions.DIVIDING
+    assert {"count_nonzero", "reduce_sum", "reduce_mean", "reduce_max"} < preconditions.SELECTING
+    assert {"relu", "relu6", "one_hot", "clip_by_value", "zeros", "ones", "constant"} < (
+        preconditions.IDENTICAL_PRODUCERS
+    )
