@@ -114,9 +114,7 @@ class Op:
     # into 0 (measured in TF 2.21)
     unsafe_gradient: bool = False
     conversion: bool = False  # returns its argument as a tensor: cast, identity, constant(x)
-    power: float | None = (
-        None  # the power it raises its input to (a difference's: squared_difference)
-    )
+    power: float | None = None  # the power it raises its input (or a difference) to
     whole: bool = False  # returns whole numbers for any input (a rounding, a sign, a count)
     rank_dependent: bool = False  # reads its operand's layout beyond any axis it names (matmul)
     # sums or normalises exp of its entries, so a -inf entry is an exact 0 term (exp(-inf) = 0)
@@ -279,6 +277,7 @@ for _op in (
     ),
     Op(
         "log_softmax",
+        keras_activation="log_softmax",
         log_sum_exp=True,
         shape_keeping=True,
         range=Range(-INF, 0.0),
@@ -302,6 +301,7 @@ for _op in (
     ),
     Op(
         "log_sigmoid",
+        keras_activation="log_sigmoid",
         shape_keeping=True,
         range=Range(-INF, 0.0, hi_open=True),
         saturating=True,
@@ -406,6 +406,7 @@ for _op in (
     ),
     Op(
         "relu6",
+        keras_activation="relu6",
         shape_keeping=True,
         range=Range(0.0, 6.0),
         dead_zone=True,
@@ -1432,6 +1433,7 @@ STRICTLY_POSITIVE = ops_with(
 PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
     n: r for n in sorted(RANGED) if (r := float_range(n)) is not None
 }
+# Sets of ops by kind (issue 26: each was a literal table in the module reading it).
 OPERATORS: dict[str, str] = {n: op.operator for n, op in REGISTRY.items() if op.operator}
 REDUCTIONS = ops_with(lambda op: op.reduction is not None)
 # reductions whose result lies between their entries' min and max (it keeps their range)
