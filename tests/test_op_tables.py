@@ -88,7 +88,11 @@ NOT_OP_FACTS: dict[Key, str] = {
     ),
 }  # fmt: skip
 
-# Op-fact tables not derived from the registry yet: a debt that may only shrink.
+# Op-fact tables not derived from the registry yet: a debt that may only shrink.  Left (issue 26):
+# project_summary's _CARRIED (the provenance kinds some rule reads: a union of the rules' own
+# kind tables, which analysis/ may not import) and rules/logs' _COMPUTED (TNL104's "routinely
+# <= 0" kinds: a fact that would also hold sin, cos, sign, ..., so deriving it widens the rule
+# and needs its own reviewed change).
 NOT_YET_DERIVED: Counter[Key] = Counter(
     {
         ("analysis/project_summary.py", ("clip_by_value", "exp", "log_sigmoid", "log_softmax", "matmul", "maximum", "one_hot", "placeholder", "relu", "relu6", "sigmoid", "softmax", "softplus", "tanh")): 1,
