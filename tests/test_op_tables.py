@@ -34,6 +34,20 @@ NOT_OP_FACTS: dict[Key, str] = {
     ("rules/domain.py", ("acos", "asin", "atanh")): "TNL205's dispatch: the ops the rule checks",
     ("rules/domain.py", ("reciprocal", "rsqrt")): "TNL206's dispatch: the ops the rule checks",
     ("rules/precision.py", ("add", "clip_by_value", "maximum")): "a rule's dispatch declaration",
+    ("rules/precision.py", ("exp", "square")): "TNL404's dispatch: the ops the rule checks",
+    ("analysis/dtypectx.py", ("cast", "constant", "ones", "placeholder", "set_policy", "zeros")): (
+        "the dtype argument's position by the callee's last name (TF, Keras and NumPy calls "
+        "alike, `astype`, `Policy`), read before any call resolves to an op"
+    ),
+    ("rules/datascale.py", ("reshape", "squeeze")): "NumPy array methods, not TF ops",
+    ("rules/training_batch.py", ("sigmoid_xent", "softmax_xent")): (
+        "the training simulation's loss forms, most specific first (two are named after the "
+        "fused ops they model; `softmax_log` is none)"
+    ),
+    ("analysis/special.py", ("digamma", "lgamma")): (
+        "the functions special.py implements a range for, by callee word (TFP's `lbeta` and "
+        "`log_gamma_difference` are no ops): an implementation table, as intervals.py's is"
+    ),
     ("analysis/transfer.py", (
         "activation_layer", "cast", "concat", "conv_layer", "epsilon", "lambda_layer", "maximum",
         "minimum", "moments", "one_hot", "sequential", "where",
@@ -74,56 +88,15 @@ NOT_OP_FACTS: dict[Key, str] = {
     ),
 }  # fmt: skip
 
-# Op-fact tables not derived from the registry yet: a debt that may only shrink.
+# Op-fact tables not derived from the registry yet: a debt that may only shrink.  Left (issue 26):
+# project_summary's _CARRIED (the provenance kinds some rule reads: a union of the rules' own
+# kind tables, which analysis/ may not import) and rules/logs' _COMPUTED (TNL104's "routinely
+# <= 0" kinds: a fact that would also hold sin, cos, sign, ..., so deriving it widens the rule
+# and needs its own reviewed change).
 NOT_YET_DERIVED: Counter[Key] = Counter(
     {
-        ("analysis/driven.py", ("log_sigmoid", "log_softmax", "placeholder", "random", "sigmoid", "softmax", "variable")): 1,
-        ("analysis/dtypectx.py", ("cast", "constant", "ones", "placeholder", "set_policy", "zeros")): 1,
-        ("analysis/gradflow.py", ("check_numerics", "stop_gradient")): 1,
-        ("analysis/guards.py", ("less", "less_equal")): 1,
-        ("verify/gradient_gate.py", ("log_softmax", "softmax")): 1,
-        ("analysis/invariants.py", ("exp", "sigmoid", "softplus")): 1,
-        ("analysis/invariants.py", ("cast", "constant", "identity")): 1,
         ("analysis/project_summary.py", ("clip_by_value", "exp", "log_sigmoid", "log_softmax", "matmul", "maximum", "one_hot", "placeholder", "relu", "relu6", "sigmoid", "softmax", "softplus", "tanh")): 1,
-        ("analysis/project_summary.py", ("clip_by_value", "log_sigmoid", "log_softmax", "maximum")): 2,
-        ("analysis/provenance_calls.py", ("relu", "relu6")): 1,
-        ("analysis/transfer.py", ("relu", "sigmoid", "softmax", "softplus", "tanh")): 1,
-        ("analysis/conditions.py", ("greater", "greater_equal", "less", "less_equal")): 1,
-        ("analysis/transfer.py", ("add", "divide", "multiply", "subtract")): 1,
-        ("analysis/transfer.py", ("reduce_max", "reduce_mean", "reduce_min")): 1,
-        ("analysis/transfer.py", ("abs", "square")): 1,
-        ("analysis/transfer.py", ("constant", "zeros")): 1,
-        ("analysis/transfer.py", ("euclidean_norm", "norm")): 1,
-        ("fix/domain.py", ("acos", "asin", "atanh")): 1,
-        ("fix/xent.py", ("reduce_mean", "reduce_sum")): 1,
-        ("rules/datascale.py", ("reshape", "squeeze")): 1,
-        ("rules/datascale.py", ("cast", "constant", "identity")): 1,
         ("rules/logs.py", ("matmul", "placeholder", "tanh")): 1,
-        ("rules/overflow.py", ("acos", "asin", "atanh", "divide", "exp", "log", "log1p", "pow")): 1,
-        ("rules/precision.py", ("exp", "square")): 1,
-        ("rules/precision.py", ("add", "maximum")): 1,
-        ("rules/training_batch.py", ("sigmoid_xent", "softmax_xent")): 1,
-        ("rules/training.py", ("sigmoid_xent", "softmax_xent", "weighted_xent")): 1,
-        ("rules/training_batch.py", ("square", "squared_difference")): 1,
-        ("rules/training_sgd.py", ("cast", "identity")): 1,
-        ("rules/training_batch.py", ("divide", "reduce_mean")): 1,
-        ("rules/training.py", ("clip_by_global_norm", "clip_by_norm")): 1,
-        ("analysis/domain_relations.py", ("ceil", "floor", "round")): 1,
-        ("analysis/domain_code.py", ("add", "multiply")): 1,
-        ("verify/kinds.py", ("log", "log1p", "log_sigmoid", "xlogy")): 1,
-        ("verify/preconditions.py", ("count_nonzero", "reduce_max", "reduce_mean", "reduce_sum")): 1,
-        ("verify/preconditions.py", ("divide", "divide_no_nan", "reciprocal")): 1,
-        ("verify/preconditions.py", ("moments", "reduce_logsumexp", "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance")): 1,
-        ("verify/preconditions.py", ("clip_by_value", "constant", "one_hot", "ones", "relu", "relu6", "zeros")): 1,
-        ("verify/preconditions.py", ("rsqrt", "sqrt")): 1,
-        ("verify/repro.py", ("sigmoid_xent", "softmax_xent")): 1,
-        ("verify/slice_tools.py", ("placeholder", "variable")): 1,
-        ("verify/slice_tools.py", ("concat", "expand_dims", "matmul", "squeeze", "tile", "transpose")): 1,
-        ("verify/slice_tools.py", ("reciprocal", "rsqrt")): 1,
-        ("analysis/special.py", ("digamma", "lgamma")): 1,
-        ("verify/trace.py", ("sigmoid_xent", "softmax_xent")): 1,
-        ("verify/uses.py", ("exp", "log_softmax", "reduce_logsumexp", "softmax")): 1,
-        ("verify/witness.py", ("log", "log1p")): 1,
     }
 )  # fmt: skip
 
@@ -164,11 +137,13 @@ def package_tables() -> Counter[Key]:
     return found
 
 
-def unexplained(found: Counter[Key]) -> tuple[list[Key], list[Key]]:
+def unexplained(
+    found: Counter[Key], debt: Counter[Key] = NOT_YET_DERIVED
+) -> tuple[list[Key], list[Key]]:
     """(tables neither allowlisted nor in the debt, debt entries no literal matches)."""
     rest = Counter({k: n for k, n in found.items() if k not in NOT_OP_FACTS})
-    new = sorted((rest - NOT_YET_DERIVED).elements())
-    stale = sorted((NOT_YET_DERIVED - rest).elements())
+    new = sorted((rest - debt).elements())
+    stale = sorted((debt - rest).elements())
     return new, stale
 
 
@@ -210,10 +185,11 @@ def test_the_check_finds_a_new_table() -> None:
 
 def test_a_derived_table_leaves_a_stale_debt_entry() -> None:
     """Deriving a table without striking it from the debt fails (the list only shrinks)."""
+    key = ("rules/new_rule.py", ("sigmoid", "softmax"))
+    debt = NOT_YET_DERIVED + Counter({key: 1})
     found = package_tables()
-    key = ("verify/witness.py", ("log", "log1p"))
-    assert found[key] == 1
-    _, stale = unexplained(found - Counter({key: 1}))
+    assert unexplained(found + Counter({key: 1}), debt) == ([], [])
+    _, stale = unexplained(found, debt)
     assert stale == [key]
 
 
@@ -247,3 +223,38 @@ def test_the_gates_read_the_corrected_facts() -> None:
     assert preconditions.SQUASHING == slice_tools.SATURATING
     assert ops.float_range("tanh") == (-1.0, False, 1.0)  # tanh(10) rounds to 1.0
     assert ops.float_range("sigmoid") == (0.0, False, 1.0)
+
+
+def test_the_derived_tables_hold_what_their_copies_held() -> None:
+    """Each table derived in issue 26 still holds every op its literal copy named; where it is
+    wider, the copy had missed an op (the registry's fact is the one kept)."""
+    from tfnumlint.analysis import conditions, driven, guards, invariants, transfer
+    from tfnumlint.rules import overflow, training
+    from tfnumlint.verify import preconditions, slice_tools, uses
+
+    assert conditions._CMP_CALLS == {
+        "less": "<",
+        "less_equal": "<=",
+        "greater": ">",
+        "greater_equal": ">=",
+    }
+    assert guards._LESS_CALLS == {"less": "<", "less_equal": "<="}
+    assert ops.OPERATORS["divide"] == "/" and ops.OPERATORS["multiply"] == "*"
+    assert transfer.ACTIVATION_RANGES["tanh"] == (-1.0, 1.0)
+    assert transfer.ACTIVATION_RANGES["exponential"] == (0.0, ops.INF)
+    assert invariants._BIJECTOR_RANGES["sigmoid"] == (0.0, True, 1.0)  # exact: open at 0
+    assert {"log", "log1p", "pow", "acos", "asin", "atanh", "divide", "exp"} == overflow._UNSAFE
+    assert {"sigmoid_xent", "softmax_xent", "weighted_xent"} == training._XENT
+    assert {"clip_by_norm", "clip_by_global_norm"} == ops.NORM_CLIPPING
+    assert {"placeholder", "variable", "input"} == slice_tools.DATA_KINDS
+    assert {"placeholder", "input", "variable", "random", "log_sigmoid"} <= driven.PASSED_KINDS
+    assert {"reduce_logsumexp", "log_softmax", "softmax", "exp"} == uses.LOGSUMEXP_OPS
+    assert {"sqrt", "rsqrt"} == ops.ROOTS and {"square", "squared_difference"} == ops.SQUARING
+    # wider than the copies: the canonical euclidean_norm (the copy said reduce_euclidean_norm),
+    # rsqrt divides, a norm of a mask is 0 exactly when nothing is selected
+    assert "euclidean_norm" in preconditions.REDUCTIONS
+    assert "rsqrt" in preconditions.DIVIDING
+    assert {"count_nonzero", "reduce_sum", "reduce_mean", "reduce_max"} < preconditions.SELECTING
+    assert {"relu", "relu6", "one_hot", "clip_by_value", "zeros", "ones", "constant"} < (
+        preconditions.IDENTICAL_PRODUCERS
+    )

@@ -101,6 +101,27 @@ class Op:
     saturating: bool = False  # rounds to the ends of its range at a large input (sigmoid(17))
     dead_zone: bool = False  # exactly 0 on a whole region of its input (a dead ReLU unit)
     shape_keeping: bool = False  # its output has its first input's shape (entry by entry)
+    operator: str | None = None  # the Python binary operator it computes (`+`, `/`, `<`, ...)
+    reduction: str | None = None  # what it reduces its axes to: sum, mean, max, min, prod, ...
+    divisor: int | None = None  # the argument it divides by (its 0 is a division by zero)
+    fused_xent: bool = False  # a cross-entropy computed from logits in one stable op
+    clips_norm: bool = False  # rescales its input to a bound on a norm (gradient clipping)
+    source: str | None = None  # a source's values: "data", "weights", "draw" or "literal"
+    keras_activation: str | None = None  # its name as a Keras `activation=` string
+    bijector: str | None = None  # the TensorFlow Probability bijector computing it (`Softplus`)
+    # its gradient is inf/NaN where its value is, so the untaken branch of a `tf.where` still
+    # poisons the gradient (0 * inf); sqrt, rsqrt and reciprocal turn a zero upstream gradient
+    # into 0 (measured in TF 2.21)
+    unsafe_gradient: bool = False
+    conversion: bool = False  # returns its argument as a tensor: cast, identity, constant(x)
+    power: float | None = None  # the power it raises its input (or a difference) to
+    whole: bool = False  # returns whole numbers for any input (a rounding, a sign, a count)
+    rank_dependent: bool = False  # reads its operand's layout beyond any axis it names (matmul)
+    # sums or normalises exp of its entries, so a -inf entry is an exact 0 term (exp(-inf) = 0)
+    log_sum_exp: bool = False
+    gradient_sink: str | None = None  # why a value read only by it takes no gradient there
+    floors: bool = False  # raises its input to a floor its 2nd operand gives: an eps guard
+    fixed_values: bool = False  # its entries are values its arguments fix (one_hot's on/off)
 
 
 REGISTRY: dict[str, Op] = {}
@@ -198,6 +219,7 @@ _CONV_LAYERS = (
 for _op in (
     Op(
         "log",
+        unsafe_gradient=True,
         shape_keeping=True,
         spellings=("tf.math.log", "tf.log", "keras.ops.log", "keras.backend.log"),
         log_space=True,
@@ -211,6 +233,7 @@ for _op in (
     ),
     Op(
         "log1p",
+        unsafe_gradient=True,
         shape_keeping=True,
         spellings=("tf.math.log1p", "tf.log1p", "keras.ops.log1p"),
         log_space=True,
@@ -224,6 +247,10 @@ for _op in (
     ),
     Op(
         "exp",
+        log_sum_exp=True,
+        keras_activation="exponential",
+        bijector="Exp",
+        unsafe_gradient=True,
         shape_keeping=True,
         range=Range(0.0, INF, lo_open=True),
         underflows=True,
@@ -250,6 +277,8 @@ for _op in (
     ),
     Op(
         "log_softmax",
+        keras_activation="log_softmax",
+        log_sum_exp=True,
         shape_keeping=True,
         range=Range(-INF, 0.0),
         saturating=True,
@@ -272,6 +301,7 @@ for _op in (
     ),
     Op(
         "log_sigmoid",
+        keras_activation="log_sigmoid",
         shape_keeping=True,
         range=Range(-INF, 0.0, hi_open=True),
         saturating=True,
@@ -286,6 +316,8 @@ for _op in (
     ),
     Op(
         "reduce_logsumexp",
+        log_sum_exp=True,
+        reduction="logsumexp",
         spellings=(
             "tf.math.reduce_logsumexp",
             "tf.reduce_logsumexp",
@@ -310,6 +342,8 @@ for _op in (
     ),
     Op(
         "sigmoid",
+        keras_activation="sigmoid",
+        bijector="Sigmoid",
         shape_keeping=True,
         range=Range(0.0, 1.0, lo_open=True, hi_open=True),
         underflows=True,
@@ -333,6 +367,8 @@ for _op in (
     ),
     Op(
         "softmax",
+        log_sum_exp=True,
+        keras_activation="softmax",
         shape_keeping=True,
         range=Range(0.0, 1.0, lo_open=True),
         underflows=True,
@@ -357,6 +393,7 @@ for _op in (
     ),
     Op(
         "relu",
+        keras_activation="relu",
         shape_keeping=True,
         range=Range(0.0, INF),
         dead_zone=True,
@@ -369,6 +406,7 @@ for _op in (
     ),
     Op(
         "relu6",
+        keras_activation="relu6",
         shape_keeping=True,
         range=Range(0.0, 6.0),
         dead_zone=True,
@@ -381,6 +419,8 @@ for _op in (
     ),
     Op(
         "softplus",
+        keras_activation="softplus",
+        bijector="Softplus",
         shape_keeping=True,
         range=Range(0.0, INF, lo_open=True),
         underflows=True,
@@ -401,6 +441,7 @@ for _op in (
     ),
     Op(
         "tanh",
+        keras_activation="tanh",
         shape_keeping=True,
         range=Range(-1.0, 1.0, lo_open=True, hi_open=True),
         saturating=True,
@@ -414,6 +455,7 @@ for _op in (
     ),
     Op(
         "square",
+        power=2.0,
         shape_keeping=True,
         range=Range(0.0, INF),
         underflows=True,
@@ -428,6 +470,7 @@ for _op in (
     ),
     Op(
         "squared_difference",
+        power=2.0,
         range=Range(0.0, INF),
         underflows=True,
         spellings=("tf.math.squared_difference", "tf.squared_difference"),
@@ -439,6 +482,7 @@ for _op in (
     ),
     Op(
         "sqrt",
+        power=0.5,
         shape_keeping=True,
         range=Range(0.0, INF),
         zero_preserving=True,
@@ -454,6 +498,8 @@ for _op in (
     ),
     Op(
         "rsqrt",
+        power=-0.5,
+        divisor=0,
         shape_keeping=True,
         spellings=("tf.math.rsqrt", "tf.rsqrt", "keras.ops.rsqrt"),
         params=("x",),
@@ -465,6 +511,8 @@ for _op in (
     ),
     Op(
         "reciprocal",
+        power=-1.0,
+        divisor=0,
         shape_keeping=True,
         spellings=("tf.math.reciprocal", "tf.reciprocal", "keras.ops.reciprocal"),
         params=("x",),
@@ -494,6 +542,8 @@ for _op in (
     ),
     Op(
         "pow",
+        operator="**",
+        unsafe_gradient=True,
         spellings=("tf.math.pow", "tf.pow", "keras.ops.power", "keras.backend.pow"),
         params=("x", "y"),
         trace="_pow",
@@ -503,6 +553,7 @@ for _op in (
     ),
     Op(
         "acos",
+        unsafe_gradient=True,
         spellings=("tf.math.acos", "tf.acos", "keras.ops.arccos"),
         params=("x",),
         trace="math.acos",
@@ -513,6 +564,7 @@ for _op in (
     ),
     Op(
         "asin",
+        unsafe_gradient=True,
         spellings=("tf.math.asin", "tf.asin", "keras.ops.arcsin"),
         params=("x",),
         trace="math.asin",
@@ -523,6 +575,7 @@ for _op in (
     ),
     Op(
         "atanh",
+        unsafe_gradient=True,
         spellings=("tf.math.atanh", "tf.atanh", "keras.ops.arctanh"),
         params=("x",),
         trace="math.atanh",
@@ -533,6 +586,9 @@ for _op in (
     ),
     Op(
         "divide",
+        operator="/",
+        divisor=1,
+        unsafe_gradient=True,
         spellings=(
             "tf.math.divide",
             "tf.divide",
@@ -554,6 +610,7 @@ for _op in (
     ),
     Op(
         "divide_no_nan",
+        divisor=1,
         spellings=("tf.math.divide_no_nan", "tf.div_no_nan", "keras.ops.divide_no_nan"),
         params=("x", "y"),
         trace="elementwise(math.divide_no_nan)",
@@ -564,6 +621,7 @@ for _op in (
     ),
     Op(
         "multiply",
+        operator="*",
         underflows=True,
         spellings=("tf.math.multiply", "tf.multiply", "keras.ops.multiply"),
         transfer=Transfer("arith"),
@@ -574,6 +632,7 @@ for _op in (
     ),
     Op(
         "add",
+        operator="+",
         spellings=("tf.math.add", "tf.add", "keras.ops.add"),
         transfer=Transfer("arith"),
         params=("x", "y"),
@@ -583,6 +642,7 @@ for _op in (
     ),
     Op(
         "subtract",
+        operator="-",
         spellings=("tf.math.subtract", "tf.subtract", "keras.ops.subtract"),
         transfer=Transfer("arith"),
         params=("x", "y"),
@@ -601,6 +661,7 @@ for _op in (
     ),
     Op(
         "maximum",
+        floors=True,
         spellings=("tf.math.maximum", "tf.maximum", "keras.ops.maximum", "keras.backend.maximum"),
         transfer=Transfer("maximum"),
         params=("x", "y"),
@@ -620,6 +681,7 @@ for _op in (
     ),
     Op(
         "clip_by_value",
+        floors=True,
         shape_keeping=True,
         spellings=("tf.clip_by_value", "keras.ops.clip", "keras.backend.clip"),
         transfer=Transfer("clip"),
@@ -631,11 +693,12 @@ for _op in (
     ),
     Op(
         "clip_by_norm",
+        clips_norm=True,
         spellings=("tf.clip_by_norm",),
         params=("x", "clip_norm", "axes"),
         trace="_clip_by_norm",
     ),
-    Op("clip_by_global_norm", spellings=("tf.clip_by_global_norm",)),
+    Op("clip_by_global_norm", spellings=("tf.clip_by_global_norm",), clips_norm=True),
     Op(
         "where",
         spellings=("tf.where", "tf.where_v2", "keras.ops.where", "keras.backend.switch"),
@@ -650,6 +713,7 @@ for _op in (
     ),
     Op(
         "cast",
+        conversion=True,
         shape_keeping=True,
         value_preserving=True,
         # "tf.math.cast": TF's own ``math_ops.cast`` (internal modules map to tf.math.)
@@ -666,6 +730,7 @@ for _op in (
     ),
     Op(
         "stop_gradient",
+        gradient_sink="the value is under tf.stop_gradient",
         shape_keeping=True,
         value_preserving=True,
         spellings=("tf.stop_gradient", "keras.ops.stop_gradient", "keras.backend.stop_gradient"),
@@ -677,6 +742,7 @@ for _op in (
     ),
     Op(
         "identity",
+        conversion=True,
         shape_keeping=True,
         value_preserving=True,
         spellings=("tf.identity",),
@@ -705,6 +771,7 @@ for _op in (
     ),
     Op(
         "tile",
+        rank_dependent=True,
         value_preserving=True,
         spellings=("tf.tile", "keras.ops.tile", "keras.backend.tile"),
         transfer=Transfer("passthrough"),
@@ -727,6 +794,7 @@ for _op in (
     ),
     Op(
         "transpose",
+        rank_dependent=True,
         value_preserving=True,
         spellings=(
             "tf.transpose",
@@ -743,6 +811,7 @@ for _op in (
     ),
     Op(
         "expand_dims",
+        rank_dependent=True,
         value_preserving=True,
         spellings=("tf.expand_dims", "keras.ops.expand_dims", "keras.backend.expand_dims"),
         transfer=Transfer("passthrough"),
@@ -753,6 +822,7 @@ for _op in (
     ),
     Op(
         "squeeze",
+        rank_dependent=True,
         value_preserving=True,
         spellings=("tf.squeeze", "keras.ops.squeeze", "keras.backend.squeeze"),
         probe_spellings=("tf.compat.v1.squeeze",),
@@ -774,6 +844,7 @@ for _op in (
     ),
     Op(
         "concat",
+        rank_dependent=True,
         spellings=("tf.concat", "keras.ops.concatenate", "keras.backend.concatenate"),
         transfer=Transfer("concat"),
         params=("x", "axis"),
@@ -781,6 +852,7 @@ for _op in (
     ),
     Op(
         "reduce_sum",
+        reduction="sum",
         spellings=("tf.math.reduce_sum", "tf.reduce_sum", "keras.ops.sum", "keras.backend.sum"),
         transfer=Transfer("reduce"),
         params=("x", "axis", "keepdims", "name"),
@@ -791,6 +863,7 @@ for _op in (
     ),
     Op(
         "reduce_mean",
+        reduction="mean",
         spellings=("tf.math.reduce_mean", "tf.reduce_mean", "keras.ops.mean", "keras.backend.mean"),
         transfer=Transfer("reduce"),
         params=("x", "axis", "keepdims", "name"),
@@ -801,6 +874,7 @@ for _op in (
     ),
     Op(
         "reduce_max",
+        reduction="max",
         spellings=("tf.math.reduce_max", "tf.reduce_max", "keras.ops.max", "keras.backend.max"),
         transfer=Transfer("reduce"),
         params=("x", "axis", "keepdims", "name"),
@@ -810,6 +884,7 @@ for _op in (
     ),
     Op(
         "reduce_min",
+        reduction="min",
         spellings=("tf.math.reduce_min", "tf.reduce_min", "keras.ops.min", "keras.backend.min"),
         transfer=Transfer("reduce"),
         params=("x", "axis", "keepdims", "name"),
@@ -819,6 +894,7 @@ for _op in (
     ),
     Op(
         "reduce_prod",
+        reduction="prod",
         spellings=("tf.math.reduce_prod", "tf.reduce_prod", "keras.ops.prod", "keras.backend.prod"),
         params=("x", "axis", "keepdims", "name"),
         trace="reduction(math.reduce_prod)",
@@ -827,42 +903,48 @@ for _op in (
     ),
     Op(
         "reduce_std",
+        reduction="std",
         range=Range(0.0, INF),
         spellings=("tf.math.reduce_std", "keras.ops.std", "keras.backend.std"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="the batch is constant"),
         params=("x", "axis", "keepdims", "name"),
         trace="reduction(math.reduce_std)",
     ),
     Op(
         "reduce_variance",
+        reduction="variance",
         range=Range(0.0, INF),
         spellings=("tf.math.reduce_variance", "keras.ops.var", "keras.backend.var"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="the batch is constant"),
         params=("x", "axis", "keepdims", "name"),
         trace="reduction(math.reduce_variance)",
     ),
     Op(
         "count_nonzero",
+        whole=True,
+        reduction="count",
         order_only=True,
         natural_zero=True,
         spellings=("tf.math.count_nonzero", "tf.count_nonzero", "keras.ops.count_nonzero"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="nothing is counted"),
         params=("x", "axis", "keepdims", "dtype"),
         trace="_count_nonzero",
     ),
     Op(
         "norm",
+        reduction="norm",
         range=Range(0.0, INF),
         spellings=("tf.norm", "tf.linalg.norm", "keras.ops.norm", "keras.ops.linalg.norm"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="the vector is zero"),
         params=("x", "ord", "axis", "keepdims"),
         trace="_norm",
     ),
     Op(
         "euclidean_norm",
+        reduction="norm",
         range=Range(0.0, INF),
         spellings=("tf.math.reduce_euclidean_norm", "tf.reduce_euclidean_norm"),
-        transfer=Transfer("norm"),
+        transfer=Transfer("norm", zero="the vector is zero"),
         params=("x", "axis", "keepdims", "name"),
         trace="reduction(math.reduce_euclidean_norm)",
         graph=("EuclideanNorm",),
@@ -877,6 +959,7 @@ for _op in (
     ),
     Op(
         "matmul",
+        rank_dependent=True,
         natural_zero=True,
         spellings=(
             "tf.linalg.matmul",
@@ -892,9 +975,15 @@ for _op in (
         graph=("MatMul", "BatchMatMulV2", "BatchMatMulV3"),
         interval="matmul",
     ),
-    Op("moments", spellings=("tf.nn.moments",), transfer=Transfer("moments")),
+    Op(
+        "moments",
+        spellings=("tf.nn.moments",),
+        transfer=Transfer("moments"),
+        reduction="moments",
+    ),
     Op(
         "one_hot",
+        fixed_values=True,
         natural_zero=True,
         spellings=("tf.one_hot", "keras.ops.one_hot", "keras.backend.one_hot"),
         transfer=Transfer("one_hot"),
@@ -904,16 +993,20 @@ for _op in (
     ),
     Op(
         "placeholder",
+        source="data",
         spellings=("tf.placeholder", "keras.backend.placeholder"),
         transfer=Transfer("source"),
     ),
     Op(
         "variable",
+        source="weights",
         spellings=("tf.Variable", "tf.get_variable", "keras.Variable", "keras.backend.variable"),
         transfer=Transfer("source"),
     ),
     Op(
         "constant",
+        source="literal",
+        conversion=True,
         spellings=("tf.constant", "tf.convert_to_tensor", "keras.ops.convert_to_tensor"),
         transfer=Transfer("source"),
         params=("x", "dtype"),
@@ -921,6 +1014,7 @@ for _op in (
     ),
     Op(
         "zeros",
+        source="literal",
         spellings=("tf.zeros", "tf.zeros_like", "keras.ops.zeros", "keras.ops.zeros_like"),
         transfer=Transfer("source"),
         params=("x", "dtype"),
@@ -932,6 +1026,7 @@ for _op in (
     ),
     Op(
         "ones",
+        source="literal",
         range=Range(1.0, 1.0),
         spellings=("tf.ones", "tf.ones_like", "keras.ops.ones", "keras.ops.ones_like"),
         transfer=Transfer("source"),
@@ -944,6 +1039,7 @@ for _op in (
     ),
     Op(
         "random",
+        source="draw",
         spellings=(
             "tf.random.normal",
             "tf.random.uniform",
@@ -956,6 +1052,7 @@ for _op in (
     ),
     Op(
         "keras_input",
+        source="data",
         spellings=("keras.Input", "keras.layers.Input"),
         transfer=Transfer("source", kind="input"),
     ),
@@ -966,6 +1063,7 @@ for _op in (
     ),
     Op(
         "sigmoid_xent",
+        fused_xent=True,
         spellings=("tf.nn.sigmoid_cross_entropy_with_logits",),
         params=("labels", "logits"),
         param_aliases=(("logits", "logits"),),
@@ -974,6 +1072,7 @@ for _op in (
     ),
     Op(
         "softmax_xent",
+        fused_xent=True,
         spellings=(
             "tf.nn.softmax_cross_entropy_with_logits",
             "tf.nn.softmax_cross_entropy_with_logits_v2",
@@ -987,6 +1086,7 @@ for _op in (
     ),
     Op(
         "weighted_xent",
+        fused_xent=True,
         spellings=("tf.nn.weighted_cross_entropy_with_logits",),
         params=("labels", "logits", "pos_weight"),
         trace="_weighted_xent",
@@ -994,6 +1094,7 @@ for _op in (
     ),
     Op(
         "check_numerics",
+        gradient_sink="the value only feeds a runtime check",
         spellings=(
             "tf.debugging.check_numerics",
             "tf.check_numerics",
@@ -1068,6 +1169,7 @@ for _op in (
     # static side and the interval analysis learn: cos in [-1, 1], i0e > 0.
     Op(
         "floor",
+        whole=True,
         order_only=True,
         natural_zero=True,
         spellings=("tf.math.floor", "tf.floor", "keras.ops.floor"),
@@ -1079,6 +1181,7 @@ for _op in (
     ),
     Op(
         "ceil",
+        whole=True,
         order_only=True,
         natural_zero=True,
         spellings=("tf.math.ceil", "tf.ceil", "keras.ops.ceil"),
@@ -1090,6 +1193,7 @@ for _op in (
     ),
     Op(
         "round",
+        whole=True,
         order_only=True,
         natural_zero=True,
         spellings=("tf.math.round", "tf.round", "keras.ops.round"),
@@ -1101,6 +1205,7 @@ for _op in (
     ),
     Op(
         "sign",
+        whole=True,
         shape_keeping=True,
         range=Range(-1.0, 1.0),
         order_only=True,
@@ -1188,6 +1293,7 @@ for _op in (
     ),
     Op(
         "greater",
+        operator=">",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.greater", "tf.math.greater", "keras.ops.greater"),
@@ -1196,6 +1302,7 @@ for _op in (
     ),
     Op(
         "greater_equal",
+        operator=">=",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.greater_equal", "tf.math.greater_equal", "keras.ops.greater_equal"),
@@ -1204,6 +1311,7 @@ for _op in (
     ),
     Op(
         "less",
+        operator="<",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.less", "tf.math.less", "keras.ops.less"),
@@ -1212,6 +1320,7 @@ for _op in (
     ),
     Op(
         "less_equal",
+        operator="<=",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.less_equal", "tf.math.less_equal", "keras.ops.less_equal"),
@@ -1220,6 +1329,7 @@ for _op in (
     ),
     Op(
         "equal",
+        operator="==",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.equal", "tf.math.equal", "keras.ops.equal"),
@@ -1228,6 +1338,7 @@ for _op in (
     ),
     Op(
         "not_equal",
+        operator="!=",
         boolean=True,
         order_only=True,
         probe_spellings=("tf.not_equal", "tf.math.not_equal", "keras.ops.not_equal"),
@@ -1321,4 +1432,38 @@ STRICTLY_POSITIVE = ops_with(
 )
 PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
     n: r for n in sorted(RANGED) if (r := float_range(n)) is not None
+}
+# Sets of ops by kind (issue 26: each was a literal table in the module reading it).
+OPERATORS: dict[str, str] = {n: op.operator for n, op in REGISTRY.items() if op.operator}
+REDUCTIONS = ops_with(lambda op: op.reduction is not None)
+# reductions whose result lies between their entries' min and max (it keeps their range)
+WITHIN_INPUTS = ops_with(lambda op: op.reduction in ("mean", "max", "min"))
+# reductions that are linear in their entries (a sum, a mean: `-sum(y * log p)` stays one sum)
+LINEAR_REDUCTIONS = ops_with(lambda op: op.reduction in ("sum", "mean"))
+# reductions of nonnegative entries that are 0 exactly when every entry is 0 (nothing selected)
+ZERO_WHEN_EMPTY = ops_with(lambda op: op.reduction in ("sum", "mean", "max", "count", "norm"))
+DIVIDING = ops_with(lambda op: op.divisor is not None)
+FUSED_XENT = ops_with(lambda op: op.fused_xent)
+NORM_CLIPPING = ops_with(lambda op: op.clips_norm)
+UNSAFE_GRADIENT = ops_with(lambda op: op.unsafe_gradient)
+CONVERSIONS = ops_with(lambda op: op.conversion)
+LITERAL_SOURCES = ops_with(lambda op: op.source == "literal")  # constant, zeros, ones
+# the provenance kinds of values fed by data or trained (a placeholder, a Keras Input, a variable)
+DATA_SOURCES = frozenset(
+    (op.transfer.kind if op.transfer and op.transfer.kind else n)
+    for n, op in REGISTRY.items()
+    if op.source in ("data", "weights")
+)
+DRAWN = ops_with(lambda op: op.source == "draw")
+WHOLE = ops_with(lambda op: op.whole)
+FLOORING = ops_with(lambda op: op.floors)  # maximum(x, eps), clip_by_value(x, eps, hi)
+FIXED_VALUES = ops_with(lambda op: op.fixed_values or op.source == "literal")  # one_hot, ...
+# a log of a squashed logit: <= 0 by construction, never the log of a 0 (log_softmax, log_sigmoid)
+LOG_SQUASHING = ops_with(lambda op: op.log_space and op.saturating and op.logits_input)
+RANK_DEPENDENT = ops_with(lambda op: op.rank_dependent)
+LOG_SUM_EXP = ops_with(lambda op: op.log_sum_exp)
+SQUARING = ops_with(lambda op: op.power == 2.0)  # square, squared_difference
+ROOTS = ops_with(lambda op: op.power in (0.5, -0.5))  # sqrt, rsqrt
+GRADIENT_SINKS: dict[str, str] = {
+    n: op.gradient_sink for n, op in REGISTRY.items() if op.gradient_sink
 }

@@ -11,6 +11,7 @@ from typing import Protocol
 
 import libcst as cst
 
+from .. import ops
 from .module import Binding, Scope, call_arg
 from .values import INF, Val
 
@@ -31,8 +32,9 @@ _CMP_OPS = {
     cst.GreaterThan: ">",
     cst.GreaterThanEqual: ">=",
 }
-_CMP_CALLS = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">="}
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+# the ordering comparison ops (`tf.math.less(x, k)`) by the operator they compute
+_CMP_CALLS = {n: o for n, o in ops.OPERATORS.items() if o in _NEGATED}
 _FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 MAX_CONDITION_HOPS = 3  # names followed back to the comparison (`small = df <= 1`)
 

@@ -270,7 +270,7 @@ def _nonneg(ctx, node: cst.BaseExpression, site_scope, order: int, self_name: st
         found = call_range(ctx, node)
         if found is not None and found[0] >= 0 and found[4]:
             return True
-        if op in ("add", "multiply") and len(node.args) == 2:
+        if ops.OPERATORS.get(op or "") in ("+", "*") and len(node.args) == 2:
             return all(_nonneg(ctx, a.value, site_scope, order, self_name) for a in node.args)
     v = ctx.ev.value(node, site_scope, order)
     return v.lo >= 0

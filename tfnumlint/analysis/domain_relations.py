@@ -148,7 +148,7 @@ SIZE_CALLS = frozenset(
      "shape_tensor", "prefer_static_shape", "prefer_static_size", "prefer_static_rank",
      "confusion_matrix", "histogram_fixed_width"}
 )  # fmt: skip
-WHOLE_CALLS = frozenset({"range", "floor", "ceil", "round", "rint", "to_int32", "to_int64"})
+WHOLE_CALLS = ops.WHOLE | {"range", "rint", "to_int32", "to_int64"}  # floor, ceil, round, sign
 _INT_DTYPE = re.compile(r"\bu?int(?:8|16|32|64)\b")
 # assertion -> the lower bound it implies besides the integer form
 _ASSERT_INTEGER = {

@@ -41,6 +41,7 @@ from typing import Any
 
 import libcst as cst
 
+from .. import ops
 from .invariants import CONVERSIONS
 from .module import ClassInfo, Scope
 from .roots import function_reached, statement_reached
@@ -58,10 +59,8 @@ TRAINING_BASES = LOSS_BASES | {"Layer", "Model", "Sequential", "Network", "Funct
 WEIGHT_CALLS = frozenset({"add_weight", "add_variable", "Variable", "get_variable"})
 # Provenance kinds of what callers pass for a parameter (the project index's cross-function
 # provenance) that training drives: data, draws, layer and model outputs, squashed logits.
-PASSED_KINDS = frozenset(
-    {"placeholder", "variable", "input", "random", "layer", "model", "sigmoid", "softmax",
-     "log_softmax", "log_sigmoid"}
-)  # fmt: skip
+# (placeholder, input, variable, random; sigmoid, softmax and their logs)
+PASSED_KINDS = ops.DATA_SOURCES | ops.DRAWN | ops.LOGIT_SQUASHING | {"layer", "model"}
 
 
 def _dotted(node: cst.BaseExpression) -> str:

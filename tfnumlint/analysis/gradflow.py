@@ -68,8 +68,7 @@ _NO_GRAD_CALL = re.compile(
     r"numpy_function|py_function)$"
 )
 _NO_GRAD_CALL_REASON = {
-    "stop_gradient": "the value is under tf.stop_gradient",
-    "check_numerics": "the value only feeds a runtime check",
+    **ops.GRADIENT_SINKS,  # stop_gradient, check_numerics
     "scalar": "the value only feeds a summary",
     "histogram": "the value only feeds a summary",
     "print": "the value is only printed",

@@ -111,7 +111,7 @@ def _is_division_call(call: cst.Call) -> bool:
 _OR_CALLS = frozenset({"logical_or", "reduce_any"})
 _AND_CALLS = frozenset({"logical_and"})
 _EQUAL_CALLS = frozenset({"equal"})
-_LESS_CALLS = {"less": "<", "less_equal": "<="}
+_LESS_CALLS = {n: o for n, o in ops.OPERATORS.items() if o in ("<", "<=")}  # less(d, tol)
 
 
 def _covers_zero(

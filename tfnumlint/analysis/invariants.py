@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .. import ops
 from .module import ClassInfo, Scope
 from .names import descendants, dotted_name
 
@@ -42,18 +43,17 @@ IMPLIED_ONE = {"assert_nonnegative_integer_form": "assert_non_negative"}
 ASSERT_INTEGER = frozenset(
     {"assert_integer_form", "assert_nonnegative_integer_form", "assert_integer"}
 )
-# Calls that only convert a value (the converted value keeps the attribute's invariants).
-CONVERSIONS = frozenset(
-    {"convert_to_tensor", "convert_nonref_to_tensor", "identity", "cast", "as_tensor", "constant"}
-)
+# Calls that only convert a value (the converted value keeps the attribute's invariants): the
+# registry's conversions (cast, identity, constant) and TF's conversion helpers it does not hold.
+CONVERSIONS = ops.CONVERSIONS | {"convert_to_tensor", "convert_nonref_to_tensor", "as_tensor"}
 # What the slicer may label an attribute by (what ``__init__`` assigned it): a conversion, or
 # a trainable ``Parameter(x, transform=...)`` wrapping the ``__init__`` parameter.
 _LABELS = CONVERSIONS | {"Parameter"}
-# A constraining bijector's range: Softplus/Exp give > 0, Sigmoid gives (0, 1).
+# A constraining bijector's range, its op's exact range: Softplus/Exp give > 0, Sigmoid (0, 1).
 _BIJECTOR_RANGES = {
-    "softplus": (0.0, True, math.inf),
-    "exp": (0.0, True, math.inf),
-    "sigmoid": (0.0, True, 1.0),
+    op.bijector.lower(): (op.range.lo, op.range.lo_open, op.range.hi)
+    for op in ops.REGISTRY.values()
+    if op.bijector and op.range
 }
 # Bijectors that move a range (a shifted Softplus is > shift): their composite is not trusted.
 _MOVING = re.compile(r"shift|scale|chain|invert|affine|power", re.IGNORECASE)

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from .. import stages
+from .. import ops, stages
 from .callplaces import call_starts, name_starts, scannable
 from .invariants import (
     Invariants,
@@ -81,7 +81,10 @@ def informative(v: Val) -> bool:
     return v.kind in _CARRIED or v.has_exp or v.exp_sum or v.log_space or v.guarded
 
 
-BOUND_KINDS = frozenset({"clip_by_value", "maximum", "log_softmax", "log_sigmoid", "asserted"})
+# values that keep the rules silent: a value floored by a guard, a log of a squashed logit;
+# BOUND_KINDS adds a value an assertion bounds
+_SILENT_KINDS = ops.FLOORING | ops.LOG_SQUASHING  # clip_by_value, maximum; log_softmax, ...
+BOUND_KINDS = _SILENT_KINDS | {"asserted"}
 
 
 def makes_hazard(v: Val) -> bool:
@@ -90,7 +93,7 @@ def makes_hazard(v: Val) -> bool:
         return False
     if v.prob or v.instance_of is not None or (v.zero is not None and not v.zero_weak):
         return True
-    return v.kind not in ("clip_by_value", "maximum", "log_softmax", "log_sigmoid") and (
+    return v.kind not in _SILENT_KINDS and (
         v.kind in _CARRIED or v.has_exp or v.exp_sum or v.const is not None
     )
 

@@ -300,7 +300,7 @@ class EvaluatesCalls:
             prob=prob,
             zero="the probability saturates"
             if prob
-            else ("every relu input is <= 0" if act in ("relu", "relu6") else None),
+            else ("every relu input is <= 0" if act in ops.DEAD_ZONE else None),
             desc=f"{act}({inner.desc or '...'})",
             origin=inner.origin,
         )

@@ -60,13 +60,12 @@ def _zero(lo: float, hi: float, a: Val, b: Val) -> str | None:
 
 # output ranges by Keras activation name (`Dense(activation=...)`, a model's last layer)
 ACTIVATION_RANGES = {
-    "sigmoid": (0.0, 1.0),
-    "softmax": (0.0, 1.0),
-    "relu": (0.0, INF),
-    "softplus": (0.0, INF),
-    "tanh": (-1.0, 1.0),
-    "exponential": (0.0, INF),
-    "elu": (-1.0, INF),
+    **{
+        op.keras_activation: (op.range.lo, op.range.hi)
+        for op in ops.REGISTRY.values()
+        if op.keras_activation and op.range
+    },
+    "elu": (-1.0, INF),  # no op of the registry: x < 0 gives exp(x) - 1 > -1
 }
 
 
@@ -85,17 +84,17 @@ def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
             )
         if kind == "abs" and inner.prob:  # |p| of a probability is the probability
             return replace(inner, tensor=True, const=None, desc=f"abs({inner.desc or '...'})")
-        if kind in ("square", "abs") and inner.const is None:
-            strong = inner.zero is not None and not inner.zero_weak
-            return replace(val, zero=inner.zero if strong else zero, zero_weak=not strong)
-        if kind == "exp":
-            return _exp(ev, val, inner, scope)
         if kind == "sqrt":
             return replace(
                 val,
                 lo=math.sqrt(inner.lo) if inner.lo > 0 else 0.0,
                 zero=inner.zero if inner.can_be_zero else None,
             )
+        if kind in ops.ZERO_PRESERVING and inner.const is None:  # square, abs: 0 from a 0
+            strong = inner.zero is not None and not inner.zero_weak
+            return replace(val, zero=inner.zero if strong else zero, zero_weak=not strong)
+        if kind == "exp":
+            return _exp(ev, val, inner, scope)
         return val
 
     return handler
@@ -163,7 +162,7 @@ def _reduce(kind: str):
                 exp_sum=inner.has_exp,
                 desc=f"reduce_sum({inner.desc or '...'})",
             )
-        if kind in ("reduce_mean", "reduce_max", "reduce_min"):
+        if kind in ops.WITHIN_INPUTS:  # a mean, max or min keeps its entries' range
             return replace(
                 inner,
                 kind=kind,
@@ -218,7 +217,7 @@ def _maximum(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     guarded = (
         lo > 0
         or (b.const is None and not b.can_be_zero)
-        or (b.const is None and b.kind not in ("constant", "zeros"))
+        or (b.const is None and b.kind not in ops.LITERAL_SOURCES)
     )
     return Val(
         "maximum",
@@ -303,19 +302,23 @@ def _to_float(cast: cst.Call, scope: Scope) -> bool:
     return target is not None and dtype_word(target, scope) in FLOAT_WORDS
 
 
+# the libcst node of each Python operator an `arith` entry names (`Op.operator`)
+_ARITH_NODES: dict[str, type[cst.BaseBinaryOp]] = {
+    "+": cst.Add,
+    "-": cst.Subtract,
+    "*": cst.Multiply,
+    "/": cst.Divide,
+}
+
+
 def _arith_op(kind: str):
-    ops: dict[str, type[cst.BaseBinaryOp]] = {
-        "add": cst.Add,
-        "subtract": cst.Subtract,
-        "multiply": cst.Multiply,
-        "divide": cst.Divide,
-    }
+    operator = _ARITH_NODES[str(ops.REGISTRY[kind].operator)]
 
     def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
         if len(args) < 2:
             return Val(kind, tensor=True)
         synthetic = cst.BinaryOperation(
-            left=args[0].value, operator=ops[kind](), right=args[1].value
+            left=args[0].value, operator=operator(), right=args[1].value
         )
         return replace(ev._binop(synthetic, scope, order), tensor=True)
 
@@ -510,16 +513,14 @@ def _one_hot(ev, node, args, scope, order) -> Val:
     return Val("one_hot", 0.0, 1.0, tensor=True, one_hot=True, desc="a one-hot")
 
 
-def _norm(kind: str):
+def _norm(kind: str, zero: str | None):
     def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
         return Val(
             kind,
             0.0,
             INF,
             tensor=True,
-            zero="the vector is zero"
-            if kind in ("norm", "euclidean_norm")
-            else ("nothing is counted" if kind == "count_nonzero" else "the batch is constant"),
+            zero=zero,  # the entry's reason: a zero vector, nothing counted, a constant batch
             desc=f"{kind}({_arg_desc(ev, args, scope, order)})",
         )
 
@@ -538,7 +539,7 @@ def _epsilon(ev, node, args, scope, order) -> Val:
 _FACTORIES: dict[str, Callable[[str, ops.Transfer], Handler]] = {
     "unary": lambda kind, t: _unary(kind, t.lo, t.hi, zero=t.zero),
     "reduce": lambda kind, t: _reduce(kind),
-    "norm": lambda kind, t: _norm(kind),
+    "norm": lambda kind, t: _norm(kind, t.zero),
     "passthrough": lambda kind, t: _passthrough(kind),
     "arith": lambda kind, t: _arith_op(kind),
     "source": lambda kind, t: _source(kind),

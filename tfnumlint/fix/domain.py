@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.epsilons import first_arg, split_eps
 from ..optimizers import OPTIMIZERS
@@ -17,8 +18,14 @@ from .guards import guarded, has_tf_provenance, result_tested
 from .ir import IR, Call, Edit, Keep, Num, Plan
 from .match import eps_num, here, pure
 
-# the inner where's stand-in, inside the op's domain (1.0 for the others)
-_SUBSTITUTE = {"acos": "zeros", "asin": "zeros", "atanh": "zeros"}
+
+def _substitute(op: str) -> str:
+    """The inner where's stand-in, inside the op's domain: 0 for an op whose danger is leaving
+    (-1, 1) (acos, asin, atanh), 1.0 for the others."""
+    entry = ops.REGISTRY.get(op)
+    danger = entry.danger if entry is not None else None
+    return "zeros" if danger is not None and danger.test == "leaves_unit" else "ones"
+
 
 # the Euclidean norm's spellings of ``ord=``
 _EUCLIDEAN = ("2", "2.0", "'euclidean'", '"euclidean"')
@@ -119,7 +126,7 @@ def fix_double_where(ctx: Context, hit: Hit) -> Plan | None:
     index, x, op = found
     if not pure(ctx, x):
         return None
-    sub = Call(_SUBSTITUTE.get(op, "ones"), [here(x, site)])
+    sub = Call(_substitute(op), [here(x, site)])
     pair: list[IR] = [here(x, site), sub] if index == 1 else [sub, here(x, site)]
     new = Call("where", [here(cond, site), *pair])
     return Plan(

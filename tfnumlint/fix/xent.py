@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context
 from ..analysis.epsilons import additive_terms, first_arg, split_eps
 from ..analysis.module import Scope, Site
@@ -168,7 +169,7 @@ def match_xent(ctx: Context, node: cst.BaseExpression, site: Site) -> tuple[IR, 
     while isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus):
         sign, inner = -sign, inner.expression
     op = op_of(ctx, inner)
-    if isinstance(inner, cst.Call) and op in ("reduce_sum", "reduce_mean"):
+    if isinstance(inner, cst.Call) and op in ops.LINEAR_REDUCTIONS:
         return _match_reduced(ctx, inner, op, sign, site)
     res = _xent_terms(ctx, inner, site)
     if res is None or res.per_class:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context
 from ..analysis.module import Scope, Site
 from ..analysis.values import literal_number
@@ -24,7 +25,7 @@ PASS_THROUGH_METHODS = frozenset({"reshape", "astype", "copy", "flatten", "ravel
 PASS_THROUGH_CALLS = frozenset(
     {"numpy.array", "numpy.asarray", "numpy.float32", "numpy.float64", "numpy.expand_dims"}
 )
-PASS_THROUGH_OPS = frozenset({"constant", "cast", "identity"})
+PASS_THROUGH_OPS = ops.CONVERSIONS  # constant, cast, identity
 LOADERS = frozenset({"loadtxt", "genfromtxt", "fromfile", "read_csv", "read_table", "read_excel"})
 NORMALISING_WORDS = ("normal", "scale", "standard", "whiten", "minmax")
 

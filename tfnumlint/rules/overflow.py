@@ -137,10 +137,10 @@ def manual_softmax(site: Site, ctx: Context):
         )
 
 
-# Ops whose gradient is inf/NaN where a tf.where branch is not taken.  sqrt, rsqrt and
-# reciprocal are not here: their gradient kernels turn the zero upstream gradient into 0
-# (measured in TF 2.21), while log, division, pow and exp give NaN.
-_UNSAFE = frozenset({"log", "log1p", "pow", "acos", "asin", "atanh", "divide", "exp"})
+# Ops whose gradient is inf/NaN where a tf.where branch is not taken (`Op.unsafe_gradient`:
+# log, division, pow and exp give NaN; sqrt, rsqrt and reciprocal turn the zero upstream
+# gradient into 0).
+_UNSAFE = ops.UNSAFE_GRADIENT
 
 
 def _unsafe_inside(

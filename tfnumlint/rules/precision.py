@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.dtypectx import dtype_word
 from ..analysis.epsilons import eps_value, first_arg
@@ -163,12 +164,10 @@ def _eps_uses(ctx: Context, site: Site):
                     yield side, e
         return
     op = ctx.op(node)
-    if op == "clip_by_value":
-        bound = ctx.arg(node, 1, "clip_value_min")
-    elif op in ("maximum", "add"):
-        bound = ctx.arg(node, 1, "y")
-    else:
+    if op is None or op not in ops.PARAMS:
         return
+    # a call TNL402 dispatches on: its second operand (`y`, `clip_value_min`) is the bound
+    bound = ctx.arg(node, 1, ops.PARAMS[op][1])
     if bound is not None:
         e = eps_value(ctx, bound, site)
         if e is not None:

@@ -281,9 +281,7 @@ def _has_clipping(ctx: Context, call: cst.Call) -> bool:
     return bool(
         ctx.fact(
             "clips_gradients",
-            lambda: any(
-                ctx.op(s.node) in ("clip_by_global_norm", "clip_by_norm") for s in ctx.info.calls
-            ),
+            lambda: any(ctx.op(s.node) in ops.NORM_CLIPPING for s in ctx.info.calls),
         )
     )
 
@@ -351,7 +349,7 @@ def dense_stack(ctx: Context) -> dict | None:
 
 # -- TNL503, TNL504 --------------------------------------------------------------------------
 
-_XENT = frozenset({"sigmoid_xent", "softmax_xent", "weighted_xent"})
+_XENT = ops.FUSED_XENT
 
 
 @rule("TNL503", ops=_XENT, host_values=True)

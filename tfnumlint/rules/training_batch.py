@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.optimizer_calls import optimizer_spec
@@ -89,20 +90,20 @@ def _sums_over_batch(ctx: Context, call: cst.Call, site: Site) -> bool:
 
 def _loss_form(ctx: Context, node: cst.BaseExpression, site: Site) -> str:
     """What the summed loss computes, for the simulation."""
-    ops = set()
+    seen = set()
     for sub in _walk_calls(node):
         op = ctx.op(sub)
         if op == "log" and sub.args:
             v = ctx.val(sub.args[0].value, site)
-            ops.add("softmax_log" if v.kind == "softmax" or v.prob else "log")
+            seen.add("softmax_log" if v.kind == "softmax" or v.prob else "log")
         elif op:
-            ops.add(op)
+            seen.add(op)
     for form in ("softmax_xent", "sigmoid_xent", "softmax_log"):
-        if form in ops:
+        if form in seen:
             return form
-    if ops & {"square", "squared_difference"}:
+    if seen & ops.SQUARING:
         return "squared"
-    return "softmax_log" if "log" in ops else "unknown"
+    return "softmax_log" if "log" in seen else "unknown"
 
 
 def _walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
@@ -245,7 +246,8 @@ def _batch_contraction(ctx: Context, node: cst.BaseExpression, site: Site) -> bo
 def _averaged(ctx: Context, node: cst.BaseExpression) -> bool:
     """A mean or a division anywhere in the update: the batch sum is already normalised."""
     for sub in _walk_calls(node):
-        if ctx.op(sub) in ("reduce_mean", "divide"):
+        entry = ops.REGISTRY.get(ctx.op(sub) or "")
+        if entry is not None and (entry.reduction == "mean" or entry.operator == "/"):
             return True
     stack: list[cst.CSTNode] = [node]
     while stack:

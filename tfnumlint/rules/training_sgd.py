@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.optimizer_calls import optimizer_spec
@@ -61,7 +62,7 @@ def squared_loss(ctx: Context) -> bool:
 def _residual(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
     """``pred - y``: a squared residual is a regression loss; ``square(w)`` is a penalty."""
     node, _, _ = resolve(ctx, node, site.scope, site.order)
-    while isinstance(node, cst.Call) and ctx.op(node) in ("cast", "identity") and node.args:
+    while isinstance(node, cst.Call) and ctx.op(node) in ops.CONVERSIONS and node.args:
         node = node.args[0].value
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
         return True

@@ -8,21 +8,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import ops
 from ..analysis.gradflow import (
     GRADIENT_ONLY,
     VALUE_ONLY,
 )
 
-_SOFTMAX_FAMILY = frozenset({"softmax", "log_softmax"})
+# ops normalising a row of logits: softmax, log_softmax
+_SOFTMAX_FAMILY = ops.ops_with(lambda op: op.row_coupled and op.logits_input)
 
 
-def _has_op(tree: Any, ops: frozenset[str]) -> bool:
+def _has_op(tree: Any, names: frozenset[str]) -> bool:
     if isinstance(tree, dict):
-        if tree.get("k") == "call" and tree.get("op") in ops:
+        if tree.get("k") == "call" and tree.get("op") in names:
             return True
-        return any(_has_op(v, ops) for v in tree.values())
+        return any(_has_op(v, names) for v in tree.values())
     if isinstance(tree, list):
-        return any(_has_op(v, ops) for v in tree)
+        return any(_has_op(v, names) for v in tree)
     return False
 
 

@@ -18,7 +18,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .. import ops
 from .contract import walk
+
+# ops taking a log entry by entry (log, log1p, xlogy, log_sigmoid): a binary xent's terms
+_ELEMENTWISE_LOGS = ops.ops_with(lambda op: op.log_space and not op.row_coupled)
 
 BINARY = "binary"
 INDEX = "index"
@@ -124,7 +128,4 @@ def _number(v: Any) -> float | None:
 
 
 def _has_log(tree: Any) -> bool:
-    return any(
-        n.get("k") == "call" and n.get("op") in ("log", "log1p", "xlogy", "log_sigmoid")
-        for n in walk(tree)
-    )
+    return any(n.get("k") == "call" and n.get("op") in _ELEMENTWISE_LOGS for n in walk(tree))

@@ -54,12 +54,12 @@ SQUASHING = ops.LOGIT_SQUASHING
 
 # Whole reductions that are 0 exactly when nothing is selected, and the value-preserving ops a
 # selection may pass through on its way there (`reduce_sum(cast(reshape(mask)))`).
-SELECTING = frozenset({"reduce_sum", "reduce_mean", "reduce_max", "reduce_any", "count_nonzero"})
+SELECTING = ops.ZERO_WHEN_EMPTY | {"reduce_any"}  # + a name the registry does not hold
 PRESERVING = ops.ENTRY_KEEPING | {"to_float"}  # + a name the registry does not hold
 # A product under a selecting reduction is a masked sum: its factors are read through it.
 MASKING_PRODUCTS = frozenset({("bin", "*"), ("call", "multiply")})
 SELECTION_PRODUCERS = frozenset({"mask", "bool", "one_hot"})
-DIVIDING = frozenset({"divide", "truediv", "div", "reciprocal", "divide_no_nan", "inv"})
+DIVIDING = ops.DIVIDING | {"truediv", "div", "inv"}  # + names the registry does not hold
 
 
 # ---------------------------------------------------------------- far tails
@@ -274,24 +274,24 @@ def identity_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
 # only for a batch of identical examples (or a batch of one).  The worker re-evaluates the
 # witness with such inputs spread along axis 0 (``verify/spread.py``); the verdict side reads
 # what it saw (``observed["identical_batch"]``).
-REDUCTIONS = frozenset(
-    {"reduce_mean", "reduce_sum", "reduce_variance", "reduce_std", "reduce_max", "reduce_min",
-     "reduce_prod", "reduce_logsumexp", "moments", "reduce_euclidean_norm"}
-)  # fmt: skip
-AXIS_PARAM = {"moments": "axes"}  # the rest name it `axis`, second positionally
+REDUCTIONS = ops.REDUCTIONS
+AXIS_PARAM = {"moments": "axes"}  # the rest name it `axis`, where their signature puts it
 # Producers whose outputs are identical across a batch by construction: a dead ReLU unit is 0
-# for every example, a mask, a one-hot or a count repeats its values, a clip sits at its bound.
-IDENTICAL_PRODUCERS = frozenset(
-    {"relu", "relu6", "mask", "bool", "one_hot", "clip_by_value", "zeros", "ones", "constant"}
-)
+# for every example, a mask, a one-hot or a constant repeats its values, a clip or a maximum
+# sits at its floor.
+IDENTICAL_PRODUCERS = ops.DEAD_ZONE | ops.FIXED_VALUES | ops.FLOORING | {"mask", "bool"}
 
 
 def _axes_of(node: dict[str, Any]) -> list[int] | None:
     """The literal axes a reduction call names, None when none are given or not literal."""
     args = node.get("args") or []
-    given = (node.get("kw") or {}).get(AXIS_PARAM.get(str(node.get("op")), "axis"))
-    if given is None and len(args) > 1:
-        given = args[1]
+    op = str(node.get("op"))
+    name = AXIS_PARAM.get(op, "axis")
+    params = ops.PARAMS.get(op) or ()
+    at = params.index(name) if name in params else 1  # tf.norm(x, ord, axis)
+    given = (node.get("kw") or {}).get(name)
+    if given is None and len(args) > at:
+        given = args[at]
     return _literal_axes(given) if given is not None else None
 
 
@@ -375,7 +375,7 @@ def _walk(node: Any):
 
 
 def _guard(probe: dict[str, Any]) -> str:
-    sqrt = any(n.get("op") in ("sqrt", "rsqrt") for n in _walk(probe.get("target")))
+    sqrt = any(n.get("op") in ops.ROOTS for n in _walk(probe.get("target")))
     return "with `sqrt(var + eps)`" if sqrt else "the division with an eps"
 
 

@@ -20,7 +20,7 @@ from . import repro_training
 from .contract import walk
 from .repro_code import NotRenderable, Renderer, header, identifier, number
 
-LOGIT_OPS = ops.ops_with(lambda op: op.logits_input) | {"sigmoid_xent", "softmax_xent"}
+LOGIT_OPS = ops.ops_with(lambda op: op.logits_input) | ops.FUSED_XENT
 NON_FINITE = ("nan-value", "inf-value", "nan-gradient", "inf-gradient")
 
 

@@ -66,7 +66,7 @@ HOST_BINOPS: dict[type, Any] = {
     cst.Divide: lambda a, b: a / b,
     cst.Power: lambda a, b: a**b,
 }
-DATA_KINDS = frozenset({"placeholder", "variable", "input"})  # provenance kinds fed by data
+DATA_KINDS = ops.DATA_SOURCES  # provenance kinds fed by data: placeholder, variable, input
 DATA_CALLS = frozenset({"get_next", "next"})  # iterator.get_next(), next(iterator)
 MAX_SOURCE = 120  # characters of a producer's code kept for messages
 MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expanded
@@ -291,7 +291,7 @@ def stand_in_for(op: str, param: str, what: str) -> dict | None:
 
 
 # ops whose result depends on their operand's rank: a reshape under one cannot be flattened
-_RANK_OPS = frozenset({"matmul", "transpose", "expand_dims", "squeeze", "tile", "concat"})
+_RANK_OPS = ops.RANK_DEPENDENT  # matmul, transpose, expand_dims, squeeze, tile, concat
 _RANK_FREE_PARAMS = frozenset({"keepdims", "ord"})
 
 
@@ -394,11 +394,6 @@ def input_names(*trees: Any) -> set[str]:
     return names
 
 
-# Ops whose operand divides (its 0 is a division by zero), besides `/` and the ops whose danger
-# zone is their denominator's 0 (`divide`, `divide_no_nan`).
-_RECIPROCALS = frozenset({"reciprocal", "rsqrt"})
-
-
 def _divisor_args(tree: dict) -> list[Any]:
     """The operands of a node that divide the rest: the right of `/`, a denominator."""
     if tree.get("k") == "bin":
@@ -406,13 +401,9 @@ def _divisor_args(tree: dict) -> list[Any]:
     if tree.get("k") != "call":
         return []
     op, args = tree.get("op"), tree.get("args") or []
-    if op in _RECIPROCALS:
-        return args[:1]
     entry = ops.REGISTRY.get(op) if isinstance(op, str) else None
-    danger = entry.danger if entry is not None else None
-    if danger is not None and danger.what == "denominator" and danger.arg < len(args):
-        return [args[danger.arg]]
-    return []
+    at = entry.divisor if entry is not None else None  # reciprocal(x), divide(x, y)
+    return [args[at]] if at is not None and at < len(args) else []
 
 
 def scale_inputs(*trees: Any) -> set[str]:

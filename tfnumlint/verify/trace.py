@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from .. import ops
 from .contract import STRUCTURAL, walk  # walk: read as trace.walk too
 from .signatures import PARAMS as PARAM_NAMES
 from .trace_ops import (
@@ -165,10 +166,7 @@ def logit_inputs(tree: Any) -> set[str]:
     """Inputs that feed a sigmoid/softmax-like op: the logits whose gradient can die."""
     names: set[str] = set()
     for node in walk(tree):
-        if node.get("k") == "call" and node.get("op") in LOGIT_OPS | {
-            "sigmoid_xent",
-            "softmax_xent",
-        }:
+        if node.get("k") == "call" and node.get("op") in LOGIT_OPS | ops.FUSED_XENT:
             for sub in walk(node.get("args")):
                 if sub.get("k") == "input":
                     names.add(sub["name"])

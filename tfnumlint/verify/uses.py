@@ -58,7 +58,7 @@ NO_NAN_CALLS = ("multiply_no_nan", "divide_no_nan")
 COMPARE_OPS = registry.COMPARISONS
 NAN_TESTS = frozenset({"is_nan", "is_inf", "is_finite", "isnan", "isinf", "isfinite"})
 # Ops where a -inf entry is exact (exp(-inf) = 0): a log value of -inf is handled there.
-LOGSUMEXP_OPS = frozenset({"reduce_logsumexp", "log_softmax", "softmax", "exp"})
+LOGSUMEXP_OPS = registry.LOG_SUM_EXP  # exp, softmax, log_softmax, reduce_logsumexp
 # Reads that keep only the value's shape or dtype, never its entries.
 SHAPE_CALLS = frozenset({"shape", "shape_n", "rank", "size", "zeros_like", "ones_like"})
 SHAPE_ATTRS = frozenset({"shape", "dtype", "ndim"})

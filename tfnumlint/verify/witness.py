@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from .. import ops
 from . import domains, generic, kinds, preconditions, trace, trace_ops
 from . import intervals as iv
 from .program import Input, Program, recipe, run
@@ -472,12 +473,18 @@ def sentence(program: Program, w: Witness, parts: dict[str, Any]) -> str:
     return f"{head}, {expr} = {parts['value']}"
 
 
+# a log of the first argument, its domain's edge the danger zone: log, log1p
+_LOGS_OF_FIRST_ARG = ops.ops_with(
+    lambda op: op.log_space and op.danger is not None and op.danger.arg == 0
+)
+
+
 def _under_log(tree: Any) -> set[str]:
     """The inputs read inside a log of the tree (``p_pred`` in ``p * log(p_pred + eps)``)."""
     return {
         n["name"]
         for node in trace.walk(tree)
-        if node.get("k") == "call" and node.get("op") in ("log", "log1p")
+        if node.get("k") == "call" and node.get("op") in _LOGS_OF_FIRST_ARG
         for n in trace.walk(node.get("args"))
         if n.get("k") == "input"
     }
