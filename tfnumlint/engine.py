@@ -366,7 +366,8 @@ def _origin_note(origin: tuple) -> tuple[str, dict]:
     """`z` is a matmul output at the call `event_rate(hot)` (train.py:19): message and JSON."""
     path, line, col, text, name, desc = origin
     where = f"{path}:{line}" if line else path
-    note = f"; `{name}` is {desc} at the call to `{text}` ({where})"
+    shown = desc.removeprefix(f"`{name}` = ")  # not "`u` is `u` = ..." for `f(u)` passing u
+    note = f"; `{name}` is {shown} at the call to `{text}` ({where})"
     related = {
         "path": path,
         "line": line,
