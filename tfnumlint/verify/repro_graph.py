@@ -23,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfnumlint.verify.graphs.loader import load  # the linter's safe loader
+from tfnumlint.verify.graphs.search import graph_session  # the graph as written
 
 inf, nan = float("inf"), float("nan")
 MODEL = Path({model!r})
@@ -39,8 +40,8 @@ def main() -> int:
         tf.graph_util.import_graph_def(loaded.graph_def, name="")
         try:
             target = graph.get_tensor_by_name(TARGET)
-            # the output and its gradient, fetched together as the verifier's search did
-            # (fetched alone, the graph optimizer may rewrite the output's op, e.g. fuse a
+            # the output and its gradient, fetched together as the verifier's search did,
+            # in a session that runs the ops as written (no graph optimizer, which may fuse a
             # log of a softmax into a log_softmax)
             fetches = {{"value": target}}
             if CHECKED is not None:
@@ -54,7 +55,7 @@ def main() -> int:
         except KeyError as exc:
             print(f"the model no longer has the op or an input of the witness: {{exc}}")
             return 2
-    with tf.compat.v1.Session(graph=graph) as session:
+    with graph_session(graph) as session:
         value = np.asarray(session.run(fetches, feed_dict=feed)[SYMPTOM], np.float64)
     label = TARGET if SYMPTOM == "value" else f"the gradient of {{TARGET}} by {{CHECKED}}"
     bad = ~np.isfinite(value)

@@ -40,6 +40,19 @@ def concrete_shape(inp: Input) -> list[int]:
     ]
 
 
+def graph_session(graph: tf.Graph) -> tf.compat.v1.Session:
+    """A session that runs the graph as written: TensorFlow's graph optimizer (grappler) off.
+
+    Grappler rewrites the graph again for every new set of fetches, and on a large model it
+    copies and folds every weight each time (seconds per hazard on a 100 MB model); it may
+    also fuse the flagged op away (a log of a softmax into a log_softmax).  The search and
+    the reproducer both evaluate the ops the model file holds.
+    """
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    return tf.compat.v1.Session(graph=graph, config=config)
+
+
 class Searcher:
     """One session over the model graph; each hazard adds its own fetches."""
 
@@ -49,7 +62,7 @@ class Searcher:
             i for i in inputs if tf.as_dtype(i.dtype).is_floating or tf.as_dtype(i.dtype).is_integer
         ]
         self.boxes = boxes
-        self.session = tf.compat.v1.Session(graph=graph)
+        self.session = graph_session(graph)
         self.rng = np.random.default_rng(0)
 
     def close(self) -> None:
