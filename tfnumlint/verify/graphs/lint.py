@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from .. import intervals as iv
 from .inputs import input_boxes
+from .layers import weight_scopes
 from .loader import Loaded, load
 from .patterns import Hazard, find
 from .ranges import analyse
@@ -40,6 +41,8 @@ def lint_model(job: dict[str, Any]) -> dict[str, Any]:
         return {
             "error": f"not loaded: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__}"
         }
+    if loaded.layers.kind == "none":  # no layer tree in the file: the weights' name scopes
+        loaded.layers = weight_scopes(graph.get_operations(), display_name, loaded.layers)
     hazards = _checked(graph, loaded, job.get("input_ranges") or {})
     return {
         "kind": loaded.kind,
