@@ -356,6 +356,8 @@ API_TABLES: frozenset[str] = frozenset(
         "stages.py:ORDER",
         "verify/compiled.py:FORMS",
         "verify/graphs/inputs.py:_INT_BOXES",
+        "verify/graphs/layers.py:WEIGHT_OPERANDS",  # TF graph op types and their weight operand
+        "verify/graphs/layers.py:_READS",  # TF graph op types that pass a weight through
         "verify/graphs/loader.py:OPTIMIZER_OPS",
         "verify/graphs/loader.py:VARIABLE_OPS",
         "verify/graphs/patterns.py:_LOW_FLOATS",

@@ -100,8 +100,10 @@ def lint_models(models: list[Candidate], options: ModelOptions) -> list[FileResu
         reason = "linting a saved model needs TensorFlow (install tensorflow-cpu or tensorflow)"
         return [FileResult(c.display, errors=[FileError(c.display, reason)]) for c in models]
     cache = Cache(options.cache_dir, "graph")
+    ranges = json.dumps(options.input_ranges, sort_keys=True)
+    # without a cache, no digest: hashing a large model's every byte is time for nothing
     keys = [
-        key(model_digest(c.path), version, json.dumps(options.input_ranges, sort_keys=True))
+        key(model_digest(c.path), version, ranges) if options.cache_dir is not None else ""
         for c in models
     ]
     answers: list[dict[str, Any] | None] = [cache.get(k) for k in keys]

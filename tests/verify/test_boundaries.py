@@ -37,7 +37,10 @@ WORKER_SIDE = frozenset(
         # saved models, loaded and linted in the worker (verify/graphs)
         *(
             f"graphs.{m}"
-            for m in ("screen", "loader", "ranges", "patterns", "inputs", "search", "layers")
+            for m in (
+                *("screen", "loader", "ranges", "patterns", "inputs", "search", "layers"),
+                "training",  # the loss a .keras file keeps
+            )
         ),
         "graphs.lint",
     )

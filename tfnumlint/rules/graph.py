@@ -82,10 +82,13 @@ def where_op(hazard: Hazard) -> str:
 
 
 def layer_text(hazard: Hazard) -> str:
-    """``layer `dense_1` of model `m``` (functional) or ``layer attribute `block.proj```."""
+    """``layer `dense_1` of model `m``` (functional), ``layer attribute `block.proj``` or, in a
+    graph that records no layers, ``layer `energy`, by its weights' name scope``."""
     layer, model = hazard.get("layer"), hazard.get("model")
     if hazard.get("layer_kind") == "attribute":
         return f"layer attribute `{layer}` of the saved model"
+    if hazard.get("layer_kind") == "scope":  # no layer record: where its weights are read
+        return f"layer `{layer}`, by its weights' name scope"
     return f"layer `{layer}`" + (f" of model `{model}`" if model else "")
 
 

@@ -23,12 +23,16 @@ import numpy as np
 import tensorflow as tf
 
 from tfnumlint.verify.graphs.loader import load  # the linter's safe loader
+from tfnumlint.verify.graphs.search import graph_session  # the graph as written
+from tfnumlint.verify.graphs.training import training_loss  # the loss the file keeps
 
 inf, nan = float("inf"), float("nan")
 MODEL = Path({model!r})
 TARGET = {target!r}  # the op's output in the frozen graph
 CHECKED = {checked!r}  # the input the gradient is taken by
-SYMPTOM = {symptom!r}  # "value": the output is non-finite; "gradient": its gradient is
+SYMPTOM = {symptom!r}  # "value": the output is non-finite; "gradient": its gradient is;
+# "training": the gradient of the model's training loss with respect to WEIGHT is
+WEIGHT = {weight!r}
 FEED = {feed}  # placeholder -> (dtype, shape, values): the witness
 
 
@@ -39,14 +43,21 @@ def main() -> int:
         tf.graph_util.import_graph_def(loaded.graph_def, name="")
         try:
             target = graph.get_tensor_by_name(TARGET)
-            # the output and its gradient, fetched together as the verifier's search did
-            # (fetched alone, the graph optimizer may rewrite the output's op, e.g. fuse a
+            # the output and its gradient, fetched together as the verifier's search did,
+            # in a session that runs the ops as written (no graph optimizer, which may fuse a
             # log of a softmax into a log_softmax)
             fetches = {{"value": target}}
             if CHECKED is not None:
                 grad = tf.gradients(target, graph.get_tensor_by_name(CHECKED))[0]
                 if grad is not None:
                     fetches["gradient"] = grad
+            if SYMPTOM == "training":  # the loss the file keeps, with its target placeholder
+                training = training_loss(graph, loaded)
+                if training is None:
+                    print("the model no longer keeps its training loss")
+                    return 2
+                weight = graph.get_tensor_by_name(WEIGHT)
+                fetches["training"] = tf.gradients(training.loss, weight)[0]
             feed = {{
                 graph.get_tensor_by_name(name + ":0"): np.asarray(values, dtype).reshape(shape)
                 for name, (dtype, shape, values) in FEED.items()
@@ -54,9 +65,13 @@ def main() -> int:
         except KeyError as exc:
             print(f"the model no longer has the op or an input of the witness: {{exc}}")
             return 2
-    with tf.compat.v1.Session(graph=graph) as session:
+    with graph_session(graph) as session:
         value = np.asarray(session.run(fetches, feed_dict=feed)[SYMPTOM], np.float64)
-    label = TARGET if SYMPTOM == "value" else f"the gradient of {{TARGET}} by {{CHECKED}}"
+    label = {{
+        "value": TARGET,
+        "gradient": f"the gradient of {{TARGET}} by {{CHECKED}}",
+        "training": f"the gradient of the training loss by {{WEIGHT}}",
+    }}[SYMPTOM]
     bad = ~np.isfinite(value)
     if bad.any():
         first = value[bad].reshape(-1)[0]
@@ -78,7 +93,10 @@ def script(finding: Finding, record: dict[str, Any]) -> str:
     detail = doc_safe("\n".join(textwrap.wrap(v.detail, 92)) or "confirmed")
     where = doc_safe(f"{finding.path}:{finding.line} {finding.rule} ({finding.name})")
     op = doc_safe(finding.source_line)
-    what = "its gradient" if record.get("symptom") == "gradient" else "its output"
+    what = {
+        "gradient": "its gradient",
+        "training": "the gradient of the model's training loss with respect to a weight it reads",
+    }.get(str(record.get("symptom")), "its output")
     head = f'''#!/usr/bin/env python3
 """Reproducer for {where}.
 
@@ -102,6 +120,7 @@ no such op any more.  Needs TensorFlow, NumPy and tfnumlint (for its safe loader
         target=str(record["target"]),
         checked=record.get("checked"),
         symptom=str(record.get("symptom", "value")),
+        weight=record.get("weight"),
         feed=repr(feed),
     )
     return head + body

@@ -8,7 +8,13 @@ itself records, never guessed from the scope's words:
 - a SavedModel of a subclassed model keeps its attribute tree in the object graph: a layer's
   variable is read by a ``ReadVariableOp`` of the serving function, whose captured input is
   that variable's node, so the scope of that read is the attribute layer's scope.
-A SavedModel written by ``Model.export`` keeps neither; its ops keep only their name scope.
+A SavedModel written by ``Model.export``, a frozen ``.pb`` and a TF1 graph keep neither, but
+their node names still say where the weights are: the name scope of an op that reads a weight
+constant as its weight operand (a ``MatMul``'s matrix, a convolution's filter, a bias, a batch
+norm's scale) is a layer's scope (``hazards_1/energy_1``, TF1's ``dense``); where the SavedModel's
+object graph names its variables by their Keras paths (``energy/kernel``, as ``Model.export``
+writes them), the scope is reported as that layer (``energy``).  An op belongs to the longest
+such scope its name starts with; a layer without weights (a bare Softmax) is not recovered.
 With ``save_debug_info=True`` the SavedModel's ``debug/saved_model_debug_info.pb`` holds each
 op's creation stack: the innermost frame outside TensorFlow, Keras and the standard library is
 the author's line.  Nothing here runs the model's code: it reads protos and JSON.
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import re
 import sysconfig
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +55,8 @@ class Layers:
     model: str | None = None  # the functional model's name
     tree: dict[str, Any] = field(default_factory=dict)  # layer name -> its sub-layers' tree
     scopes: dict[str, str] = field(default_factory=dict)  # scope prefix -> attribute path
-    kind: str = "none"  # functional | attribute | none
+    kind: str = "none"  # functional | attribute | scope (weights' name scopes) | none
+    variable_layers: set[str] = field(default_factory=set)  # Keras paths of the variables' layers
 
     def layer_of(self, op_name: str) -> str | None:
         """The layer path of the op (``dense_1``, ``inner/dense``, ``block.proj``) or None."""
@@ -102,6 +110,59 @@ def _tree(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# ---------------------------------------------------------------- the weights' name scopes
+
+# op type -> the operand that holds its weights (a layer's kernel, filter, bias or scale)
+WEIGHT_OPERANDS = {
+    "MatMul": 1, "BatchMatMulV2": 1, "BatchMatMulV3": 1, "Conv2D": 1, "Conv3D": 1,
+    "DepthwiseConv2dNative": 1, "Conv2DBackpropInput": 1, "BiasAdd": 1, "FusedBatchNorm": 1,
+    "FusedBatchNormV3": 1,
+}  # fmt: skip
+_READS = frozenset({"Identity", "Cast", "ReadVariableOp"})
+
+
+def weight_scopes(ops: Iterable[Any], display: Callable[[str], str], known: Layers) -> Layers:
+    """Layers from the name scopes of the ops that read weight constants (``ops``: the frozen
+    graph's operations; ``display``: an op name as findings show it).  ``known.variable_layers``
+    (the Keras paths of a SavedModel's variables) turns a scope into its layer path."""
+    scopes: dict[str, str] = {}
+    for op in ops:
+        index = WEIGHT_OPERANDS.get(op.type)
+        if index is None or len(op.inputs) <= index:
+            continue
+        src = op.inputs[index].op
+        while src.type in _READS and src.inputs:
+            src = src.inputs[0].op
+        name = display(op.name)
+        if src.type != "Const" or "/" not in name:
+            continue
+        scope = name.rsplit("/", 1)[0]
+        scopes[scope] = _keras_path(scope.split("/"), known.variable_layers) or scope
+    if not scopes:
+        return known
+    return Layers(scopes=scopes, kind="scope", variable_layers=known.variable_layers)
+
+
+def _keras_path(comps: list[str], paths: set[str]) -> str | None:
+    """The variable's layer path the scope ends with (each component the layer's name or
+    that name with TF's ``_N`` re-entry suffix), or None."""
+    for path in sorted(paths, key=lambda p: -p.count("/")):
+        names = path.split("/")
+        tail = comps[len(comps) - len(names) :] if len(comps) >= len(names) else []
+        if tail and all(_matches(c, n) for c, n in zip(tail, names, strict=True)):
+            return path
+    return None
+
+
+def variable_layers(mg: Any) -> set[str]:
+    """The layers (Keras paths) of the variables an object graph names (``energy/kernel``)."""
+    out = set()
+    for node in mg.object_graph_def.nodes:
+        if node.WhichOneof("kind") == "variable" and "/" in node.variable.name:
+            out.add(node.variable.name.rsplit("/", 1)[0])
+    return out
+
+
 # ---------------------------------------------------------------- a SavedModel's object graph
 
 
@@ -135,7 +196,9 @@ def from_object_graph(mg: Any, functions: set[str]) -> Layers:
                 if found.setdefault(prefix, path) != path:
                     found[prefix] = None  # two layers claim one scope: name neither
     scopes = {k: v for k, v in found.items() if v}
-    return Layers(scopes=scopes, kind="attribute" if scopes else "none")
+    return Layers(
+        scopes=scopes, kind="attribute" if scopes else "none", variable_layers=variable_layers(mg)
+    )
 
 
 def _attribute_paths(og: Any) -> dict[int, str]:

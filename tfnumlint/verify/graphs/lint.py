@@ -16,11 +16,13 @@ import tensorflow as tf
 
 from .. import intervals as iv
 from .inputs import input_boxes
+from .layers import weight_scopes
 from .loader import Loaded, load
 from .patterns import Hazard, find
 from .ranges import analyse
 from .screen import NotLoaded
-from .search import Searcher, describe_feed
+from .search import Searcher, Witness, describe_feed
+from .training import training_loss
 
 _WRAPPERS = ("StatefulPartitionedCall/", "PartitionedCall/")
 
@@ -39,6 +41,8 @@ def lint_model(job: dict[str, Any]) -> dict[str, Any]:
         return {
             "error": f"not loaded: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__}"
         }
+    if loaded.layers.kind == "none":  # no layer tree in the file: the weights' name scopes
+        loaded.layers = weight_scopes(graph.get_operations(), display_name, loaded.layers)
     hazards = _checked(graph, loaded, job.get("input_ranges") or {})
     return {
         "kind": loaded.kind,
@@ -98,7 +102,12 @@ def _checked(
     if chosen != first:
         boxes = analyse(graph, {n: b for n, (b, _) in chosen.items()}, dtype)
     box_text = _box_text(loaded, chosen)
-    searcher = Searcher(graph, loaded.inputs, {n: b for n, (b, _) in chosen.items()})
+    searcher = Searcher(
+        graph,
+        loaded.inputs,
+        {n: b for n, (b, _) in chosen.items()},
+        training_loss(graph, loaded),
+    )
     order = {op.name: i + 1 for i, op in enumerate(graph.get_operations())}
     try:
         return [
@@ -214,18 +223,36 @@ def _verdict(
         return out
     inputs = describe_feed(witness.feed, loaded.inputs)
     out["repro"] = repro_record(h, witness)
-    where = "its gradient" if witness.symptom == "gradient" else name
     target = name if h.guarded is None else display_name(h.guarded.name)
+    observed: dict[str, Any] = {"op": target, witness.symptom: witness.value}
+    if witness.symptom == "value":
+        what = f"{name} = {witness.value:g}"
+    elif witness.symptom == "gradient":
+        what = f"the gradient of {name} = {witness.value:g}"
+    else:
+        observed["weight"] = display_name(witness.weight or "")
+        what = _training_text(witness, searcher, loaded)
     out.update(
         status="confirmed",
-        symptom=f"{'nan' if np.isnan(witness.value) else 'inf'}-{witness.symptom}",
+        symptom=f"{'nan' if np.isnan(witness.value) else 'inf'}-"
+        f"{'value' if witness.symptom == 'value' else 'gradient'}",
         inputs=inputs,
-        observed={"op": target, witness.symptom: witness.value},
-        detail=(
-            f"at {_inputs_text(inputs)} ({dtype}), {where if witness.symptom != 'gradient' else 'the gradient of ' + name} = {witness.value:g}; searched inside {box_text}"
-        ),
+        observed=observed,
+        detail=f"at {_inputs_text(inputs)} ({dtype}), {what}; searched inside {box_text}",
     )
     return out
+
+
+def _training_text(witness: Witness, searcher: Searcher, loaded: Loaded) -> str:
+    """The training symptom: which loss, which weight (its layer where the file records it)."""
+    weight = display_name(witness.weight or "")
+    layer = loaded.layers.layer_of(weight)
+    whose = f"a weight of layer `{layer}` (`{weight}`)" if layer else f"the weight `{weight}`"
+    loss = searcher.training.name if searcher.training is not None else "the loss"
+    return (
+        f"a training step makes the gradient of the model's loss ({loss}) with respect to "
+        f"{whose} {witness.value:g}"
+    )
 
 
 REPRO_MAX_VALUES = 65536  # a larger witness is not written into a reproducer
@@ -250,6 +277,7 @@ def repro_record(h: Hazard, witness: Any) -> dict[str, Any] | None:
         "target": h.op.outputs[0].name,
         "checked": _gradient_input(h),
         "symptom": witness.symptom,
+        "weight": f"{witness.weight}:0" if witness.weight else None,
     }
 
 

@@ -20,7 +20,7 @@ import tensorflow as tf
 from google.protobuf import message, text_format
 from tensorflow.core.framework import graph_pb2
 from tensorflow.core.protobuf import saved_model_pb2
-from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+from tensorflow.python.framework import convert_to_constants
 
 from .layers import (
     DebugInfo,
@@ -63,6 +63,8 @@ class Loaded:
     optimizers: list[dict[str, Any]] = field(default_factory=list)  # what the file keeps of it
     layers: Layers = field(default_factory=Layers)  # the Keras layers the file records
     debug: DebugInfo | None = None  # creation stacks (a SavedModel with save_debug_info)
+    loss: Any = None  # the training loss the file keeps (a .keras compile config's), or None
+    trainable: list[str] = field(default_factory=list)  # the trainable weights' Const nodes
 
 
 def load(path: Path) -> Loaded:
@@ -159,23 +161,51 @@ def load_saved_model(path: Path) -> Loaded:
     try:
         loaded = tf.saved_model.load(str(path), tags=list(mg.meta_info_def.tags) or None)
         fn = loaded.signatures[key]
-        frozen = convert_variables_to_constants_v2(fn)
+        graph_def, frozen_inputs, outputs, _ = freeze(fn)
     except (ValueError, KeyError, tf.errors.OpError, TypeError) as exc:
         raise NotLoaded(f"not loaded: {_first_line(exc)}") from None
     specs = fn.structured_input_signature[1]
     labels = {spec.name: label for label, spec in specs.items()}
-    graph_def = frozen.graph.as_graph_def()
-    inputs = [_input(t.op.name, labels.get(t.op.name, t.op.name), t) for t in frozen.inputs]
+    del fn, loaded  # the weights now live in graph_def only
+    inputs = [_input(t.op.name, labels.get(t.op.name, t.op.name), t) for t in frozen_inputs]
     functions = _signature_functions(mg.graph_def, key)
     return Loaded(
         "saved_model",
         graph_def,
         inputs,
-        [t.name for t in frozen.outputs],
+        outputs,
         optimizers,
         from_object_graph(mg, functions),
         read_debug_info(path, functions),
     )
+
+
+def freeze(fn: Any) -> tuple[graph_pb2.GraphDef, list[Any], list[str], dict[str, Any]]:
+    """A concrete function's graph with its variables as constants: (graph, the inputs that
+    stay placeholders, the output tensor names, each weight constant's node name -> the
+    variable handle it froze).
+
+    ``convert_variables_to_constants_v2`` does the same and then imports the frozen graph
+    back into a new concrete function, which costs as much again as the freezing on a large
+    model (every weight is copied twice more); the linter imports the graph itself, once.
+    """
+    try:
+        data = convert_to_constants._FunctionConverterDataInEager(
+            func=fn, lower_control_flow=True, aggressive_inlining=False
+        )
+        graph_def, converted = convert_to_constants._replace_variables_by_constants(
+            converter_data=data
+        )
+    except AttributeError:  # another TensorFlow: its public, slower path
+        frozen = convert_to_constants.convert_variables_to_constants_v2(fn)
+        outputs = [t.name for t in frozen.outputs]
+        return frozen.graph.as_graph_def(), list(frozen.inputs), outputs, {}
+    captured = fn.graph.internal_captures
+    gone = {id(captured[i]) for i in converted}
+    inputs = [t for t in fn.inputs if id(t) not in gone]
+    handles = {internal.op.name: external for external, internal in fn.graph.captures}
+    weights = {name: handles[name] for name in data.tensor_data if name in handles}
+    return graph_def, inputs, [t.name for t in fn.outputs], weights
 
 
 def _signature_functions(graph: graph_pb2.GraphDef, key: str) -> set[str]:
@@ -366,18 +396,22 @@ def load_keras(path: Path) -> Loaded:
 
     try:
         fn = tf.function(call).get_concrete_function(*specs)
-        frozen = convert_variables_to_constants_v2(fn)
+        graph_def, frozen_inputs, outputs, weights = freeze(fn)
     except (ValueError, TypeError, tf.errors.OpError) as exc:
         raise NotLoaded(f"not loaded: the model does not trace ({_first_line(exc)})") from None
-    graph_def = frozen.graph.as_graph_def()
-    inputs = [_input(t.op.name, spec.name, t) for t, spec in zip(frozen.inputs, specs, strict=True)]
+    inputs = [_input(t.op.name, spec.name, t) for t, spec in zip(frozen_inputs, specs, strict=True)]
+    trainable = {
+        id(getattr(getattr(v, "value", v), "handle", v)) for v in model.trainable_variables
+    }
     return Loaded(
         "keras",
         graph_def,
         inputs,
-        [t.name for t in frozen.outputs],
+        outputs,
         keras_optimizer(config),
         from_config(config),
+        loss=(config.get("compile_config") or {}).get("loss"),
+        trainable=[name for name, handle in weights.items() if id(handle) in trainable],
     )
 
 

@@ -270,6 +270,32 @@ def _term_bounds(x: Box, w: np.ndarray, in_axis: int) -> tuple[np.ndarray, np.nd
     return np.minimum(a, b), np.maximum(a, b)
 
 
+def _channel_bounds(x: Box, n: int, padded: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """x's bounds as two vectors of ``n`` (its channels, else its hull); a padded window may
+    read zeros instead, so then 0 is inside every bound."""
+    if x.channels == n:
+        lo, hi = x.lo.astype(np.float64), x.hi.astype(np.float64)
+    else:
+        lo, hi = np.full(n, x.hull[0]), np.full(n, x.hull[1])
+    if padded:
+        lo, hi = np.minimum(lo, 0.0), np.maximum(hi, 0.0)
+    return lo, hi
+
+
+def _linear(
+    lo: np.ndarray, hi: np.ndarray, w: np.ndarray, w_abs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Bounds of sum_i w_ij x_i for x_i in [lo_i, hi_i], as two matrix products: the centre
+    times W, plus or minus the radius times |W| (``w_abs``: sum |w| where w summed several
+    terms per i).  None when a bound is infinite (0 * inf needs the term-by-term form)."""
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        return None
+    centre, radius = (lo + hi) / 2.0, (hi - lo) / 2.0
+    mid, spread = centre @ w, radius @ w_abs
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.nan_to_num(mid - spread, nan=-INF), np.nan_to_num(mid + spread, nan=INF)
+
+
 def _contract(op: tf.Operation, ins: list[Box]) -> Box | None:
     """x @ W with W constant: out_j in [sum_i min(W_ij x_i), sum_i max(W_ij x_i)]."""
     w = _weights(op.inputs[1])
@@ -279,7 +305,11 @@ def _contract(op: tf.Operation, ins: list[Box]) -> Box | None:
         w = w.T
     if _attr(op, "transpose_a") or _attr(op, "adj_x"):
         return None
-    lo, hi = _term_bounds(ins[0], w.astype(np.float64), 0)
+    w = w.astype(np.float64)
+    fast = _linear(*_channel_bounds(ins[0], w.shape[0]), w, np.abs(w))
+    if fast is not None:
+        return Box(*fast)
+    lo, hi = _term_bounds(ins[0], w, 0)
     with np.errstate(invalid="ignore"):
         return Box(np.nan_to_num(lo.sum(axis=0), nan=-INF), np.nan_to_num(hi.sum(axis=0), nan=INF))
 
@@ -296,13 +326,24 @@ def _conv(op: tf.Operation, ins: list[Box], out) -> Box:
     if w is None or w.ndim != 4:
         return Box.of(*iv.sum_of(iv.mul(ins[0].hull, ins[1].hull)))
     w = w.astype(np.float64)
-    lo, hi = _term_bounds(ins[0], w, 2)
-    padded = op.get_attr("padding") != b"VALID"
-    if padded:  # a border window reads zeros: each term may be 0
-        lo, hi = np.minimum(lo, 0.0), np.maximum(hi, 0.0)
-    if op.type == "DepthwiseConv2dNative":  # [kh, kw, cin, mult] -> cin * mult channels
-        return Box(lo.sum(axis=(0, 1)).reshape(-1), hi.sum(axis=(0, 1)).reshape(-1))
-    return Box(lo.sum(axis=(0, 1, 2)), hi.sum(axis=(0, 1, 2)))
+    padded = op.get_attr("padding") != b"VALID"  # a border window reads zeros
+    depthwise = op.type == "DepthwiseConv2dNative"  # [kh, kw, cin, mult]: cin * mult channels
+    lo, hi = _channel_bounds(ins[0], w.shape[2], padded)
+    if np.isfinite(lo).all() and np.isfinite(hi).all():
+        total, total_abs = w.sum(axis=(0, 1)), np.abs(w).sum(axis=(0, 1))  # [cin, cout]
+        if depthwise:
+            centre, radius = ((lo + hi) / 2.0)[:, None], ((hi - lo) / 2.0)[:, None]
+            mid, spread = centre * total, radius * total_abs
+            return Box((mid - spread).reshape(-1), (mid + spread).reshape(-1))
+        fast = _linear(lo, hi, total, total_abs)
+        if fast is not None:
+            return Box(*fast)
+    t_lo, t_hi = _term_bounds(ins[0], w, 2)
+    if padded:
+        t_lo, t_hi = np.minimum(t_lo, 0.0), np.maximum(t_hi, 0.0)
+    if depthwise:
+        return Box(t_lo.sum(axis=(0, 1)).reshape(-1), t_hi.sum(axis=(0, 1)).reshape(-1))
+    return Box(t_lo.sum(axis=(0, 1, 2)), t_hi.sum(axis=(0, 1, 2)))
 
 
 def _bias(op: tf.Operation, ins: list[Box], out) -> Box:

@@ -2,8 +2,11 @@
 
 The box's corners come first, then random vertices and interior points, then a sign-gradient
 climb of the checked input toward its danger zone (RANUM's unit test on the model).  The
-symptom is a non-finite value of the op's output or, for the gradient hazards (a sqrt at 0, a
-select that hides a NaN), of its gradient with respect to the checked input.
+symptom is a non-finite value of the op's output; where the graph is trained (the file keeps
+its loss: training.py), a non-finite gradient of that loss with respect to a trainable weight
+the op reads (what a training step on that input computes); else, for the gradient hazards (a
+sqrt at 0, a select that hides a NaN), a non-finite gradient of the op with respect to the
+checked input.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import tensorflow as tf
 
 from .loader import Input
 from .patterns import Hazard
+from .training import TARGET, Training
 
 RANDOM_POINTS = 12
 CLIMB_STEPS = 40
@@ -28,8 +32,9 @@ BUDGET_SECONDS = 8.0
 @dataclass
 class Witness:
     feed: dict[str, np.ndarray]  # placeholder tensor name -> value
-    symptom: str  # what was non-finite
+    symptom: str  # what was non-finite: value | training | gradient
     value: float
+    weight: str | None = None  # training: the weight whose gradient it is (its Const node)
 
 
 def concrete_shape(inp: Input) -> list[int]:
@@ -40,16 +45,36 @@ def concrete_shape(inp: Input) -> list[int]:
     ]
 
 
+def graph_session(graph: tf.Graph) -> tf.compat.v1.Session:
+    """A session that runs the graph as written: TensorFlow's graph optimizer (grappler) off.
+
+    Grappler rewrites the graph again for every new set of fetches, and on a large model it
+    copies and folds every weight each time (seconds per hazard on a 100 MB model); it may
+    also fuse the flagged op away (a log of a softmax into a log_softmax).  The search and
+    the reproducer both evaluate the ops the model file holds.
+    """
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    return tf.compat.v1.Session(graph=graph, config=config)
+
+
 class Searcher:
     """One session over the model graph; each hazard adds its own fetches."""
 
-    def __init__(self, graph: tf.Graph, inputs: list[Input], boxes: dict[str, tuple[float, float]]):
+    def __init__(
+        self,
+        graph: tf.Graph,
+        inputs: list[Input],
+        boxes: dict[str, tuple[float, float]],
+        training: Training | None = None,
+    ):
         self.graph = graph
+        self.training = training
         self.inputs = [
             i for i in inputs if tf.as_dtype(i.dtype).is_floating or tf.as_dtype(i.dtype).is_integer
         ]
         self.boxes = boxes
-        self.session = tf.compat.v1.Session(graph=graph)
+        self.session = graph_session(graph)
         self.rng = np.random.default_rng(0)
 
     def close(self) -> None:
@@ -74,6 +99,8 @@ class Searcher:
             else:
                 v = self.rng.uniform(lo, hi, shape)
             feed[inp.name] = self._cast(v, inp)
+        if self.training is not None:
+            feed[self.training.target.op.name] = self.training.sample(self.rng)
         return feed
 
     def _cast(self, v: np.ndarray, inp: Input) -> np.ndarray:
@@ -83,7 +110,10 @@ class Searcher:
         return np.asarray(v, dt.as_numpy_dtype)
 
     def _fd(self, feed: dict[str, np.ndarray]) -> dict[tf.Tensor, np.ndarray]:
-        return {self._tensor(i): feed[i.name] for i in self.inputs}
+        out = {self._tensor(i): feed[i.name] for i in self.inputs}
+        if self.training is not None:
+            out[self.training.target] = feed[self.training.target.op.name]
+        return out
 
     def confirm(self, hazard: Hazard) -> Witness | None:
         """The first input found that makes the hazard's op non-finite, or None."""
@@ -112,6 +142,12 @@ class Searcher:
             return None
         x = hazard.checked
         out: dict[str, Any] = {"value": target}
+        if self.training is not None:
+            weights = self.training.upstream(hazard.op)
+            grads = tf.gradients(self.training.loss, weights) if weights else []
+            found = {w.op.name: g for w, g in zip(weights, grads, strict=True) if g is not None}
+            if found:
+                out["training"] = found
         if x is not None and x.dtype.is_floating and target.dtype == x.dtype:
             grad = tf.gradients(target, x)[0]
             if grad is not None:
@@ -130,15 +166,25 @@ class Searcher:
             values = self.session.run(wanted, feed_dict=self._fd(feed))
         except (tf.errors.OpError, ValueError):
             return None
-        for key in ("value", "gradient"):
+        for key in ("value", "training", "gradient"):
             v = values.get(key)
             if v is None:
                 continue
-            arr = np.asarray(v, np.float64)
-            bad = ~np.isfinite(arr)
-            if bad.any():
-                return Witness(feed, key, float(arr[bad].reshape(-1)[0]))
+            named = sorted(v.items()) if isinstance(v, dict) else [(None, v)]
+            for weight, each in named:
+                arr = np.asarray(each, np.float64)
+                bad = ~np.isfinite(arr)
+                if bad.any():
+                    return Witness(
+                        self._needed(feed, key), key, float(arr[bad].reshape(-1)[0]), weight
+                    )
         return None
+
+    def _needed(self, feed: dict[str, np.ndarray], key: str) -> dict[str, np.ndarray]:
+        """The witness's feed: the loss's target only when the symptom is the loss's."""
+        if self.training is None or key == "training":
+            return feed
+        return {k: v for k, v in feed.items() if k != self.training.target.op.name}
 
     def _climb(self, hazard: Hazard, fetches, deadline: float) -> Witness | None:
         if "climb" not in fetches:
@@ -194,6 +240,7 @@ def describe_feed(feed: dict[str, np.ndarray], inputs: list[Input]) -> dict[str,
     """The witness as JSON: the values when few, else their shape, range and a few values."""
     out: dict[str, Any] = {}
     labels = {i.name: i.label for i in inputs}
+    labels[TARGET] = "y_true"  # the training loss's target (training.py)
     for name, value in feed.items():
         arr = np.asarray(value, np.float64)
         flat = [_num(v) for v in arr.reshape(-1)]
