@@ -61,9 +61,49 @@ def statement_value_symptom(out: dict[str, Any]) -> str | None:
     return value if value in ("nan", "inf", "-inf") else None
 
 
+def cancelled_downstream(out: dict[str, Any]) -> str | None:
+    """An exploding gradient seen only locally: the flagged op's own derivative explodes
+    (`1/(p + eps)` at p = 0), but the gradient of the loss it feeds, with respect to the same
+    inputs, stays bounded at the witness (the `p` factor of `p * log(p + eps)`, a label that
+    weights the term, a sigmoid or softmax Jacobian): what is differentiated does not explode
+    there (issue 22, "gradients are judged locally")."""
+    observed = out.get("observed")
+    if out.get("symptom") != "exploding-gradient" or not isinstance(observed, dict):
+        return None
+    local, loss = observed.get("gradient"), observed.get("loss_gradient")
+    if not isinstance(local, dict) or not isinstance(loss, dict) or not loss:
+        return None
+    if any(_bad(v) for v in loss.values()):
+        return None
+    name, worst = max(
+        ((n, v) for n, v in local.items() if _bad(v)),
+        key=lambda item: float("inf") if isinstance(item[1], str) else abs(item[1]),
+        default=(None, None),
+    )
+    if name is None:
+        return None
+    bounded = max((abs(v) for v in loss.values() if isinstance(v, (int, float))), default=0.0)
+    return (
+        f"the gradient explodes only locally (d/d{name} = {_fmt(worst)}); the loss it feeds "
+        f"gets a bounded gradient there (at most {_fmt(bounded)} in magnitude): a factor "
+        "further down cancels it"
+    )
+
+
+def _fmt(v: Any) -> str:
+    return v if isinstance(v, str) else f"{float(v):.4g}"
+
+
 def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """The verdict: a gradient-only symptom where no gradient flows is not confirmed, nor is a
-    value the code never computes (a guard)."""
+    value the code never computes (a guard), nor an explosion the loss does not see."""
+    cancelled = cancelled_downstream(out) if out.get("status") == "confirmed" else None
+    if cancelled:
+        return {
+            **out,
+            "status": "inconclusive",
+            "detail": f"{cancelled} (seen: {out.get('detail', '')})",
+        }
     if out.get("status") == "confirmed" and zero_by_construction(probe, out):
         return {
             **out,

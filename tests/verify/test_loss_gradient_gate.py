@@ -1,0 +1,59 @@
+"""Issue 22, "gradients are judged locally": an exploding gradient confirms only where the loss
+the flagged term feeds sees it.  `p * log(p + eps)` has d/dp log(p + eps) = 1/eps at p = 0, but
+the p factor cancels it: d/dp [p log(p + eps)] = log(p + eps) + p / (p + eps), bounded there."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("tensorflow")
+
+from test_reachability_gate import one_verdict
+
+from tfnumlint.verify.gradient_gate import cancelled_downstream
+
+ENTROPY = """\
+    import tensorflow as tf
+
+
+    def entropy(outputs):
+        return -tf.reduce_mean(tf.reduce_sum(outputs * tf.math.log(outputs + 1e-8), -1))
+    """
+
+WEIGHTED = """\
+    import tensorflow as tf
+
+
+    def weighted(outputs, labels):
+        return -tf.reduce_mean(labels * tf.math.log(outputs + 1e-8))
+    """
+
+
+def test_an_explosion_the_p_factor_cancels_is_not_confirmed():
+    out = one_verdict(ENTROPY, "TNL102")
+    assert out["status"] == "inconclusive", out
+    reason = out["detail"].split(" (seen: ")[0]
+    assert reason.startswith("the gradient explodes only locally (d/doutputs = 1e+08)"), out
+    assert "the loss it feeds gets a bounded gradient" in reason
+    step = [s for s in out["trail"] if s["gate"] == "gradient flow"]
+    assert step and step[0]["status"] == "inconclusive", out["trail"]
+
+
+def test_an_explosion_the_loss_sees_stays_confirmed():
+    out = one_verdict(WEIGHTED, "TNL102")
+    assert out["status"] == "confirmed", out
+    assert out["symptom"] == "exploding-gradient", out
+
+
+def test_the_gate_reads_the_loss_gradient_not_the_local_one():
+    seen = {
+        "status": "confirmed",
+        "symptom": "exploding-gradient",
+        "observed": {"gradient": {"x": 1e8, "y": 0.0}, "loss_gradient": {"x": 18.4, "y": 0.0}},
+    }
+    assert "d/dx = 1e+08" in (cancelled_downstream(seen) or "")
+    seen["observed"]["loss_gradient"]["y"] = "nan"  # the loss breaks: not cancelled
+    assert cancelled_downstream(seen) is None
+    seen["observed"].pop("loss_gradient")  # no loss to judge by: the local verdict stands
+    assert cancelled_downstream(seen) is None
+    assert cancelled_downstream({**seen, "symptom": "nan-gradient"}) is None
