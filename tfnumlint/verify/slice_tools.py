@@ -30,7 +30,7 @@ NUMERIC_CONSTANTS = {
     (module, name): value
     for module in ("numpy", "math")
     for name, value in (("inf", math.inf), ("nan", math.nan), ("pi", math.pi), ("e", math.e))
-}
+} | {("numpy", "euler_gamma"): 0.5772156649015329, ("math", "tau"): math.tau}
 # numpy/math functions a host constant may be computed with (np.log(2.), np.sqrt(2 / np.pi)):
 # evaluated on literal numbers only, never on user values, so the slice keeps a number, not
 # a free input that probing would set to 0 or 100.
