@@ -15,6 +15,8 @@ from collections.abc import Iterable
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
+from .analysis.module import parent_map
+
 
 class Positions:
     def __init__(self, module: cst.Module, text: str) -> None:
@@ -93,3 +95,45 @@ class Positions:
 def _first_line(stmt: ast.stmt) -> int:
     """Where both parsers say the statement starts: for a decorated def, the `def` line."""
     return stmt.lineno
+
+
+class NodePositions(Positions):
+    """Any node's position on demand, as the full provider gives it: ``get`` resolves the
+    module-level statement that holds the node the first time one of its nodes is asked for.
+    For ``--fix`` and the JSON fix descriptions, which ask for the hits, the rewritten nodes
+    and whatever the proof's slicer reads, but rarely for most of a large module."""
+
+    def __init__(self, module: cst.Module, text: str) -> None:
+        super().__init__(module, text)
+        self._parents: dict[int, cst.CSTNode] | None = None
+
+    @property
+    def parents(self) -> dict[int, cst.CSTNode]:
+        """id(node) -> its parent, for every node of the module (computed once)."""
+        if self._parents is None:
+            self._parents = parent_map(self.module)
+        return self._parents
+
+    def get(self, node: cst.CSTNode) -> CodeRange | None:
+        pos = self._map.get(node)
+        if pos is not None or self._full:
+            return pos
+        if node is self.module:
+            self.resolve([None])
+        else:
+            top = self._top(node)
+            if top is None:
+                return None  # not a node of this module
+            self.resolve([top])
+        return self._map.get(node)
+
+    def _top(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        parents = self.parents
+        cur = node
+        while True:
+            parent = parents.get(id(cur))
+            if parent is None:
+                return None
+            if parent is self.module:
+                return cur
+            cur = parent

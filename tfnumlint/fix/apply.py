@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from ..analysis.context import Context, Hit
 from ..analysis.module import parent_map
@@ -32,6 +32,7 @@ from ..config import Settings
 from ..discovery import Candidate
 from ..engine import LintOptions, ProjectUnit, lint_unit, place_hits, run_checks
 from ..model import Finding
+from ..positions import NodePositions
 from ..source import Source, SourceError, read_source
 from . import proof as proofs
 from . import tally
@@ -87,9 +88,10 @@ class _FilePass:
 
 def _analyse(
     text: str, options: LintOptions, unit: ProjectUnit | None = None
-) -> tuple[cst.Module, Context | None, list[Placed], Mapping[cst.CSTNode, CodeRange]]:
+) -> tuple[cst.Module, Context | None, list[Placed], NodePositions]:
     """Parse and run the checks, with the project facts lint had (``unit``), placed and
-    suppressed exactly as lint places them."""
+    suppressed exactly as lint places them.  Positions are resolved as lint resolves them,
+    per module-level statement, for the hits' statements first and any other node on demand."""
     module = cst.parse_module(text)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20000))
@@ -97,15 +99,16 @@ def _analyse(
         hits, _errors, ctx = run_checks(module, options, unit)
     finally:
         sys.setrecursionlimit(old)
+    positions = NodePositions(module, text)
     if ctx is None:
-        return module, None, [], {}
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return module, None, [], positions
+    positions.resolve({hit.site.top for _check, hit in hits})
     placed = place_hits(text, hits, positions, per_site=True)
     kept = [(check.code, hit, pos) for check, hit, pos in placed]
     return module, ctx, kept, positions
 
 
-def _span(positions: Mapping[cst.CSTNode, CodeRange], node: cst.CSTNode) -> Span:
+def _span(positions: NodePositions, node: cst.CSTNode) -> Span:
     pos = positions.get(node)
     if pos is None:
         return (0, 0, 0, 0)
@@ -127,7 +130,7 @@ def _plan_file(work: _Work, options: LintOptions, first: bool) -> _FilePass | No
     if ctx is None:
         return None
     namer = namer_for(ctx)
-    parents = parent_map(module)
+    parents = positions.parents
     spans = hit_spans([(code, pos) for code, _hit, pos in hits])
     groups = groups_by_hit(spans)
     before = counts(spans)
@@ -215,7 +218,7 @@ def _splice(
 def _describe(
     plan: Plan,
     module: cst.Module,
-    positions: Mapping[cst.CSTNode, CodeRange],
+    positions: NodePositions,
     rendered: Rendered,
 ) -> None:
     """The plan's span and replacement text, as the JSON ``fix`` reports them."""

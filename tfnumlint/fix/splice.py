@@ -13,6 +13,7 @@ import libcst as cst
 
 from ..analysis.context import Context
 from ..analysis.module import contains
+from ..analysis.names import children as child_nodes
 from .ir import Edit, Plan
 from .match import pure
 
@@ -162,7 +163,7 @@ def _count_names(node: cst.CSTNode, name: str) -> int:
         if isinstance(n, cst.Attribute):
             stack.append(n.value)  # x.name is not a use of name
             continue
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return count
 
 
