@@ -10,7 +10,7 @@ two parses cannot be matched up, everything falls back to the full provider.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -23,12 +23,26 @@ class Positions:
         self.module = module
         self.text = text
         self._map: dict[cst.CSTNode, CodeRange] = {}
+        # each resolved statement's ranges in its one-statement module, and the line offset
+        # to add: shifted when asked for (most nodes of a statement never are)
+        self._parts: list[tuple[Mapping[cst.CSTNode, CodeRange], int]] = []
         self._done: set[int] = set()
         self._starts: dict[int, int] | None = None
         self._full = False
 
     def get(self, node: cst.CSTNode) -> CodeRange | None:
-        return self._map.get(node)
+        pos = self._map.get(node)
+        if pos is not None or self._full:
+            return pos
+        for ranges, offset in self._parts:
+            r = ranges.get(node)
+            if r is not None:
+                pos = self._map[node] = CodeRange(
+                    CodePosition(r.start.line + offset, r.start.column),
+                    CodePosition(r.end.line + offset, r.end.column),
+                )
+                return pos
+        return None
 
     def resolve(self, tops: Iterable[cst.CSTNode | None]) -> None:
         """Make positions available for every node inside these module-level statements."""
@@ -53,20 +67,15 @@ class Positions:
     def _resolve_everything(self) -> None:
         wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self._map = dict(wrapper.resolve(PositionProvider))
+        self._parts = []
         self._full = True
 
     def _resolve_one(self, top: cst.CSTNode, first_code_line: int) -> None:
         mini = self.module.with_changes(body=[top], header=(), footer=())
-        ranges = MetadataWrapper(mini, unsafe_skip_copy=True).resolve(PositionProvider)
+        ranges = dict(MetadataWrapper(mini, unsafe_skip_copy=True).resolve(PositionProvider))
+        del ranges[mini]
         own_start = ranges[top].start.line  # where the code starts, after its leading lines
-        offset = first_code_line - own_start
-        for node, r in ranges.items():
-            if node is mini:
-                continue
-            self._map[node] = CodeRange(
-                CodePosition(r.start.line + offset, r.start.column),
-                CodePosition(r.end.line + offset, r.end.column),
-            )
+        self._parts.append((ranges, first_code_line - own_start))
         self._done.add(id(top))
 
     def _first_lines(self) -> dict[int, int] | None:
@@ -115,7 +124,7 @@ class NodePositions(Positions):
         return self._parents
 
     def get(self, node: cst.CSTNode) -> CodeRange | None:
-        pos = self._map.get(node)
+        pos = super().get(node)
         if pos is not None or self._full:
             return pos
         if node is self.module:
@@ -125,7 +134,7 @@ class NodePositions(Positions):
             if top is None:
                 return None  # not a node of this module
             self.resolve([top])
-        return self._map.get(node)
+        return super().get(node)
 
     def _top(self, node: cst.CSTNode) -> cst.CSTNode | None:
         parents = self.parents

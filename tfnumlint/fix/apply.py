@@ -41,7 +41,7 @@ from .hazards import counts, groups_by_hit, hit_spans, judge, leaves_detail, tex
 from .ir import Plan
 from .render import Namer, namer_for, render_plan
 from .rewrites import fixable, fixable_codes, plan_for
-from .splice import Replace, Span, add_import, covers, dead_statements, overlaps
+from .splice import Replace, Span, add_import, covers, dead_statements, overlaps, replace_in
 
 MAX_PASSES = 4
 
@@ -204,7 +204,7 @@ def _splice(
                 return None
             mapping.update(again)
         mapping.update(binding.uses)
-    new_module = module.visit(Replace(mapping, remove, parents, binding.inserts))
+    new_module = replace_in(module, parents, Replace(mapping, remove, parents, binding.inserts))
     if any(plan.uses_import for plan in plans) and namer.import_line:
         new_module = add_import(new_module, namer.import_line)
     code = new_module.code
