@@ -5,9 +5,11 @@ the same run (alternately: parse, lint, parse, lint, ... so that a busy machine 
     python benchmarks/stages.py --repeat 3      # medians of three alternations
     python benchmarks/stages.py --quick         # 40 files of it
     python benchmarks/stages.py --other /path/to/old/checkout   # also that tree's tfnumlint, alternately
+    python benchmarks/stages.py --format text   # the text report (JSON also describes the fixes)
 
-The lint command is ``tfnumlint --no-verify --no-cache --jobs 1 --profile``; its stage table
-(``--profile``, see tfnumlint/stages.py) is printed as it came.  Ratios are given by wall time
+The lint command is ``tfnumlint --no-verify --no-cache --jobs 1 --format json``; the stage
+table of one more run with ``--profile`` (see tfnumlint/stages.py, not timed: its accounting
+costs CPU) is printed as it came.  Ratios are given by wall time
 and by CPU time (user + system of the child): on a shared machine the CPU ratio is the steadier.
 Nothing here is asserted by the tests.
 """
@@ -31,12 +33,13 @@ from run import PARSE_SNIPPET, package_dir, timed
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def lint_cmd(tree: Path) -> list[str]:
-    """The static run of the tfnumlint in ``tree`` (--profile when that checkout has it)."""
+def lint_cmd(tree: Path, fmt: str = "json", profile: bool = False) -> list[str]:
+    """The static run of the tfnumlint in ``tree`` (``profile``: with --profile, when that
+    checkout has it; the timed runs go without, since the profiler's accounting costs CPU)."""
     code = f"import sys; sys.path.insert(0, {str(tree)!r}); from tfnumlint.cli import main; sys.exit(main())"
     cmd = [sys.executable, "-c", code, "--no-verify", "--no-cache", "--jobs", "1"]
-    cmd += ["--exit-zero", "--format", "json"]
-    if (tree / "tfnumlint" / "stages.py").exists():
+    cmd += ["--exit-zero", "--format", fmt]
+    if profile and (tree / "tfnumlint" / "stages.py").exists():
         cmd.append("--profile")
     return [*cmd, "."]
 
@@ -62,6 +65,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--other", type=Path, help="another checkout, timed alternately too")
+    ap.add_argument("--format", default="json", choices=("json", "text"), help="report format")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp) / "ops"
@@ -76,10 +80,14 @@ def main() -> int:
             wall, _, _, cpu = timed(parse, corpus, env)
             times["parse"].append((wall, cpu))
             for name, tree in trees.items():
-                wall, cpu, err = _timed_with_stderr(lint_cmd(tree), corpus, env)
+                wall, cpu, _err = _timed_with_stderr(lint_cmd(tree, args.format), corpus, env)
                 times[name].append((wall, cpu))
-                tables[name] = err
-    print(f"corpus: TF python/ops, {n_files} files, {lines} lines; {args.repeat} alternation(s)")
+        for name, tree in trees.items():  # the stage tables: one more run each, not timed
+            tables[name] = _timed_with_stderr(lint_cmd(tree, args.format, True), corpus, env)[2]
+    print(
+        f"corpus: TF python/ops, {n_files} files, {lines} lines; {args.repeat} alternation(s); "
+        f"--format {args.format}"
+    )
     base_wall = statistics.median(w for w, _ in times["parse"])
     base_cpu = statistics.median(c for _, c in times["parse"])
     print("| run | wall s | x parse | CPU s | x parse |")

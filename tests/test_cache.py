@@ -47,7 +47,7 @@ def test_second_run_is_served_from_the_cache(tmp_path):
     cache_dir = tmp_path.parent / f"{tmp_path.name}-cache"
     first = _lint(tmp_path, cache_dir)
     assert [f["rule"] for f in first["findings"]] == ["TNL101"]
-    entries = _entries(cache_dir)
+    entries = _entries(cache_dir / "static")
     assert entries, "the first run wrote no cache entry"
     # Tamper with the entry in a well-formed way: a served hit shows the tampered message.
     for entry in entries:
@@ -57,6 +57,26 @@ def test_second_run_is_served_from_the_cache(tmp_path):
         entry.write_text(json.dumps(data))
     second = _lint(tmp_path, cache_dir)
     assert [f["message"] for f in second["findings"]] == ["FROM CACHE"]
+
+
+def test_fix_descriptions_are_cached_with_the_findings(tmp_path):
+    """A warm JSON run reads each file's fixes from the cache instead of planning them again;
+    a changed file gets fresh ones."""
+    target = tmp_path / "m.py"
+    target.write_text(RISKY)
+    cache_dir = tmp_path.parent / f"{tmp_path.name}-cache"
+    first = _lint(tmp_path, cache_dir)
+    fix = first["findings"][0]["fix"]
+    assert fix is not None and fix["replacement"]
+    entries = _entries(cache_dir / "fixes")
+    assert len(entries) == 1
+    assert _lint(tmp_path, cache_dir)["findings"][0]["fix"] == fix
+    data = json.loads(entries[0].read_text())
+    data["value"]["fixes"][0]["message"] = "FROM CACHE"
+    entries[0].write_text(json.dumps(data))
+    assert _lint(tmp_path, cache_dir)["findings"][0]["fix"]["message"] == "FROM CACHE"
+    target.write_text(RISKY + "\n")
+    assert _lint(tmp_path, cache_dir)["findings"][0]["fix"]["message"] == fix["message"]
 
 
 def test_a_changed_file_is_re_analysed(tmp_path):

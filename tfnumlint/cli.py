@@ -152,7 +152,16 @@ def run(argv: list[str] | None) -> int:
     elif args.format in ("json", "sarif") and findings:
         from .fix.apply import describe_fixes
 
-        _on_large_stack(describe_fixes, findings, inputs.candidates, options, analysed.units)
+        with stages.stage("fix descriptions"):  # its checks count as metadata, provenance, rules
+            _on_large_stack(
+                describe_fixes,
+                findings,
+                inputs.candidates,
+                options,
+                analysed.units,
+                cache_dir,
+                job.fingerprint,
+            )
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)

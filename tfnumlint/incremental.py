@@ -164,16 +164,23 @@ _kept_bytes = [0]
 
 def _keep_tree(display: str, raw: bytes, outcome: UnitOutcome) -> None:
     parsed, outcome.parsed = outcome.parsed, None  # the tree never travels back to the parent
-    if parsed is None or not outcome.deps:
+    if parsed is None:
+        return
+    if not outcome.deps:
+        parsed.info.release()  # not kept: freed now, not by the cyclic collector
         return
     if display in _TREES:
         _TREES[display] = (raw, parsed)
     elif _kept_bytes[0] + len(raw) <= KEEP_BYTES:
         _TREES[display] = (raw, parsed)
         _kept_bytes[0] += len(raw)
+    else:
+        parsed.info.release()
 
 
 def _forget_trees() -> None:
+    for _raw, parsed in _TREES.values():
+        parsed.info.release()
     _TREES.clear()
     _kept_bytes[0] = 0
 

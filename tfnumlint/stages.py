@@ -32,6 +32,7 @@ ORDER = (
     "positions",
     "probes",
     "project index",
+    "fix descriptions",
     "grouping",
     "verification",
     "other",

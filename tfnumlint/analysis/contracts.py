@@ -29,6 +29,7 @@ import libcst as cst
 
 from .invariants import CONVERSIONS, attr_key, parameter_assertions
 from .module import Scope
+from .names import children as child_nodes
 from .names import dotted_name
 
 # Methods whose first parameter is a sample the public API checks with the class's
@@ -133,7 +134,7 @@ def _ends_in_return(stmts) -> bool:
 
 def _walk(node: cst.CSTNode):
     yield node
-    for child in node.children:
+    for child in child_nodes(node):
         yield from _walk(child)
 
 

@@ -22,6 +22,7 @@ from .invariants import (
     key_invariant,
     parameter_assertions,
 )
+from .names import children as child_nodes
 from .names import dotted_name
 from .special import SPECIAL_WORDS, special_range
 
@@ -366,7 +367,7 @@ def where_notes(ctx, node: cst.BaseExpression, scope, order: int) -> list[str]:
 
 def _names_in(node: cst.CSTNode) -> list[cst.Name]:
     out = [node] if isinstance(node, cst.Name) else []
-    for child in node.children:
+    for child in child_nodes(node):
         out += _names_in(child)
     return out
 

@@ -12,6 +12,7 @@ import libcst as cst
 
 from .. import ops
 from .module import Scope
+from .names import children as child_nodes
 from .names import dotted_name
 
 
@@ -24,7 +25,7 @@ def names_in(node: cst.CSTNode) -> set[str]:
             out.add(n.value)
         elif isinstance(n, cst.Attribute):
             out.add(dotted_name(n))
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return out
 
 
@@ -74,7 +75,7 @@ def where_guard_reason(
                     )
                     stack.extend([(branches[0], reason), (branches[1], why), (cond, reason)])
                     continue
-        for child in current.children:
+        for child in child_nodes(current):
             stack.append((child, reason))
     return None
 
@@ -257,7 +258,7 @@ def _asserted_nonzero(body: cst.CSTNode) -> set[str]:
             name = _asserted_name(node)
             if name:
                 out.add(name)
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return out
 
 
@@ -339,7 +340,7 @@ def _guarded_in(
                     stack.append((current.orelse, reason))
                 stack.append((current.test, reason))
                 continue
-        for child in current.children:
+        for child in child_nodes(current):
             stack.append((child, reason))
     if found and all(found):
         return found[0]

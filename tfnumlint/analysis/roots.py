@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .module import Scope
+from .names import children as child_nodes
 
 # TensorFlow/Keras API names (not user identifiers): the calls that differentiate their
 # first operand, and the base classes whose ``call`` framework training differentiates.
@@ -84,7 +85,7 @@ def _called_names(node: cst.CSTNode) -> set[str]:
         n = stack.pop()
         if isinstance(n, cst.Call):
             out.add(_last(n.func))
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return out
 
 
@@ -95,7 +96,7 @@ def _read_names(node: cst.CSTNode) -> set[str]:
         n = stack.pop()
         if isinstance(n, cst.Name):
             out.add(n.value)
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return out
 
 
@@ -112,7 +113,7 @@ def _body_statements(body: cst.CSTNode) -> list[cst.CSTNode]:
             continue
         if isinstance(node, (cst.For, cst.With)):
             out.append(node)  # its header binds and reads names too
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return out
 
 
@@ -148,7 +149,7 @@ def _differentiations(stmts: list[cst.CSTNode]) -> list[tuple[cst.CSTNode, cst.C
                 out.append((stmt, n))
             if isinstance(n, (cst.Lambda, cst.FunctionDef)):
                 continue
-            stack.extend(n.children)
+            stack.extend(child_nodes(n))
     return out
 
 
@@ -187,7 +188,7 @@ def _tape_blocks(body: cst.CSTNode) -> list[cst.With]:
             isinstance(i.item, cst.Call) and _last(i.item.func) == "GradientTape" for i in n.items
         ):
             out.append(n)
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return out
 
 
@@ -211,7 +212,7 @@ def _value_names(v: cst.CSTNode) -> list[cst.BaseExpression]:
     if isinstance(v, (cst.Name, cst.Attribute)):
         return [v]
     out: list[cst.BaseExpression] = []
-    for child in v.children:
+    for child in child_nodes(v):
         if isinstance(child, cst.CSTNode):
             out.extend(_value_names(child))
     return out
@@ -244,7 +245,7 @@ class _Builder:
         return self.g
 
     def _collect(self, node: cst.CSTNode, cls: cst.ClassDef | None) -> None:
-        for child in node.children:
+        for child in child_nodes(node):
             if isinstance(child, cst.FunctionDef):
                 self.functions.append((child, cls))
                 self.g.defs.setdefault(child.name.value, []).append(child)
@@ -360,7 +361,7 @@ def _walk(node: cst.CSTNode):
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
 
 
 def _module_statements(body) -> list[cst.CSTNode]:
@@ -382,7 +383,7 @@ def _owners(module: cst.Module) -> dict[int, cst.FunctionDef]:
             fn = node
         if isinstance(node, cst.Call) and fn is not None:
             out[id(node)] = fn
-        stack.extend((c, fn) for c in node.children)
+        stack.extend((c, fn) for c in child_nodes(node))
     return out
 
 

@@ -24,23 +24,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange
 
 from ..analysis.context import Context, Hit
 from ..analysis.module import parent_map
+from ..cache import Cache
 from ..config import Settings
 from ..discovery import Candidate
 from ..engine import LintOptions, ProjectUnit, lint_unit, place_hits, run_checks
 from ..model import Finding
+from ..positions import NodePositions
 from ..source import Source, SourceError, read_source
+from . import described, tally
 from . import proof as proofs
-from . import tally
 from .bind import bind_moved
 from .hazards import counts, groups_by_hit, hit_spans, judge, leaves_detail, text_edits
 from .ir import Plan
 from .render import Namer, namer_for, render_plan
 from .rewrites import fixable, fixable_codes, plan_for
-from .splice import Replace, Span, add_import, covers, dead_statements, overlaps
+from .splice import Replace, Span, add_import, covers, dead_statements, overlaps, replace_in
 
 MAX_PASSES = 4
 
@@ -62,6 +64,7 @@ class _Work:
     applied_later: int = 0  # plans applied after the first pass (hazards found on new text)
     plans_first: list[tuple[Finding, Plan]] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)
+    touched: dict[str, str] = field(default_factory=dict)  # project facts its analyses read
 
 
 @dataclass
@@ -87,9 +90,10 @@ class _FilePass:
 
 def _analyse(
     text: str, options: LintOptions, unit: ProjectUnit | None = None
-) -> tuple[cst.Module, Context | None, list[Placed], Mapping[cst.CSTNode, CodeRange]]:
+) -> tuple[cst.Module, Context | None, list[Placed], NodePositions]:
     """Parse and run the checks, with the project facts lint had (``unit``), placed and
-    suppressed exactly as lint places them."""
+    suppressed exactly as lint places them.  Positions are resolved as lint resolves them,
+    per module-level statement, for the hits' statements first and any other node on demand."""
     module = cst.parse_module(text)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20000))
@@ -97,15 +101,16 @@ def _analyse(
         hits, _errors, ctx = run_checks(module, options, unit)
     finally:
         sys.setrecursionlimit(old)
+    positions = NodePositions(module, text)
     if ctx is None:
-        return module, None, [], {}
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return module, None, [], positions
+    positions.resolve({hit.site.top for _check, hit in hits})
     placed = place_hits(text, hits, positions, per_site=True)
     kept = [(check.code, hit, pos) for check, hit, pos in placed]
     return module, ctx, kept, positions
 
 
-def _span(positions: Mapping[cst.CSTNode, CodeRange], node: cst.CSTNode) -> Span:
+def _span(positions: NodePositions, node: cst.CSTNode) -> Span:
     pos = positions.get(node)
     if pos is None:
         return (0, 0, 0, 0)
@@ -126,8 +131,9 @@ def _plan_file(work: _Work, options: LintOptions, first: bool) -> _FilePass | No
         return None
     if ctx is None:
         return None
+    _note_facts(work, ctx)
     namer = namer_for(ctx)
-    parents = parent_map(module)
+    parents = positions.parents
     spans = hit_spans([(code, pos) for code, _hit, pos in hits])
     groups = groups_by_hit(spans)
     before = counts(spans)
@@ -152,7 +158,7 @@ def _plan_file(work: _Work, options: LintOptions, first: bool) -> _FilePass | No
             continue
         _describe(plan, module, positions, rendered)
         new_text = _splice(work, module, ctx, namer, parents, [(plan, rendered)])
-        after = _relint(new_text, options, work.unit) if new_text is not None else None
+        after = _relint(new_text, options, work) if new_text is not None else None
         if new_text is None or after is None:
             continue
         plan.edits_text = text_edits(work.text, new_text)
@@ -167,15 +173,21 @@ def _plan_file(work: _Work, options: LintOptions, first: bool) -> _FilePass | No
     return _FilePass(work, module, ctx, namer, planned)
 
 
-def _relint(text: str, options: LintOptions, unit: ProjectUnit | None) -> Counter[str] | None:
+def _relint(text: str, options: LintOptions, work: _Work) -> Counter[str] | None:
     """The hits per rule of the same checks on a rewritten text (None: it does not analyse)."""
     try:
-        _module, ctx, hits, _positions = _analyse(text, options, unit)
+        _module, ctx, hits, _positions = _analyse(text, options, work.unit)
     except Exception:
         return None
     if ctx is None:
         return None
+    _note_facts(work, ctx)
     return counts(hit_spans([(code, pos) for code, _hit, pos in hits]))
+
+
+def _note_facts(work: _Work, ctx: Context) -> None:
+    if ctx.ev.project is not None:
+        work.touched.update(ctx.ev.project.touched)
 
 
 def _splice(
@@ -201,7 +213,7 @@ def _splice(
                 return None
             mapping.update(again)
         mapping.update(binding.uses)
-    new_module = module.visit(Replace(mapping, remove, parents, binding.inserts))
+    new_module = replace_in(module, parents, Replace(mapping, remove, parents, binding.inserts))
     if any(plan.uses_import for plan in plans) and namer.import_line:
         new_module = add_import(new_module, namer.import_line)
     code = new_module.code
@@ -215,7 +227,7 @@ def _splice(
 def _describe(
     plan: Plan,
     module: cst.Module,
-    positions: Mapping[cst.CSTNode, CodeRange],
+    positions: NodePositions,
     rendered: Rendered,
 ) -> None:
     """The plan's span and replacement text, as the JSON ``fix`` reports them."""
@@ -403,21 +415,29 @@ def describe_fixes(
     candidates: Iterable[Candidate],
     options: LintOptions | None = None,
     units: Mapping[str, ProjectUnit] | None = None,
+    cache_dir: Path | None = None,
+    fingerprint: str = "",
 ) -> None:
     """Attach each finding's fix without proving it (JSON and SARIF of a plain lint run): the
-    plan, its edits and hazards, and a proof that says it was not run in this invocation."""
+    plan, its edits and hazards, and a proof that says it was not run in this invocation.
+    With a ``cache_dir``, a file's fixes are kept like its findings (:mod:`.described`)."""
     works = _works(findings, candidates, units or {}, [])
     codes = options.codes if options is not None else fixable_codes()
     settings = options.settings if options is not None else Settings()
+    cache = Cache(cache_dir, described.NAMESPACE)
     for work in works:
         opts = LintOptions(codes=frozenset(f.rule for f in work.findings), settings=settings)
         if not opts.codes:
             opts = LintOptions(codes=frozenset(codes), settings=settings)
-        entry = _plan_file(work, opts, True)
-        if entry is None:
+        k = described.entry_key(fingerprint, work.unit, work.source.raw, opts.codes, work.findings)
+        if described.load(cache, k, work.unit, work.findings):
             continue
-        plans_first = [(p.finding, p.plan) for p in entry.planned if p.finding is not None]
-        tally.attach(work.findings, plans_first, [], proven=False)
+        entry = _plan_file(work, opts, True)
+        if entry is not None:
+            plans_first = [(p.finding, p.plan) for p in entry.planned if p.finding is not None]
+            tally.attach(work.findings, plans_first, [], proven=False)
+        if cache.dir is not None:
+            described.store(cache, k, work.findings, work.touched)
 
 
 def apply_fixes(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis.module import contains
+from ..analysis.names import children as child_nodes
 from .ir import Plan, Src, walk
 
 BASE_NAME = "logits"  # what a moved pre-activation operand is, in every rewrite that moves one
@@ -46,7 +47,7 @@ def _names(module: cst.Module) -> set[str]:
         n = stack.pop()
         if isinstance(n, cst.Name):
             out.add(n.value)
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return out
 
 

@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import CodeRange
 
 from ..analysis.context import Context, Hit
 from ..analysis.module import Scope, contains, parent_map
 from ..model import Verification
+from ..positions import NodePositions as Positions  # every node's position, on demand
 from ..rules.recipes import recipe_for
 from ..verify.slice_tools import jfloat
 from ..verify.slicer import Slicer
 from .ir import IR, Bin, Call, Keep, Neg, Num, Plan, Reuse, Src, walk
 
-Positions = Mapping[cst.CSTNode, CodeRange]  # libcst's PositionProvider, resolved
 Job = dict[str, Any]  # a proof request for the verification worker
 Result = dict[str, Any]  # its verdict
 

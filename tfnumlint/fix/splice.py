@@ -13,6 +13,7 @@ import libcst as cst
 
 from ..analysis.context import Context
 from ..analysis.module import contains
+from ..analysis.names import children as child_nodes
 from .ir import Edit, Plan
 from .match import pure
 
@@ -66,6 +67,40 @@ class Replace(cst.CSTTransformer):
             rest = updated_node.with_changes(leading_lines=[])
             return cst.FlattenSentinel([first, *before[1:], rest])
         return updated_node
+
+
+def replace_in(module: cst.Module, parents: dict[int, cst.CSTNode], replace: Replace) -> cst.Module:
+    """``module.visit(replace)``, visiting only the module-level statements that hold a node
+    it replaces, removes or inserts before: the same module, without rebuilding (and
+    validating) every other statement of a large file."""
+    tops: set[int] = set()
+    for key in (*replace.mapping, *replace.remove, *replace.inserts):
+        top = _top_of(module, parents, key)
+        if top is None:  # not under a module-level statement: visit everything
+            return module.visit(replace)
+        tops.add(top)
+    body: list[cst.BaseStatement] = []
+    for stmt in module.body:
+        if id(stmt) not in tops:
+            body.append(stmt)
+            continue
+        new = stmt.visit(replace)
+        if isinstance(new, cst.FlattenSentinel):
+            body.extend(new.nodes)
+        elif isinstance(new, cst.BaseStatement):
+            body.append(new)
+    return module.with_changes(body=body)
+
+
+def _top_of(module: cst.Module, parents: dict[int, cst.CSTNode], key: int) -> int | None:
+    """id of the module-level statement holding the node ``key`` (None: not in ``module``)."""
+    while True:
+        parent = parents.get(key)
+        if parent is None:
+            return None
+        if parent is module:
+            return key
+        key = id(parent)
 
 
 # an expression in these parents is an operand: a compound replacement needs parentheses
@@ -162,7 +197,7 @@ def _count_names(node: cst.CSTNode, name: str) -> int:
         if isinstance(n, cst.Attribute):
             stack.append(n.value)  # x.name is not a use of name
             continue
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return count
 
 

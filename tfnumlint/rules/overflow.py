@@ -10,6 +10,7 @@ from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.epsilons import first_arg, split_eps
 from ..analysis.module import Site
+from ..analysis.names import children as child_nodes
 from .common import EXP_OVERFLOW, underflows
 from .graph import Hazard as GraphHazard
 from .graph import danger_test, graph_rule, is_danger, producer_text, range_text, where_op
@@ -213,7 +214,7 @@ def _names(node: cst.CSTNode | None) -> set[str]:
         if isinstance(n, cst.Attribute):
             stack.append(n.value)
             continue
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return out
 
 

@@ -12,6 +12,7 @@ import libcst as cst
 from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.module import Site
+from ..analysis.names import children as child_nodes
 from ..analysis.optimizer_calls import optimizer_spec
 from .common import fmt
 from .datascale import resolve
@@ -112,7 +113,7 @@ def _walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
         n = stack.pop()
         if isinstance(n, cst.Call):
             yield n
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
 
 
 @rule("TNL506", methods={"minimize"})
@@ -254,7 +255,7 @@ def _averaged(ctx: Context, node: cst.BaseExpression) -> bool:
         n = stack.pop()
         if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide):
             return True
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return False
 
 
