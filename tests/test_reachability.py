@@ -285,20 +285,24 @@ def test_gradient_symptoms_confirm_where_gradients_flow():
 
 
 @pytest.mark.parametrize(
-    ("name", "inside", "outside"),
+    "name",
     [
-        ("probs", 0.5, -1.0),  # a probability of -1
-        ("eps", 1e-7, 2.0),  # an epsilon of 2
-        ("global_step", 3.0, -1.0),  # a negative step counter
-        ("self_scale", 0.5, 0.0),  # a scale of exactly 0
-        ("variance", 0.0, -1.0),
-        ("noncentrality", 0.0, -1.0),  # a noncentral chi-square's noncentrality of -1
+        "probs",
+        "global_step",
+        "self_scale",
+        "noncentrality",
+        "rate",
+        "self_get_epsilon",
+        "np_finfo_numpy_dtype_eps",
+        "tf_convert_to_tensor_self_temper",  # a cut label
     ],
 )
-def test_name_lexicon_domains(name, inside, outside):
-    d = domain_names.name_domain(name)
-    assert d is not None and not d.strong
-    assert d.holds(inside) and not d.holds(outside)
+def test_words_of_meaning_give_no_domain(name):
+    """Issue 22: a name is no evidence of a range.  These words once gave weak domains (a
+    probability of -1, an epsilon of 2, a negative step ruled out "by its name"); the wild
+    review found them deciding verdicts that the code did not support either way.  (`eps` and
+    `variance` still read as producers' names: the pending tables of tests/test_no_lexicons.py.)"""
+    assert domain_names.name_domain(name) is None
 
 
 def test_names_outside_the_lexicon_have_no_domain():
@@ -418,13 +422,14 @@ def test_witness_outside_a_strong_domain_is_refuted_with_the_reason():
 
 
 def test_witness_outside_a_name_domain_is_inconclusive():
+    # the domains names still give (a producer's name) are weak: inconclusive, never refuted
     probe = {"kind": "expr", "relations": []}
-    probe["domains"] = [
-        {**vars(domain_names.name_domain("eps")), "lo": 0.0, "hi": 1.0},
-    ]
-    out = gates.judge(probe, {"status": "confirmed", "inputs": {"eps": 2.0}, "detail": "w"})
+    probe["domains"] = [vars(domain_names.name_domain("log1psquare"))]
+    out = gates.judge(
+        probe, {"status": "confirmed", "inputs": {"log1psquare": -2.0}, "detail": "w"}
+    )
     assert out["status"] == "inconclusive"
-    assert "`eps`" in out["detail"] and "by its name" in out["detail"]
+    assert "`log1psquare`" in out["detail"] and "producer's name" in out["detail"]
 
 
 def test_witness_inside_its_domains_stays_confirmed():
@@ -651,10 +656,6 @@ def test_a_correction_to_a_tabulated_constant_is_not_an_absorbed_guard():
     assert hits("TNL401", src) == []
 
 
-def test_an_epsilon_of_one_is_outside_the_name_domain():
-    assert not domain_names.name_domain("np_finfo_numpy_dtype_eps").holds(1.0)
-
-
 def test_a_division_in_a_where_branch_guarded_by_its_denominator_is_value_safe():
     src = """\
         import tensorflow as tf
@@ -753,11 +754,6 @@ def test_constants_sliced_as_inputs_are_pinned_to_their_value():
     # np.pi is sliced as the constant itself, never as a free input
     assert "np.pi" not in {s["name"] for s in probe["inputs"]}
     assert str(math.pi) in str(probe["target"])
-
-
-def test_cut_labels_still_match_the_lexicon():
-    d = domain_names.name_domain("tf_convert_to_tensor_self_temper")
-    assert d is not None and not d.holds(0.0)
 
 
 def test_python_statistics_in_a_function_without_tensorflow_are_not_reported():

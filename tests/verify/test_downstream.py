@@ -32,20 +32,23 @@ def verdict(src: str, rule: str) -> dict:
 
 # ---------------------------------------------------------------- 1. discarded by a select
 
+# a layer's call: its inputs are the program's data, so a sign of `tailweight` is the program's
+# own (in a helper nothing calls, the verdict would state that sign as its condition)
 DISCARDED = """\
     import tensorflow as tf
 
 
-    def variance(tailweight, scale):
-        var = tf.pow(1.0 - 2.0 * tailweight, -1.5) * tf.square(scale)
-        return tf.where({cond}, var, tf.zeros_like(var))
+    class Variance(tf.keras.layers.Layer):
+        def call(self, tailweight, scale):
+            var = tf.pow(1.0 - 2.0 * tailweight, -1.5) * tf.square(scale)
+            return tf.where({cond}, var, tf.zeros_like(var))
     """
 
 
 def test_a_nan_discarded_by_a_where_is_recorded_as_a_select_on_its_condition():
     probe = one_probe(DISCARDED.format(cond="tailweight < 0.5"), "TNL204")
     [sink] = probe["uses"]["sinks"]
-    assert sink["kind"] == "select" and sink["line"] == 6
+    assert sink["kind"] == "select" and sink["line"] == 7
     assert sink["selected_when"] is True
     assert sink["cond"]["k"] == "cmp"
 
@@ -90,7 +93,9 @@ def test_a_nan_the_where_selects_stays_a_confirmed_value():
 
 
 def test_a_where_testing_an_unrelated_input_is_evaluated_not_assumed():
-    src = DISCARDED.replace("def variance(tailweight, scale)", "def variance(tailweight, scale, k)")
+    src = DISCARDED.replace(
+        "def call(self, tailweight, scale)", "def call(self, tailweight, scale, k)"
+    )
     probe = one_probe(src.format(cond="k < 0.5"), "TNL204")
     assert [i["name"] for i in probe["uses"]["inputs"]] == ["k"]
     probe["no_gradient"] = "the value is under tf.stop_gradient"

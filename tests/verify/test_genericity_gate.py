@@ -38,10 +38,12 @@ def test_a_tfp_like_log_prob_tail_is_not_confirmed():
         """
     out = one_verdict(src, "TNL301")
     assert out["status"] == "inconclusive", out
-    assert "`x` is a parameter of `_log_prob`" in out["detail"]
-    # the far tail of `x` alone (exp(100) overflows); a denormal scale, where TensorFlow's
-    # batched and scalar kernels disagree, witnesses nothing
-    assert "needs `x` = -100, a far tail" in out["detail"], out
+    # the far tail of `x` (exp(100) overflows) or a zero scale: either way a value of the
+    # distribution's own inputs that nothing in view passes (no name says `scale` > 0)
+    assert (
+        "needs `x` = -100, a far tail; `x` is a parameter of `_log_prob`" in out["detail"]
+        or "needs `self.scale` = 0; `self.scale` is an attribute of `Gumbel`" in out["detail"]
+    ), out
     assert "seen: " in out["detail"]  # what the probe saw stays in the verdict
 
 
@@ -186,8 +188,10 @@ def test_an_epsilon_with_a_literal_default_is_kept_in_a_loss():
     assert out["status"] == "confirmed", out
 
 
-def test_a_symptom_that_survives_generic_values_of_a_free_parameter_stays_confirmed():
-    # log(x - shift) needs only x < shift: generic values of `shift` keep it (one trial is enough)
+def test_a_symptom_that_needs_the_sign_of_a_free_parameter_is_conditional_on_it():
+    # log(y_pred - shift) needs only y_pred < shift: it survives generic values of `shift` of
+    # the witness's sign (one trial is enough), but negating `shift` removes it.  Nothing in
+    # view passes `shift`: the finding states that condition instead of confirming.
     src = """\
         import tensorflow as tf
 
@@ -196,8 +200,87 @@ def test_a_symptom_that_survives_generic_values_of_a_free_parameter_stays_confir
             return tf.math.log(y_pred - shift)
         """
     out = one_verdict(src, "TNL104")
-    assert out["status"] == "confirmed", out
+    assert out["status"] == "inconclusive", out
     assert out["observed"]["generic"]["kept"] >= generic.SURVIVES_IN
+    assert out["observed"]["generic"]["signs"] == {"shift": "positive"}
+    assert out["detail"].startswith("shows with `shift` > 0 where `y_pred` = 0.5 (the witness has")
+    assert "is gone with it negated; `shift` is a parameter of `helper`" in out["detail"]
+
+
+def test_the_same_sign_in_a_layer_call_stays_confirmed():
+    # a Keras layer's call inputs are data the program feeds: any sign is the program's own
+    src = """\
+        import tensorflow as tf
+
+
+        class Shifted(tf.keras.layers.Layer):
+            def call(self, inputs, shift):
+                return tf.math.log(inputs - shift)
+        """
+    out = one_verdict(src, "TNL104")
+    assert out["status"] == "confirmed", out
+    assert "signs" not in (out["observed"].get("generic") or {})
+
+
+def test_a_driven_weight_may_take_the_other_sign_with_the_free_input():
+    # exp(x @ w) overflows for either sign of `x` once training gives `w` the matching sign:
+    # negating `x` together with the weight keeps the symptom, so no sign of `x` is needed
+    src = """\
+        import tensorflow as tf
+
+        weights = tf.Variable(tf.random.normal([16, 1], dtype=tf.float16))
+
+
+        def scores(x):
+            return tf.exp(tf.matmul(x, weights))
+        """
+    out = one_verdict(src, "TNL301")
+    assert out["status"] == "confirmed", out
+    assert "signs" not in out["observed"]["generic"], out
+
+
+def test_a_ratio_of_two_free_parameters_states_what_was_seen_not_a_necessity():
+    # pow(x / df, 1/3) is NaN when x and df differ in sign (TFP's noncentral chi2 had such a
+    # witness confirmed): each negated alone removes it; the reason says so, and does not
+    # claim that `x` < 0 is needed (x > 0 with df < 0 is NaN too)
+    src = """\
+        import tensorflow as tf
+
+
+        def wilson_hilferty(x, df):
+            return tf.pow(x / df, 1.0 / 3.0)
+        """
+    out = one_verdict(src, "TNL204")
+    assert out["status"] == "inconclusive", out
+    signs = out["observed"]["generic"]["signs"]
+    assert set(signs) == {"x", "df"} and set(signs.values()) == {"negative", "positive"}, out
+    assert out["detail"].startswith("shows with `x` "), out
+    assert "is gone with any one of them negated; `x`, `df` are parameters of" in out["detail"]
+
+
+def test_signs_that_matter_only_together_are_stated_together():
+    # log(df) + log(nc) at df = nc = -1: negating one alone keeps the NaN, both negated end it
+    probe = expr("TNL104", None, [free("df"), free("nc"), free("x")])
+    probe["inputs"] = [{**s, "origin": "param", "owner": "cdf"} for s in probe["inputs"]]
+    out = {
+        "status": "confirmed",
+        "inputs": {"df": -1.0, "nc": -1.0, "x": 0.5},
+        "observed": {
+            "generic": {
+                "free": ["df", "nc", "x"],
+                "trials": 4,
+                "kept": 4,
+                "signs": {"df": "negative, or another", "nc": "negative, or another"},
+            }
+        },
+    }
+    reason = generic.free_value_reason(probe, out)
+    assert reason == (
+        "shows with `df` < 0 and `nc` < 0 where `x` = 0.5 (the witness has `df` = -1, `nc` = -1)"
+        " and is gone with all of them negated; `df`, `nc` are parameters of `cdf` and nothing"
+        " shows its callers pass such values"
+    )
+    assert generic.free_value_reason(probe, {**out, "status": "inconclusive"}) is None
 
 
 # ---------------------------------------------------------------- hand-written probes

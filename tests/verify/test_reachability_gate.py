@@ -420,6 +420,26 @@ def test_one_minus_sigmoid_saturating_at_17_stays_confirmed():
 
 
 def test_cosine_similarity_of_a_relu_feature_vector_stays_confirmed():
+    # a layer's data times its own weight: an all-zero ReLU row is the program's own state
+    src = """\
+        import tensorflow as tf
+
+
+        class Similarity(tf.keras.layers.Layer):
+            def build(self, shape):
+                self.w = self.add_weight(shape=(shape[-1], 8))
+
+            def call(self, x):
+                h = tf.nn.relu(tf.matmul(x, self.w))
+                return h / tf.norm(h, axis=-1, keepdims=True)
+        """
+    out = one_verdict(src, "TNL201")
+    assert out["status"] == "confirmed", out
+
+
+def test_cosine_similarity_in_a_helper_nothing_calls_states_its_sign_condition():
+    # the same rows in a helper with no caller: the witness rests on the sign of `x` (with
+    # w > 0, x < 0 zeroes the ReLU row), which no caller in view is shown to pass
     src = """\
         import tensorflow as tf
 
@@ -429,7 +449,10 @@ def test_cosine_similarity_of_a_relu_feature_vector_stays_confirmed():
             return h / tf.norm(h, axis=-1, keepdims=True)
         """
     out = one_verdict(src, "TNL201")
-    assert out["status"] == "confirmed", out
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].startswith("shows with `"), out
+    assert "parameters of `similarity` and nothing shows its callers pass" in out["detail"]
+    assert [s["gate"] for s in out["trail"] if s.get("why")] == ["free signs"], out["trail"]
 
 
 def test_sqrt_of_squared_error_at_an_exact_fit_stays_confirmed():

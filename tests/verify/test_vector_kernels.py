@@ -25,10 +25,11 @@ FIX = """\
 import tensorflow as tf
 
 
-def fix(concentration, unif):
-    safe = tf.where(concentration >= 0., concentration, 100.)
-    return tf.where(
-        safe < 1., tf.math.pow(unif, tf.math.reciprocal(safe)), tf.ones(()))
+class Fix(tf.keras.layers.Layer):
+    def call(self, concentration, unif):
+        safe = tf.where(concentration >= 0., concentration, 100.)
+        return tf.where(
+            safe < 1., tf.math.pow(unif, tf.math.reciprocal(safe)), tf.ones(()))
 """
 
 
@@ -77,6 +78,7 @@ def test_the_real_where_trap_is_confirmed_not_lost_to_the_kernel_difference():
     assert out["status"] == "confirmed", out
     assert out["symptom"] == "nan-gradient", out
     witness = out["inputs"]
-    # the unselected branch pow(u, 1/c) at c >= 1: its NaN/inf reaches the gradient
-    assert witness["concentration"] >= 1.0, out
+    # the unselected branch pow(u, 1/safe) where safe >= 1 (c >= 1, or c < 0 and safe = 100):
+    # its NaN/inf reaches the gradient
+    assert witness["concentration"] >= 1.0 or witness["concentration"] < 0.0, out
     assert np.isnan(_gradient_at(witness["concentration"], witness["unif"])).any(), out

@@ -136,7 +136,9 @@ def test_every_confirmed_example_finding_has_its_term_written_out(confirmed):
         if (f["path"], f["line"], f["column"]) not in TERMS
     ]
     assert not missing, f"add the underlined term of these findings to TERMS: {missing}"
-    assert len(confirmed) >= 4
+    # the check sees witnesses (metric_learning's `x / activity` left them: `normalise_rows`
+    # has no caller, so its witness on the sign of `x` is a stated condition)
+    assert len(confirmed) >= 3
 
 
 def test_each_witness_shows_its_symptom_in_the_underlined_term_itself(confirmed):

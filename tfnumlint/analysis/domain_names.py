@@ -14,22 +14,6 @@ from .domain_code import NOT_A_VALUE_NAME, PRODUCER_RANGES
 from .domain_model import Domain, Relation
 from .names import tokens
 
-# name token -> (lo, lo_open, hi).  Weak evidence: a name is a convention, not a proof.
-NAME_LEXICON: dict[str, tuple[float, bool, float]] = {}
-for _words, _dom in (
-    (("prob", "probs", "probability", "probabilities", "keep_prob", "dropout"), (0.0, False, 1.0)),
-    (("eps", "epsilon"), (0.0, False, 0.5)),
-    (("tolerance", "tol"), (0.0, False, 1.0)),
-    (("step", "steps", "count", "counts", "counter", "index", "idx", "iteration", "epoch"),
-     (0.0, False, math.inf)),
-    (("num", "size", "length", "len", "n"), (0.0, False, math.inf)),
-    (("std", "stddev", "scale", "sigma", "temperature", "concentration", "df", "bandwidth"),
-     (0.0, True, math.inf)),
-    (("var", "variance", "rate", "norm", "distance", "dist", "area", "areas", "noncentrality"),
-     (0.0, False, math.inf)),
-):  # fmt: skip
-    for _w in _words:
-        NAME_LEXICON[_w] = _dom
 # Names of constants: `one = dtype(1.)` is 1 (TFP style), not a free input.  The whole name
 # must be the word: `betainc_a_b_half` is not 0.5.
 CONSTANT_NAMES = {
@@ -64,7 +48,9 @@ PAIR_WORDS = (
 
 
 def name_domain(name: str) -> Domain | None:
-    """Weak domain from the last meaningful word of an input's name."""
+    """Weak domain of an input named after a constant or its producer (``half``, ``kve``,
+    ``log1psquare``).  Words of meaning (``rate``, ``eps``, ``step``) give none: issue 22
+    removed that lexicon, whose domains turned real witnesses into "ruled out by its name"."""
     key = re.sub(r"\W+", "_", name).strip("_")  # `np.pi` -> np_pi, `self.rate` -> self_rate
     if key.lower() in CONSTANT_NAMES:
         value = CONSTANT_NAMES[key.lower()]
@@ -76,26 +62,14 @@ def name_domain(name: str) -> Domain | None:
     words = [t.lower() for t in tokens(name) if not t.isdigit()]
     if not words or "log" in words:
         return None  # log_scale, log_variance, log_prob: log space has no sign
-    if len(name) >= 32 and len(words[-1]) >= 4:  # a cut label: `..._temper` of `temperature`
-        words[-1] = next((w for w in NAME_LEXICON if w.startswith(words[-1])), words[-1])
-    joined = "_".join(words)
-    if joined in NAME_LEXICON:
-        word = joined
-    else:
-        word = words[-1] if words[-1] in NAME_LEXICON else ""
-        if not word and len(words) > 1 and words[0] in ("num", "n"):
-            word = words[0]  # num_steps, n_items
     whole = key.lower().lstrip("_")
-    if not word and whole in PRODUCER_RANGES and whole not in NOT_A_VALUE_NAME:
+    if whole in PRODUCER_RANGES and whole not in NOT_A_VALUE_NAME:
         lo, lo_open, hi = PRODUCER_RANGES[whole]  # `kve`, `cdf`: named after its producer
         return Domain(name, lo, hi, lo_open, f"its producer's name (`{whole}`)", False)
-    if not word and any(_NONNEG_WORDS.match(w) for w in words):
+    if any(_NONNEG_WORDS.match(w) for w in words):
         nonneg = next(w for w in words if _NONNEG_WORDS.match(w))
         return Domain(name, 0.0, math.inf, False, f"its producer's name (`{nonneg}`)", False)
-    if not word or (word == "n" and len(words) > 2):
-        return None
-    lo, lo_open, hi = NAME_LEXICON[word]
-    return Domain(name, lo, hi, lo_open, f"by its name (`{word}`)", strong=False)
+    return None
 
 
 def pair_relations(names: list[str]) -> list[Relation]:

@@ -30,8 +30,9 @@ gets a domain, and pairs of inputs get relations, from four sources (strongest f
   ``count_nonzero``/``argmax`` (>= 0), ``tf.range``, a cast to an integer dtype or a rounding,
   or one asserted ``assert_integer_form`` in scope, takes whole values only: a witness that
   needs it at 1e-8 or 0.5 breaks a code-derived domain (refuted);
-- **names** (weak evidence): the lexicon in :data:`NAME_LEXICON`, and ``high``/``low``-style
-  pairs in :data:`PAIR_WORDS`.
+- **names** (weak evidence, being removed by issue 22): constants and producers by name
+  (``half``, ``kve``), and ``high``/``low``-style pairs in :data:`PAIR_WORDS`.  Words of meaning
+  (``rate``, ``eps``, ``step``) give no domain.
 
 The static side (:func:`annotate`, here) stores them in the probe as plain data; the probing
 side keeps only points inside them (``verify/domains.split_rows``); the verdict side

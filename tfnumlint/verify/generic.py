@@ -170,6 +170,42 @@ def special_value_reason(
     )
 
 
+def free_value_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """Why a witness that survives genericity is still a precondition: it rests on the sign of
+    a *free* input (a parameter nothing in view drives, an attribute that is no weight), ``df``
+    < 0 in ``pow(x / df, 1/3)`` (``observed["generic"]["signs"]``, the worker's sign flips).
+    The reason states what was seen (it shows with these signs, and is gone with one negated),
+    not a necessary condition: ``x / df`` < 0 has two sign patterns.
+    That the symptom shows at other values of that sign says the hazard is no coincidence; it
+    does not say the program gets there (a distribution's ``df`` is positive by contract).
+    Confirmed needs the value to come from the program: data, weights, training, a caller."""
+    observed = out.get("observed")
+    if out.get("status") != "confirmed" or not isinstance(observed, dict):
+        return None
+    outcome = observed.get("generic")
+    if not isinstance(outcome, dict) or not isinstance(outcome.get("signs"), dict):
+        return None
+    signs = {str(n): str(s) for n, s in outcome["signs"].items()}
+    if not signs:
+        return None
+    point = {n: v for n, v in (out.get("inputs") or {}).items() if isinstance(v, (int, float))}
+    conds = [f"`{n}` {'< 0' if s.startswith('negative') else '> 0'}" for n, s in signs.items()]
+    either = any(sign.endswith("or another") for sign in signs.values())
+    free = [n for n in outcome.get("free") or [] if n in point and n not in signs]
+    where = ", ".join(f"`{n}` = {fmt_g(float(point[n]))}" for n in free)
+    seen = ", ".join(f"`{n}` = {fmt_g(float(point[n]))}" for n in signs if n in point)
+    if len(signs) == 1:
+        flipped = "it negated"
+    else:
+        flipped = "all of them negated" if either else "any one of them negated"
+    specs = {s.get("name"): s for s in probe.get("inputs") or []}
+    return (
+        f"shows with {' and '.join(conds)}{f' where {where}' if where else ''} (the witness "
+        f"has {seen}) and is gone with {flipped}; "
+        f"{_owners(list(signs), specs)}"
+    )
+
+
 def _named(free: list[str], needed: list[str], point: dict[str, Any], out) -> list[str]:
     """The free inputs the reason names: those the symptom needs; else (a coincidence of
     several values) those at an unusual value or sharing one; else every free input."""

@@ -258,6 +258,7 @@ EXPR_GATES: tuple[gates.Gate, ...] = (
     gates.Gate("witness review", review_witness),  # related inputs, where the symptom starts
     gates.Gate("downstream", downstream.review),  # where the value goes: handled right after?
     gates.Gate("preconditions", preconditions.judge),  # a far tail, an empty selection
+    gates.Gate("free signs", gates.free_signs),  # the sign of a parameter nothing drives
     gates.Gate("upstream", _attach_upstream),  # the report folds it into the upstream finding
     gates.Gate("stand-ins", stand_ins.with_note),  # the axis/depth/shape it was reached with
     gates.Gate("training rung", lambda probe, out: with_training(probe, out)),  # issue 23
