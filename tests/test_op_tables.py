@@ -88,17 +88,10 @@ NOT_OP_FACTS: dict[Key, str] = {
     ),
 }  # fmt: skip
 
-# Op-fact tables not derived from the registry yet: a debt that may only shrink.  Left (issue 26):
-# project_summary's _CARRIED (the provenance kinds some rule reads: a union of the rules' own
-# kind tables, which analysis/ may not import) and rules/logs' _COMPUTED (TNL104's "routinely
-# <= 0" kinds: a fact that would also hold sin, cos, sign, ..., so deriving it widens the rule
-# and needs its own reviewed change).
-NOT_YET_DERIVED: Counter[Key] = Counter(
-    {
-        ("analysis/project_summary.py", ("clip_by_value", "exp", "log_sigmoid", "log_softmax", "matmul", "maximum", "one_hot", "placeholder", "relu", "relu6", "sigmoid", "softmax", "softplus", "tanh")): 1,
-        ("rules/logs.py", ("matmul", "placeholder", "tanh")): 1,
-    }
-)  # fmt: skip
+# Op-fact tables not derived from the registry yet: a debt that may only shrink.  Empty since
+# issue 26 derived the last two (project_summary's _CARRIED and rules/logs' _COMPUTED); keep the
+# mechanism: a table that cannot be derived at once is listed here, with its reason.
+NOT_YET_DERIVED: Counter[Key] = Counter()
 
 
 def op_spellings() -> frozenset[str]:
@@ -258,3 +251,39 @@ def test_the_derived_tables_hold_what_their_copies_held() -> None:
     assert {"relu", "relu6", "one_hot", "clip_by_value", "zeros", "ones", "constant"} < (
         preconditions.IDENTICAL_PRODUCERS
     )
+
+
+def test_the_last_two_derived_tables_hold_their_copies_exactly() -> None:
+    """project_summary's _CARRIED and TNL104's _COMPUTED were the last literal tables (issue 26):
+    derived from registry facts, they hold exactly what their copies held, so the summaries
+    carry the same values and TNL104 reads the same producers."""
+    from tfnumlint.analysis import project_summary, values
+    from tfnumlint.rules import logs, overflow
+
+    assert {
+        "linear", "matmul", "diff", "neg", "exp", "tanh", "placeholder", "input", "sigmoid",
+        "softmax", "relu", "relu6", "softplus", "clip_by_value", "maximum", "log_softmax",
+        "log_sigmoid", "one_hot", "mask", "layer", "model", "asserted",
+    } == project_summary._CARRIED  # fmt: skip
+    assert {"matmul", "diff", "linear", "tanh", "placeholder", "input"} == logs._COMPUTED
+    assert {"matmul", "diff", "linear", "neg"} == overflow._COMPUTED
+    assert {"matmul", "linear"} == values.LINEAR_KINDS
+    assert {"tanh"} == ops.SIGNED_SQUASHING  # not sin, cos or sign: TNL104 stays as reviewed
+    assert {"placeholder", "input"} == ops.FED  # keras_input makes an "input"
+
+
+def test_the_summaries_carry_every_kind_a_rule_reads() -> None:
+    """analysis/ may not import rules/, so _CARRIED restates the facts the rules read: a rule's
+    kind table outside it would lose its values at a module boundary."""
+    from tfnumlint.analysis.project_summary import _CARRIED, BOUND_KINDS
+    from tfnumlint.rules import logs, overflow, saturation, training
+
+    for table in (
+        logs._COMPUTED,
+        overflow._COMPUTED,
+        saturation.SQUASHES,
+        training.SATURATING,
+        ops.DEAD_ZONE,
+        BOUND_KINDS,
+    ):
+        assert table <= _CARRIED, sorted(table - _CARRIED)

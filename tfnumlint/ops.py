@@ -122,6 +122,9 @@ class Op:
     gradient_sink: str | None = None  # why a value read only by it takes no gradient there
     floors: bool = False  # raises its input to a floor its 2nd operand gives: an eps guard
     fixed_values: bool = False  # its entries are values its arguments fix (one_hot's on/off)
+    # a raw linear output (matmul: a layer's output before any activation): of either sign and
+    # with no bound in practice, so neither a log nor an exp of it is safe
+    raw_linear: bool = False
 
 
 REGISTRY: dict[str, Op] = {}
@@ -207,6 +210,16 @@ def transfer(name: str) -> Transfer | None:
 def ops_with(predicate: Callable[[Op], bool]) -> frozenset[str]:
     """Names of the registered ops an entry predicate holds for (a snapshot)."""
     return frozenset(n for n, op in REGISTRY.items() if predicate(op))
+
+
+def kinds_with(predicate: Callable[[Op], bool]) -> frozenset[str]:
+    """The provenance kinds of the values the ops a predicate holds for make (an op's kind is
+    its transfer's ``kind``, else its name: a Keras ``Input`` makes an ``input``), a snapshot."""
+    return frozenset(
+        (op.transfer.kind if op.transfer and op.transfer.kind else n)
+        for n, op in REGISTRY.items()
+        if predicate(op)
+    )
 
 
 # Keras convolution-like layers: their activation is a keyword after the geometry arguments
@@ -959,6 +972,7 @@ for _op in (
     ),
     Op(
         "matmul",
+        raw_linear=True,
         rank_dependent=True,
         natural_zero=True,
         spellings=(
@@ -1413,6 +1427,10 @@ PROBABILITY = ops_with(lambda op: op.probability)  # a probability: sigmoid, sof
 SATURATING = ops_with(lambda op: op.saturating)
 # ops that squash a logit: 0/1 (or a log of them) only at a far logit
 LOGIT_SQUASHING = ops_with(lambda op: op.saturating and op.logits_input)
+# a squashing op of either sign (tanh): bounded, yet half its inputs make it negative
+SIGNED_SQUASHING = ops_with(
+    lambda op: op.saturating and op.range is not None and op.range.lo < 0.0 < op.range.hi
+)
 VALUE_PRESERVING = ops_with(lambda op: op.value_preserving)
 ENTRY_KEEPING = ops_with(lambda op: op.value_preserving and not op.selects)  # every entry on
 ZERO_PRESERVING = ops_with(lambda op: op.zero_preserving or op.value_preserving)
@@ -1430,6 +1448,8 @@ STRICTLY_POSITIVE = ops_with(
         op.range is not None and (op.range.lo > 0.0 or (op.range.lo == 0.0 and op.range.lo_open))
     )
 )
+# positive in exact arithmetic, 0 only once it underflows (exp, softplus, sigmoid, softmax)
+UNDERFLOWING_POSITIVE = STRICTLY_POSITIVE & UNDERFLOWING
 PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
     n: r for n in sorted(RANGED) if (r := float_range(n)) is not None
 }
@@ -1449,11 +1469,8 @@ UNSAFE_GRADIENT = ops_with(lambda op: op.unsafe_gradient)
 CONVERSIONS = ops_with(lambda op: op.conversion)
 LITERAL_SOURCES = ops_with(lambda op: op.source == "literal")  # constant, zeros, ones
 # the provenance kinds of values fed by data or trained (a placeholder, a Keras Input, a variable)
-DATA_SOURCES = frozenset(
-    (op.transfer.kind if op.transfer and op.transfer.kind else n)
-    for n, op in REGISTRY.items()
-    if op.source in ("data", "weights")
-)
+DATA_SOURCES = kinds_with(lambda op: op.source in ("data", "weights"))
+FED = kinds_with(lambda op: op.source == "data")  # fed data: a placeholder, a Keras Input
 DRAWN = ops_with(lambda op: op.source == "draw")
 WHOLE = ops_with(lambda op: op.whole)
 FLOORING = ops_with(lambda op: op.floors)  # maximum(x, eps), clip_by_value(x, eps, hi)
@@ -1461,6 +1478,7 @@ FIXED_VALUES = ops_with(lambda op: op.fixed_values or op.source == "literal")  #
 # a log of a squashed logit: <= 0 by construction, never the log of a 0 (log_softmax, log_sigmoid)
 LOG_SQUASHING = ops_with(lambda op: op.log_space and op.saturating and op.logits_input)
 RANK_DEPENDENT = ops_with(lambda op: op.rank_dependent)
+RAW_LINEAR = ops_with(lambda op: op.raw_linear)  # matmul
 LOG_SUM_EXP = ops_with(lambda op: op.log_sum_exp)
 SQUARING = ops_with(lambda op: op.power == 2.0)  # square, squared_difference
 ROOTS = ops_with(lambda op: op.power in (0.5, -0.5))  # sqrt, rsqrt

@@ -32,37 +32,26 @@ from .project_model import (
     ModuleSummary,
     ReturnCandidate,
 )
-from .values import LAYER_KINDS, Val
+from .values import LAYER_KINDS, LINEAR_KINDS, Val
 
 # -- summaries --------------------------------------------------------------------------------
 
 
-# Producers the rules act on (or that keep them silent: a clip, a maximum, a log-space value).
-_CARRIED = frozenset(
-    {
-        "linear",
-        "matmul",
-        "diff",
-        "neg",
-        "exp",
-        "tanh",
-        "placeholder",
-        "input",
-        "sigmoid",
-        "softmax",
-        "relu",
-        "relu6",
-        "softplus",
-        "clip_by_value",
-        "maximum",
-        "log_softmax",
-        "log_sigmoid",
-        "one_hot",
-        "mask",
-        "layer",
-        "model",
-        "asserted",
-    }
+# Producers the rules act on (or that keep them silent: a clip, a maximum, a log-space value),
+# as the registry's facts the rules read (analysis/ may not import rules/; tests/test_op_tables.py
+# checks that the rules' own kind tables stay within this union):
+_CARRIED = (
+    LINEAR_KINDS  # a raw linear output (matmul): log and exp of it (TNL104, TNL301)
+    | ops.SATURATING  # sigmoid, softmax, tanh, and log_softmax/log_sigmoid (silent)
+    | ops.UNDERFLOWING_POSITIVE  # exp, softplus: 0 only once they underflow
+    | ops.DEAD_ZONE  # relu: exactly 0 on a region (TNL104)
+    | ops.FED  # fed data: a placeholder, a Keras Input (TNL104)
+    | ops.FLOORING  # clip_by_value, maximum: keep the rules silent
+    | ops.ops_with(lambda op: op.fixed_values)  # one_hot: labels times a probability stay one
+    # provenance kinds no op is named after: a difference, a negation, a mask, Keras layers and
+    # models (their output activation), a value an assertion bounds
+    | {"diff", "neg", "mask", "asserted"}
+    | LAYER_KINDS
 )
 
 

@@ -16,7 +16,8 @@ from ..floats import round_to
 
 INF = math.inf
 # producer kinds of a linear output (a logit): scaling it by a Python scalar keeps it one
-LINEAR_KINDS = frozenset({"matmul", "linear"})
+# (the raw linear ops, and "linear": a Keras layer without an activation)
+LINEAR_KINDS = ops.RAW_LINEAR | {"linear"}
 # Keras layers and models: calling one gives its output activation's range
 LAYER_KINDS = frozenset({"layer", "model"})
 

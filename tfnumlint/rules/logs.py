@@ -10,7 +10,7 @@ from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.epsilons import additive_terms, first_arg, split_eps
 from ..analysis.module import Site, parent_map
-from ..analysis.values import Val
+from ..analysis.values import LINEAR_KINDS, Val
 from ..floats import exp_overflow, exp_underflow
 from .common import fmt
 from .graph import Hazard as GraphHazard
@@ -171,9 +171,11 @@ def _same_code(ctx: Context, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         return False
 
 
-# Producers whose output is routinely <= 0: a raw linear output, a difference, a tanh; and
-# raw input data fed through a placeholder or a Keras Input, which nothing keeps positive.
-_COMPUTED = frozenset({"matmul", "diff", "linear", "tanh", "placeholder", "input"})
+# Producers whose output is routinely <= 0: a raw linear output, a difference, a squashing op
+# of either sign (tanh); and raw input data fed through a placeholder or a Keras Input, which
+# nothing keeps positive.  (sin, cos and sign have signed ranges too, but are not read here:
+# adding them would widen TNL104, a change of its own.)
+_COMPUTED = LINEAR_KINDS | ops.SIGNED_SQUASHING | ops.FED | {"diff"}
 
 
 @rule("TNL104", ops={"log"})
@@ -262,9 +264,6 @@ def logsumexp_by_hand(site: Site[cst.Call], ctx: Context):
         )
 
 
-_LINEAR_KINDS = frozenset({"linear", "matmul"})
-
-
 def _linear_log_loss(ctx: Context, site: Site) -> Val | None:
     """The linear output under ``log`` when the log is a factor of a product (``y * log(z)``,
     a hand-written log-loss), else None."""
@@ -273,7 +272,7 @@ def _linear_log_loss(ctx: Context, site: Site) -> Val | None:
         return None
     rest, _ = split_eps(ctx, x, site)
     v = ctx.val(rest, site)
-    if v.kind not in _LINEAR_KINDS or v.prob:
+    if v.kind not in LINEAR_KINDS or v.prob:
         return None
     parents = ctx.fact(f"parents:{id(site.statement)}", lambda: parent_map(site.statement))
     node: cst.CSTNode = site.node

@@ -11,13 +11,14 @@ from ..analysis.context import Context, Hit
 from ..analysis.epsilons import first_arg, split_eps
 from ..analysis.module import Site
 from ..analysis.names import children as child_nodes
+from ..analysis.values import LINEAR_KINDS
 from .common import EXP_OVERFLOW, underflows
 from .graph import Hazard as GraphHazard
 from .graph import danger_test, graph_rule, is_danger, producer_text, range_text, where_op
 from .registry import rule
 
 # Producers with no upper bound in practice: raw linear outputs, negations, differences.
-_COMPUTED = frozenset({"matmul", "diff", "linear", "neg"})
+_COMPUTED = LINEAR_KINDS | {"diff", "neg"}
 
 
 @rule("TNL301", ops={"exp"})
