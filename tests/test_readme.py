@@ -114,8 +114,9 @@ NEW = """\
 import tensorflow as tf
 
 
-def ratio(x, y):
-    return x / tf.reduce_sum(tf.nn.relu(y))
+class Ratio(tf.keras.layers.Layer):
+    def call(self, x, y):
+        return x / tf.reduce_sum(tf.nn.relu(y))
 """
 
 
@@ -191,7 +192,7 @@ def test_github_actions_recipe_runs_as_a_script(pull_request, tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     annotations = [line for line in proc.stdout.splitlines() if line.startswith("::")]
     assert len(annotations) == 1, proc.stdout
-    assert annotations[0].startswith("::error file=new.py,line=5,")
+    assert annotations[0].startswith("::error file=new.py,line=6,")
     assert "TNL201" in annotations[0]
 
     # a pull request that touches nothing risky passes
