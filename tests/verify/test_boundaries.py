@@ -17,6 +17,7 @@ PROBING_STAGES = (
     "program",
     "points",
     "symptoms",
+    "signs",  # the free inputs' signs a witness rests on (witness.py asks)
     "climb",
     "witness",
     "downstream",

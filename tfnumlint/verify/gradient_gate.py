@@ -43,13 +43,25 @@ def _bad(v: Any) -> bool:
 
 
 def labels_only_reason(out: dict[str, Any], probe: dict[str, Any] | None = None) -> str | None:
-    """The bad gradient is only with respect to data inputs (placeholders, dataset elements,
-    model inputs: their producer says so), which nothing trains."""
-    grads = (out.get("observed") or {}).get("gradient") or {}
-    bad = [name for name, v in grads.items() if _bad(v)]
-    origins = {str(s.get("name")): s.get("origin") for s in (probe or {}).get("inputs") or []}
-    if bad and all(origins.get(name) == "data" for name in bad):
+    """The bad gradient is only with respect to inputs no gradient reaches: data (placeholders,
+    dataset elements, model inputs: their producer says so), which nothing trains, or values
+    computed from ``tf.stop_gradient`` (``spec["stopped"]``: a distillation teacher's logits).
+    A dead gradient's bad inputs are those the loss's gradient is exactly 0 for."""
+    observed = out.get("observed") or {}
+    if out.get("symptom") == "dead-gradient":
+        grads = observed.get("loss_gradient") or observed.get("gradient") or {}
+        bad = [name for name, v in grads.items() if isinstance(v, (int, float)) and v == 0]
+    else:
+        grads = observed.get("gradient") or {}
+        bad = [name for name, v in grads.items() if _bad(v)]
+    specs = {str(s.get("name")): s for s in (probe or {}).get("inputs") or []}
+    if not bad or any(name not in specs for name in bad):
+        return None
+    if all(specs[name].get("origin") == "data" for name in bad):
         return f"the bad gradient is only with respect to `{bad[0]}`, a data input"
+    if all(specs[name].get("stopped") for name in bad):
+        stop = specs[bad[0]]["stopped"]
+        return f"the bad gradient is only with respect to `{bad[0]}`, computed from `{stop}`"
     return None
 
 

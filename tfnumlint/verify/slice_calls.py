@@ -14,6 +14,7 @@ import libcst as cst
 from ..analysis.context import Context
 from ..analysis.module import Binding, Scope, call_arg
 from ..analysis.names import dotted_name
+from ..analysis.stopped import stopped_by
 from ..analysis.values import Val
 from .contract import ALLOWED_OPS, STRUCTURAL
 from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
@@ -322,4 +323,8 @@ class SlicesCalls:
         val = replace(
             ev.value(node, scope, order), kind="logits", lo=-math.inf, hi=math.inf, prob=False
         )
-        return self._input(label, val, f"logits:{id(node)}", {"origin": "logits"})
+        origin = {"origin": "logits"}
+        stop = stopped_by(self.ctx, node, scope, order)
+        if stop:  # a teacher's or a target's logits: no gradient reaches them
+            origin["stopped"] = stop
+        return self._input(label, val, f"logits:{id(node)}", origin)
