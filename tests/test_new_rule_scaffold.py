@@ -95,7 +95,7 @@ def test_a_scaffolded_rule_fires_on_its_case_and_is_verified(tmp_path):
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)["findings"]
     assert [(f["path"], f["line"], f["rule"]) for f in found] == [
-        ("tests/rules/TNL299/bad_example.py", 6, "TNL299")
+        ("tests/rules/TNL299/bad_example.py", 7, "TNL299")
     ]
     status = found[0]["verification"]["status"]
     assert status == ("skipped" if not HAS_TF else "confirmed"), found[0]["verification"]

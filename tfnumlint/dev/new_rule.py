@@ -44,20 +44,24 @@ def {function}(site: Site, ctx: Context):
         yield Hit(site.node, "{op} of a value that can be exactly 0", site)
 '''
 
+# a layer's call: its input is the program's data, so the verifier can confirm the case
+# (in a helper nothing calls, a witness on the sign of `x` is only a stated condition)
 BAD_CASE = '''"""A program {code} must flag (the line marked `# error: {code}`)."""
 import tensorflow as tf
 
 
-def f(x):
-    return {spelling}(tf.nn.relu(x))  # error: {code}
+class Case(tf.keras.layers.Layer):
+    def call(self, x):
+        return {spelling}(tf.nn.relu(x))  # error: {code}
 '''
 
 GOOD_CASE = '''"""The stable form: {code} must stay silent."""
 import tensorflow as tf
 
 
-def f(x):
-    return {spelling}(tf.nn.relu(x) + 1.0)
+class Case(tf.keras.layers.Layer):
+    def call(self, x):
+        return {spelling}(tf.nn.relu(x) + 1.0)
 '''
 
 
