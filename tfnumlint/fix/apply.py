@@ -26,6 +26,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from .. import collector
 from ..analysis.context import Context, Hit
 from ..analysis.module import parent_map
 from ..cache import Cache
@@ -182,7 +183,9 @@ def _relint(text: str, options: LintOptions, work: _Work) -> Counter[str] | None
     if ctx is None:
         return None
     _note_facts(work, ctx)
-    return counts(hit_spans([(code, pos) for code, _hit, pos in hits]))
+    found = counts(hit_spans([(code, pos) for code, _hit, pos in hits]))
+    ctx.info.release()  # freed by reference counting, not by the collector (collector.py)
+    return found
 
 
 def _note_facts(work: _Work, ctx: Context) -> None:
@@ -425,19 +428,26 @@ def describe_fixes(
     codes = options.codes if options is not None else fixable_codes()
     settings = options.settings if options is not None else Settings()
     cache = Cache(cache_dir, described.NAMESPACE)
-    for work in works:
-        opts = LintOptions(codes=frozenset(f.rule for f in work.findings), settings=settings)
-        if not opts.codes:
-            opts = LintOptions(codes=frozenset(codes), settings=settings)
-        k = described.entry_key(fingerprint, work.unit, work.source.raw, opts.codes, work.findings)
-        if described.load(cache, k, work.unit, work.findings):
-            continue
-        entry = _plan_file(work, opts, True)
-        if entry is not None:
-            plans_first = [(p.finding, p.plan) for p in entry.planned if p.finding is not None]
-            tally.attach(work.findings, plans_first, [], proven=False)
-        if cache.dir is not None:
-            described.store(cache, k, work.findings, work.touched)
+    with collector.paused():  # as in the static pass: young collections between files only
+        for work in works:
+            collector.between_files()
+            _describe_file(work, codes, settings, cache, fingerprint)
+
+
+def _describe_file(work: _Work, codes, settings: Settings, cache: Cache, fingerprint: str) -> None:
+    opts = LintOptions(codes=frozenset(f.rule for f in work.findings), settings=settings)
+    if not opts.codes:
+        opts = LintOptions(codes=frozenset(codes), settings=settings)
+    k = described.entry_key(fingerprint, work.unit, work.source.raw, opts.codes, work.findings)
+    if described.load(cache, k, work.unit, work.findings):
+        return
+    entry = _plan_file(work, opts, True)
+    if entry is not None:
+        plans_first = [(p.finding, p.plan) for p in entry.planned if p.finding is not None]
+        tally.attach(work.findings, plans_first, [], proven=False)
+        entry.ctx.info.release()  # nothing reads the walk again
+    if cache.dir is not None:
+        described.store(cache, k, work.findings, work.touched)
 
 
 def apply_fixes(
