@@ -92,9 +92,10 @@ def run(argv: list[str] | None) -> int:
     )
     cache_dir = None if args.no_cache else default_dir()
     job = Job(options, config.fingerprint(codes), cache_dir)
+    jobs = args.jobs or default_jobs()
     bar = progress.Progress(len(inputs.candidates), "analysing", "files", minimum=20)
     with collector.keeping(), bar:
-        analysed = analyse_run(inputs.candidates, job, args.jobs or default_jobs(), bar)
+        analysed = analyse_run(inputs.candidates, job, jobs, bar)
     ranges = input_ranges(args.input_range)
     lint_graphs = models and not args.no_verify  # a saved model needs TensorFlow
     graph_options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
@@ -162,6 +163,7 @@ def run(argv: list[str] | None) -> int:
                 analysed.units,
                 cache_dir,
                 job.fingerprint,
+                jobs,
             )
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]

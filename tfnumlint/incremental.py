@@ -384,15 +384,20 @@ def analyse_project(
     return run_project(candidates, job, jobs, on_round, tick).results
 
 
-def _rounds(items, job: Job, workers, owners: list[int], on_round, tick) -> list[_State]:
-    """Round 0 for every file, then the files whose facts changed, until none did."""
+def _rounds(
+    items, job: Job, workers, owners: list[int], on_round, tick
+) -> tuple[list[_State], ProjectIndex]:
+    """Round 0 for every file, then the files whose facts changed, until none did; the
+    states and the index of the last one.  A round that changed no summary keeps the index
+    (and the facts it has worked out) for the next check and the end."""
     first = _run_round(items, job, None, workers, owners, tick)
     states = [
         _State(o, ProjectUnit(m, p), o.deps) for o, (_, m, p) in zip(first, items, strict=True)
     ]
+    index: ProjectIndex | None = None
     for round_no in range(1, MAX_ROUNDS + 1):
         with stages.stage("project index"):
-            index = _index(states)
+            index = _index(states) if index is None else index
             stale = [
                 i
                 for i, s in enumerate(states)
@@ -405,10 +410,15 @@ def _rounds(items, job: Job, workers, owners: list[int], on_round, tick) -> list
         outcomes = _run_round(
             [items[i] for i in stale], job, index, workers, [owners[i] for i in stale]
         )
+        changed = False
         for i, o in zip(stale, outcomes, strict=True):
+            changed = changed or o.summary != states[i].outcome.summary
             states[i].outcome = o
             states[i].deps = o.deps
-    return states
+        if changed:
+            index = None
+    with stages.stage("project index"):
+        return states, _index(states) if index is None else index
 
 
 def run_project(
@@ -425,12 +435,10 @@ def run_project(
     owners = _owners(candidates, jobs) if workers is not None else [0] * len(items)
     try:
         with collector.paused():
-            states = _rounds(items, job, workers, owners, on_round, tick)
+            states, final = _rounds(items, job, workers, owners, on_round, tick)
     finally:
         if workers is not None:
             workers.close()
         _forget_trees()
-    with stages.stage("project index"):
-        final = _index(states)
     units = {c.display: ProjectUnit(m, p, final) for c, m, p in items}
     return ProjectRun([s.outcome.result for s in states], units)
