@@ -111,12 +111,9 @@ def _codec_types() -> dict[str, type]:
     if not _CODEC_TYPES:
         for tp in (Val, ReturnCandidate, FunctionSummary, ClassSummary, CallSite, ModuleSummary):
             # a field named like a marker would make a fields object read as a tuple
-            assert not {f.name for f in dataclasses.fields(tp)} & _MARKERS, tp
+            assert not {f.name for f in dataclasses.fields(tp)} & {"t", "d", "f"}, tp
             _CODEC_TYPES[tp.__name__] = tp
     return _CODEC_TYPES
-
-
-_MARKERS = frozenset({"t", "d", "f"})
 
 
 def to_jsonable(obj: object) -> object:
