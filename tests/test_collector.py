@@ -63,3 +63,34 @@ def test_the_project_run_pauses_the_collector_while_it_lints(tmp_path, monkeypat
     assert seen == [False]
     assert gc.isenabled()
     assert [f.rule for r in run.results for f in r.findings] == ["TNL101"]
+
+
+def test_keeping_freezes_what_the_pass_left_and_thaw_gives_it_back():
+    """The command line's results are out of the collector's reach until thawed; a cycle
+    made after the block is still collected."""
+    assert gc.isenabled()
+    try:
+        with collector.keeping():
+            assert not gc.isenabled()
+            kept = [object() for _ in range(10)]
+        assert gc.isenabled() and gc.get_freeze_count() >= len(kept)
+
+        class Node:
+            pass
+
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # type: ignore[attr-defined]
+        del a, b
+        assert gc.collect() >= 2
+    finally:
+        collector.thaw()
+    assert gc.get_freeze_count() == 0
+
+
+def test_an_in_process_run_leaves_nothing_frozen(tmp_path, monkeypatch):
+    from tfnumlint.cli import main
+
+    (tmp_path / "m.py").write_text("import tensorflow as tf\nx = tf.math.log(tf.nn.softmax(y))\n")
+    monkeypatch.chdir(tmp_path)
+    main(["--no-verify", "--no-cache", "--exit-zero", "--quiet", "."])
+    assert gc.get_freeze_count() == 0

@@ -88,3 +88,63 @@ def test_workers_share_the_files_by_size(tmp_path: Path) -> None:
     load = [sum(n for n, o in zip(sizes, owners, strict=True) if o == w) for w in (0, 1)]
     assert sorted(load) == [1200, 1200]
     assert incremental._owners(candidates, 2) == owners  # the same split every round
+
+
+def _warm_job(root: Path, cache_dir: Path) -> tuple[list[Candidate], Job]:
+    config = load_config(None, root)
+    codes = resolve_codes(config, None, None)
+    candidates = discover(["."], root, config.exclude, config.extend_exclude, config.root)
+    return candidates, Job(LintOptions(codes=codes), config.fingerprint(codes), cache_dir)
+
+
+def test_a_warm_parallel_run_sends_no_file_to_a_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent reads the cache: only the files it misses go to the workers (and a run
+    with nothing to lint starts none); the results are those of a serial run."""
+    root = project(tmp_path / "tree", with_extras())
+    candidates, job = _warm_job(root, tmp_path / "cache")
+    serial = [r.findings for r in analyse_project(candidates, job, 1)]
+    sent: list[list[str]] = []
+    real = incremental._Workers.run
+
+    def run(self, items, *args):
+        sent.append([c.display for c, _, _ in items])
+        return real(self, items, *args)
+
+    monkeypatch.setattr(incremental._Workers, "run", run)
+    assert [r.findings for r in analyse_project(candidates, job, 2)] == serial
+    assert sent == []
+    (root / "pkg" / "extra_3.py").write_text((root / "pkg" / "extra_3.py").read_text() + "\n")
+    changed = analyse_project(candidates, job, 2)
+    assert [r.findings for r in changed] == serial
+    assert sent and all(chunk == ["pkg/extra_3.py"] for chunk in sent)  # in each round
+
+
+def test_a_summary_reads_back_equal_from_its_json() -> None:
+    from tfnumlint.analysis import project_model as pm
+    from tfnumlint.analysis.values import Val
+
+    inf = Val("exp", lo=0.0, desc="exp(x)", origin=("a.py", 3, 4, "f(x)", "x", "exp"))
+    summary = pm.ModuleSummary(
+        module="pkg.m",
+        path="pkg/m.py",
+        imports=(("tf", "tensorflow", None), ("f", "pkg.n", "f")),
+        stars=("pkg.o",),
+        functions=(
+            (
+                "f",
+                pm.FunctionSummary(
+                    "pkg.m", "f", ("x",), ("t",), (("t", Val(const=1e-7), False),), ()
+                ),
+            ),
+        ),
+        classes=(("C", pm.ClassSummary("C", ("Base",), (("d", inf),), ("f",))),),
+        bindings=(("EPS", Val(const=float("inf"), tuple_items=(Val(), inf))),),
+        calls=(pm.CallSite(("sym", "pkg.m", "f"), (inf, None), (("t", Val()),), inf.origin or ()),),
+    )
+    back = pm.loads(pm.dumps(summary))
+    assert back == summary and repr(back) == repr(summary)  # the digests are of the repr
+    for bad in ('{"d": "Nope", "f": {}}', '{"t": [1]}', "[]", '{"d": "Val", "f": {"x": 1}}', 3):
+        with pytest.raises(ValueError):
+            pm.loads(bad)  # type: ignore[arg-type]

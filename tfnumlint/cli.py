@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import progress, stages
+from . import collector, progress, stages
 from .cache import default_dir
 from .cli_args import (
     build_parser,
@@ -92,8 +92,10 @@ def run(argv: list[str] | None) -> int:
     )
     cache_dir = None if args.no_cache else default_dir()
     job = Job(options, config.fingerprint(codes), cache_dir)
-    with progress.Progress(len(inputs.candidates), "analysing", "files", minimum=20) as bar:
-        analysed = analyse_run(inputs.candidates, job, args.jobs or default_jobs(), bar)
+    jobs = args.jobs or default_jobs()
+    bar = progress.Progress(len(inputs.candidates), "analysing", "files", minimum=20)
+    with collector.keeping(), bar:
+        analysed = analyse_run(inputs.candidates, job, jobs, bar)
     ranges = input_ranges(args.input_range)
     lint_graphs = models and not args.no_verify  # a saved model needs TensorFlow
     graph_options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
@@ -161,6 +163,7 @@ def run(argv: list[str] | None) -> int:
                 analysed.units,
                 cache_dir,
                 job.fingerprint,
+                jobs,
             )
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
@@ -222,10 +225,11 @@ def _texts(candidates):
     from .analysis.dtypectx import float_package
     from .analysis.project_imports import module_name
 
+    packages: dict[str, tuple[str, ...]] = {}
     for c in candidates:
         try:
             text = read_source(c.path, c.display, c.data).text
-            package = float_package(*module_name(Path(c.path)))
+            package = float_package(*module_name(c.path, packages))
         except Exception:  # any unreadable file says nothing about the dtype
             continue
         yield c.display, text, package
@@ -399,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if stages.enabled():
             stages.report(time.perf_counter() - start)
+        if argv is not None:  # in-process: its objects are collectable again; the command
+            collector.thaw()  # line exits next, and the exit's collection need not walk them
 
 
 def _main(argv: list[str] | None) -> int:

@@ -132,7 +132,9 @@ def merge_same_hazard(findings: list[Finding]) -> list[Finding]:
             primary.related_rules = related
             primary.message = f"{primary.message} (same hazard: {', '.join(related)})"
         out.append(primary)
-    return [f for f in findings if f in out]
+    kept = {id(f) for f in out}
+    # a finding merged into another is left out, unless it equals a kept one (as ``in`` tests)
+    return [f for f in findings if id(f) in kept or f in out]
 
 
 # ---------------------------------------------------------------- a symptom from upstream

@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import collector, stages
+from .analysis import project_model
 from .analysis.project import ProjectIndex
 from .analysis.project_imports import module_name
-from .analysis.project_model import ModuleSummary, from_jsonable, to_jsonable
 from .cache import Cache, key
 from .discovery import Candidate
 from .engine import LintOptions, Parsed, ProjectUnit, UnitOutcome, lint_unit
 from .model import FileError, FileResult, Finding
-from .source import CELLS_ANALYSED, SourceError, read_source
+from .source import CELLS_ANALYSED, Source, SourceError, read_source
 
 MAX_ROUNDS = 3
 MAX_VARIANTS = 4  # cached results per file content (one per set of facts seen)
@@ -65,15 +65,13 @@ def _deserialise(path: str, data: dict) -> FileResult:
 def _encode(outcome: UnitOutcome) -> dict:
     return dict(
         _serialise(outcome.result),
-        summary=to_jsonable(outcome.summary) if outcome.summary else None,
+        summary=project_model.dumps(outcome.summary) if outcome.summary else None,
         deps=outcome.deps,
     )
 
 
 def _decode(path: str, data: dict) -> UnitOutcome:
-    summary = from_jsonable(data["summary"]) if data.get("summary") else None
-    if summary is not None and not isinstance(summary, ModuleSummary):
-        raise ValueError("not a summary")
+    summary = project_model.loads(data["summary"]) if data.get("summary") else None
     deps = data.get("deps") or {}
     if not isinstance(deps, dict):
         raise ValueError("bad deps")
@@ -95,39 +93,11 @@ def _problem(problem: str, skipped: bool) -> str:
 def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitOutcome:
     """One file in one round: from the cache when its content and facts match; never raises."""
     collector.between_files()
-    try:
-        with stages.stage("read"):
-            source = read_source(candidate.path, candidate.display, candidate.data)
-    except SourceError as exc:
-        return UnitOutcome(
-            FileResult(candidate.display, errors=[FileError(candidate.display, str(exc))])
-        )
-    except Exception as exc:  # anything else the OS throws at us
-        return UnitOutcome(
-            FileResult(
-                candidate.display, errors=[FileError(candidate.display, f"cannot read: {exc}")]
-            )
-        )
-    cache = Cache(job.cache_dir, "static")
-    probes = "probes" if job.options.slice_probes else ""
+    looked = _look_up(candidate, job, unit)
+    if isinstance(looked, UnitOutcome):
+        return looked
+    source, k, variants = looked
     index = unit.index if unit is not None else None
-    stage = "alone" if unit is None else ("first" if index is None else "facts")
-    with stages.stage("cache"):
-        k = key(job.fingerprint, probes, unit.module if unit else "", stage, source.raw)
-        cached = cache.get(k)
-    variants: list = []
-    if isinstance(cached, list):
-        variants = cached
-    elif cached is not None and index is None:
-        variants = [cached]
-    for data in variants:
-        try:
-            deps = data.get("deps") or {}
-            if index is not None and any(index.digest(d) != v for d, v in deps.items()):
-                continue
-            return _decode(candidate.display, data)
-        except (AttributeError, KeyError, TypeError, ValueError):
-            continue  # a malformed entry is a miss
     try:
         kept = _TREES.get(candidate.display) if index is not None else None
         parsed = kept[1] if kept is not None and kept[0] == source.raw else None
@@ -147,10 +117,52 @@ def lint_file(candidate: Candidate, job: Job, unit: ProjectUnit | None) -> UnitO
                 ],
             )
         )
-    if cache.dir is not None and _cacheable(outcome):
+    if job.cache_dir is not None and _cacheable(outcome):
         with stages.stage("cache"):
-            _store(cache, k, outcome, variants, index is None)
+            _store(Cache(job.cache_dir, "static"), k, outcome, variants, index is None)
     return outcome
+
+
+def _look_up(
+    candidate: Candidate, job: Job, unit: ProjectUnit | None
+) -> UnitOutcome | tuple[Source, str, list]:
+    """The file's outcome when it needs no linting (served from the cache, or unreadable);
+    else its source, cache key and the cached variants to keep next to the new result."""
+    try:
+        with stages.stage("read"):
+            source = read_source(candidate.path, candidate.display, candidate.data)
+    except SourceError as exc:
+        return UnitOutcome(
+            FileResult(candidate.display, errors=[FileError(candidate.display, str(exc))])
+        )
+    except Exception as exc:  # anything else the OS throws at us
+        return UnitOutcome(
+            FileResult(
+                candidate.display, errors=[FileError(candidate.display, f"cannot read: {exc}")]
+            )
+        )
+    probes = "probes" if job.options.slice_probes else ""
+    index = unit.index if unit is not None else None
+    stage = "alone" if unit is None else ("first" if index is None else "facts")
+    with stages.stage("cache"):
+        k = key(job.fingerprint, probes, unit.module if unit else "", stage, source.raw)
+        if job.cache_dir is None:
+            return source, k, []
+        cached = Cache(job.cache_dir, "static").get(k)
+        variants: list = []
+        if isinstance(cached, list):
+            variants = cached
+        elif cached is not None and index is None:
+            variants = [cached]
+        for data in variants:
+            try:
+                deps = data.get("deps") or {}
+                if index is not None and any(index.digest(d) != v for d, v in deps.items()):
+                    continue
+                return _decode(candidate.display, data)
+            except (AttributeError, KeyError, TypeError, ValueError):
+                continue  # a malformed entry is a miss
+    return source, k, variants
 
 
 # Trees kept between project rounds, in the process that parsed them (display -> raw text and
@@ -240,7 +252,28 @@ def _run_round(
             outcomes.extend(_lint_chunk(([item], job)))
             tick(len(outcomes))
         return outcomes
-    return workers.run(items, job, index, owners, tick)
+    # the cache is read here: a file served from it never reaches a worker, and a warm run
+    # starts none (the workers read the file again; a miss costs the parent a read and a hash)
+    found: list[UnitOutcome | None] = []
+    with collector.paused():
+        for c, m, p in items:
+            looked = _look_up(c, job, None if _ALONE else ProjectUnit(m, p, index))
+            found.append(looked if isinstance(looked, UnitOutcome) else None)
+    missing = [i for i, o in enumerate(found) if o is None]
+    done = len(items) - len(missing)
+    if done:
+        tick(done)
+    if missing:
+        linted = workers.run(
+            [items[i] for i in missing],
+            job,
+            index,
+            [owners[i] for i in missing],
+            lambda n: tick(done + n),
+        )
+        for i, o in zip(missing, linted, strict=True):
+            found[i] = o
+    return [o for o in found if o is not None]
 
 
 class _Workers:
@@ -311,9 +344,10 @@ def _module_names(candidates: list[Candidate]) -> list[tuple[str, bool]]:
     """Each file's module name; a clash (two scripts named train.py) keeps the first."""
     names: list[tuple[str, bool]] = []
     seen: set[str] = set()
+    packages: dict[str, tuple[str, ...]] = {}
     for i, c in enumerate(candidates):
         try:
-            name, is_package = module_name(Path(c.path))
+            name, is_package = module_name(c.path, packages)
         except OSError:
             name, is_package = Path(str(c.path)).stem, False
         if name in seen:
@@ -350,15 +384,20 @@ def analyse_project(
     return run_project(candidates, job, jobs, on_round, tick).results
 
 
-def _rounds(items, job: Job, workers, owners: list[int], on_round, tick) -> list[_State]:
-    """Round 0 for every file, then the files whose facts changed, until none did."""
+def _rounds(
+    items, job: Job, workers, owners: list[int], on_round, tick
+) -> tuple[list[_State], ProjectIndex]:
+    """Round 0 for every file, then the files whose facts changed, until none did; the
+    states and the index of the last one.  A round that changed no summary keeps the index
+    (and the facts it has worked out) for the next check and the end."""
     first = _run_round(items, job, None, workers, owners, tick)
     states = [
         _State(o, ProjectUnit(m, p), o.deps) for o, (_, m, p) in zip(first, items, strict=True)
     ]
+    index: ProjectIndex | None = None
     for round_no in range(1, MAX_ROUNDS + 1):
         with stages.stage("project index"):
-            index = _index(states)
+            index = _index(states) if index is None else index
             stale = [
                 i
                 for i, s in enumerate(states)
@@ -371,10 +410,15 @@ def _rounds(items, job: Job, workers, owners: list[int], on_round, tick) -> list
         outcomes = _run_round(
             [items[i] for i in stale], job, index, workers, [owners[i] for i in stale]
         )
+        changed = False
         for i, o in zip(stale, outcomes, strict=True):
+            changed = changed or o.summary != states[i].outcome.summary
             states[i].outcome = o
             states[i].deps = o.deps
-    return states
+        if changed:
+            index = None
+    with stages.stage("project index"):
+        return states, _index(states) if index is None else index
 
 
 def run_project(
@@ -391,12 +435,10 @@ def run_project(
     owners = _owners(candidates, jobs) if workers is not None else [0] * len(items)
     try:
         with collector.paused():
-            states = _rounds(items, job, workers, owners, on_round, tick)
+            states, final = _rounds(items, job, workers, owners, on_round, tick)
     finally:
         if workers is not None:
             workers.close()
         _forget_trees()
-    with stages.stage("project index"):
-        final = _index(states)
     units = {c.display: ProjectUnit(m, p, final) for c, m, p in items}
     return ProjectRun([s.outcome.result for s in states], units)

@@ -19,20 +19,35 @@ from .project_model import (
 # -- module names and imports ---------------------------------------------------------------
 
 
-def module_name(path: Path) -> tuple[str, bool]:
+def module_name(
+    path: Path | str, packages: dict[str, tuple[str, ...]] | None = None
+) -> tuple[str, bool]:
     """The dotted module name of a file, from the packages (``__init__.py``) around it, and
-    whether it is a package's ``__init__``."""
+    whether it is a package's ``__init__``.  ``packages``: a memo of each directory's package
+    chain, for the files of one run (each directory is then looked at once)."""
     path = Path(path)
     is_package = path.stem == "__init__"
-    parts = [] if is_package else [path.stem]
-    directory = path.parent
-    while (directory / "__init__.py").is_file() or (directory / "__init__.pyi").is_file():
-        parts.append(directory.name)
-        if directory.parent == directory:
-            break
-        directory = directory.parent
+    memo = packages if packages is not None else {}
+    parts = [*_package_chain(str(path.parent), memo)]
+    if not is_package:
+        parts.insert(0, path.stem)
     name = ".".join(reversed(parts))
     return name or path.stem, is_package
+
+
+def _package_chain(directory: str, memo: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The names of ``directory`` and of its parents while each is a package, innermost
+    first (empty when ``directory`` is not a package)."""
+    chain = memo.get(directory)
+    if chain is None:
+        d = Path(directory)
+        if (d / "__init__.py").is_file() or (d / "__init__.pyi").is_file():
+            parent = str(d.parent)
+            chain = (d.name,) if parent == directory else (d.name, *_package_chain(parent, memo))
+        else:
+            chain = ()
+        memo[directory] = chain
+    return chain
 
 
 def _absolute(module: str, is_package: bool, level: int, target: str) -> str | None:

@@ -26,16 +26,17 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from .. import collector
 from ..analysis.context import Context, Hit
 from ..analysis.module import parent_map
 from ..cache import Cache
 from ..config import Settings
 from ..discovery import Candidate
 from ..engine import LintOptions, ProjectUnit, lint_unit, place_hits, run_checks
-from ..model import Finding
+from ..model import Finding, Fix
 from ..positions import NodePositions
 from ..source import Source, SourceError, read_source
-from . import described, tally
+from . import described, forked, tally
 from . import proof as proofs
 from .bind import bind_moved
 from .hazards import counts, groups_by_hit, hit_spans, judge, leaves_detail, text_edits
@@ -182,7 +183,9 @@ def _relint(text: str, options: LintOptions, work: _Work) -> Counter[str] | None
     if ctx is None:
         return None
     _note_facts(work, ctx)
-    return counts(hit_spans([(code, pos) for code, _hit, pos in hits]))
+    found = counts(hit_spans([(code, pos) for code, _hit, pos in hits]))
+    ctx.info.release()  # freed by reference counting, not by the collector (collector.py)
+    return found
 
 
 def _note_facts(work: _Work, ctx: Context) -> None:
@@ -417,27 +420,53 @@ def describe_fixes(
     units: Mapping[str, ProjectUnit] | None = None,
     cache_dir: Path | None = None,
     fingerprint: str = "",
+    jobs: int = 1,
 ) -> None:
     """Attach each finding's fix without proving it (JSON and SARIF of a plain lint run): the
     plan, its edits and hazards, and a proof that says it was not run in this invocation.
-    With a ``cache_dir``, a file's fixes are kept like its findings (:mod:`.described`)."""
+    With a ``cache_dir``, a file's fixes are kept like its findings (:mod:`.described`); the
+    files the cache misses are planned in ``jobs`` forked processes (:mod:`.forked`)."""
     works = _works(findings, candidates, units or {}, [])
     codes = options.codes if options is not None else fixable_codes()
     settings = options.settings if options is not None else Settings()
     cache = Cache(cache_dir, described.NAMESPACE)
+    todo: list[tuple[_Work, LintOptions, str]] = []
     for work in works:
         opts = LintOptions(codes=frozenset(f.rule for f in work.findings), settings=settings)
         if not opts.codes:
             opts = LintOptions(codes=frozenset(codes), settings=settings)
         k = described.entry_key(fingerprint, work.unit, work.source.raw, opts.codes, work.findings)
-        if described.load(cache, k, work.unit, work.findings):
-            continue
-        entry = _plan_file(work, opts, True)
-        if entry is not None:
-            plans_first = [(p.finding, p.plan) for p in entry.planned if p.finding is not None]
-            tally.attach(work.findings, plans_first, [], proven=False)
-        if cache.dir is not None:
-            described.store(cache, k, work.findings, work.touched)
+        if not described.load(cache, k, work.unit, work.findings):
+            todo.append((work, opts, k))
+
+    def describe(i: int) -> list[Fix | None]:
+        work, opts, k = todo[i]
+        _describe_file(work, opts, k, cache)
+        return [f.fix for f in work.findings]  # one pickle: a hazard group's fix stays shared
+
+    if jobs > 1 and len(todo) > 1:
+        weights = [len(work.source.raw) for work, _, _ in todo]
+        described_fixes = forked.run_forked(describe, weights, min(jobs, len(todo)))
+        if described_fixes is not None:
+            for (work, _, _), fixes in zip(todo, described_fixes, strict=True):
+                for f, fix in zip(work.findings, fixes, strict=True):
+                    f.fix = fix
+            return
+    with collector.paused():  # as in the static pass: young collections between files only
+        for i in range(len(todo)):
+            collector.between_files()
+            describe(i)
+
+
+def _describe_file(work: _Work, opts: LintOptions, k: str, cache: Cache) -> None:
+    """Plan one file's fixes, attach them to its findings and cache them."""
+    entry = _plan_file(work, opts, True)
+    if entry is not None:
+        plans_first = [(p.finding, p.plan) for p in entry.planned if p.finding is not None]
+        tally.attach(work.findings, plans_first, [], proven=False)
+        entry.ctx.info.release()  # nothing reads the walk again
+    if cache.dir is not None:
+        described.store(cache, k, work.findings, work.touched)
 
 
 def apply_fixes(
