@@ -449,3 +449,16 @@ def test_the_thresholds_follow_the_dtype():
     body = "p = tf.sigmoid(tf.cast(z, tf.float16))\nreturn tf.math.log(1 - p)"
     [f] = hits("TNL101", func(body, "z"))
     assert "above 7.62 in float16" in f.message, f.message
+
+
+def test_tnl104_message_names_a_tensor_of_ones():
+    # found in the wild review: `log(tf.ones(t) - eps)` read "log of  - ..." (an empty operand)
+    src = """\
+        import tensorflow as tf
+
+
+        def f(t, e):
+            return tf.math.log(tf.ones(t) - e)
+        """
+    [f] = hits("TNL104", src)
+    assert f.message.startswith("log of ones - `e`,"), f.message

@@ -367,9 +367,9 @@ def _source(kind: str):
             if inner.const is not None:
                 return replace(inner, tensor=True)
         if kind == "zeros":
-            return Val("zeros", 0.0, 0.0, tensor=True, zero="always")
+            return Val("zeros", 0.0, 0.0, tensor=True, zero="always", desc="zeros")
         if kind == "ones":
-            return Val("ones", 1.0, 1.0, tensor=True)
+            return Val("ones", 1.0, 1.0, tensor=True, desc="ones")
         if kind == "placeholder":
             fed = ev.fed(node)
             if fed is not None:  # the program feeds it bounded NumPy data
