@@ -1,4 +1,9 @@
-"""DOC"""
+"""The slicer: a finding's expression, read back through the program's source into a probe
+(plain data the worker traces).  It follows names, attributes, subscripts and calls (helpers
+inlined, the project index across modules) and cuts where it stops, at a parameter, an untraced
+call, a layer or model output, a placeholder, or a sigmoid/softmax's logit, recording each cut
+input's origin.  The entry points build expression, training and program probes; how a call is
+read lives in ``slice_calls.py``, the tables and small readers in ``slice_tools.py``."""
 
 from __future__ import annotations
 
