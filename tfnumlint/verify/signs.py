@@ -39,7 +39,8 @@ def needed_signs(
 
     def flippable(j: int) -> bool:
         spec = program.inputs[j]
-        return not spec.prob and spec.name not in kind_of and bool(np.all(rows[:, j] != 0))
+        one_sign = bool(np.all(rows[:, j] > 0) or np.all(rows[:, j] < 0))  # a 0 draws either
+        return not spec.prob and spec.name not in kind_of and one_sign
 
     # what the program drives (weights, data) may change sign with the free input: exp(x @ w)
     # overflows for either sign of `x`, once training gives `w` the matching one
