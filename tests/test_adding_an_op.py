@@ -17,7 +17,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import ROOT
+from conftest import ROOT, run_cli
 
 from tfnumlint import ops
 
@@ -68,18 +68,10 @@ def _run(root, env, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _lint(root, env, verify: list[str]) -> list[dict]:
-    proc = _run(
-        root,
-        env,
-        "-m",
-        "tfnumlint",
-        "--format",
-        "json",
-        "--exit-zero",
-        "--no-cache",
-        *verify,
-        "case",
-    )
+    proc = run_cli(
+        "--format", "json", "--exit-zero", "--no-cache", *verify, "case", cwd=root, env=env,
+        timeout=600,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)["findings"]
 

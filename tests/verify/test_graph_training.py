@@ -46,12 +46,15 @@ def models(tmp_path_factory):
     return root
 
 
+def _norm_findings(path):
+    """The TNL202 findings of a saved model, linted as the worker does."""
+    answer = lint_model({"path": str(path), "input_ranges": {}})
+    found = to_result(Candidate(path, path.name), answer, ModelOptions(all_docs())).findings
+    return [f for f in found if f.rule == "TNL202"]
+
+
 def test_a_trained_model_is_confirmed_by_its_loss_gradient(models):
-    answer = lint_model({"path": str(models / "trained.keras"), "input_ranges": {}})
-    found = to_result(
-        Candidate(models / "trained.keras", "trained.keras"), answer, ModelOptions(all_docs())
-    ).findings
-    sqrts = [f for f in found if f.rule == "TNL202"]
+    sqrts = _norm_findings(models / "trained.keras")
     training = [f for f in sqrts if "training" in (f.verification.observed or {})]
     [trained] = training  # only the norm with weights upstream is a training symptom
     v = trained.verification
@@ -69,11 +72,7 @@ def test_a_trained_model_is_confirmed_by_its_loss_gradient(models):
 
 
 def test_without_a_kept_loss_the_op_gradient_is_the_symptom(models):
-    answer = lint_model({"path": str(models / "plain.keras"), "input_ranges": {}})
-    found = to_result(
-        Candidate(models / "plain.keras", "plain.keras"), answer, ModelOptions(all_docs())
-    ).findings
-    sqrts = [f for f in found if f.rule == "TNL202"]
+    sqrts = _norm_findings(models / "plain.keras")
     assert len(sqrts) == 2
     for f in sqrts:
         assert f.verification.status == "confirmed"
