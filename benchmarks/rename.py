@@ -186,6 +186,7 @@ class Renaming:
     attrs: dict[str, str] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)  # file or folder stem -> new stem
     functions: set[str] = field(default_factory=set)  # project callables whose keywords move
+    external: set[str] = field(default_factory=set)  # names bound by imports of other packages
 
 
 class _Rename(cst.CSTTransformer):
@@ -201,6 +202,8 @@ class _Rename(cst.CSTTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
         attr = original.attr.value  # leave_Name saw the attr too: decide it here
+        if self._api(original.value):
+            return updated.with_changes(value=updated.value, attr=original.attr)  # tf.linalg.norm
         in_project = _dotted(original.value).split(".")[0] in self.r.modules
         new = self.r.attrs.get(attr) or (self.r.modules.get(attr) if in_project else None)
         if not new and in_project:
@@ -210,6 +213,13 @@ class _Rename(cst.CSTTransformer):
     def visit_Arg(self, node: cst.Arg) -> bool:
         return True
 
+    def _api(self, node: cst.CSTNode) -> bool:
+        """An attribute chain rooted at another package's import (`tf.linalg`, `np`): its
+        attributes and its calls' keywords are that package's API, whatever the project binds."""
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        return isinstance(node, cst.Name) and node.value in self.r.external
+
     def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom):
         root = _dotted(original.module).split(".")[0] if original.module else ""
         if original.relative or root in self.r.modules:
@@ -218,7 +228,7 @@ class _Rename(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         last = _dotted(original.func).rsplit(".", 1)[-1]
-        if last not in self.r.functions:
+        if last not in self.r.functions or self._api(original.func):
             return updated  # a framework call: its keywords are API
         args = []
         for a in updated.args:
@@ -270,6 +280,7 @@ def plan(root: Path, framework: frozenset[str] | None = None) -> Renaming:
             n += 1
     r.attrs = {a: r.names[a] for a in members if a in r.names}
     r.functions = set(r.names)
+    r.external = external
     return r
 
 

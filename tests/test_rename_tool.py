@@ -100,3 +100,33 @@ def test_comparison_keys_by_original_location():
     assert result.changed == [(("a.py", 3, "TNL101"), ["confirmed"], ["inconclusive"])]
     assert not result.passed
     assert rn.compare(before, before).passed
+
+
+def test_an_api_attribute_and_its_keywords_stay_when_the_project_binds_the_same_names(tmp_path):
+    """Found in the wild sample: a project method `norm` and an attribute `self.norm` renamed
+    `tf.linalg.norm(x, axis=-1)` to a call TensorFlow does not have."""
+    rn = rename_module()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "layer.py").write_text(
+        textwrap.dedent(
+            """\
+            import tensorflow as tf
+
+
+            class Normed:
+                def __init__(self, axis):
+                    self.norm = None
+                    self.axis = axis
+
+                def norm(self, x, axis=0):
+                    return tf.linalg.norm(x, axis=axis) + self.norm(x, axis=self.axis)
+            """
+        )
+    )
+    back = rn.rename_tree(src, tmp_path / "out", rn.plan(src, frozenset()))
+    text = (tmp_path / "out" / next(iter(back))).read_text()
+    assert "tf.linalg.norm(x_" not in text  # x is the project's: moved
+    call = text.split("return ")[1]
+    assert call.startswith("tf.linalg.norm(") and ", axis=" in call, call
+    assert "self.norm(" not in call and "def norm" not in text
