@@ -248,6 +248,19 @@ def _sources(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+def _top_level(root: Path) -> set[str]:
+    return {p.stem for p in root.iterdir()}
+
+
+def _installed(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def plan(root: Path, framework: frozenset[str] | None = None) -> Renaming:
     """One mapping for the whole tree: every name it binds, except what it imports.
     ``framework``: attribute names of framework classes (default: read from TensorFlow)."""
@@ -266,6 +279,10 @@ def plan(root: Path, framework: frozenset[str] | None = None) -> Renaming:
         stems |= {part for part in rel.parent.parts}
         if path.stem != "__init__":
             stems.add(path.stem)
+    # a folder deep in the tree named like an installed package (`.../python/keras/`) does not
+    # make `import keras` the project's: only a package at the tree's top does
+    installed = {s for s in stems if s not in _top_level(root) and _installed(s)}
+    stems -= installed
     external = {bound for root, bound in c.imports if root and root not in stems}
     hooks = FRAMEWORK_HOOKS | (framework_attributes() if framework is None else framework)
     kept_methods = c.methods & hooks

@@ -130,3 +130,17 @@ def test_an_api_attribute_and_its_keywords_stay_when_the_project_binds_the_same_
     call = text.split("return ")[1]
     assert call.startswith("tf.linalg.norm(") and ", axis=" in call, call
     assert "self.norm(" not in call and "def norm" not in text
+
+
+def test_a_folder_named_like_an_installed_package_does_not_capture_its_imports(tmp_path):
+    """Found in the wild sample: tensorflow_ranking's `python/keras/` folder made `from keras
+    import ops` a project import, so keras-hub's `ops.exp` was renamed away."""
+    rn = rename_module()
+    src = tmp_path / "src"
+    (src / "lib" / "python" / "numpy").mkdir(parents=True)
+    (src / "lib" / "python" / "numpy" / "helpers.py").write_text("def shift(v):\n    return v\n")
+    (src / "model.py").write_text("import numpy as np\n\n\ndef f(z):\n    return np.exp(z)\n")
+    back = rn.rename_tree(src, tmp_path / "out", rn.plan(src, frozenset()))
+    model = next(k for k, v in back.items() if v == "model.py")
+    text = (tmp_path / "out" / model).read_text()
+    assert "import numpy as np" in text and "np.exp(" in text and "def f(" not in text
