@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import libcst as cst
@@ -45,6 +47,34 @@ def test_name_with_a_combining_mark_is_searched_on_its_own() -> None:
     assert scannable("café.x")
     text = f"{decomposed}.x(1)\n"
     assert name_starts(text, decomposed + ".x") == [0]
+
+
+# the one-pass scan call_starts replaced: a zero-width match at every start of a call chain
+_FORWARD = re.compile(r"(?<![\w.])(?<!def )(?=([^\W\d]\w*(?:\s*\.\s*[^\W\d]\w*)*)\s*\()")
+
+
+def _forward_scan(text: str) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for m in _FORWARD.finditer(text):
+        chain = m.group(1)
+        name = chain if "." not in chain else "".join(chain.split())
+        out.setdefault(name, []).append(m.start())
+    return out
+
+
+def test_backward_scan_is_the_forward_scan_on_tricky_text() -> None:
+    assert call_starts(TRICKY) == _forward_scan(TRICKY)
+    assert list(call_starts(TRICKY)) == list(_forward_scan(TRICKY))
+
+
+def test_backward_scan_is_the_forward_scan_on_random_text() -> None:
+    rng = random.Random(27)
+    pieces = [*"ab1_ .(\n\t", "def ", "x.y(", "é", "\u0663", "\u00b2", "\u00a0", "..", "d"]
+    pieces += ["ef", "\u0301", "\u2115", "\x1c", "\u2028"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+        got, want = call_starts(text), _forward_scan(text)
+        assert got == want and list(got) == list(want), repr(text)
 
 
 def _python_files() -> list[Path]:
