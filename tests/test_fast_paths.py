@@ -109,3 +109,42 @@ def test_fast_children_are_libcsts_children_in_order(path: Path) -> None:
         stack.extend(expected)
         seen += 1
     assert seen > 100
+
+
+def _value_key(value) -> tuple:
+    """A bound value's identity (``x += v`` binds a new ``x + v`` node each walk)."""
+    if isinstance(value, cst.BinaryOperation):
+        return ("binop", id(value.left), type(value.operator).__name__, id(value.right))
+    return ("node", id(value))
+
+
+def _walk_record(info) -> tuple:
+    """What the walk recorded, with node identities and walk orders."""
+    number = {id(scope): i for i, scope in enumerate(info.scopes)}
+    calls = [
+        (id(s.node), s.order, id(s.statement), id(s.top), number[id(s.scope)]) for s in info.calls
+    ]
+    binops = [(id(s.node), s.order, id(s.statement), id(s.top)) for s in info.binops]
+    scopes = []
+    for scope in info.scopes:
+        bindings = {
+            name: [
+                (b.visible, b.at, _value_key(b.value), b.index, b.nested is not None) for b in bs
+            ]
+            for name, bs in scope.bindings.items()
+        }
+        returns = [(order, id(v)) for order, v in scope.returns]
+        scopes.append((scope.kind, id(scope.node), bindings, returns, sorted(scope.dtype_markers)))
+    return calls, binops, scopes, sorted(info.defined), sorted(info.imports.aliases.items())
+
+
+@pytest.mark.parametrize("path", _python_files(), ids=lambda p: p.name)
+def test_leaf_shortcut_keeps_the_walk(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfnumlint.analysis import module
+
+    tree = cst.parse_module(path.read_text(encoding="utf-8"))
+    fast = _walk_record(build(tree))
+    for tp in module._LEAF_TYPES:  # nothing under a leaf is visited
+        assert all(module._fields(tp) == () or f == "value" for f in module._fields(tp))
+    monkeypatch.setattr(module, "_LEAF_TYPES", frozenset())
+    assert _walk_record(build(tree)) == fast
