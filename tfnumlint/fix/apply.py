@@ -92,16 +92,14 @@ class _FilePass:
 def _analyse(
     text: str, options: LintOptions, unit: ProjectUnit | None = None, parsed: Parsed | None = None
 ) -> tuple[cst.Module, Context | None, list[Placed], NodePositions]:
-    """Parse and run the checks, with the project facts lint had (``unit``), placed and
-    suppressed exactly as lint places them.  Positions are resolved as lint resolves them,
-    per module-level statement, for the hits' statements first and any other node on demand.
-    ``parsed``: the tree and walk lint made of this very text (not parsed again)."""
+    """Parse (unless lint's tree and walk of this text are ``parsed``) and run the checks, with
+    the project facts lint had (``unit``), placed and suppressed exactly as lint places them.
+    Positions are resolved as lint does: per module-level statement, the hits' first."""
     module = parsed.module if parsed is not None else cst.parse_module(text)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20000))
     try:
-        info = parsed.info if parsed is not None else None
-        hits, _errors, ctx = run_checks(module, options, unit, info=info)
+        hits, _errors, ctx = run_checks(module, options, unit, parsed.info if parsed else None)
     finally:
         sys.setrecursionlimit(old)
     positions = NodePositions(module, text)
@@ -129,8 +127,7 @@ def _plan_file(
 ) -> _FilePass | None:
     """Plans (and proof jobs) for one pass over one file; None when it does not analyse.
     Each rendered plan is spliced alone and the file linted again (:mod:`.hazards`): a plan
-    that leaves a rule of its hazard group, or adds one, gets a failed proof and no job.
-    ``parsed``: lint's tree and walk of ``work.text``, if it kept them."""
+    that leaves a rule of its hazard group, or adds one, gets a failed proof and no job."""
     try:
         module, ctx, hits, positions = _analyse(work.text, options, work.unit, parsed)
     except Exception:
@@ -432,9 +429,7 @@ def describe_fixes(
     plan, its edits and hazards, and a proof that says it was not run in this invocation.
     With a ``cache_dir``, a file's fixes are kept like its findings (:mod:`.described`); the
     files the cache misses are planned in ``jobs`` forked processes (:mod:`.forked`).
-    ``trees``: display path -> (raw text, tree and walk) lint kept of some files; a file whose
-    text is still that text is not parsed and walked again (its walk is released after)."""
-    trees = trees or {}
+    ``trees``: display path -> (raw text, tree and walk) lint kept, used while the text is that."""
     works = _works(findings, candidates, units or {}, [])
     codes = options.codes if options is not None else fixable_codes()
     settings = options.settings if options is not None else Settings()
@@ -450,7 +445,7 @@ def describe_fixes(
 
     def describe(i: int) -> list[Fix | None]:
         work, opts, k = todo[i]
-        kept = trees.get(work.display)
+        kept = (trees or {}).get(work.display)
         parsed = kept[1] if kept is not None and kept[0] == work.source.raw else None
         _describe_file(work, opts, k, cache, parsed)
         return [f.fix for f in work.findings]  # one pickle: a hazard group's fix stays shared
