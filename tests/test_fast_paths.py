@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import libcst as cst
@@ -47,6 +49,34 @@ def test_name_with_a_combining_mark_is_searched_on_its_own() -> None:
     assert name_starts(text, decomposed + ".x") == [0]
 
 
+# the one-pass scan call_starts replaced: a zero-width match at every start of a call chain
+_FORWARD = re.compile(r"(?<![\w.])(?<!def )(?=([^\W\d]\w*(?:\s*\.\s*[^\W\d]\w*)*)\s*\()")
+
+
+def _forward_scan(text: str) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for m in _FORWARD.finditer(text):
+        chain = m.group(1)
+        name = chain if "." not in chain else "".join(chain.split())
+        out.setdefault(name, []).append(m.start())
+    return out
+
+
+def test_backward_scan_is_the_forward_scan_on_tricky_text() -> None:
+    assert call_starts(TRICKY) == _forward_scan(TRICKY)
+    assert list(call_starts(TRICKY)) == list(_forward_scan(TRICKY))
+
+
+def test_backward_scan_is_the_forward_scan_on_random_text() -> None:
+    rng = random.Random(27)
+    pieces = [*"ab1_ .(\n\t", "def ", "x.y(", "é", "\u0663", "\u00b2", "\u00a0", "..", "d"]
+    pieces += ["ef", "\u0301", "\u2115", "\x1c", "\u2028"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+        got, want = call_starts(text), _forward_scan(text)
+        assert got == want and list(got) == list(want), repr(text)
+
+
 def _python_files() -> list[Path]:
     root = Path(__file__).resolve().parent.parent
     return sorted((root / "examples").glob("*.py")) + sorted(
@@ -79,3 +109,42 @@ def test_fast_children_are_libcsts_children_in_order(path: Path) -> None:
         stack.extend(expected)
         seen += 1
     assert seen > 100
+
+
+def _value_key(value) -> tuple:
+    """A bound value's identity (``x += v`` binds a new ``x + v`` node each walk)."""
+    if isinstance(value, cst.BinaryOperation):
+        return ("binop", id(value.left), type(value.operator).__name__, id(value.right))
+    return ("node", id(value))
+
+
+def _walk_record(info) -> tuple:
+    """What the walk recorded, with node identities and walk orders."""
+    number = {id(scope): i for i, scope in enumerate(info.scopes)}
+    calls = [
+        (id(s.node), s.order, id(s.statement), id(s.top), number[id(s.scope)]) for s in info.calls
+    ]
+    binops = [(id(s.node), s.order, id(s.statement), id(s.top)) for s in info.binops]
+    scopes = []
+    for scope in info.scopes:
+        bindings = {
+            name: [
+                (b.visible, b.at, _value_key(b.value), b.index, b.nested is not None) for b in bs
+            ]
+            for name, bs in scope.bindings.items()
+        }
+        returns = [(order, id(v)) for order, v in scope.returns]
+        scopes.append((scope.kind, id(scope.node), bindings, returns, sorted(scope.dtype_markers)))
+    return calls, binops, scopes, sorted(info.defined), sorted(info.imports.aliases.items())
+
+
+@pytest.mark.parametrize("path", _python_files(), ids=lambda p: p.name)
+def test_leaf_shortcut_keeps_the_walk(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tfnumlint.analysis import module
+
+    tree = cst.parse_module(path.read_text(encoding="utf-8"))
+    fast = _walk_record(build(tree))
+    for tp in module._LEAF_TYPES:  # nothing under a leaf is visited
+        assert all(module._fields(tp) == () or f == "value" for f in module._fields(tp))
+    monkeypatch.setattr(module, "_LEAF_TYPES", frozenset())
+    assert _walk_record(build(tree)) == fast

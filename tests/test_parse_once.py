@@ -4,6 +4,7 @@ in the serial path and in the worker that linted it first."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import libcst
@@ -148,3 +149,60 @@ def test_a_summary_reads_back_equal_from_its_json() -> None:
     for bad in ('{"d": "Nope", "f": {}}', '{"t": [1]}', "[]", '{"d": "Val", "f": {"x": 1}}', 3):
         with pytest.raises(ValueError):
             pm.loads(bad)  # type: ignore[arg-type]
+
+
+def json_findings(root: Path, monkeypatch: pytest.MonkeyPatch, capsys, *extra: str) -> list:
+    """The JSON report's findings (with their fixes) of an in-process run in ``root``."""
+    from tfnumlint import cli
+
+    monkeypatch.chdir(root)
+    capsys.readouterr()
+    args = ["--no-verify", "--no-cache", "--exit-zero", "--format", "json", *extra, "."]
+    assert cli.main(args) == 0
+    return json.loads(capsys.readouterr().out)["findings"]
+
+
+def test_fix_descriptions_start_from_the_trees_lint_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    root = project(tmp_path / "tree", with_extras())
+    log = tmp_path / "parses.log"
+    counting_parses(monkeypatch, log)
+    findings = json_findings(root, monkeypatch, capsys, "--jobs", "1")
+    assert any(f["fix"] and f["fix"]["edits"] for f in findings)  # fixes were described
+    parsed = log.read_text().split()
+    for path in root.rglob("*.py"):
+        text = path.read_text()
+        if "tensorflow" in text:  # parsed by lint, not again for its fixes (rewrites are)
+            assert parsed.count(hashlib.sha1(text.encode()).hexdigest()) == 1, path
+    assert incremental._FIXABLE == {} and incremental._TREES == {}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_fix_descriptions_from_kept_trees_are_those_of_a_fresh_parse(
+    jobs: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    root = project(tmp_path / "tree", with_extras())
+    kept = json_findings(root, monkeypatch, capsys, "--jobs", jobs)
+    assert any(f["fix"] and f["fix"]["edits"] for f in kept)
+    monkeypatch.setattr(incremental, "_keep_fixable", lambda *_args: False)
+    assert json_findings(root, monkeypatch, capsys, "--jobs", jobs) == kept
+
+
+def test_only_files_with_a_fixable_finding_keep_their_tree(tmp_path: Path) -> None:
+    root = project(tmp_path, with_extras())
+    config = load_config(None, root)
+    codes = resolve_codes(config, None, None)
+    candidates = discover(["."], root, config.exclude, config.extend_exclude, config.root)
+    job = Job(LintOptions(codes=codes), config.fingerprint(codes), None)
+    run = incremental.run_project(candidates, job, 1, keep_fixable=True)
+    from tfnumlint.fix.rewrites import fixable
+
+    with_fix = {r.path for r in run.results if any(fixable(f.rule) for f in r.findings)}
+    assert with_fix and set(run.trees) == with_fix
+    for display, (raw, parsed) in run.trees.items():
+        assert raw == (root / display).read_bytes()
+        assert parsed.module.code == raw.decode()
+    run.release_trees()
+    assert run.trees == {} and incremental._FIXABLE == {}
+    assert incremental.run_project(candidates, job, 1).trees == {}  # not asked: none kept

@@ -94,8 +94,10 @@ def run(argv: list[str] | None) -> int:
     job = Job(options, config.fingerprint(codes), cache_dir)
     jobs = args.jobs or default_jobs()
     bar = progress.Progress(len(inputs.candidates), "analysing", "files", minimum=20)
+    # the JSON and SARIF fix descriptions start from the trees the pass parsed
+    describing = args.format in ("json", "sarif") and not fixing and not recording
     with collector.keeping(), bar:
-        analysed = analyse_run(inputs.candidates, job, jobs, bar)
+        analysed = analyse_run(inputs.candidates, job, jobs, bar, keep_fixable=describing)
     ranges = input_ranges(args.input_range)
     lint_graphs = models and not args.no_verify  # a saved model needs TensorFlow
     graph_options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
@@ -164,7 +166,9 @@ def run(argv: list[str] | None) -> int:
                 cache_dir,
                 job.fingerprint,
                 jobs,
+                analysed.trees,
             )
+    analysed.release_trees()
     if args.add_noqa is not None:  # per rule, before same-hazard findings are merged
         visible = [f for f in findings if args.show_refuted or f.verification.status != "refuted"]
         return _add_noqa(args, inputs, visible, noqa_codes, errors, options)

@@ -177,24 +177,77 @@ _kept_bytes = [0]
 def _keep_tree(display: str, raw: bytes, outcome: UnitOutcome) -> None:
     parsed, outcome.parsed = outcome.parsed, None  # the tree never travels back to the parent
     if parsed is None:
+        _drop_fixable(display, None)
         return
+    kept_for_fixes = _keep_fixable(display, raw, parsed, outcome.result)
     if not outcome.deps:
-        parsed.info.release()  # not kept: freed now, not by the cyclic collector
+        if not kept_for_fixes:
+            parsed.info.release()  # not kept: freed now, not by the cyclic collector
         return
     if display in _TREES:
         _TREES[display] = (raw, parsed)
     elif _kept_bytes[0] + len(raw) <= KEEP_BYTES:
         _TREES[display] = (raw, parsed)
         _kept_bytes[0] += len(raw)
-    else:
+    elif not kept_for_fixes:
         parsed.info.release()
+
+
+# Trees of the files whose last lint found something a fix may rewrite, kept after the pass
+# for the JSON and SARIF fix descriptions (fix/apply.describe_fixes), which would otherwise
+# parse and walk each of those files again.  Only when the pass runs in this process (the
+# descriptions run here, or in forks of it) and only when asked (``run_project(keep_fixable=
+# True)``); within a budget of their own.
+_FIXABLE: dict[str, tuple[bytes, Parsed]] = {}
+_fixable_on = [False]
+_fixable_bytes = [0]
+
+
+def _keep_fixable(display: str, raw: bytes, parsed: Parsed, result: FileResult) -> bool:
+    """Keep (or drop) this file's tree for the fix descriptions; True when kept."""
+    _drop_fixable(display, parsed)
+    if not _fixable_on[0] or not result.findings:
+        return False
+    from .fix.rewrites import fixable
+
+    if not any(fixable(f.rule) for f in result.findings):
+        return False
+    if _fixable_bytes[0] + len(raw) > KEEP_BYTES:
+        return False
+    _FIXABLE[display] = (raw, parsed)
+    _fixable_bytes[0] += len(raw)
+    return True
+
+
+def _drop_fixable(display: str, current: Parsed | None) -> None:
+    """Forget the tree kept for ``display`` by an earlier round; released unless it is the
+    ``current`` one or kept between rounds (released with those)."""
+    old = _FIXABLE.pop(display, None)
+    if old is None:
+        return
+    _fixable_bytes[0] -= len(old[0])
+    in_rounds = _TREES.get(display)
+    if old[1] is not current and (in_rounds is None or in_rounds[1] is not old[1]):
+        old[1].info.release()
 
 
 def _forget_trees() -> None:
+    """Release the trees kept between rounds, but not those kept for the fix descriptions."""
+    fixable = {id(parsed) for _raw, parsed in _FIXABLE.values()}
     for _raw, parsed in _TREES.values():
-        parsed.info.release()
+        if id(parsed) not in fixable:
+            parsed.info.release()
     _TREES.clear()
     _kept_bytes[0] = 0
+
+
+def _take_fixable() -> dict[str, tuple[bytes, Parsed]]:
+    """The trees kept for the fix descriptions (the caller releases them)."""
+    trees = dict(_FIXABLE)
+    _FIXABLE.clear()
+    _fixable_bytes[0] = 0
+    _fixable_on[0] = False
+    return trees
 
 
 def _store(cache: Cache, k: str, outcome: UnitOutcome, variants: list, alone: bool) -> None:
@@ -370,6 +423,15 @@ class ProjectRun:
 
     results: list[FileResult]
     units: dict[str, ProjectUnit]  # by display path
+    # display path -> (raw text, tree and walk) of files with a fixable finding, with
+    # ``keep_fixable``; whoever takes them releases them (:func:`release_trees`)
+    trees: dict[str, tuple[bytes, Parsed]] = field(default_factory=dict)
+
+    def release_trees(self) -> None:
+        """Free the kept trees by reference counting (their walks are cyclic)."""
+        for _raw, parsed in self.trees.values():
+            parsed.info.release()
+        self.trees = {}
 
 
 def analyse_project(
@@ -427,12 +489,18 @@ def run_project(
     jobs: int,
     on_round: Callable[[int, int], None] | None = None,
     tick: Callable[[int], None] | None = None,
+    keep_fixable: bool = False,
 ) -> ProjectRun:
-    """:func:`analyse_project`, with each file's place in the project."""
+    """:func:`analyse_project`, with each file's place in the project.  ``keep_fixable``:
+    also hand back the trees of the files with a fixable finding, when they were linted in
+    this process (``ProjectRun.trees``)."""
     names = _module_names(candidates)
     items = [(c, m, p) for c, (m, p) in zip(candidates, names, strict=True)]
     workers = _Workers(jobs) if jobs > 1 and len(items) >= 4 else None
     owners = _owners(candidates, jobs) if workers is not None else [0] * len(items)
+    _take_fixable()  # nothing left from an earlier run in this process
+    _fixable_on[0] = keep_fixable and workers is None
+    trees: dict[str, tuple[bytes, Parsed]] = {}
     try:
         with collector.paused():
             states, final = _rounds(items, job, workers, owners, on_round, tick)
@@ -440,5 +508,6 @@ def run_project(
         if workers is not None:
             workers.close()
         _forget_trees()
+        trees = _take_fixable()
     units = {c.display: ProjectUnit(m, p, final) for c, m, p in items}
-    return ProjectRun([s.outcome.result for s in states], units)
+    return ProjectRun([s.outcome.result for s in states], units, trees)

@@ -24,10 +24,14 @@ def analyse(candidates: list[Candidate], job: Job, jobs: int, progress=None) -> 
     return analyse_run(candidates, job, jobs, progress).results
 
 
-def analyse_run(candidates: list[Candidate], job: Job, jobs: int, progress=None) -> ProjectRun:
-    """:func:`analyse`, with each file's place in the project (for ``--fix``)."""
+def analyse_run(
+    candidates: list[Candidate], job: Job, jobs: int, progress=None, keep_fixable: bool = False
+) -> ProjectRun:
+    """:func:`analyse`, with each file's place in the project (for ``--fix``); with
+    ``keep_fixable``, the trees of the files with a fixable finding too (for the fix
+    descriptions; the caller releases them)."""
     tick = progress.update if progress is not None else None
-    return run_project(candidates, job, jobs, tick=tick)
+    return run_project(candidates, job, jobs, tick=tick, keep_fixable=keep_fixable)
 
 
 def apply_per_file_ignores(results: list[FileResult], config: Config) -> None:

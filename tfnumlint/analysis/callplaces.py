@@ -4,7 +4,8 @@ The project index names a call site by its line and column.  The position provid
 about the parse again, so the k-th call of ``f`` in walk (source) order is matched with the
 k-th ``f(`` in the text instead.  Searching the text once per callee name made that quadratic
 in a large file (hundreds of names times the whole text): :func:`call_starts` finds, in one
-scan, every place a dotted name is followed by ``(``, for all names at once.
+scan, every place a dotted name is followed by ``(``, for all names at once.  The scan goes
+from bracket to bracket (reading each call's name backwards), not character by character.
 """
 
 from __future__ import annotations
@@ -12,20 +13,43 @@ from __future__ import annotations
 import re
 
 _PART = r"[^\W\d]\w*"
-# A zero-width match at every start of ``a . b . c (`` that no word character or dot precedes
-# (nor ``def ``): the same places as a per-name ``(?<![\w.])(?<!def )a\s*\.\s*b\s*\.\s*c\s*\(``,
-# because after a shorter chain the next character is a dot or part of a name, never ``(``.
-_CALL_START = re.compile(r"(?<![\w.])(?<!def )(?=(" + _PART + r"(?:\s*\.\s*" + _PART + r")*)\s*\()")
 _WHOLE_PART = re.compile(_PART)
+_PART_START = re.compile(r"[^\W\d]")
+# Searched in the reversed text: an opening bracket, then (read backwards) the word runs
+# joined by dots that precede it.  A pattern that starts with a literal is searched from one
+# ``(`` to the next; a pattern that starts with a look-behind is tried at every character.
+_BACKWARD = re.compile(r"\(\s*(\w+(?:\s*\.\s*\w+)*)")
+_RUN = re.compile(r"\w+")
 
 
 def call_starts(text: str) -> dict[str, list[int]]:
-    """Dotted callee name (spaces removed) -> the offsets where a call of it starts, in order."""
+    r"""Dotted callee name (spaces removed) -> the offsets where a call of it starts, in order.
+
+    A call starts where a chain ``a . b . c (`` of names (each a word not starting with a digit)
+    starts that no word character or dot precedes, nor ``def ``: the zero-width matches of
+    ``(?<![\w.])(?<!def )(?=([^\W\d]\w*(?:\s*\.\s*[^\W\d]\w*)*)\s*\()`` (the one-pass
+    scan this replaces; tests compare the two).  Each start belongs to the one ``(`` its chain
+    ends at, so the chains are read backwards from each bracket: a part is a start when it and
+    the parts after it begin with a non-digit and a space (not a dot) or nothing precedes it.
+    """
     out: dict[str, list[int]] = {}
-    for m in _CALL_START.finditer(text):
-        chain = m.group(1)
-        name = chain if "." not in chain else "".join(chain.split())
-        out.setdefault(name, []).append(m.start())
+    n = len(text)
+    for m in reversed(list(_BACKWARD.finditer(text[::-1]))):
+        end, begin = n - m.start(1), n - m.end(1)
+        starts: list[int] = []
+        for run in reversed(list(_RUN.finditer(text, begin, end))):
+            p = run.start()
+            if not _PART_START.match(text, p):
+                break  # no chain through a part that starts with a digit
+            if p and text[p - 1] == ".":
+                continue
+            if p >= 4 and text[p - 4 : p] == "def ":
+                continue
+            starts.append(p)
+        for p in reversed(starts):
+            chain = text[p:end]
+            name = chain if "." not in chain else "".join(chain.split())
+            out.setdefault(name, []).append(p)
     return out
 
 

@@ -32,7 +32,7 @@ from ..analysis.module import parent_map
 from ..cache import Cache
 from ..config import Settings
 from ..discovery import Candidate
-from ..engine import LintOptions, ProjectUnit, lint_unit, place_hits, run_checks
+from ..engine import LintOptions, Parsed, ProjectUnit, lint_unit, place_hits, run_checks
 from ..model import Finding, Fix
 from ..positions import NodePositions
 from ..source import Source, SourceError, read_source
@@ -90,16 +90,16 @@ class _FilePass:
 
 
 def _analyse(
-    text: str, options: LintOptions, unit: ProjectUnit | None = None
+    text: str, options: LintOptions, unit: ProjectUnit | None = None, parsed: Parsed | None = None
 ) -> tuple[cst.Module, Context | None, list[Placed], NodePositions]:
-    """Parse and run the checks, with the project facts lint had (``unit``), placed and
-    suppressed exactly as lint places them.  Positions are resolved as lint resolves them,
-    per module-level statement, for the hits' statements first and any other node on demand."""
-    module = cst.parse_module(text)
+    """Parse (unless lint's tree and walk of this text are ``parsed``) and run the checks, with
+    the project facts lint had (``unit``), placed and suppressed exactly as lint places them.
+    Positions are resolved as lint does: per module-level statement, the hits' first."""
+    module = parsed.module if parsed is not None else cst.parse_module(text)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20000))
     try:
-        hits, _errors, ctx = run_checks(module, options, unit)
+        hits, _errors, ctx = run_checks(module, options, unit, parsed.info if parsed else None)
     finally:
         sys.setrecursionlimit(old)
     positions = NodePositions(module, text)
@@ -122,12 +122,14 @@ def _finding_key(f: Finding) -> tuple[str, int, int]:
     return (f.rule, f.line, f.column)
 
 
-def _plan_file(work: _Work, options: LintOptions, first: bool) -> _FilePass | None:
+def _plan_file(
+    work: _Work, options: LintOptions, first: bool, parsed: Parsed | None = None
+) -> _FilePass | None:
     """Plans (and proof jobs) for one pass over one file; None when it does not analyse.
     Each rendered plan is spliced alone and the file linted again (:mod:`.hazards`): a plan
     that leaves a rule of its hazard group, or adds one, gets a failed proof and no job."""
     try:
-        module, ctx, hits, positions = _analyse(work.text, options, work.unit)
+        module, ctx, hits, positions = _analyse(work.text, options, work.unit, parsed)
     except Exception:
         return None
     if ctx is None:
@@ -421,11 +423,13 @@ def describe_fixes(
     cache_dir: Path | None = None,
     fingerprint: str = "",
     jobs: int = 1,
+    trees: Mapping[str, tuple[bytes, Parsed]] | None = None,
 ) -> None:
     """Attach each finding's fix without proving it (JSON and SARIF of a plain lint run): the
     plan, its edits and hazards, and a proof that says it was not run in this invocation.
     With a ``cache_dir``, a file's fixes are kept like its findings (:mod:`.described`); the
-    files the cache misses are planned in ``jobs`` forked processes (:mod:`.forked`)."""
+    files the cache misses are planned in ``jobs`` forked processes (:mod:`.forked`).
+    ``trees``: display path -> (raw text, tree and walk) lint kept, used while the text is that."""
     works = _works(findings, candidates, units or {}, [])
     codes = options.codes if options is not None else fixable_codes()
     settings = options.settings if options is not None else Settings()
@@ -441,7 +445,9 @@ def describe_fixes(
 
     def describe(i: int) -> list[Fix | None]:
         work, opts, k = todo[i]
-        _describe_file(work, opts, k, cache)
+        kept = (trees or {}).get(work.display)
+        parsed = kept[1] if kept is not None and kept[0] == work.source.raw else None
+        _describe_file(work, opts, k, cache, parsed)
         return [f.fix for f in work.findings]  # one pickle: a hazard group's fix stays shared
 
     if jobs > 1 and len(todo) > 1:
@@ -458,9 +464,11 @@ def describe_fixes(
             describe(i)
 
 
-def _describe_file(work: _Work, opts: LintOptions, k: str, cache: Cache) -> None:
+def _describe_file(
+    work: _Work, opts: LintOptions, k: str, cache: Cache, parsed: Parsed | None = None
+) -> None:
     """Plan one file's fixes, attach them to its findings and cache them."""
-    entry = _plan_file(work, opts, True)
+    entry = _plan_file(work, opts, True, parsed)
     if entry is not None:
         plans_first = [(p.finding, p.plan) for p in entry.planned if p.finding is not None]
         tally.attach(work.findings, plans_first, [], proven=False)
