@@ -203,7 +203,7 @@ class _Rename(cst.CSTTransformer):
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
         attr = original.attr.value  # leave_Name saw the attr too: decide it here
         if self._api(original.value):
-            return updated.with_changes(value=updated.value, attr=original.attr)  # tf.linalg.norm
+            return updated.with_changes(attr=original.attr)  # tf.linalg.norm stays
         in_project = _dotted(original.value).split(".")[0] in self.r.modules
         new = self.r.attrs.get(attr) or (self.r.modules.get(attr) if in_project else None)
         if not new and in_project:
@@ -281,7 +281,8 @@ def plan(root: Path, framework: frozenset[str] | None = None) -> Renaming:
             stems.add(path.stem)
     # a folder deep in the tree named like an installed package (`.../python/keras/`) does not
     # make `import keras` the project's: only a package at the tree's top does
-    installed = {s for s in stems if s not in _top_level(root) and _installed(s)}
+    top = _top_level(root)
+    installed = {s for s in stems if s not in top and _installed(s)}
     stems -= installed
     external = {bound for root, bound in c.imports if root and root not in stems}
     hooks = FRAMEWORK_HOOKS | (framework_attributes() if framework is None else framework)
