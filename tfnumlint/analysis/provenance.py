@@ -515,10 +515,6 @@ def _is_finfo(node: cst.BaseExpression) -> bool:
     return isinstance(func, cst.Name) and func.value == "finfo"
 
 
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
 def _dotted(node: cst.BaseExpression) -> str:
     text = callee_text(node)
     return text if text != "call" else "..."
