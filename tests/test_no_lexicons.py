@@ -19,15 +19,6 @@ IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # why it is still here.  The common reason: no structural fact replaces it yet, and dropping it
 # moves verdicts the rule cases and the corpus pin (each needs its own reviewed change).
 PENDING: dict[str, str] = {
-    "analysis/heuristics.py:_PROB_NAME": "TNL101/103 detection of a probability parameter with "
-    "no producer in view (a library loss's `p`); needs caller provenance across the index",
-    "analysis/heuristics.py:_NOT_PROB_NAME": "the exceptions of _PROB_NAME; goes with it",
-    "analysis/heuristics.py:_MASK_NAME": "a mask parameter with no producer in view (selection "
-    "and identical-batch gates); the producer half (one_hot/bool/mask) is already structural",
-    "analysis/heuristics.py:_EPS_NAME": "an epsilon-like parameter kept fixed; a literal "
-    "default is the structural half, a named module constant has none yet",
-    "analysis/heuristics.py:_LOG_WORD": "log-space value of an opaque helper (`log_prob`); "
-    "needs the helper resolved by the index",
     "analysis/contracts.py:UNIT_WORDS": "a local helper named `*_sigmoid`/`*_cdf` read as in "
     "[0, 1]; needs the helper's body range instead",
     "analysis/invariants.py:_MOVING": "bijector class words (shift/scale/chain); needs the TFP "

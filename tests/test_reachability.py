@@ -827,14 +827,6 @@ def test_a_nan_gradient_only_with_respect_to_a_data_input_trains_nothing():
     assert gradient_gate.apply(named, out)["status"] == "confirmed"  # a name alone decides nothing
 
 
-def test_a_log_probability_is_not_a_probability_by_its_name():
-    from tfnumlint.analysis.heuristics import looks_like_probability
-
-    assert looks_like_probability("sample_action_probs")
-    assert not looks_like_probability("sample_action_log_probs")
-    assert not looks_like_probability("log_probs")
-
-
 def test_a_helper_called_only_under_a_cond_on_its_denominator_is_guarded():
     src = """\
         import tensorflow as tf

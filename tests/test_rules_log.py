@@ -47,17 +47,29 @@ def test_tnl101_fires_on_activation_outputs(expr):
     assert len(hits("TNL101", src)) == 1
 
 
-def test_tnl101_probability_named_parameter():
+def test_tnl101_probability_by_its_use_not_by_its_name():
+    # the discriminator's loss: a negated mean of log(a), and the log of 1 - b, make `a` and
+    # `b` probabilities whatever they are called (issue 22: names never decide)
     src = """\
         import tensorflow as tf
 
 
-        def discriminator_loss(d_real, d_fake):
-            return -tf.reduce_mean(tf.math.log(d_real) + tf.math.log(1.0 - d_fake))
+        def discriminator_loss(a, b):
+            return -tf.reduce_mean(tf.math.log(a) + tf.math.log(1.0 - b))
         """
     findings = hits("TNL101", src)
     assert len(findings) == 2
-    assert "by its name" in findings[0].message
+    assert all("is used as a probability here" in f.message for f in findings)
+    assert "`a` is used as a probability" in findings[0].message
+    # the same logs of parameters named like probabilities, with no such use: no finding
+    named = """\
+        import tensorflow as tf
+
+
+        def discriminator_scores(d_real, d_fake):
+            return tf.math.log(d_real), tf.math.log(d_fake)
+        """
+    assert hits("TNL101", named) == []
 
 
 def test_tnl101_picked_probability_through_one_hot():

@@ -165,7 +165,8 @@ LOGSUMEXP = """\
     import tensorflow as tf
 
 
-    def score(prob_true, log_prob_pred):
+    def score(x, log_prob_pred):
+        prob_true = tf.keras.layers.Dense(3, activation="softmax")(x)
         log_prob_true = tf.math.log(prob_true)
         return {use}
     """
@@ -264,7 +265,8 @@ HELPER = """\
         return {body}
 
 
-    def reliability(prob_true, log_prob_pred):
+    def reliability(x, log_prob_pred):
+        prob_true = tf.keras.layers.Dense(3, activation="softmax")(x)
         log_prob_true = tf.math.log(prob_true)
         return _log_l2(log_prob_pred, log_prob_true)
     """

@@ -11,12 +11,12 @@ from conftest import run_json
 
 from tfnumlint.verify.probing import EXPR_GATES
 
-NAMED_ONLY = """\
+USE_ONLY = """\
 import tensorflow as tf
 
 
-def generator_loss(d_fake):
-    return -tf.reduce_mean(tf.math.log(d_fake))
+def generator_loss(a):
+    return -tf.reduce_mean(tf.math.log(a))
 
 
 def squashed_loss(logits):
@@ -27,7 +27,7 @@ def squashed_loss(logits):
 @pytest.fixture(scope="module")
 def findings(tmp_path_factory):
     root = tmp_path_factory.mktemp("trail")
-    (root / "losses.py").write_text(NAMED_ONLY)
+    (root / "losses.py").write_text(USE_ONLY)
     report = run_json("--no-cache", "--exit-zero", "--select", "TNL101", str(root / "losses.py"))
     return {f["line"]: f["verification"] for f in report["findings"]}
 
@@ -40,12 +40,12 @@ def test_the_trail_lists_every_gate_in_order(findings):
 
 
 def test_the_gate_that_changes_a_status_says_why(findings):
-    named = findings[5]  # log(d_fake): a probability only by its name
-    assert named["status"] == "inconclusive"
-    changed = [step for step in named["trail"] if "why" in step]
-    assert [step["gate"] for step in changed] == ["reachability"], named["trail"]
-    assert changed[0]["why"] == named["detail"].split(" (seen: ")[0]
-    assert changed[0]["why"].startswith("conditional: only its name says `d_fake`")
+    used = findings[5]  # log(a) in -mean(log(a)): a probability only by its use
+    assert used["status"] == "inconclusive"
+    changed = [step for step in used["trail"] if "why" in step]
+    assert [step["gate"] for step in changed] == ["reachability"], used["trail"]
+    assert changed[0]["why"] == used["detail"].split(" (seen: ")[0]
+    assert changed[0]["why"].startswith("conditional: only its use says `a` is a probability")
 
 
 def test_a_verdict_no_gate_changes_has_no_reasons(findings):

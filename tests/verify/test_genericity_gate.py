@@ -78,21 +78,22 @@ def test_an_interpolation_between_two_equal_parameters_is_not_confirmed():
 # ---------------------------------------------------------------- the same shapes, driven
 
 
-def test_a_keras_loss_on_y_pred_is_conditional_on_the_name_not_on_genericity():
+def test_a_keras_loss_on_its_prediction_is_conditional_on_the_use_not_on_genericity():
     src = """\
         import tensorflow as tf
 
 
         class MyLoss(tf.keras.losses.Loss):
-            def call(self, y_true, y_pred):
-                return -tf.reduce_mean(y_true * tf.math.log(1.0 - y_pred))
+            def call(self, y_true, v):
+                return -tf.reduce_mean(y_true * tf.math.log(1.0 - v))
         """
-    # 1 - y_pred is 0 from a logit of 17 on (log(y_pred) needs -100: a far tail, not this gate);
+    # 1 - v is 0 from a logit of 17 on (log(v) needs -100: a far tail, not this gate);
     # genericity keeps it (a Keras loss's prediction is driven), but no compiled model says what
-    # the prediction is: only the name says probability, and names never confirm (issue 22)
+    # the prediction is: only its use (its complement is logged) says probability, and a use
+    # never confirms (issue 22: names never decide, and `v` says nothing)
     out = one_verdict(src, "TNL103")
     assert out["status"] == "inconclusive", out
-    assert out["detail"].startswith("conditional: only its name says `y_pred` is a probability")
+    assert out["detail"].startswith("conditional: only its use says `v` is a probability")
     assert "generic values" not in out["detail"], out
 
 
@@ -120,26 +121,27 @@ def test_an_interpolation_in_a_layer_call_stays_confirmed():
     assert one_verdict(src, "TNL201")["status"] == "confirmed"
 
 
-def test_a_log_of_probabilities_known_only_by_name_is_conditional():
-    # REINFORCE's weighted log-likelihood: `probs` is driven (the function returns a batch
-    # mean), so genericity keeps it; but only its name says it is a probability (no producer,
-    # no caller), and names never confirm (issue 22): conditional on `probs` reaching 0 (or 1),
-    # not a far-tail precondition
+def test_a_log_of_probabilities_known_only_by_its_use_is_conditional():
+    # REINFORCE's loss, the negated mean of a weighted log-likelihood: `a` is driven (the
+    # function returns a batch mean), so genericity keeps it; but only its use says it is a
+    # probability (its negated log is reduced, or its complement is logged; no producer, no
+    # caller), and a use never confirms (issue 22): conditional on `a` reaching 0 (or 1), not
+    # a far-tail precondition
     src = """\
         import tensorflow as tf
 
 
-        def log_weight(probs, weights):
-            return tf.reduce_mean(tf.math.log(probs) * weights)
+        def log_weight(a, weights):
+            return -tf.reduce_mean(tf.math.log(a) * weights)
         """
-    for body in (src, src.replace("log(probs)", "log(1 - probs)")):
+    for body in (src, src.replace("log(a)", "log(1 - a)")):
         out = one_verdict(body, "TNL103")
         assert out["status"] == "inconclusive" and "far tail" not in out["detail"], out
-        assert out["detail"].startswith("conditional: only its name says `probs`"), out
+        assert out["detail"].startswith("conditional: only its use says `a` is a probability"), out
     produced = src.replace(
-        "(probs, weights):", "(logits, weights):\n            probs = tf.sigmoid(logits)"
+        "(a, weights):", "(logits, weights):\n            a = tf.sigmoid(logits)"
     )
-    assert one_verdict(produced.replace("log(probs)", "log(1 - probs)"), "TNL103")["status"] == (
+    assert one_verdict(produced.replace("log(a)", "log(1 - a)"), "TNL103")["status"] == (
         "confirmed"
     )
 
@@ -189,21 +191,22 @@ def test_an_epsilon_with_a_literal_default_is_kept_in_a_loss():
 
 
 def test_a_symptom_that_needs_the_sign_of_a_free_parameter_is_conditional_on_it():
-    # log(y_pred - shift) needs only y_pred < shift: it survives generic values of `shift` of
-    # the witness's sign (one trial is enough), but negating `shift` removes it.  Nothing in
-    # view passes `shift`: the finding states that condition instead of confirming.
+    # log(a - shift) needs only a < shift: it survives generic values of `shift` of the
+    # witness's sign (one trial is enough), but negating `shift` removes it.  Nothing in view
+    # passes `shift`: the finding states that condition instead of confirming.  (`a` is a
+    # probability by its use, log(1 - a): a free input held in [0, 1].)
     src = """\
         import tensorflow as tf
 
 
-        def helper(y_pred, shift):
-            return tf.math.log(y_pred - shift)
+        def helper(a, shift):
+            return tf.math.log(a - shift), tf.math.log(1 - a)
         """
     out = one_verdict(src, "TNL104")
     assert out["status"] == "inconclusive", out
     assert out["observed"]["generic"]["kept"] >= generic.SURVIVES_IN
     assert out["observed"]["generic"]["signs"] == {"shift": "positive"}
-    assert out["detail"].startswith("shows with `shift` > 0 where `y_pred` = 0.5 (the witness has")
+    assert out["detail"].startswith("shows with `shift` > 0 where `a` = 0.5 (the witness has")
     assert "is gone with it negated; `shift` is a parameter of `helper`" in out["detail"]
 
 

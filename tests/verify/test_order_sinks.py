@@ -57,12 +57,13 @@ def kinds(probe: dict) -> list[str]:
 # ---------------------------------------------------------------- a draw from logits
 
 TOP_K_SAMPLER = """\
+    import keras
     from keras import ops, random
 
 
-    def next_token(probabilities, seed):
-        top_k_pred, top_k_indices = ops.top_k(probabilities, k=5, sorted=False)
-        probs = top_k_pred
+    def next_token(x, seed):
+        top_k_logits, top_k_indices = ops.top_k(x, k=5, sorted=False)
+        probs = keras.layers.Softmax()(top_k_logits)
         logits = ops.cast(ops.log(probs), "float32")
         {use}
         return ops.take_along_axis(top_k_indices, picked, axis=-1)
@@ -72,17 +73,17 @@ DRAW = "picked = random.categorical(logits, 1, seed=seed)"
 
 
 def test_a_log_probability_only_drawn_from_is_refuted():
-    probe, out = at_zero(TOP_K_SAMPLER.format(use=DRAW), zero="top_k_pred")
+    probe, out = at_zero(TOP_K_SAMPLER.format(use=DRAW))
     assert kinds(probe) == ["sample"]
     assert out["status"] == "refuted", out
-    draw = "`random.categorical(logits, 1, seed=seed)` at line 8"
+    draw = "`random.categorical(logits, 1, seed=seed)` at line 9"
     assert f"only feeds the logits of {draw}" in out["detail"]
     assert "impossible outcome" in out["detail"]
 
 
 def test_the_same_log_also_added_to_a_running_score_and_averaged_keeps_its_verdict():
     use = DRAW + "\n        score = ops.mean(seed + logits)"
-    probe, out = at_zero(TOP_K_SAMPLER.format(use=use), zero="top_k_pred")
+    probe, out = at_zero(TOP_K_SAMPLER.format(use=use))
     assert "uses" not in probe  # the sum escapes: its -inf reaches a mean
     assert out["status"] == "confirmed" and out["symptom"] == "inf-value"
 
@@ -92,7 +93,8 @@ def test_tf_spellings_of_a_draw_are_sinks_too():
         import tensorflow as tf
 
 
-        def draw(probs, seed):
+        def draw(x, seed):
+            probs = tf.keras.layers.Dense(3, activation="softmax")(x)
             a = tf.random.categorical(tf.math.log(probs), 1)
             b = tf.random.stateless_categorical(tf.math.log(probs), 1, seed=seed)
             return a, b
@@ -107,7 +109,8 @@ def test_a_minus_inf_spread_over_its_whole_row_is_not_handled_by_a_draw():
         import tensorflow as tf
 
 
-        def draw(probs):
+        def draw(x):
+            probs = tf.keras.layers.Dense(3, activation="softmax")(x)
             best = tf.reduce_max(probs, axis=-1, keepdims=True)
             return tf.random.categorical(tf.math.log(best), 1)
         """
@@ -121,7 +124,8 @@ def test_a_draw_from_a_minus_inf_minus_itself_is_not_handled():
         import tensorflow as tf
 
 
-        def draw(probs):
+        def draw(x):
+            probs = tf.keras.layers.Dense(3, activation="softmax")(x)
             lp = tf.math.log(probs)
             return tf.random.categorical(lp - lp, 1)
         """
@@ -134,7 +138,8 @@ def test_the_number_of_samples_is_not_a_logit():
         import tensorflow as tf
 
 
-        def draw(logits, probs):
+        def draw(logits, x):
+            probs = tf.keras.layers.Dense(3, activation="softmax")(x)
             return tf.random.categorical(logits, num_samples=tf.math.log(probs))
         """
     assert "uses" not in one_probe(src, "TNL101")
@@ -146,7 +151,8 @@ BEAM = """\
     import tensorflow as tf
 
 
-    def step(probs, score):
+    def step(x, score):
+        probs = tf.keras.layers.Dense(3, activation="softmax")(x)
         scores = score[..., None] + tf.math.log(probs)
         {body}
     """
@@ -158,7 +164,7 @@ def test_a_beam_score_ranked_by_top_k_then_argmax_is_refuted():
     assert kinds(probe) == ["order", "order"]
     assert probe["uses"]["sinks"][1]["arg"] is None  # checked on top_k's input
     assert out["status"] == "refuted", out
-    top_k = "`tf.math.top_k(scores, k=2)` at line 6"
+    top_k = "`tf.math.top_k(scores, k=2)` at line 7"
     assert f"only ordered, by {top_k}, where -inf sorts last" in out["detail"]
 
 
@@ -200,7 +206,8 @@ BEST = """\
     import tensorflow as tf
 
 
-    def best(probs):
+    def best(x):
+        probs = tf.keras.layers.Dense(3, activation="softmax")(x)
         return tf.reduce_max(tf.math.log(probs), axis=-1)
     """
 
@@ -237,7 +244,8 @@ def test_a_class_named_like_a_sampler_gets_no_context_from_its_name():
 
 
         class {name}:
-            def __call__(self, probs, score):
+            def __call__(self, x, score):
+                probs = tf.keras.layers.Dense(3, activation="softmax")(x)
                 return score + tf.math.log(probs)
         """
     out = {"status": "confirmed", "symptom": "inf-value", "detail": "at probs = 0, log = -inf",

@@ -149,8 +149,11 @@ def test_float16_overflow_inside_the_band_stays_confirmed():
     assert out["dtype"] == "float16"
 
 
-def test_a_probability_taken_as_it_is_at_zero_stays_confirmed():
-    """`output` = 0 is the edge of a probability's own domain, not a tail."""
+def test_a_probability_taken_as_it_is_at_zero_is_at_its_domains_edge_not_in_a_tail():
+    """`output` = 0 is the edge of a probability's own domain, not a tail: no model squashes
+    its logit, so a logit of -100 asks for no far tail.  Only its use (log(1 - output)) says it
+    is a probability, so each verdict is conditional on that use and on nothing else (issue
+    22).  The control: a sigmoid layer's output is 0 only at a logit past the band."""
     src = """\
         import tensorflow as tf
 
@@ -161,8 +164,19 @@ def test_a_probability_taken_as_it_is_at_zero_stays_confirmed():
                   + (1.0 - target) * tf.math.log(1.0 - output + epsilon))
             )
         """
-    statuses = {v["status"] for v in verdicts(src, "TNL102")}
-    assert statuses == {"confirmed"}, statuses
+    out = verdicts(src, "TNL102")
+    assert sorted(v["inputs"]["output"] for v in out) == [0.0, 1.0], out
+    for v in out:
+        assert "far_tail" not in v["observed"], v
+        assert [s["gate"] for s in v["trail"] if "why" in s] == ["reachability"], v["trail"]
+        assert v["detail"].startswith("conditional: only its use says `output` is a probability")
+    produced = src.replace(
+        "def bce(output, target, epsilon=1e-8):",
+        "def bce(x, target, epsilon=1e-8):\n"
+        '            output = tf.keras.layers.Dense(1, activation="sigmoid")(x)',
+    )
+    tails = [v["observed"].get("far_tail") for v in verdicts(produced, "TNL102")]
+    assert {"inputs": {"logit(output)": -100.0}, "band": preconditions.BAND} in tails, tails
 
 
 def test_a_softmax_by_hand_of_an_accumulator_stays_confirmed():

@@ -467,12 +467,25 @@ def test_sqrt_of_squared_error_at_an_exact_fit_stays_confirmed():
     assert (out["status"], out["symptom"]) == ("confirmed", "nan-gradient"), out
 
 
-def test_log_of_a_prediction_known_only_by_its_name_is_conditional():
-    # a depth loss whose caller passes a model output, linted alone (no project index, so the
-    # call site's producer is not read): only the name `y_pred` makes it a probability.  Names
-    # never confirm (issue 22), and nothing here says it is a squashed logit either: the verdict
-    # is conditional on `y_pred` = 0, not a far-tail precondition
+def test_log_of_a_prediction_known_only_by_its_use_is_conditional():
+    # a loss whose caller passes a model output, linted alone (no project index, so the call
+    # site's producer is not read): only its use (the negated mean of its log-likelihood)
+    # makes `v` a probability.  A use never confirms (issue 22), and nothing here says it is a
+    # squashed logit either: the verdict is conditional on `v` = 0, not a far-tail precondition
     src = """\
+        import tensorflow as tf
+
+
+        def nll(y_true, v):
+            return -tf.reduce_mean(tf.reduce_sum(y_true * tf.math.log(v), axis=-1))
+        """
+    src = trained(src, "nll(y, model(x))")
+    [out] = [v for v in verdicts(src, "TNL101") if "v" in v.get("inputs", {})]
+    assert out["inputs"]["v"] == 0.0, out
+    assert out["status"] == "inconclusive" and "far tail" not in out["detail"], out
+    assert out["detail"].startswith("conditional: only its use says `v` is a probability")
+    # the depth loss this once was: `y_pred` is a probability by no use, whatever its name
+    silog = """\
         import tensorflow as tf
 
 
@@ -480,11 +493,7 @@ def test_log_of_a_prediction_known_only_by_its_name_is_conditional():
             d = tf.math.log(y_true) - tf.math.log(y_pred)
             return tf.sqrt(tf.reduce_mean(tf.square(d)) - 0.5 * tf.square(tf.reduce_mean(d)))
         """
-    src = trained(src, "silog(y, model(x))")
-    [out] = [v for v in verdicts(src, "TNL101") if "y_pred" in v.get("inputs", {})]
-    assert out["inputs"]["y_pred"] == 0.0, out
-    assert out["status"] == "inconclusive" and "far tail" not in out["detail"], out
-    assert out["detail"].startswith("conditional: only its name says `y_pred` is a probability")
+    assert not probed(trained(silog, "silog(y, model(x))"), select=["TNL101"])
 
 
 def test_user_loss_with_an_epsilon_on_a_sigmoid_output_needs_a_far_tail():
@@ -526,24 +535,25 @@ def test_a_constant_the_slicer_kept_as_an_input_is_never_held_against_the_witnes
     assert out["status"] == "confirmed", out
 
 
-# -- names never confirm (issue 22) -----------------------------------------------------------
+# -- a use never confirms (issue 22) ----------------------------------------------------------
 
 
-def test_a_probability_by_its_name_alone_is_conditional_not_confirmed():
-    """`d_fake` is read as a probability only because of its name (no producer, no caller):
-    the witness shows what happens if it is one, so the finding is conditional and says so."""
+def test_a_probability_by_its_use_alone_is_conditional_not_confirmed():
+    """`a` is read as a probability only because of its use, the negated mean of its log (no
+    producer, no caller; its name says nothing): the witness shows what happens if it is one,
+    so the finding is conditional and says so."""
     src = """\
         import tensorflow as tf
 
 
-        def generator_loss(d_fake):
-            return -tf.reduce_mean(tf.math.log(d_fake))
+        def generator_loss(a):
+            return -tf.reduce_mean(tf.math.log(a))
         """
     out = one_verdict(src, "TNL101")
     assert out["status"] == "inconclusive", out
     reason = out["detail"].split(" (seen: ")[0]
-    assert reason.startswith("conditional: only its name says `d_fake` is a probability"), out
-    assert reason.endswith("the symptom needs `d_fake` = 0"), out
+    assert reason.startswith("conditional: only its use says `a` is a probability"), out
+    assert reason.endswith("the symptom needs `a` = 0"), out
 
 
 def test_the_same_log_of_a_sigmoid_output_is_confirmed():

@@ -34,13 +34,14 @@ def test_log_of_a_distribution_parameter_named_probs_is_a_precondition():
     assert "`probs` is a parameter of `_log_prob`" in out["detail"]
 
 
-def test_the_same_log_in_a_keras_layer_is_conditional_only_on_the_name():
+def test_the_same_log_in_a_keras_layer_is_conditional_only_on_the_use():
     # a Keras layer's input is driven (training sweeps it), so genericity does not hold it
-    # back; but only the name says `probs` is a probability, and names never confirm
+    # back; but only its use (its complement is logged) says `probs` is a probability, not a
+    # producer, and a use never confirms (issue 22)
     src = LOG_OF_PROBS.format(cls="Head", base="tf.keras.layers.Layer", method="score")
     out = verdict_in(src, "TNL101", "coin.py")
     assert out["status"] == "inconclusive", out
-    assert out["detail"].startswith("conditional: only its name says `probs` is a probability")
+    assert out["detail"].startswith("conditional: only its use says `probs` is a probability")
     assert "is a parameter of" not in out["detail"], out
 
 

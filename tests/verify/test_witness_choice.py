@@ -16,41 +16,45 @@ from test_reachability import probed  # noqa: E402
 
 from tfnumlint.verify import probing  # noqa: E402
 
-BCE = """\
+# A hand-written binary cross-entropy is no fixture here: `log(1 - p + eps)` makes `p` a
+# probability by its use, which the verifier drives through its logit (a saturated sigmoid
+# gives a dead gradient, not an exploding one).  A rate is no probability: the log of a rate
+# explodes at 0, and a label weights that term.
+LOSSES = """\
     import tensorflow as tf
 
 
-    def binary_cross_entropy(output, target, epsilon=1e-8):
-        return tf.reduce_mean(
-            -(target * tf.math.log(output + epsilon)
-              + (1.0 - target) * tf.math.log(1.0 - output + epsilon))
-        )
+    def poisson_nll(rate, count, epsilon=1e-8):
+        return tf.reduce_mean(rate - count * tf.math.log(rate + epsilon))
+
+
+    def censored_nll(hazard, time, censored, epsilon=1e-8):
+        return tf.reduce_mean(hazard * time - (1.0 - censored) * tf.math.log(hazard + epsilon))
     """
 
 
 def _verdicts(src: str) -> dict[str, dict]:
-    """Each TNL102 finding's eager verdict, keyed by the flagged term's source.  (Compiled,
-    ``1.0 - output + 1e-8`` folds to ``1 - output`` and is -inf at output = 1:
-    tests/verify/test_compiled.py; the witness choice is the eager form's.)"""
+    """Each TNL102 finding's eager verdict, keyed by the logged input."""
     out = {}
     for finding in probed(src, select=["TNL102"]):
         verdict = probing.verify({**finding.probe, "forms": ["eager"]}, 1e6)
-        out["1 - output" if "1 - output" in verdict["detail"] else "output"] = verdict
+        out["hazard" if "log(hazard" in verdict["detail"] else "rate"] = verdict
     return out
 
 
 def test_the_witness_weights_the_exploding_term_with_a_label_that_keeps_it():
-    """log(1 - output + eps) explodes at output = 1 for any label, but a label of 1 multiplies
-    it by 0: the reported point must be one where the loss's own gradient explodes."""
-    verdict = _verdicts(BCE)["1 - output"]
+    """log(hazard + eps) explodes at hazard = 0 for any label, but a censored sample (label 1)
+    multiplies it by 0: the reported point must be one where the loss's own gradient
+    explodes."""
+    verdict = _verdicts(LOSSES)["hazard"]
     assert verdict["status"] == "confirmed" and verdict["symptom"] == "exploding-gradient"
-    assert verdict["inputs"]["output"] == 1.0
-    assert verdict["inputs"]["target"] != 1.0
-    assert abs(verdict["observed"]["loss_gradient"]["output"]) > 1e6
+    assert verdict["inputs"]["hazard"] == 0.0
+    assert verdict["inputs"]["censored"] != 1.0
+    assert abs(verdict["observed"]["loss_gradient"]["hazard"]) > 1e6
 
 
-def test_the_other_term_keeps_a_label_that_weights_it_too():
-    verdict = _verdicts(BCE)["output"]
+def test_a_term_weighted_by_the_label_itself_keeps_a_label_that_weights_it():
+    verdict = _verdicts(LOSSES)["rate"]
     assert verdict["status"] == "confirmed"
-    assert verdict["inputs"]["output"] == 0.0 and verdict["inputs"]["target"] != 0.0
-    assert abs(verdict["observed"]["loss_gradient"]["output"]) > 1e6
+    assert verdict["inputs"]["rate"] == 0.0 and verdict["inputs"]["count"] != 0.0
+    assert abs(verdict["observed"]["loss_gradient"]["rate"]) > 1e6

@@ -269,7 +269,7 @@ def _callers_range(ctx, name: str, param: cst.Param, scope, order: int, via: str
     if lo == hi:
         return None  # one constant: the probe is set to it already
     every = _every_caller_passes(ctx, param, scope, pname)
-    strong = every and val.kind in CODE_RANGED_KINDS and not val.prob_by_name
+    strong = every and val.kind in CODE_RANGED_KINDS and not val.prob_by_use
     path, line, _, _, _, what = val.origin
     where = (
         f"in [{fmt_g(lo)}, {fmt_g(hi)}]"

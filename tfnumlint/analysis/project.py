@@ -21,7 +21,6 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from .heuristics import looks_like_probability
 from .module import ModuleInfo
 from .project_imports import _THIRD_PARTY_ROOTS, import_table
 from .project_model import (
@@ -37,10 +36,8 @@ from .project_model import (
     T,
 )
 from .project_summary import (
-    BOUND_KINDS,
     informative,
     informative_summary,
-    makes_hazard,
     returns_part,
 )
 from .values import Val, join_vals
@@ -388,12 +385,8 @@ class ProjectIndex:
         joined = join_vals(vals)
         if not informative(joined):
             return None
-        if (
-            not makes_hazard(joined)
-            and joined.kind not in BOUND_KINDS
-            and not looks_like_probability(name)
-        ):
-            return None  # a bare guard only silences a name-based guess, and there is none
+        # a bare guard (neither a hazard nor a bound) only silences a guess by use: the asking
+        # evaluator keeps it where it has one (``Evaluator._passed``)
         return replace(joined, desc=f"`{name}`")
 
     def _caller_relations(self, module: str, qual: str) -> tuple[tuple[str, str, str, str], ...]:

@@ -60,7 +60,7 @@ def informative(v: Val) -> bool:
     out of the summaries, so that a fact changes (and a file is re-linted) only when it can
     change a finding."""
     if v.prob:
-        return not v.prob_by_name  # a name is the caller's guess, not a producer
+        return not v.prob_by_use  # a use is the callee's guess, not a producer
     if v.instance_of is not None or v.tuple_items:
         return v.instance_of is not None or any(informative(i) for i in v.tuple_items or ())
     if v.const is not None:

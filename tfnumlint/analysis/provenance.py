@@ -1,7 +1,8 @@
 """Value provenance: what produced a value, its range, and whether it is a probability.
 
 Evaluation is an abstract interpretation over the syntax tree (the values are in
-:mod:`.values`, each op's transfer in :mod:`.transfer`, name guesses in :mod:`.heuristics`).
+:mod:`.values`, each op's transfer in :mod:`.transfer`, what a value is by its use in
+:mod:`.roles`).
 Names are followed through assignments that precede the use, ``self.attr`` through every
 method of the class, and parameters through their defaults.
 """
@@ -13,10 +14,11 @@ from dataclasses import replace
 
 import libcst as cst
 
-from .heuristics import looks_like_epsilon, looks_like_mask, looks_like_probability
 from .module import Binding, ModuleInfo, Scope, qualname
+from .project_summary import BOUND_KINDS, makes_hazard
 from .provenance_arith import EvaluatesArithmetic, fmt_number
 from .provenance_calls import EvaluatesCalls, callee_text, layer_output
+from .roles import Roles, name_roles
 from .values import (
     INF,
     LAYER_KINDS,
@@ -41,6 +43,21 @@ def _named(name: str, val: Val) -> str:
     return f"`{name}` = {desc}"
 
 
+def _is_none(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _weights_unknown_zero(val: Val) -> bool:
+    """A value whose zeros nothing in view explains (a cast or reshape of an input)."""
+    return (
+        val.zero is None
+        and val.const is None
+        and not val.guarded
+        and not val.positive
+        and val.lo <= 0.0 <= val.hi
+    )
+
+
 class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
     """Evaluate expressions of one module to :class:`Val`, memoised per node."""
 
@@ -58,6 +75,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         self._fed: dict[int, tuple[tuple[float, float], str] | None] | None = None
         self._fit: dict[str, tuple[tuple[float, float], str] | None] | None = None
         self._compiled: dict[str, Val | None] = {}
+        self._roles: dict[int, Roles] = {}
         self._compile_sites: dict[str, list] | None = None
 
     # -- public -----------------------------------------------------------------------
@@ -137,6 +155,8 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         while owner is not None and param not in owner.params.values():
             owner = owner.parent
         fn = owner.node if owner is not None else None
+        if isinstance(fn, cst.Lambda):
+            return self._compiled_lambda_output(fn, param)
         if not isinstance(fn, cst.FunctionDef) or not fn.params.params:
             return None
         params = fn.params.params
@@ -165,6 +185,26 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         return Val(
             "param", lo, hi, desc=f"`{param.name.value}` (the targets `{code}` given to fit)"
         )
+
+    def _compiled_lambda_output(self, fn: cst.Lambda, param: cst.Param) -> Val | None:
+        """``y_pred`` of ``model.compile(loss=lambda y, p: ...)``: the model's output."""
+        params = fn.params.params
+        if len(params) < 2 or params[1] is not param:
+            return None
+        for site in self.info.calls:
+            func = site.node.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "compile"):
+                continue
+            if not any(
+                a.keyword and a.keyword.value == "loss" and a.value is fn for a in site.node.args
+            ):
+                continue
+            model = self.value(func.value, site.scope, site.order)
+            if model.kind not in ("model", "layer") or not model.activation:
+                return None
+            desc = f"`{param.name.value}` = the output of the compiled model ({model.activation})"
+            return replace(layer_output(model), desc=desc)
+        return None
 
     def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None:
         """The binding of ``name`` visible at ``order`` in ``scope`` (or an enclosing one)."""
@@ -211,7 +251,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                     hi=-inner.lo,
                     const=-inner.const if inner.const is not None else None,
                     prob=False,
-                    prob_by_name=False,
+                    prob_by_use=False,
                     zero=inner.zero,
                     desc=f"-{inner.desc}",
                     exp_sum=False,
@@ -246,23 +286,16 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                         kind="constant",
                         desc=f"`{name}` (default {fmt_number(default.const)})",
                     )
-            if looks_like_epsilon(name):  # an epsilon parameter: positive by intent
+            owner = self._owner(name, found, scope)
+            if name in self.roles(owner).guards:  # only ever `x + eps`: positive by intent
                 return Val("eps", 5e-324, 1.0, guarded=True, desc=f"`{name}`")
-            if looks_like_mask(name):
-                return Val("mask", 0.0, 1.0, zero="the mask is all zeros", desc=f"`{name}`")
             passed = self._passed(name, found, scope) or self.fit_target(found, scope)
             if passed is not None:
                 return passed
-            prob = looks_like_probability(name)
-            return Val(
-                "param",
-                prob=prob,
-                prob_by_name=prob,
-                lo=0.0 if prob else -INF,
-                hi=1.0 if prob else INF,
-                zero="the probability saturates" if prob else None,
-                desc=f"`{name}`",
-            )
+            if _is_none(found.default) and name in self.roles(owner).factors:
+                # `def f(x, m=None)`, only ever `x * m`: an optional elementwise gate
+                return Val("mask", 0.0, 1.0, zero=f"every entry of `{name}` is 0", desc=f"`{name}`")
+            return self._by_use(name, owner, Val("param"))
         if isinstance(found, Binding):
             if found.value is None:
                 return Val("name", desc=f"`{name}`")
@@ -273,16 +306,11 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                 items = val.tuple_items
                 val = items[found.index] if items and found.index < len(items) else UNKNOWN
             if val.kind == "unknown" or (val.kind == "call" and not val.tensor):
-                prob = looks_like_probability(name)
-                return replace(
-                    val,
-                    prob=prob,
-                    prob_by_name=prob,
-                    desc=f"`{name}`",
-                    lo=0.0 if prob else val.lo,
-                    hi=1.0 if prob else val.hi,
-                    zero="the probability saturates" if prob else val.zero,
-                )
+                return self._by_use(name, found.scope, val)
+            if _weights_unknown_zero(val) and name in self.roles(found.scope).weights:
+                # `w = cast(mask)`, then sum(x * w) / sum(w): the weights' zero is the use's
+                return replace(val, kind="mask", lo=0.0, zero=f"every weight in `{name}` is 0",
+                               desc=_named(name, val))  # fmt: skip
             return replace(val, desc=_named(name, val))
         if self.imports.resolve(cst.Name(name)) is not None:
             return Val("module")
@@ -290,6 +318,42 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         if imported is not None:
             return replace(imported, desc=_named(name, imported))
         return Val("name", desc=f"`{name}`")
+
+    def _owner(self, name: str, param: cst.Param, scope: Scope) -> Scope | None:
+        """The function scope that declares ``param``."""
+        owner: Scope | None = scope
+        while owner is not None and owner.params.get(name) is not param:
+            owner = owner.parent
+        return owner
+
+    def roles(self, scope: Scope | None) -> Roles:
+        """How ``scope``'s body uses its names (``roles.name_roles``), once per scope."""
+        node = scope.node if scope is not None else None
+        if not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.Module)):
+            return Roles(frozenset(), frozenset())
+        found = self._roles.get(id(node))
+        if found is None:
+            found = self._roles[id(node)] = name_roles(node, self.op)
+        return found
+
+    def _by_use(self, name: str, scope: Scope | None, val: Val) -> Val:
+        """A value the evaluator cannot see into, typed by what its scope does with it: the
+        weights of a weighted mean, or a probability (``roles``).  Never by its name."""
+        desc = f"`{name}`"
+        roles = self.roles(scope)
+        if name in roles.weights:
+            return Val("mask", 0.0, 1.0, zero=f"every weight in {desc} is 0", desc=desc)
+        if name in roles.probability:
+            return replace(
+                val,
+                prob=True,
+                prob_by_use=True,
+                lo=0.0,
+                hi=1.0,
+                zero="the probability saturates",
+                desc=desc,
+            )
+        return replace(val, desc=desc)
 
     def _passed(self, name: str, param: cst.Param, scope: Scope) -> Val | None:
         """What callers pass for a parameter: an instance of its annotated class, or the
@@ -300,15 +364,17 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                 return Val("instance", instance_of=cls, desc=f"`{name}`")
         if self.project is None:
             return None
-        owner: Scope | None = scope
-        while owner is not None and owner.params.get(name) is not param:
-            owner = owner.parent
+        owner = self._owner(name, param, scope)
         qual = qualname(owner) if owner is not None else None
         if qual is None:
             return None
         fact = self.project.param(qual, name)
         if fact is None or (fact.kind in NOT_KNOWN and not fact.prob):
             return None
+        if not makes_hazard(fact) and fact.kind not in BOUND_KINDS:
+            roles = self.roles(owner)
+            if name not in roles.probability and name not in roles.weights:
+                return None  # a bare guard only silences a guess by use, and there is none
         return fact
 
     def _class_ref(self, node: cst.BaseExpression, scope: Scope) -> str | None:
@@ -346,8 +412,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                                                        every=not same)  # fmt: skip
                         name = f"self.{node.attr.value}"
                         if val.kind in ("unknown", "call"):
-                            prob = looks_like_probability(node.attr.value)
-                            return replace(val, prob=prob, prob_by_name=prob, desc=f"`{name}`")
+                            return replace(val, desc=f"`{name}`")
                         return replace(val, desc=_named(name, val))
                 elif self.project is not None:
                     inherited = self._inherited_attr(scope.cls.node, node.attr.value)
@@ -448,10 +513,6 @@ def _is_finfo(node: cst.BaseExpression) -> bool:
         return False
     func = node.func.attr if isinstance(node.func, cst.Attribute) else node.func
     return isinstance(func, cst.Name) and func.value == "finfo"
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _dotted(node: cst.BaseExpression) -> str:

@@ -81,7 +81,7 @@ class EvaluatesArithmetic:
                 hi,
                 tensor=tensor,
                 prob=prob,
-                prob_by_name=prob and b.prob_by_name,
+                prob_by_use=prob and b.prob_by_use,
                 zero="its operands are equal" if kind == "diff" else None,
                 desc=f"{paren(a.desc)} - {paren(b.desc)}",
                 logits=b.logits if prob else None,

@@ -32,7 +32,7 @@ class Val:
     const: float | None = None
     tensor: bool = False  # known to be a TF tensor
     prob: bool = False  # a probability in [0, 1]
-    prob_by_name: bool = False  # ...only because of its name
+    prob_by_use: bool = False  # ...only because of how its scope uses it (roles)
     guarded: bool = False  # passed through clip/maximum/+eps that keeps it away from 0
     zero: str | None = None  # why it can be exactly 0, when it can
     zero_weak: bool = False  # ...only if an arbitrary input is exactly 0 (square(x), abs(x))

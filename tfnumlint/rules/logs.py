@@ -48,8 +48,11 @@ def log_of_probability(site: Site[cst.Call], ctx: Context):
     v = ctx.val(x, site)
     if not v.prob or not _strip_guard_free(v):
         return
-    if v.prob_by_name:
-        why = f"{v.desc} looks like a probability (by its name) and nothing clips it away from 0"
+    if v.prob_by_use:
+        why = (
+            f"{v.desc} is used as a probability here (its negated log, or the log of its "
+            "complement, is taken) and nothing clips it away from 0"
+        )
     elif v.kind == "normalised":
         why = f"{v.desc} is a normalised value (x / sum(x)), exactly 0 where {v.zero}"
     else:

@@ -359,7 +359,7 @@ def probabilities_as_logits(site: Site[cst.Call], ctx: Context):
     if logits is None:
         return
     v = ctx.val(logits, site)
-    if v.prob and not v.prob_by_name:
+    if v.prob and not v.prob_by_use:
         yield Hit(
             call,
             f"{(ctx.op(call) or '').replace('_xent', '')} cross-entropy *_with_logits receives "

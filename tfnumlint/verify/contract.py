@@ -76,7 +76,7 @@ NODE_KEYS: dict[str, frozenset[str]] = {
 # A free input's spec: what provenance knows of its value, and where it comes from.
 INPUT_KEYS = frozenset(
     {"name", "producer", "lo", "hi", "prob", "role", "origin", "source", "owner", "drive",
-     "drive_why", "batch_of", "row", "declared", "masked_by", "of", "reads", "prob_by_name",
+     "drive_why", "batch_of", "row", "declared", "masked_by", "of", "reads", "prob_by_use",
      "stopped"}
 )  # fmt: skip
 

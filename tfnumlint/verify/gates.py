@@ -91,7 +91,7 @@ def received(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     parameter nothing drives (``generic.special_value_reason``).  One finding, one reason: the
     gates' reasons are joined, and what was seen stays in the detail."""
     reasons = domains.reach_reasons(probe, out)
-    named = name_only_reason(probe, out)
+    named = use_only_reason(probe, out)
     if named:
         reasons.insert(0, named)
     special = special_value_reason(probe, out, say_values=not reasons)
@@ -111,10 +111,11 @@ def free_signs(probe: dict[str, Any], out: Verdict) -> Verdict:
     return domains.not_confirmed(out, [reason] if reason else [])
 
 
-def name_only_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
-    """Names never confirm: a witness that needs an input to be a saturated probability, when
-    only the input's name says it is one (no producer, no caller passing one), shows what
-    happens *if* it is one.  The finding is conditional on that, and says so."""
+def use_only_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """A use never confirms: a witness that needs an input to be a saturated probability, when
+    only the way its function uses it says it is one (``analysis/roles``: no producer, no
+    caller passing one), shows what happens *if* it is one.  The finding is conditional on
+    that, and says so."""
     observed = out.get("observed")
     if out.get("status") != "confirmed" or not isinstance(observed, dict):
         return None
@@ -124,7 +125,7 @@ def name_only_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
     named = [
         str(s.get("name"))
         for s in probe.get("inputs") or []
-        if s.get("prob_by_name") and (s.get("name") in needed or point.get(s.get("name")) in (0, 1))
+        if s.get("prob_by_use") and (s.get("name") in needed or point.get(s.get("name")) in (0, 1))
     ]  # needed, or saturated (a logit inside the band counts as ordinary, so is not "needed")
     if not named:
         return None
@@ -133,9 +134,9 @@ def name_only_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
         for n in named
     )
     if len(named) == 1:
-        head = f"only its name says `{named[0]}` is a probability"
+        head = f"only its use says `{named[0]}` is a probability"
     else:
-        head = f"only their names say {', '.join(f'`{n}`' for n in named)} are probabilities"
+        head = f"only their use says {', '.join(f'`{n}`' for n in named)} are probabilities"
     return (
         f"conditional: {head} (no producer in view, and nothing in the project passes one); "
         f"the symptom needs {values}"

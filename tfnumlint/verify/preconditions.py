@@ -39,7 +39,6 @@ from typing import Any
 
 from .. import ops
 from ..analysis.domain_model import fmt_g
-from ..analysis.heuristics import looks_like_mask
 from . import domains
 
 BAND = 30.0  # |x| of a log-scale value a model or data produces (see the module docstring)
@@ -162,11 +161,7 @@ def _selection_like(spec: dict[str, Any]) -> bool:
     """A mask, indicator, adjacency or count by its provenance: what zero entries mean there is
     'not selected', unlike a feature or a target value."""
     name = str(spec.get("name", ""))
-    return (
-        spec.get("producer") in SELECTION_PRODUCERS
-        or looks_like_mask(name)
-        or domains.count_like(name)
-    )
+    return spec.get("producer") in SELECTION_PRODUCERS or domains.count_like(name)
 
 
 def selections(probe: dict[str, Any]) -> dict[str, str]:

@@ -151,8 +151,8 @@ class Slicer(SlicesCalls):
             }
             if val.batch_of is not None:  # a variance over the batch axis: what it reduces
                 self.inputs[name]["batch_of"] = val.batch_of
-            if val.prob and val.prob_by_name:  # a probability only by its name: never confirms
-                self.inputs[name]["prob_by_name"] = True
+            if val.prob and val.prob_by_use:  # a probability only by its use: never confirms
+                self.inputs[name]["prob_by_use"] = True
         return {"k": "input", "name": name}
 
     def _source(self, node: cst.CSTNode) -> str:
