@@ -57,8 +57,13 @@ def _max_shifted(node: cst.BaseExpression, ctx: Context | None = None, site=None
 _MAX_WRAPPERS = ops.VALUE_PRESERVING | {"broadcast_to", "repeat"}  # + names not registered
 
 
+# TF, NumPy and array-method spellings of a maximum the registry does not hold as an op
+_MAX_CALLS = frozenset({"segment_max", "unsorted_segment_max", "amax", "nanmax", "max"})
+
+
 def _is_max(node: cst.BaseExpression, ctx: Context | None, site, depth: int) -> bool:
-    """The value is a maximum (by its producer, or by its name), through shape wrappers."""
+    """The value is a maximum by its producer (``reduce_max``, ``segment_max``, ``x.max()``),
+    through shape wrappers and local bindings; never by a name (issue 22)."""
     if depth > 4:
         return False
     if isinstance(node, cst.Subscript):
@@ -66,26 +71,36 @@ def _is_max(node: cst.BaseExpression, ctx: Context | None, site, depth: int) -> 
     if isinstance(node, cst.Call):
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if "max" in name.lower():
+        if _computes_max(node, ctx):
             return True
         if name in _MAX_WRAPPERS and node.args:
             return _is_max(node.args[0].value, ctx, site, depth + 1)
         return False
-    names = []
-    probe = node
-    while isinstance(probe, cst.Attribute):
-        names.append(probe.attr.value)
-        probe = probe.value
-    if isinstance(probe, cst.Name):
-        names.append(probe.value)
-    if any("max" in n.lower() for n in names):
-        return True
     if isinstance(node, cst.Name) and ctx is not None and site is not None:
         found = ctx.ev.lookup(node.value, site.scope, site.order)
         value = getattr(found, "value", None)
         if isinstance(value, cst.BaseExpression) and getattr(found, "index", None) is None:
             return _is_max(value, ctx, site, depth + 1)
     return False
+
+
+def _computes_max(call: cst.Call, ctx: Context | None) -> bool:
+    """A registered max reduction, or a TF/NumPy function or array method computing a max."""
+    if ctx is None:
+        return False
+    op = ctx.op(call)
+    if op is not None:
+        return ops.REGISTRY[op].reduction == "max"
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _MAX_CALLS:
+        return False
+    root = func.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    module = ctx.info.imports.aliases.get(root.value) if isinstance(root, cst.Name) else None
+    if module is None:
+        return func.attr.value == "max"  # `x.max()`: the array method
+    return module.split(".")[0] in ("tensorflow", "numpy", "jax", "keras")
 
 
 def _quotient(site: Site, ctx: Context):
