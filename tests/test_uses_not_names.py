@@ -80,3 +80,35 @@ def test_a_shift_by_a_computed_maximum_is_silent(shift):
             return tf.exp(x - {shift})
         """
     assert hits("TNL301", src) == []
+
+
+def test_a_max_kept_only_where_finite_is_still_a_max_shift():
+    src = """\
+        import tensorflow as tf
+
+
+        def logsumexp(a):
+            m = tf.reduce_max(a, axis=-1, keepdims=True)
+            m = tf.where(tf.math.is_finite(m), m, 0)
+            return m + tf.math.log(tf.reduce_sum(tf.exp(a - m), axis=-1, keepdims=True))
+        """
+    assert hits("TNL301", src) == []
+
+
+def test_a_function_made_from_reduce_max_computes_a_max():
+    src = """\
+        import tensorflow as tf
+
+
+        def _make(op):
+            return lambda x, **kw: op(x, **kw)
+
+
+        peak = _make(tf.reduce_max)
+
+
+        def logsumexp(x):
+            m = peak(tf.stop_gradient(x), axis=-1, keepdims=True)
+            return tf.math.log(tf.reduce_sum(tf.exp(x - m), axis=-1))
+        """
+    assert hits("TNL301", src) == []

@@ -9,7 +9,6 @@ from a project function's name (issue 22).
 from __future__ import annotations
 
 import math
-import re
 
 import libcst as cst
 
@@ -51,12 +50,6 @@ PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
     "i1e": ops.PRODUCER_RANGES["bessel_i1e"],  # odd: negative for a negative input
     **ops.PRODUCER_RANGES,
 }  # fmt: skip
-# Name patterns of the same families (weak: a naming convention, not a known function).
-_PRODUCER_PATTERNS = (
-    (re.compile(r"^log_(?:\w+_)?(?:cdf|ndtr|survival|sigmoid)(?:_\w+)?$"), _NONPOS),
-    (re.compile(r"^\w*_cdf$|^\w*ndtr$"), _UNIT),
-    (re.compile(r"^\w*square$|^\w*_norm$"), _NONNEG),
-)
 # Roots of imports whose functions are what their name says (a resolved call is strong evidence).
 _NUMERIC_LIBRARIES = frozenset(
     {"tensorflow", "keras", "tf_keras", "tensorflow_probability", "gpflow", "scipy", "numpy"}
@@ -110,7 +103,4 @@ def call_range(ctx, node: cst.BaseExpression) -> tuple[float, bool, float, str, 
             lo, lo_open, hi = PRODUCER_RANGES[key]
             strong = key not in _WEAK_RANGES and library
             return lo, lo_open, hi, key, strong
-    for pattern, (lo, lo_open, hi) in _PRODUCER_PATTERNS:
-        if pattern.match(word):
-            return lo, lo_open, hi, word, False
     return None

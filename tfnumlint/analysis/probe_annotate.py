@@ -144,7 +144,7 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
     relations += stop_gradient_copies(ctx, site, names)
     for spec in probe.get("inputs") or []:
         held = domains.get(spec["name"])
-        if held is not None and held.lo == held.hi and held.strong:  # a constant: probe it there
+        if held is not None and held.lo == held.hi:  # a constant (a weak one too): probe it there
             spec["lo"] = spec["hi"] = to_json_float(held.lo)
     if domains:
         probe["domains"] = [

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import libcst as cst
 
 from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.epsilons import first_arg, split_eps
-from ..analysis.module import Site
+from ..analysis.module import Binding, Scope, Site
 from ..analysis.names import children as child_nodes
+from ..analysis.names import dotted_name
 from ..analysis.values import LINEAR_KINDS
 from .common import EXP_OVERFLOW, underflows
 from .graph import Hazard as GraphHazard
@@ -71,17 +73,55 @@ def _is_max(node: cst.BaseExpression, ctx: Context | None, site, depth: int) -> 
     if isinstance(node, cst.Call):
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if _computes_max(node, ctx):
+        if _computes_max(node, ctx) or _made_from_max(func, ctx, site):
             return True
         if name in _MAX_WRAPPERS and node.args:
             return _is_max(node.args[0].value, ctx, site, depth + 1)
+        if ctx is not None and ctx.op(node) == "where" and len(node.args) == 3:
+            # where(is_finite(m), m, 0): a max, or a constant shift where the max is not finite
+            branches = [a.value for a in node.args[1:]]
+            return any(_is_max(b, ctx, site, depth + 1) for b in branches) and all(
+                _is_max(b, ctx, site, depth + 1) or _literal(b) for b in branches
+            )
         return False
     if isinstance(node, cst.Name) and ctx is not None and site is not None:
         found = ctx.ev.lookup(node.value, site.scope, site.order)
         value = getattr(found, "value", None)
         if isinstance(value, cst.BaseExpression) and getattr(found, "index", None) is None:
-            return _is_max(value, ctx, site, depth + 1)
+            # read the bound value where it was computed (`m = where(isfinite(m), m, 0)`)
+            at = _At(found.scope, found.at) if isinstance(found, Binding) else site
+            return _is_max(value, ctx, at, depth + 1)
     return False
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where a value is read: the scope and walk order a lookup uses."""
+
+    scope: Scope
+    order: int
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    if isinstance(node, cst.Call) and node.args:  # zeros_like(x), tf.constant(0.)
+        return all(isinstance(a.value, (cst.Integer, cst.Float)) for a in node.args[:1]) or (
+            dotted_name(node.func).rsplit(".", 1)[-1] in ("zeros_like", "ones_like")
+        )
+    return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _made_from_max(func: cst.BaseExpression, ctx: Context | None, site) -> bool:
+    """A name bound to a factory given a max reduction (``reduce_max =
+    _make_reduce_op(tf.reduce_max, pmax)``): the function it makes computes that max."""
+    if ctx is None or site is None or not isinstance(func, cst.Name):
+        return False
+    found = ctx.ev.lookup(func.value, site.scope, site.order)
+    value = getattr(found, "value", None)
+    if not isinstance(value, cst.Call) or getattr(found, "index", None) is not None:
+        return False
+    return any(ctx.info.imports.op(a.value) == "reduce_max" for a in value.args)
 
 
 def _computes_max(call: cst.Call, ctx: Context | None) -> bool:
