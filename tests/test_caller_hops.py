@@ -366,4 +366,4 @@ def test_a_caller_passing_unrelated_values_drops_the_relation(tmp_path):
     code = BOX + "\n\n    def other(a, b, x):\n        return _pdf(b, a, x)\n"
     root = project(tmp_path, {"dist.py": code})
     [probe] = probes(root, "dist.py", "TNL201")
-    assert not [r for r in probe["relations"] or [] if r["strong"]]
+    assert not [r for r in probe.get("relations") or [] if r["strong"]]

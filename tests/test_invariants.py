@@ -152,6 +152,8 @@ def test_a_constraining_bijector_bounds_the_parameter(bijector, lo, lo_open, hi)
     [
         "lambda: shift_bijector.Shift(-5.)(softplus_bijector.Softplus())",
         "lambda: sigmoid_bijector.Sigmoid(low=low, high=high)",
+        "lambda: lifted(softplus_bijector.Softplus())",  # a helper may move the range
+        "lambda: softplus_bijector.Softplus(low=eps)",  # a variable, whatever its name
     ],
 )
 def test_a_moved_or_parameterised_bijector_is_not_trusted(bijector):
@@ -252,7 +254,8 @@ def test_an_asserted_pair_drops_the_name_guess_about_the_same_pair():
     assert gates.judge(probe, out)["status"] == "refuted"
 
 
-def test_a_name_guess_alone_stays_a_weak_relation():
+def test_attribute_names_alone_give_no_relation():
+    """`self.high` > `self.low` was a guess from their names (issue 22: names never decide)."""
     probe = probe_of(
         cls(
             """\
@@ -261,8 +264,4 @@ def test_a_name_guess_alone_stays_a_weak_relation():
             """
         )
     )
-    [rel] = probe["relations"]
-    assert not rel["strong"]
-    out = {"status": "confirmed", "symptom": "inf-value", "detail": "at self.high = self.low",
-           "inputs": {"self.high": 1.0, "self.low": 1.0, "x": 1.0}}  # fmt: skip
-    assert gates.judge(probe, out)["status"] == "inconclusive"
+    assert "relations" not in probe

@@ -16,45 +16,8 @@ ROOT = Path(__file__).resolve().parents[1] / "tfnumlint"
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Lexicons of user identifier or path words still read by a verdict (to be removed), each with
-# why it is still here.  The common reason: no structural fact replaces it yet, and dropping it
-# moves verdicts the rule cases and the corpus pin (each needs its own reviewed change).
-PENDING: dict[str, str] = {
-    "analysis/contracts.py:UNIT_WORDS": "a local helper named `*_sigmoid`/`*_cdf` read as in "
-    "[0, 1]; needs the helper's body range instead",
-    "analysis/invariants.py:_MOVING": "bijector class words (shift/scale/chain); needs the TFP "
-    "base class resolved",
-    "rules/datascale.py:NORMALISING_WORDS": "a callee named like a normaliser; needs the "
-    "callee's body (mean/std) resolved",
-    "analysis/domain_names.py:CONSTANT_NAMES": "`half`/`one` constants by name in library code; needs "
-    "the binding's literal",
-    "analysis/domain_names.py:_CAST_LITERAL": "the printed form of `dtype(0.5)` (a cast literal), read "
-    "from the input's name; needs the probe to carry the literal",
-    "analysis/domain_names.py:_NOT_INTERVAL": "count/size pairs are not interval ends; needs dtype "
-    "(integer) provenance on the probe",
-    "analysis/domain_names.py:PAIR_WORDS": "`x_high` > `x_low` by their names (a weak relation, "
-    "inconclusive at most); found when the walk learnt to open nested tuples; needs the pair's "
-    "producers (a sort, an assertion)",
-    "verify/verdicts.py:ORDERED_PAIRS": "two cut calls named as an interval's ends "
-    "(`f(left)`/`f(right)`) at one value; found with PAIR_WORDS; needs the call's arguments "
-    "compared structurally",
-    "analysis/domain_names.py:_NONNEG_WORDS": "an opaque producer named like a non-negative op",
-    "analysis/domain_names.py:_PROB_WORDS": "weak name domain [0, 1]; the producer domain is the "
-    "strong one",
-    "analysis/domain_names.py:_LOGIT_WORDS": "weak name domain of logits",
-    "analysis/domain_names.py:_BOX_WORDS": "weak name domain of boxes/coordinates",
-    "verify/domains.py:LOG_SPACE_WORDS": "log-space inputs by name (far-tail gate) without a "
-    "log producer in view",
-    "verify/domains.py:LOG_SPACE_AFTER_LOG": "goes with LOG_SPACE_WORDS",
-    "verify/domains.py:COUNT_WORDS": "count-like inputs by name (selection gate)",
-    "verify/domains.py:COUNT_PREFIXES": "goes with COUNT_WORDS",
-    "analysis/special.py:SPECIAL_WORDS": "TF/TFP special-function names, but matched on any "
-    "callee's last name, so a user helper named `lgamma` matches; needs the callee resolved",
-    "analysis/dtypectx.py:_HELPER": "`floatx`/`get_default_float` helpers: Keras API plus "
-    "user-named wrappers of it",
-    "analysis/dtypectx.py:_MENTION": "goes with _HELPER",
-    "analysis/dead_stores.py:_EFFECT_CALL": "TF effect methods (assign, scatter_*, add_loss), but "
-    "`update\\w*`/`apply\\w*` also match user functions; needs the receiver resolved",
-}
+# why it is still here.  Empty since issue 22's last tables went; a new one fails the test.
+PENDING: dict[str, str] = {}
 
 
 def tables() -> dict[str, list[str]]:
@@ -158,6 +121,16 @@ API_TABLES: frozenset[str] = frozenset(
         # the probe format's own keys (the slicer writes them, the tracer reads them)
         "verify/contract.py:INPUT_KEYS",
         "verify/contract.py:NODE_KEYS",
+        # the syntax of a cut call's source text (callee, arguments): no words
+        "verify/verdicts.py:_CALL_TEXT",
+        # the syntax of a zero-argument call in a dtype position (`dtype=f()`, `cast(x, f())`)
+        "analysis/dtypectx.py:_DTYPE_USE",
+        # TF/NumPy functions and the array method that compute a maximum
+        "rules/overflow.py:_MAX_CALLS",
+        # TF/TFP/SciPy special functions, matched only on a callee resolved to that library
+        "analysis/special.py:SPECIAL_FUNCTIONS",
+        # TFP Distribution methods that return a log-density
+        "verify/domains.py:LOG_DENSITY_METHODS",
         # the relative imports of the evaluator's source, dropped when it is pasted in a script
         "verify/repro_program_eval.py:_RELATIVE",
         # NumPy functions, methods, keywords, dtypes and draws a data recipe may hold
@@ -292,7 +265,7 @@ API_TABLES: frozenset[str] = frozenset(
         "verify/domains.py:COMPUTED",
         "analysis/domain_relations.py:GRAM_CALLS",
         "verify/domains.py:NATURAL_ZERO_CALLS",
-        "analysis/domain_code.py:PRODUCER_RANGES",
+        "analysis/call_ranges.py:PRODUCER_RANGES",
         "verify/domains.py:RECEIVED",
         "analysis/domain_relations.py:SIZE_CALLS",
         "verify/domains.py:SMALLEST_NORMAL",
@@ -305,8 +278,7 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/domain_code.py:_ASSERT_TWO",
         "analysis/domain_relations.py:_INT_DTYPE",
         "analysis/domain_code.py:_NONNEG_OPS",
-        "analysis/domain_code.py:NOT_A_VALUE_NAME",
-        "analysis/domain_code.py:_NUMERIC_LIBRARIES",
+        "analysis/call_ranges.py:_NUMERIC_LIBRARIES",
         "analysis/domain_code.py:SORTED_OPS",
         "verify/downstream.py:COUNTING_CALLS",
         "verify/downstream.py:GRADIENT_FREE",

@@ -68,7 +68,6 @@ NOT_OP_FACTS: dict[Key, str] = {
         "abs", "cos", "exp", "expm1", "lgamma", "log", "log1p", "sin", "sqrt", "tanh",
     )): "Python `math`/NumPy host functions by their own names, not TF ops",
     ("analysis/tfvalues.py", ("abs", "pow")): "Python builtins (`abs(x)`, `pow(x, y)`)",
-    ("analysis/domain_names.py", ("maximum", "minimum")): "identifier word pairs (`x_maximum`), not calls",
     ("analysis/feeds.py", ("ceil", "floor", "round")): "NumPy functions of fed data, not TF ops",
     ("analysis/feeds.py", ("cos", "sin")): "NumPy functions of fed data, not TF ops",
     ("analysis/feeds.py", ("maximum", "minimum")): "NumPy functions of fed data, not TF ops",
@@ -201,13 +200,13 @@ def test_an_entry_range_agrees_with_its_static_transfer() -> None:
 
 def test_the_gates_read_the_corrected_facts() -> None:
     """Where copies disagreed, the gates now read the registry's (numerically correct) fact."""
-    from tfnumlint.analysis import domain_code
+    from tfnumlint.analysis import call_ranges
     from tfnumlint.verify import preconditions, slice_tools
 
-    assert domain_code.PRODUCER_RANGES["softmax"] == (0.0, False, 1.0)  # was [0, inf)
-    assert domain_code.PRODUCER_RANGES["relu6"] == (0.0, False, 6.0)  # was [0, inf)
-    assert domain_code.PRODUCER_RANGES["bessel_i1e"][0] < 0.0  # odd: was >= 0
-    assert domain_code.PRODUCER_RANGES["exp"] == (
+    assert call_ranges.PRODUCER_RANGES["softmax"] == (0.0, False, 1.0)  # was [0, inf)
+    assert call_ranges.PRODUCER_RANGES["relu6"] == (0.0, False, 6.0)  # was [0, inf)
+    assert call_ranges.PRODUCER_RANGES["bessel_i1e"][0] < 0.0  # odd: was >= 0
+    assert call_ranges.PRODUCER_RANGES["exp"] == (
         0.0,
         False,
         ops.INF,
@@ -235,7 +234,7 @@ def test_the_derived_tables_hold_what_their_copies_held() -> None:
     assert ops.OPERATORS["divide"] == "/" and ops.OPERATORS["multiply"] == "*"
     assert transfer.ACTIVATION_RANGES["tanh"] == (-1.0, 1.0)
     assert transfer.ACTIVATION_RANGES["exponential"] == (0.0, ops.INF)
-    assert invariants._BIJECTOR_RANGES["sigmoid"] == (0.0, True, 1.0)  # exact: open at 0
+    assert invariants._BIJECTOR_RANGES["Sigmoid"] == (0.0, True, 1.0)  # exact: open at 0
     assert {"log", "log1p", "pow", "acos", "asin", "atanh", "divide", "exp"} == overflow._UNSAFE
     assert {"sigmoid_xent", "softmax_xent", "weighted_xent"} == training._XENT
     assert {"clip_by_norm", "clip_by_global_norm"} == ops.NORM_CLIPPING

@@ -125,19 +125,38 @@ def default_float():
 """
 
 
-def test_a_default_float_helper_with_a_float64_config_default():
-    found = project_float([("pkg/config.py", HELPER_CONFIG)])
-    assert found == ("float64", "pkg/config.py: default_float() is float64")
+USE = "import tensorflow as tf\nfrom .config import {h}\n\ny = tf.cast(x, {h}())\n"
 
 
-def test_a_helper_returning_float64_directly():
+@pytest.mark.parametrize("helper", ["default_float", "g"])
+def test_a_dtype_helper_with_a_float64_config_default_under_any_name(helper):
+    config = HELPER_CONFIG.replace("default_float", helper)
+    found = project_float([("pkg/config.py", config), ("pkg/use.py", USE.format(h=helper))])
+    assert found == ("float64", f"pkg/config.py: {helper}() is float64")
+
+
+@pytest.mark.parametrize(
+    "use",
+    ["z = tf.zeros([3], dtype={h}())", "z = np.ones(3).astype({h}())", "y = tf.cast(x, {h}())"],
+)
+def test_a_helper_returning_float64_directly(use):
     src = "import tensorflow as tf\n\n\ndef default_float():\n    return tf.float64\n"
-    assert project_float([("pkg/config.py", src)]) is not None
+    sources = [("pkg/config.py", src), ("pkg/use.py", use.format(h="default_float"))]
+    assert project_float(sources) is not None
+
+
+def test_a_helper_never_used_as_a_dtype_sets_nothing():
+    """`default_float()` returning float64 but used for nothing: not the project's float."""
+    src = "import tensorflow as tf\n\n\ndef default_float():\n    return tf.float64\n"
+    other = "from .config import default_float\n\nprint(default_float())\n"
+    assert project_float([("pkg/config.py", src), ("pkg/use.py", other)]) is None
 
 
 def test_a_helper_with_two_possible_results_says_nothing():
     src = "_FLOATX = 'float64' if FAST else 'float32'\n\n\ndef floatx():\n    return _FLOATX\n"
-    assert project_float([("pkg/backend.py", src)]) is None
+    one = src.replace(" if FAST else 'float32'", "")
+    assert project_float([("pkg/backend.py", one), ("pkg/use.py", USE.format(h="floatx"))])
+    assert project_float([("pkg/backend.py", src), ("pkg/use.py", USE.format(h="floatx"))]) is None
 
 
 KERNEL = """\

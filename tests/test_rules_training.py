@@ -401,6 +401,36 @@ def test_tnl505_normalised_features_are_silent(prep):
     assert hits("TNL505", src) == []
 
 
+RAW_THROUGH_HELPER = """\
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+
+
+    def {helper}(v):
+        return {body}
+
+
+    data = np.random.uniform(0, 300, size=(500, 14))
+    x_data = {helper}(data[:, :-1])
+    X = tf.placeholder(tf.float32, [None, 13])
+    Y = tf.placeholder(tf.float32, [None, 1])
+    W = tf.Variable(tf.zeros([13, 1]))
+    cost = tf.reduce_mean(tf.square(tf.matmul(X, W) - Y))
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(cost)
+    with tf.Session() as sess:
+        sess.run(train, feed_dict={{X: x_data, Y: data[:, -1:]}})
+    """
+
+
+@pytest.mark.parametrize("helper", ["normalize", "standardise", "prepare", "f"])
+@pytest.mark.parametrize("body, flagged", [("(v - v.mean()) / v.std()", False), ("v * 10.0", True)])
+def test_tnl505_a_helper_is_read_by_its_body_not_its_name(helper, body, flagged):
+    """Issue 22: `normalize` that scales by 10 leaves raw features; `prepare` that
+    standardises does not."""
+    found = hits("TNL505", RAW_THROUGH_HELPER.format(helper=helper, body=body))
+    assert bool(found) == flagged, found
+
+
 def test_tnl505_unknown_scale_states_the_condition():
     src = """\
         import numpy as np

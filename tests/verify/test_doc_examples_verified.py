@@ -26,6 +26,8 @@ PRECONDITION = {
     # (logit < -87): its old "confirmed" witness was the other term's (issue 24)
     "TNL103": "past the float32 exp range",
     "TNL201": "needs an empty selection",
+    # `log(reduce_sum(exp(scores)))`: every score of a row at -100 (the scores are exponents)
+    "TNL106": "past the float32 exp range",
     # a helper nothing calls, on the sign of its own parameter (generic.free_value_reason)
     "TNL204": "`raw` is a parameter of `gamma_encode` and nothing shows its callers pass",
 }

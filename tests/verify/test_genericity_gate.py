@@ -310,8 +310,11 @@ def test_generic_points_keep_driven_inputs_and_respect_domains():
         ],
     )
     probe["domains"] = [
-        {"name": "scale", "lo": 0.0, "hi": "inf", "lo_open": True, "why": "", "strong": True}
-    ]
+        {"name": "scale", "lo": 0.0, "hi": "inf", "lo_open": True, "why": "", "strong": True},
+        # whole numbers by the code (a tf.shape read, an asserted integer), not by the name
+        {"name": "n_items", "lo": 0.0, "hi": "inf", "lo_open": False, "why": "", "strong": True,
+         "integer": True},
+    ]  # fmt: skip
     witness = {"x": -100.0, "scale": -3.0, "n_items": 0.5, "eps": 0.0}
     points = generic.generic_points(probe, witness)
     assert len(points) == generic.TRIALS

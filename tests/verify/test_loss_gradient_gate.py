@@ -66,3 +66,29 @@ def test_the_gate_reads_the_loss_gradient_not_the_local_one():
     seen["observed"].pop("loss_gradient")  # no loss to judge by: the local verdict stands
     assert cancelled_downstream(seen) is None
     assert cancelled_downstream({**seen, "symptom": "nan-gradient"}) is None
+
+
+SPAN = """\
+    import tensorflow as tf
+
+
+    def {f}({spec}):
+        return -tf.math.log({spec}.{hi} - {spec}.{lo})
+    """
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        {"f": "uniform_log_prob", "spec": "action_spec", "hi": "maximum", "lo": "minimum"},
+        {"f": "g", "spec": "s", "hi": "a", "lo": "b"},
+    ],
+)
+def test_a_witness_made_only_of_free_values_is_conditional(names):
+    """Issue 22: `spec.maximum` = -1, `spec.minimum` = 1 shows what the expression does, not
+    what the program reaches: nothing in view gives the attributes values."""
+    out = one_verdict(SPAN.format(**names), "TNL104")
+    assert out["status"] == "inconclusive", out
+    assert "are attributes" in out["detail"], out
+    step = [s for s in out["trail"] if s["gate"] == "free signs"]
+    assert step and step[0]["status"] == "inconclusive", out["trail"]

@@ -125,22 +125,35 @@ def test_a_nan_gradient_from_elsewhere_is_not_the_flagged_log():
     )
 
 
-def test_one_untraced_call_on_both_ends_of_an_ordered_pair_does_not_confirm():
-    # `dot` names a producer whose everyday values the reachability gate accepts
-    body = "tf.math.log(dot(bins_upper, f) - dot(bins_lower, f) + 1e-6)"
-    probe = slice_of(body, "bins_upper, bins_lower, f, dot")
+@pytest.mark.parametrize("ends", [("bins_upper", "bins_lower"), ("p", "q")])
+def test_one_untraced_function_at_two_arguments_does_not_confirm(ends):
+    """`dot(hi, f)` - `dot(lo, f)`: one function ties its two values, whatever the names."""
+    hi, lo = ends
+    body = f"tf.math.log(dot({hi}, f) - dot({lo}, f) + 1e-6)"
+    probe = slice_of(body, f"{hi}, {lo}, f, dot")
     verdict = probing.verify({**probe, "rule": "TNL101"}, 1e6)
     assert verdict["status"] == "inconclusive"
-    assert "one call on the ordered pair upper/lower" in verdict["detail"]
+    assert "independently, though both are" in verdict["detail"], verdict["detail"]
 
 
-def test_calls_on_unrelated_names_are_not_an_ordered_pair():
+def test_two_calls_of_one_function_are_tied_by_it_and_of_two_functions_are_not():
     a = {**free("cdf(a)"), "origin": "call", "source": "cdf(a)"}
     b = {**free("cdf(b)"), "origin": "call", "source": "cdf(b)"}
-    slow = {**free("f(slow)"), "origin": "call", "source": "f(slow)"}
-    shigh = {**free("f(shigh)"), "origin": "call", "source": "f(shigh)"}
-    witness = dict.fromkeys(["cdf(a)", "cdf(b)", "f(slow)", "f(shigh)"], 0.5)
-    assert related_inputs_reason({"inputs": [a, b, slow, shigh]}, witness) is None
+    g = {**free("g(c)"), "origin": "call", "source": "g(c)"}
+    witness = dict.fromkeys(["cdf(a)", "cdf(b)", "g(c)"], 0.5)
+
+    def diff(x: str, y: str) -> dict:
+        return {
+            "k": "bin",
+            "op": "-",
+            "l": {"k": "input", "name": x},
+            "r": {"k": "input", "name": y},
+        }
+
+    tied = {"inputs": [a, b, g], "target": diff("cdf(a)", "cdf(b)")}
+    assert "values of one function `cdf`" in (related_inputs_reason(tied, witness) or "")
+    untied = {"inputs": [a, g], "target": diff("cdf(a)", "g(c)")}
+    assert related_inputs_reason(untied, witness) is None
 
 
 def test_a_cut_call_reads_what_its_arguments_are_computed_from():

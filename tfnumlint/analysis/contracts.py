@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from .call_ranges import call_range
 from .invariants import CONVERSIONS, attr_key, parameter_assertions
 from .module import Scope
 from .names import children as child_nodes
@@ -42,7 +43,6 @@ SAMPLE_CHECK = "_sample_control_dependencies"
 # Methods that receive a point of the forward's image.
 INVERSE_METHODS = frozenset({"_inverse", "_inverse_log_det_jacobian"})
 FORWARD = "_forward"
-UNIT_WORDS = ("sigmoid", "ndtr", "cdf")  # last word of a local helper's name: a value in [0, 1]
 
 
 @dataclass(frozen=True)
@@ -184,13 +184,12 @@ def _key(node: cst.BaseExpression, fn: Scope) -> str | None:
 
 
 def _is_unit(node: cst.BaseExpression, ctx, fn: Scope, order: int) -> bool:
-    """A value in [0, 1]: its static range says so, or it is a call of a local helper named as
-    a squashing function (``_stable_sigmoid(x)``)."""
+    """A value in [0, 1]: its static range says so, or it is a call of a library function with
+    that range (``special_math.ndtr(x)``).  A project helper's name is no evidence (issue 22)."""
     node = _resolve(node, fn)
-    if isinstance(node, cst.Call):
-        word = dotted_name(node.func).rsplit(".", 1)[-1].lower()
-        if word.split("_")[-1] in UNIT_WORDS:
-            return True
+    found = call_range(ctx, node)
+    if found is not None and found[0] >= 0.0 and found[2] <= 1.0:
+        return True
     val = ctx.ev.value(node, fn, order)
     return val.lo >= 0.0 and val.hi <= 1.0
 

@@ -5,7 +5,7 @@ sink search reads the same facts (:func:`reads_of`, :func:`statements_after`).  
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -13,7 +13,8 @@ from .guards import (
     names_in,
 )
 from .module import Scope
-from .names import dotted_name
+
+OpOf = Callable[[cst.BaseExpression], "str | None"]
 
 
 def module_scope(scope: Scope) -> Scope:
@@ -33,17 +34,18 @@ def assigned_name(scope: Scope, statement: cst.CSTNode) -> tuple[str, cst.Functi
     return target.value, fn
 
 
-def overwritten_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
+def overwritten_reason(scope: Scope, statement: cst.CSTNode, op: OpOf) -> str | None:
     """``p = a / norm(a)`` followed, in the same block and before any read of ``p``, by another
     plain ``p = ...``: the flagged value is never used, so neither its value nor its gradient
     reaches anything.  A read inside a nested block, or any other statement that names ``p``
-    (an augmented assignment, a loop), counts as a use."""
+    (an augmented assignment, a loop), counts as a use.  ``op`` resolves a callee to a
+    registered TF op (None for anything else)."""
     assigned = assigned_name(scope, statement)
     if assigned is None:
         return None
     name, fn = assigned
     assert isinstance(statement, cst.Assign)
-    if _has_side_effect(statement.value):
+    if _has_side_effect(statement.value, op):
         return None  # `v = var.assign(a / b)`: the update happens whatever `v` becomes
     following = statements_after(fn.body, statement)
     if following is None:
@@ -65,18 +67,13 @@ def overwritten_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
     return None
 
 
-_EFFECT_CALL = re.compile(
-    r"^(?:assign\w*|scatter\w*|apply\w*|update\w*|add_(?:loss|metric|update)\w*|print|write|scalar|histogram)$"
-)
-
-
-def _has_side_effect(value: cst.CSTNode) -> bool:
+def _has_side_effect(value: cst.CSTNode, op: OpOf) -> bool:
+    """Any call but a registered TF op may act (``var.assign(x)``, ``opt.apply_gradients``, a
+    project helper that logs): what it is named says nothing, so only a known op is pure."""
     stack = [value]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call) and _EFFECT_CALL.match(
-            dotted_name(node.func).rsplit(".", 1)[-1]
-        ):
+        if isinstance(node, cst.Call) and op(node.func) is None:
             return True
         stack.extend(node.children)
     return False

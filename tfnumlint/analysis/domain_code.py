@@ -1,5 +1,5 @@
 """Domains read from the code around a probe input: assertions in scope, class invariants,
-declared types, contracts, and the ranges of known producers (:data:`PRODUCER_RANGES`) and
+declared types, contracts, and the ranges of known producers (:data:`.call_ranges.PRODUCER_RANGES`) and
 special functions.  Code-derived evidence is strong: a witness outside it is refuted."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import libcst as cst
 
 from .. import ops
 from ..floats import max_finite
+from .call_ranges import _callee_word, _library_call, call_range
 from .conditions import where_branches
 from .contracts import Bound, inverse_image, sample_bounds
 from .domain_model import Domain, Relation, sanitize
@@ -24,60 +25,11 @@ from .invariants import (
 )
 from .names import children as child_nodes
 from .names import dotted_name
-from .special import SPECIAL_WORDS, special_range
+from .special import SPECIAL_FUNCTIONS, special_range
 
 _NONNEG_OPS = ops.NONNEGATIVE | {"reduce_euclidean_norm"}  # + a name the registry lacks
 SORTED_OPS = frozenset({"sort", "linspace", "range", "cumsum"})
 
-# The range a known math function's value lies in: (lo, lo_open, hi), keyed by the last word
-# of the callee (registered ops: their entry's float range, ops.PRODUCER_RANGES; the rest here) (`tf.math.softplus`, `tfp.math.log1mexp`, `special_math.ndtr`, `inv_probit`).
-# A probe input that is such a call (or a name only ever bound to one) is probed inside it.
-# Code-derived when the callee resolves to an import from a numerics library, weak (a name
-# convention) when it is a local function or only its name matches.  float32 caveats: exp and
-# softplus underflow to exactly 0, so they are >= 0 here, not > 0.
-_POS = (0.0, True, math.inf)
-_NONNEG = (0.0, False, math.inf)
-_UNIT = (0.0, False, 1.0)
-_NONPOS = (-math.inf, False, 0.0)
-PRODUCER_RANGES: dict[str, tuple[float, bool, float]] = {
-    **dict.fromkeys(
-        ("l2_norm", "reduce_euclidean_norm", "global_norm", "elu_plus_one", "variance", "stddev",
-         "reduce_logsumexp_exp", "i0e", "ive", "bessel_ive", "exp2", "cosh"),
-        _NONNEG,
-    ),
-    **dict.fromkeys(
-        ("kve", "k0e", "k1e", "bessel_kve", "bessel_k0e", "bessel_k1e", "eps", "epsilon"), _POS
-    ),
-    **dict.fromkeys(
-        ("inv_probit", "ndtr", "cdf", "survival_function", "hard_sigmoid", "betainc",
-         "igamma", "igammac", "erfc_half"),
-        _UNIT,
-    ),
-    **dict.fromkeys(
-        ("log1mexp", "log_ndtr", "log_cdf", "log_survival_function", "log_sum_of_probabilities"),
-        _NONPOS,
-    ),
-    "erfc": (0.0, False, 2.0),
-    "lgamma": (-0.1216, False, math.inf),  # min of log Γ on x > 0 (Γ(1.4616) = 0.8856)
-    "eye": (1.0, False, 1.0),  # an identity matrix, probed at its diagonal: its norm is > 0
-    "ones_like": (1.0, False, 1.0),
-    "i1e": ops.PRODUCER_RANGES["bessel_i1e"],  # odd: negative for a negative input
-    **ops.PRODUCER_RANGES,
-}  # fmt: skip
-# Name patterns of the same families (weak: a naming convention, not a known function).
-_PRODUCER_PATTERNS = (
-    (re.compile(r"^log_(?:\w+_)?(?:cdf|ndtr|survival|sigmoid)(?:_\w+)?$"), _NONPOS),
-    (re.compile(r"^\w*_cdf$|^\w*ndtr$"), _UNIT),
-    (re.compile(r"^\w*square$|^\w*_norm$"), _NONNEG),
-)
-# Table words that, as a variable's name, say nothing about its value.
-NOT_A_VALUE_NAME = frozenset({"eye", "ones", "ones_like", "gamma"})
-# Roots of imports whose functions are what their name says (a resolved call is strong evidence).
-_NUMERIC_LIBRARIES = frozenset(
-    {"tensorflow", "keras", "tf_keras", "tensorflow_probability", "gpflow", "scipy", "numpy"}
-)
-# Ranges that hold only for the arguments the library documents (lgamma: x > 0), so weak.
-_WEAK_RANGES = frozenset({"lgamma"})
 _ASSERT_ONE = {
     "assert_positive": (0.0, True, math.inf),
     "assert_non_negative": (0.0, False, math.inf),
@@ -277,46 +229,13 @@ def _nonneg(ctx, node: cst.BaseExpression, site_scope, order: int, self_name: st
     return v.lo >= 0
 
 
-def _callee_word(func: cst.BaseExpression) -> str:
-    node = func.attr if isinstance(func, cst.Attribute) else func
-    return node.value.lstrip("_").lower() if isinstance(node, cst.Name) else ""
-
-
-def _library_call(ctx, func: cst.BaseExpression) -> bool:
-    """The callee is imported from a numerics library (TF, TFP, GPflow, SciPy, numpy)."""
-    if ctx.info.imports.resolve(func) is not None:
-        return True
-    while isinstance(func, cst.Attribute):
-        func = func.value
-    if not isinstance(func, cst.Name):
-        return False
-    dotted = ctx.info.imports.aliases.get(func.value) or ""
-    return dotted.split(".")[0] in _NUMERIC_LIBRARIES
-
-
-def call_range(ctx, node: cst.BaseExpression) -> tuple[float, bool, float, str, bool] | None:
-    """(lo, lo_open, hi, producer word, strong) of a known math function's call (or a subscript
-    of one, `tf.norm(x)[..., None]`); None when the callee is not in :data:`PRODUCER_RANGES`."""
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    if not isinstance(node, cst.Call):
-        return None
-    word = _callee_word(node.func)
-    op = ctx.info.imports.op(node.func)
-    for key in (op, word):
-        if key and key in PRODUCER_RANGES:
-            lo, lo_open, hi = PRODUCER_RANGES[key]
-            strong = key not in _WEAK_RANGES and _library_call(ctx, node.func)
-            return lo, lo_open, hi, key, strong
-    for pattern, (lo, lo_open, hi) in _PRODUCER_PATTERNS:
-        if pattern.match(word):
-            return lo, lo_open, hi, word, False
-    return None
-
-
 def _range_domain(name: str, found: tuple[float, bool, float, str, bool], shown: str) -> Domain:
     lo, lo_open, hi, word, strong = found
-    why = f"its producer `{shown}` ({word}) lies there" if strong else f"`{word}` by its name"
+    why = (
+        f"its producer `{shown}` ({word}) lies there"
+        if strong
+        else f"`{word}` as a library names it"
+    )
     return Domain(name, lo, hi, lo_open, why, strong)
 
 
@@ -329,13 +248,13 @@ def _dtype_max(dtype: str) -> float:
 
 def special_domain(ctx, name: str, node: cst.BaseExpression, at, dtype: str) -> Domain | None:
     """A call of a special function of :mod:`.special` whose arguments the static analysis bounds
-    at ``at`` ((scope, order) of the flagged statement): the range they give it.  Code-derived
-    when the callee resolves to a numerics library, weak when only its name matches."""
+    at ``at`` ((scope, order) of the flagged statement): the range they give it, when the callee
+    resolves to a numerics library (TF, TFP, SciPy...)."""
     if at is None or not isinstance(node, cst.Call) or any(a.keyword or a.star for a in node.args):
         return None
     word = _callee_word(node.func)
-    if word not in SPECIAL_WORDS:
-        return None
+    if word not in SPECIAL_FUNCTIONS or not _library_call(ctx, node.func):
+        return None  # a project function's name is no evidence of what it computes
     scope, order = at
     args = []
     for a in node.args:
@@ -344,10 +263,8 @@ def special_domain(ctx, name: str, node: cst.BaseExpression, at, dtype: str) -> 
     found = special_range(word, args, _dtype_max(dtype))
     if found is None:
         return None
-    strong = _library_call(ctx, node.func)
     why = "; ".join([*where_notes(ctx, node, scope, order), found.why])
-    why = why if strong else f"{why}, if `{word}` is that function"
-    return Domain(name, found.lo, found.hi, False, why, strong)
+    return Domain(name, found.lo, found.hi, False, why, True)
 
 
 def where_notes(ctx, node: cst.BaseExpression, scope, order: int) -> list[str]:

@@ -78,11 +78,8 @@ def shifted_slice_relations(ctx, node: cst.CSTNode, site, names: set[str]) -> li
         if not (a and b):
             continue
         why = _sorted_base(ctx, left.value, site)
-        base = ctx.code(left.value).lower()
-        if why:
+        if why:  # a name (`edges`, `sorted_x`) is no evidence of order (issue 22)
             out.append(Relation(a, ">=", b, why, True))
-        elif re.search(r"(?:sorted|ascending|edges|boundar|knots|grid|cdf|cumulative)", base):
-            out.append(Relation(a, ">=", b, f"`{base}` is ascending by its name", False))
     return out
 
 

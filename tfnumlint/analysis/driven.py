@@ -9,27 +9,25 @@ model output) are real hazards: training sweeps those values.  Each input of a p
 
 - ``driven``: data, draws and model outputs (the slicer's origins), a parameter whose callers
   in the project pass such a value (:data:`PASSED_KINDS`, from the index's cross-function
-  provenance), an attribute that is a trainable weight created in its class (``add_weight``,
-  ``tf.Variable``) or named so (:data:`WEIGHT_NAMES`), and, *in a training context* only
-  (:func:`training_context`), a parameter of the forward pass or loss, an input named as model
-  output or data (:data:`DRIVEN_NAMES`) and a logit cut at a sigmoid/softmax: the witness keeps
-  its value;
-- ``fixed``: an epsilon-like name (:data:`FIXED_WORDS`) or a parameter with a literal default: a
-  setting, kept at its witness value, never jittered;
-- ``free``: any other parameter, attribute, loop or global value: the genericity test replaces it
-  by ordinary values, and a symptom that needs its special value is a precondition.  Outside a
-  training context the lexicon's names are API parameters: a distribution's ``probs``, a
-  bijector's ``y``, a math helper's ``logits`` are what the library's caller passes, within
-  the domain the library documents, and so is a value the object computes from its own
-  parameters (``self._probs_parameter_no_checks()``, ``convert_to_tensor(probs)``);
+  provenance) or of a function that training runs (:func:`driving_function`), an attribute that
+  is a trainable weight created in its class (:data:`WEIGHT_CALLS`), a value a weight-creating
+  call returns, and a logit cut at a sigmoid/softmax *in a training context* only: the witness
+  keeps its value;
+- ``fixed``: a parameter with a literal default: a setting, kept at its witness value, never
+  jittered;
+- ``free``: any other parameter, attribute, loop or global value, and a value an object computes
+  from its own parameters outside a training context (``self._probs_parameter_no_checks()``):
+  the genericity test replaces it by ordinary values, a symptom that needs its special value is
+  a precondition, and a witness made only of free and fixed values is conditional
+  (``generic.all_free_reason``);
 - ``computed``: a value computed by code the slice did not follow (an untraced call, a cut):
   the reachability gate (``verify/domains.py``) judges those; the genericity test leaves them.
 
 **Training context** (:func:`training_context`): where training or evaluation feeds the
-values: a method of a Keras ``Layer``/``Model``/``Loss``/``Metric`` subclass (its bases, through
-the module's and the project's classes: :data:`TRAINING_BASES`), a function of
-:data:`FORWARD_FUNCTIONS`, a function whose name or module is a loss, metric or model
-(:data:`LOSS_WORDS`, :data:`FORWARD_WORDS`, :data:`MODEL_MODULE_WORDS`).
+values: a Keras hook training runs (:data:`FORWARD_FUNCTIONS`) of a class that may be a layer
+or model, a method of a Keras ``Loss``/``Metric`` subclass (:data:`LOSS_BASES`, through the
+module's and the project's classes), a function on a path to a differentiation root
+(``roots.py``), or one that returns a batch mean.  Names never count (issue 22).
 
 No TensorFlow, no execution of the analysed code.
 """
@@ -41,9 +39,9 @@ from typing import Any
 
 import libcst as cst
 
-from .. import ops
 from .invariants import CONVERSIONS
 from .module import ClassInfo, Scope
+from .project_summary import PASSED_KINDS
 from .roots import function_reached, statement_reached
 
 # Origins whose values the code receives as training and evaluation drive them.
@@ -57,10 +55,6 @@ LOSS_BASES = frozenset({"Loss", "LossFunctionWrapper", "Metric", "MeanMetricWrap
 TRAINING_BASES = LOSS_BASES | {"Layer", "Model", "Sequential", "Network", "Functional"}
 # Calls that create a trainable weight.
 WEIGHT_CALLS = frozenset({"add_weight", "add_variable", "Variable", "get_variable"})
-# Provenance kinds of what callers pass for a parameter (the project index's cross-function
-# provenance) that training drives: data, draws, layer and model outputs, squashed logits.
-# (placeholder, input, variable, random; sigmoid, softmax and their logs)
-PASSED_KINDS = ops.DATA_SOURCES | ops.DRAWN | ops.LOGIT_SQUASHING | {"layer", "model"}
 
 
 def _dotted(node: cst.BaseExpression) -> str:
@@ -297,6 +291,8 @@ def classify(
     if base in DRIVEN_ORIGINS:
         if base != "logits":
             return {"drive": "driven", "drive_why": f"its origin is {base}"}
+        if spec.get("trained"):  # a layer's or model's output: what training moves
+            return {"drive": "driven", "drive_why": "a logit computed by a layer or model"}
         context = reached or training_context(scope, ctx)  # a sigmoid's input: what reaches it
         if context:
             return {"drive": "driven", "drive_why": f"a logit in a training context: {context}"}
@@ -321,6 +317,8 @@ def classify(
             return {"drive": "fixed", "drive_why": "a parameter with a literal default"}
         if spec.get("producer") in PASSED_KINDS:  # the project's callers pass such a value
             return {"drive": "driven", "drive_why": f"its callers pass a {spec['producer']}"}
+        if spec.get("trained"):
+            return {"drive": "driven", "drive_why": "its callers pass a layer or model output"}
         why = (driving_function(owner, ctx) or training_context(owner, ctx)) if owner else None
         if why:
             return {"drive": "driven", "drive_why": why}

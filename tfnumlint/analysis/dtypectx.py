@@ -124,8 +124,12 @@ def context_words(node: cst.Call, scope) -> set[str]:
 FLOAT_WORDS = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16",
                 "float32": "float32", "single": "float32", "float64": "float64",
                 "double": "float64"}  # fmt: skip
-_HELPER = re.compile(r"^(get_)?(default_float(x|_type|_dtype)?|floatx)$")
-_MENTION = re.compile(r"set_floatx|def\s+(get_)?(default_float|floatx)")  # worth parsing
+# A zero-argument call in a dtype position (`dtype=f()`, `tf.cast(x, f())`, `.astype(f())`):
+# the syntax of a dtype helper's use, whatever the helper is called (issue 22).
+_DTYPE_USE = re.compile(
+    r"(?:\bdtype\s*=\s*|\bcast\([^()]*?,\s*|\.astype\(\s*)(?:[A-Za-z_][\w.]*\.)?"
+    r"([A-Za-z_]\w*)\(\s*\)"
+)
 
 
 def project_float(sources: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
@@ -133,14 +137,16 @@ def project_float(sources: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
     None.  ``sources`` are (display path, text) pairs; a file that does not parse says
     nothing."""
     found: dict[str, str] = {}
-    for path, text in sources:
-        if _is_test_path(path) or not _MENTION.search(text):
-            continue
+    own = [(path, text) for path, text in sources if not _is_test_path(path)]
+    helpers = {name for _, text in own for name in _DTYPE_USE.findall(text)}
+    for path, text in own:
+        if "set_floatx" not in text and not any(f"def {h}(" in text for h in helpers):
+            continue  # nothing worth parsing
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # a file that does not parse (or nests too deep) says nothing
-        for word, how in _float_settings(tree):
+        for word, how in _float_settings(tree, helpers):
             found.setdefault(word, f"{path}: {how}")
     if set(found) != {"float64"}:
         return None
@@ -177,14 +183,22 @@ def _is_test_path(path: str) -> bool:
     )
 
 
-def _float_settings(tree: ast.Module) -> Iterator[tuple[str, str]]:
-    """(dtype, how) for each place in a module that sets the project's float type."""
+def _float_settings(tree: ast.Module, helpers: set[str]) -> Iterator[tuple[str, str]]:
+    """(dtype, how) for each place in a module that sets the project's float type: a
+    ``set_floatx`` call, or a module-level function without parameters that the project calls
+    in a dtype position (``helpers``) and that returns one float type."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _call_name(node.func) == "set_floatx" and node.args:
             word = _ast_float_word(node.args[0])
             if word is not None:
                 yield word, f"set_floatx({word!r})"
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _HELPER.match(node.name):
+    for node in tree.body:
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name in helpers
+            and not node.args.args
+            and not node.args.posonlyargs
+        ):
             word = _helper_result(node, tree)
             if word is not None:
                 yield word, f"{node.name}() is {word}"
@@ -192,7 +206,7 @@ def _float_settings(tree: ast.Module) -> Iterator[tuple[str, str]]:
 
 def _helper_result(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> str | None:
     """What a default-float helper returns: a float literal it returns, else the one float
-    literal its module's float setting holds (``FLOAT = Value("FLOAT", np.float64)``,
+    literal its module's declarations hold (``FLOAT = Value("FLOAT", np.float64)``,
     ``_FLOATX = "float64"``); None when that is not one dtype."""
     returned = {
         _ast_float_word(n.value)
@@ -202,22 +216,23 @@ def _helper_result(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Modul
     if returned and None not in returned:
         return returned.pop() if len(returned) == 1 else None
     settings: set[str | None] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _names_a_float_setting(node):
-            value = node.value
-            if value is not None:
-                settings |= {_ast_float_word(n) for n in ast.walk(value) if isinstance(n, ast.expr)}
-                settings -= {None}
+    for node in _declarations(tree.body):
+        if node.value is not None:
+            settings |= {
+                _ast_float_word(n) for n in ast.walk(node.value) if isinstance(n, ast.expr)
+            }
+    settings -= {None}
     return settings.pop() if len(settings) == 1 else None
 
 
-def _names_a_float_setting(node: ast.Assign | ast.AnnAssign) -> bool:
-    """A module- or class-level name for the float type: ``FLOAT``, ``_FLOATX``, ``float``."""
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    return any(
-        isinstance(t, ast.Name) and t.id.strip("_").lower() in ("float", "floatx", "default_float")
-        for t in targets
-    )
+def _declarations(body: list[ast.stmt]) -> Iterator[ast.Assign | ast.AnnAssign]:
+    """Module- and class-level assignments (a config's defaults), not those inside functions:
+    ``FLOAT = _Value("PKG_FLOAT", np.float64)`` in a class of settings."""
+    for node in body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            yield node
+        elif isinstance(node, ast.ClassDef):
+            yield from _declarations(node.body)
 
 
 def _call_name(func: ast.expr) -> str:

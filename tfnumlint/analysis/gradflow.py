@@ -344,36 +344,14 @@ def probe_reason(probe: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _cast_inputs(tree: Any) -> set[str]:
-    """Names of inputs that enter the tree only through a cast."""
-    inside: set[str] = set()
-    outside: set[str] = set()
-
-    def walk(node: Any, under_cast: bool) -> None:
-        if isinstance(node, dict):
-            if node.get("k") == "input":
-                (inside if under_cast else outside).add(str(node.get("name")))
-                return
-            cast = node.get("k") == "call" and node.get("op") == "cast"
-            for value in node.values():
-                walk(value, under_cast or cast)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value, under_cast)
-
-    walk(tree, False)
-    return inside - outside
-
-
 @dataclass(frozen=True)
 class NoGradient:
     """Why no gradient flows at a finding.
 
     ``certain``: the code itself rules a gradient out (an optimizer step, ``stop_gradient``, a
-    value rounded to an integer), so a gradient-only confirmation is refuted.  Otherwise the
-    context is read from where the code sits (evaluation code, an input pipeline, a sampling
-    helper, callers passing returns): a project may still differentiate it, so the
-    confirmation only becomes inconclusive."""
+    value rounded to an integer, no path to a differentiation root), so a gradient-only
+    confirmation is refuted.  Otherwise (a function mapped over a dataset) a project may still
+    differentiate it, so the confirmation only becomes inconclusive."""
 
     reason: str
     certain: bool = True

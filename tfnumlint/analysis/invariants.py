@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -51,12 +52,10 @@ CONVERSIONS = ops.CONVERSIONS | {"convert_to_tensor", "convert_nonref_to_tensor"
 _LABELS = CONVERSIONS | {"Parameter"}
 # A constraining bijector's range, its op's exact range: Softplus/Exp give > 0, Sigmoid (0, 1).
 _BIJECTOR_RANGES = {
-    op.bijector.lower(): (op.range.lo, op.range.lo_open, op.range.hi)
+    op.bijector: (op.range.lo, op.range.lo_open, op.range.hi)
     for op in ops.REGISTRY.values()
     if op.bijector and op.range
 }
-# Bijectors that move a range (a shifted Softplus is > shift): their composite is not trusted.
-_MOVING = re.compile(r"shift|scale|chain|invert|affine|power", re.IGNORECASE)
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
@@ -304,39 +303,50 @@ def _properties(inv: Invariants, scope: Scope) -> None:
 
 
 def _bijector_range(node: cst.BaseExpression) -> tuple[float, bool, float, str] | None:
-    names = [_callee(n) for n in descendants(node) if isinstance(n, (cst.Name, cst.Attribute))]
-    if any(_MOVING.search(n) for n in names if n):
+    """The range of a constraining bijector that is one range bijector class, referenced or
+    constructed (``Softplus``, ``lambda: Sigmoid(low=-1., high=2.)``).  Anything around it (a
+    ``Shift(5.)(...)``, a ``Chain``, a project helper) may move the range: not trusted."""
+    top = node.body if isinstance(node, cst.Lambda) else node
+    args: Sequence[cst.Arg] = top.args if isinstance(top, cst.Call) else ()
+    ref = top.func if isinstance(top, cst.Call) else top
+    if not isinstance(ref, (cst.Name, cst.Attribute)) or _callee(ref) not in _BIJECTOR_RANGES:
         return None
-    kinds = {n.lower() for n in names if n and n.lower() in _BIJECTOR_RANGES}
-    if len(kinds) != 1:
-        return None
-    kind = kinds.pop()
+    kind = _callee(ref)
     lo, lo_open, hi = _BIJECTOR_RANGES[kind]
-    for n in descendants(
-        node
-    ):  # Softplus(low=1.), Sigmoid(low=-1., high=2.), low=dtype_util.eps(dt)
-        if isinstance(n, cst.Arg) and n.keyword is not None:
-            if n.keyword.value not in ("low", "high"):
-                continue
-            c = _const(n.value)
-            if c is None and n.keyword.value == "low" and _names_eps(n.value):
-                c = FLOAT32_EPS  # the machine epsilon of the (at least float32) dtype
-            if c is None:
-                return None  # Sigmoid(low=self.low, high=self.high): bounds not known here
-            if n.keyword.value == "low":
-                lo, lo_open = c, True
-            else:
-                hi = c
-    return lo, lo_open, hi, kind.capitalize()
+    for arg in args:  # Softplus(low=1.), Sigmoid(low=-1., high=2.), low=dtype_util.eps(dt)
+        if arg.keyword is None:
+            return None  # a positional low/high (Sigmoid(lo, hi)): not read here
+        if arg.keyword.value not in ("low", "high"):
+            continue
+        c = _const(arg.value)
+        if c is None and arg.keyword.value == "low" and _names_eps(arg.value):
+            c = FLOAT32_EPS  # the machine epsilon of the (at least float32) dtype
+        if c is None:
+            return None  # Sigmoid(low=self.low, high=self.high): bounds not known here
+        if arg.keyword.value == "low":
+            lo, lo_open = c, True
+        else:
+            hi = c
+    return lo, lo_open, hi, kind
 
 
 FLOAT32_EPS = 2.0**-23
 
 
 def _names_eps(node: cst.BaseExpression) -> bool:
-    """``dtype_util.eps(dtype)``, ``np.finfo(dt).eps``: the dtype's machine epsilon, which is
-    2**-23 in float32, the dtype the verifier probes in."""
-    return any(isinstance(n, cst.Name) and n.value in ("eps", "epsilon") for n in descendants(node))
+    """``dtype_util.eps(dtype)``, ``np.finfo(dt).eps``, ``keras.backend.epsilon()``: the
+    dtype's machine epsilon (2**-23 in float32, the dtype the verifier probes in), read from
+    the API call or attribute, never from a variable's name."""
+    if isinstance(node, cst.Call):
+        return (not node.args and _callee(node.func) == "epsilon") or (
+            _callee(node.func) == "eps" and isinstance(node.func, cst.Attribute)
+        )
+    return (
+        isinstance(node, cst.Attribute)
+        and node.attr.value == "eps"
+        and isinstance(node.value, cst.Call)
+        and _callee(node.value.func) == "finfo"
+    )
 
 
 def transform_bound(value: cst.BaseExpression | None) -> tuple[float, bool, float, str] | None:

@@ -24,23 +24,23 @@ gets a domain, and pairs of inputs get relations, from four sources (strongest f
   (:func:`passthrough_domain`); two parameters every caller passes from attributes its class
   asserts ordered keep the order (:func:`caller_relations`);
 - **relations**: the shifted slices ``x[1:] - x[:-1]`` of a sorted array (``sort``, ``cumsum`` of a
-  non-negative value, ``linspace``, ``range``) are non-negative; ``probs`` from a sigmoid and its
-  ``logits`` are one parameter;
+  non-negative value, ``linspace``, ``range``) are non-negative;
 - **whole numbers** (:func:`integer_inputs`): an input read from ``tf.shape``/``tf.size``/
   ``count_nonzero``/``argmax`` (>= 0), ``tf.range``, a cast to an integer dtype or a rounding,
   or one asserted ``assert_integer_form`` in scope, takes whole values only: a witness that
   needs it at 1e-8 or 0.5 breaks a code-derived domain (refuted);
-- **names** (weak evidence, being removed by issue 22): constants and producers by name
-  (``half``, ``kve``), and ``high``/``low``-style pairs in :data:`PAIR_WORDS`.  Words of meaning
-  (``rate``, ``eps``, ``step``) give no domain.
+- **constants** (:mod:`.domain_constants`): an input the code fixes to one value (a literal
+  cast to a dtype, ``np.pi``, a name whose every binding is the same constant) is probed at
+  that value only.  Names give no domain (issue 22).
 
 The static side (:func:`annotate`, here) stores them in the probe as plain data; the probing
 side keeps only points inside them (``verify/domains.split_rows``); the verdict side
 (``verify/domains.py``) checks the witness.  A symptom found only outside a domain is not
 confirmed: ``refuted`` when the domain comes from the code, ``inconclusive`` with the reason
-when it comes from a name.  No TensorFlow.  The evidence itself is read by ``domain_code`` (assertions, classes, types, contracts,
+when it is weak (a caller that passes an unknown value, a producer known only by its callee's
+name).  No TensorFlow.  The evidence itself is read by ``domain_code`` (assertions, classes, types, contracts,
 producers), ``domain_relations`` (slices, reads, whole numbers, callers, Gram factors) and
-``domain_names`` (the weak, name-based kind).
+``domain_constants`` (values the code fixes).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from ..ops import FED, ops_with
 from .dead_stores import overwritten_reason
 from .domain_code import (
     assertion_domains,
@@ -58,18 +59,13 @@ from .domain_code import (
     producer_domain,
     typed_domains,
 )
+from .domain_constants import constant_domain
 from .domain_model import (
     Domain,
     Relation,
     from_json_float,
     to_json_float,
     without_weaker_duplicates,
-)
-from .domain_names import (
-    box_relations,
-    logit_relations,
-    name_domain,
-    pair_relations,
 )
 from .domain_relations import (
     caller_domain,
@@ -130,29 +126,25 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
         name = spec["name"]
         if name in domains or spec.get("prob") or spec.get("producer") in ("logits", "sigmoid"):
             continue
-        lo = from_json_float(spec.get("lo", "-inf"))
-        if lo >= 0:
+        found: Domain | None = constant_domain(ctx, name, scope)
+        if found is None and from_json_float(spec.get("lo", "-inf")) >= 0:
             continue  # provenance already knows it
-        found: Domain | None
-        if re.fullmatch(r"\w+", name):
+        if found is None and re.fullmatch(r"\w+", name):
             found = producer_domain(ctx, name, scope)
-        else:
+        elif found is None:
             found = call_domain(ctx, name, (scope, site.order), str(probe.get("dtype") or ""))
-        found = found or name_domain(name)
         if found is not None:
             domains[name] = found
     mark_masked(probe, ctx, site)
+    mark_exponents(probe)
     for name, dom in gram_domains(probe, ctx, site).items():
         domains.setdefault(name, dom)
     relations += shifted_slice_relations(ctx, site.statement, site, set(names))
     relations += repeated_reads(ctx, site.statement, names)
     relations += stop_gradient_copies(ctx, site, names)
-    if len(names) > 1:
-        relations += pair_relations(names) + box_relations(names)
-        relations += logit_relations(probe.get("inputs") or [])
     for spec in probe.get("inputs") or []:
         held = domains.get(spec["name"])
-        if held is not None and held.lo == held.hi:  # a constant: probe it at its value only
+        if held is not None and held.lo == held.hi:  # a constant (a weak one too): probe it there
             spec["lo"] = spec["hi"] = to_json_float(held.lo)
     if domains:
         probe["domains"] = [
@@ -162,6 +154,47 @@ def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
     relations = without_weaker_duplicates(relations)
     if relations:
         probe["relations"] = [asdict(r) for r in relations]
+
+
+# ops that exponentiate their input (exp, expm1; sigmoid/softmax of logits; logsumexp): an
+# input read through them is a log-scale value, whose extremes are a far tail of its own scale
+_EXPONENTIATING = ops_with(
+    lambda op: (
+        (op.danger is not None and op.danger.test == "overflows")
+        or op.logits_input
+        or op.log_sum_exp
+    )
+)
+
+
+def mark_exponents(probe: dict[str, Any]) -> None:
+    """``spec["exponent"] = True`` for each input the target exponentiates, directly or through
+    sums, differences, negations and scalings (``exp(new_lp - old_lp)``, ``sigmoid(z / t)``):
+    a log-scale value by its use, where its name once decided it (issue 22)."""
+    found: set[str] = set()
+    stack: list[tuple[Any, bool]] = [(probe.get("target"), False)]
+    while stack:
+        node, inside = stack.pop()
+        if not isinstance(node, dict):
+            if isinstance(node, list):
+                stack.extend((n, inside) for n in node)
+            continue
+        kind = node.get("k")
+        if kind == "input" and inside:
+            found.add(str(node.get("name")))
+            continue
+        if kind == "call":
+            below = node.get("op") in _EXPONENTIATING
+            stack.extend((a, below) for a in node.get("args") or [])
+            stack.extend((v, below) for v in (node.get("kw") or {}).values())
+            continue
+        keeps = kind in ("neg", "src") or (kind == "bin" and node.get("op") in ("+", "-", "*", "/"))
+        stack.extend(
+            (v, inside and keeps) for k, v in node.items() if k not in ("k", "op", "line", "col")
+        )
+    for spec in probe.get("inputs") or []:
+        if spec.get("name") in found and spec.get("producer") not in FED:  # fed data: its range
+            spec["exponent"] = True
 
 
 def mark_masked(probe: dict[str, Any], ctx, site) -> None:
@@ -222,7 +255,7 @@ def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
     mapped = dataset_map_reason(site.scope) or element_map_reason(site.scope)
     if mapped:
         probe["per_example"] = mapped  # one example at a time: axis 0 is not the batch axis
-    unused = overwritten_reason(site.scope, site.statement)
+    unused = overwritten_reason(site.scope, site.statement, ctx.info.imports.op)
     if unused:
         probe["unused"] = unused  # a dead store: no symptom of it reaches anything
     guard = where_guard_reason(site.statement, hit.node, site.scope)

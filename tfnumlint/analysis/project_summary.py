@@ -74,6 +74,10 @@ def informative(v: Val) -> bool:
 # BOUND_KINDS adds a value an assertion bounds
 _SILENT_KINDS = ops.FLOORING | ops.LOG_SQUASHING  # clip_by_value, maximum; log_softmax, ...
 BOUND_KINDS = _SILENT_KINDS | {"asserted"}
+# Provenance kinds of what callers pass for a parameter that training drives: data, draws,
+# layer and model outputs, squashed logits (placeholder, input, variable, random; sigmoid,
+# softmax and their logs).  A parameter passed one is a driven input (``driven.py``).
+PASSED_KINDS = ops.DATA_SOURCES | ops.DRAWN | ops.LOGIT_SQUASHING | {"layer", "model"}
 
 
 def makes_hazard(v: Val) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import replace
 import libcst as cst
 
 from .module import Binding, ModuleInfo, Scope, qualname
-from .project_summary import BOUND_KINDS, makes_hazard
+from .project_summary import BOUND_KINDS, PASSED_KINDS, makes_hazard
 from .provenance_arith import EvaluatesArithmetic, fmt_number
 from .provenance_calls import EvaluatesCalls, callee_text, layer_output
 from .roles import Roles, name_roles
@@ -371,7 +371,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         fact = self.project.param(qual, name)
         if fact is None or (fact.kind in NOT_KNOWN and not fact.prob):
             return None
-        if not makes_hazard(fact) and fact.kind not in BOUND_KINDS:
+        if not (makes_hazard(fact) or fact.trained) and fact.kind not in BOUND_KINDS | PASSED_KINDS:
             roles = self.roles(owner)
             if name not in roles.probability and name not in roles.weights:
                 return None  # a bare guard only silences a guess by use, and there is none

@@ -35,10 +35,11 @@ def layer_output(layer: Val) -> Val:
             if act == "relu"
             else ("the probability saturates" if act in ops.PROBABILITY else None),
             desc=f"a {act} {layer.kind} output",
+            trained=True,
         )
     if act == "linear":
-        return Val("linear", tensor=True, desc=f"a linear {layer.kind} output")
-    return Val("call", tensor=True, desc=f"a {layer.kind} output")
+        return Val("linear", tensor=True, desc=f"a linear {layer.kind} output", trained=True)
+    return Val("call", tensor=True, desc=f"a {layer.kind} output", trained=True)
 
 
 def log_space_op(op: str) -> bool:

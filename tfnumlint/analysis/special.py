@@ -19,7 +19,8 @@ LGAMMA_MIN_AT = 1.4616321449683622  # log Γ is decreasing on (0, this], increas
 LGAMMA_MIN = -0.12148629053584961  # log Γ(1.46163...): its minimum on x > 0
 STIRLING_FROM = 1e7  # above this, lgamma differences use the cancelling Stirling form
 Interval = tuple[float, float]
-SPECIAL_WORDS = frozenset({"lbeta", "log_gamma_difference", "lgamma", "digamma"})
+# the library functions (TF, TFP, SciPy) whose ranges special_range computes
+SPECIAL_FUNCTIONS = frozenset({"lbeta", "log_gamma_difference", "lgamma", "digamma"})
 
 
 @dataclass(frozen=True)

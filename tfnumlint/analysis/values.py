@@ -38,6 +38,7 @@ class Val:
     zero_weak: bool = False  # ...only if an arbitrary input is exactly 0 (square(x), abs(x))
     desc: str = ""  # how to name it in a message
     activation: str | None = None  # layers and models: their output activation
+    trained: bool = False  # a layer's or model's output: a value training drives
     # ...or the parameter of the enclosing function that names it (`Dense(k, activation=act)`
     # in a model-building helper): each call of the helper puts its argument in
     activation_param: str | None = None

@@ -18,6 +18,7 @@ import libcst as cst
 from .. import ops
 from ..analysis.context import Context
 from ..analysis.module import Scope, Site
+from ..analysis.names import descendants
 from ..analysis.values import literal_number
 
 MAX_LITERAL_VALUES = 4096
@@ -27,7 +28,6 @@ PASS_THROUGH_CALLS = frozenset(
 )
 PASS_THROUGH_OPS = ops.CONVERSIONS  # constant, cast, identity
 LOADERS = frozenset({"loadtxt", "genfromtxt", "fromfile", "read_csv", "read_table", "read_excel"})
-NORMALISING_WORDS = ("normal", "scale", "standard", "whiten", "minmax")
 
 
 @dataclass(frozen=True)
@@ -160,10 +160,27 @@ def _scale_of(ctx: Context, node, scope: Scope, order: int, depth: int):
         if scale is not None and func.attr.value == "reshape":
             scale = _reshaped(ctx, scale, node)
         return status, scale
-    callee = ctx.code(func).lower()
-    if any(word in callee for word in NORMALISING_WORDS):
+    if _returns_normalised(ctx, node, depth):
         return "normalised", None
     return "unknown", None
+
+
+def _returns_normalised(ctx: Context, call: cst.Call, depth: int) -> bool:
+    """A call of a function of this module whose every return normalises (``(x - m) / s``):
+    what the body does, not what the function is called (issue 22)."""
+    func = call.func
+    fn = ctx.info.functions.get(func.value) if isinstance(func, cst.Name) else None
+    if fn is None or not isinstance(fn.node, cst.FunctionDef):
+        return False
+    returns = [
+        n.value
+        for n in descendants(fn.node.body)
+        if isinstance(n, cst.Return) and n.value is not None
+    ]
+    end = 1 << 30  # the returns are read with every binding of the body visible
+    return bool(returns) and all(
+        _scale_of(ctx, value, fn, end, depth + 1)[0] == "normalised" for value in returns
+    )
 
 
 def _affine(ctx: Context, node: cst.BinaryOperation, scope: Scope, order: int, depth: int):

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import libcst as cst
 
 from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.epsilons import first_arg, split_eps
-from ..analysis.module import Site
+from ..analysis.module import Binding, Scope, Site
 from ..analysis.names import children as child_nodes
+from ..analysis.names import dotted_name
 from ..analysis.values import LINEAR_KINDS
 from .common import EXP_OVERFLOW, underflows
 from .graph import Hazard as GraphHazard
@@ -57,8 +59,13 @@ def _max_shifted(node: cst.BaseExpression, ctx: Context | None = None, site=None
 _MAX_WRAPPERS = ops.VALUE_PRESERVING | {"broadcast_to", "repeat"}  # + names not registered
 
 
+# TF, NumPy and array-method spellings of a maximum the registry does not hold as an op
+_MAX_CALLS = frozenset({"segment_max", "unsorted_segment_max", "amax", "nanmax", "max"})
+
+
 def _is_max(node: cst.BaseExpression, ctx: Context | None, site, depth: int) -> bool:
-    """The value is a maximum (by its producer, or by its name), through shape wrappers."""
+    """The value is a maximum by its producer (``reduce_max``, ``segment_max``, ``x.max()``),
+    through shape wrappers and local bindings; never by a name (issue 22)."""
     if depth > 4:
         return False
     if isinstance(node, cst.Subscript):
@@ -66,26 +73,74 @@ def _is_max(node: cst.BaseExpression, ctx: Context | None, site, depth: int) -> 
     if isinstance(node, cst.Call):
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if "max" in name.lower():
+        if _computes_max(node, ctx) or _made_from_max(func, ctx, site):
             return True
         if name in _MAX_WRAPPERS and node.args:
             return _is_max(node.args[0].value, ctx, site, depth + 1)
+        if ctx is not None and ctx.op(node) == "where" and len(node.args) == 3:
+            # where(is_finite(m), m, 0): a max, or a constant shift where the max is not finite
+            branches = [a.value for a in node.args[1:]]
+            return any(_is_max(b, ctx, site, depth + 1) for b in branches) and all(
+                _is_max(b, ctx, site, depth + 1) or _literal(b) for b in branches
+            )
         return False
-    names = []
-    probe = node
-    while isinstance(probe, cst.Attribute):
-        names.append(probe.attr.value)
-        probe = probe.value
-    if isinstance(probe, cst.Name):
-        names.append(probe.value)
-    if any("max" in n.lower() for n in names):
-        return True
     if isinstance(node, cst.Name) and ctx is not None and site is not None:
         found = ctx.ev.lookup(node.value, site.scope, site.order)
         value = getattr(found, "value", None)
         if isinstance(value, cst.BaseExpression) and getattr(found, "index", None) is None:
-            return _is_max(value, ctx, site, depth + 1)
+            # read the bound value where it was computed (`m = where(isfinite(m), m, 0)`)
+            at = _At(found.scope, found.at) if isinstance(found, Binding) else site
+            return _is_max(value, ctx, at, depth + 1)
     return False
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where a value is read: the scope and walk order a lookup uses."""
+
+    scope: Scope
+    order: int
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    if isinstance(node, cst.Call) and node.args:  # zeros_like(x), tf.constant(0.)
+        return all(isinstance(a.value, (cst.Integer, cst.Float)) for a in node.args[:1]) or (
+            dotted_name(node.func).rsplit(".", 1)[-1] in ("zeros_like", "ones_like")
+        )
+    return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _made_from_max(func: cst.BaseExpression, ctx: Context | None, site) -> bool:
+    """A name bound to a factory given a max reduction (``reduce_max =
+    _make_reduce_op(tf.reduce_max, pmax)``): the function it makes computes that max."""
+    if ctx is None or site is None or not isinstance(func, cst.Name):
+        return False
+    found = ctx.ev.lookup(func.value, site.scope, site.order)
+    value = getattr(found, "value", None)
+    if not isinstance(value, cst.Call) or getattr(found, "index", None) is not None:
+        return False
+    return any(ctx.info.imports.op(a.value) == "reduce_max" for a in value.args)
+
+
+def _computes_max(call: cst.Call, ctx: Context | None) -> bool:
+    """A registered max reduction, or a TF/NumPy function or array method computing a max."""
+    if ctx is None:
+        return False
+    op = ctx.op(call)
+    if op is not None:
+        return ops.REGISTRY[op].reduction == "max"
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _MAX_CALLS:
+        return False
+    root = func.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    module = ctx.info.imports.aliases.get(root.value) if isinstance(root, cst.Name) else None
+    if module is None:
+        return func.attr.value == "max"  # `x.max()`: the array method
+    return module.split(".")[0] in ("tensorflow", "numpy", "jax", "keras")
 
 
 def _quotient(site: Site, ctx: Context):

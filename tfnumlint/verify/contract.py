@@ -77,7 +77,7 @@ NODE_KEYS: dict[str, frozenset[str]] = {
 INPUT_KEYS = frozenset(
     {"name", "producer", "lo", "hi", "prob", "role", "origin", "source", "owner", "drive",
      "drive_why", "batch_of", "row", "declared", "masked_by", "of", "reads", "prob_by_use",
-     "stopped"}
+     "stopped", "exponent", "trained"}
 )  # fmt: skip
 
 

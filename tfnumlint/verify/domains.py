@@ -5,16 +5,13 @@ whether a witness is reachable at all.
 It also asks whether the witness is *reachable* (:func:`reachable`): an input the
 symptom needs (the worker relaxes the others) that is computed by an untraced call and sits at
 any value its producer is not known to reach (0, 1e38 or an ordinary -1 alike: nothing computed
-that value), or a parameter at a subnormal, or a count at a fraction, makes the finding
+that value), or a parameter at a subnormal, makes the finding
 inconclusive.  The results of :data:`NATURAL_ZERO_CALLS` (products and counts of data, signs,
 roundings) may be 0 or an everyday value; a name is never evidence of a value (issue 22).
-Log-space names (:data:`LOG_SPACE_WORDS`, ``log`` + :data:`LOG_SPACE_AFTER_LOG`) are read only
-by the far-tail gate (``preconditions.log_scale``), to tell a log-scale input.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from typing import Any
@@ -26,7 +23,6 @@ from ..analysis.domain_model import (
     fmt_g,
     from_json_float,
 )
-from ..analysis.names import tokens
 
 # ---------------------------------------------------------------- probing & verdict side
 
@@ -130,16 +126,12 @@ RECEIVED = frozenset({"data", "random", "model", "logits"})
 COMPUTED = frozenset({"call", "cut"})  # computed by code the slice did not follow
 # Producers that reach subnormal magnitudes in ordinary use (they underflow).
 UNDERFLOWING = ops.UNDERFLOWING
-# Log-space lexicon: a computed value whose name (or producer's name) says it is a log-density,
-# log-probability or logit takes any real value, extreme ones included (a PPO ratio
-# exp(new_log_prob - old_log_prob) overflows when the policies diverge).  `log1mexp`, `logsumexp`
-# and other log *functions* are not in it: their name says nothing about the value's range.
-LOG_SPACE_WORDS = frozenset({"logits", "logit", "logp", "logprob", "logprobs", "loglik", "lp"})
-LOG_SPACE_AFTER_LOG = frozenset(
-    {"prob", "probs", "probability", "probabilities", "likelihood", "lik", "density", "pdf",
-     "pmf", "odds", "ratio", "weights", "p", "variance", "var", "std", "stddev", "scale",
-     "sigma", "det"}
-)  # fmt: skip
+# Library methods whose value is a log-density or log-probability (TFP's Distribution API):
+# any real value, extreme ones included (a PPO ratio exp(new_log_prob - old_log_prob)
+# overflows when the policies diverge).
+LOG_DENSITY_METHODS = frozenset(
+    {"log_prob", "log_cdf", "log_survival_function", "log_unnormalized_prob", "log_pmf"}
+)
 # Called functions whose value is 0 for ordinary inputs (a product or count of data, a sign, a
 # rounding): an untraced call to one of them may be 0 in a witness.
 # (registered ones: ops.NATURAL_ZERO; the rest are names the registry does not hold)
@@ -147,12 +139,10 @@ NATURAL_ZERO_CALLS = ops.NATURAL_ZERO | {
     "modal_dot", "dot", "batch_dot", "tensordot", "einsum", "matvec", "rint", "segment_sum",
     "unsorted_segment_sum", "bincount", "confusion_matrix", "histogram_fixed_width"
 }  # fmt: skip
-COUNT_WORDS = frozenset({"count", "counts", "counter"})  # a name ending so is a whole count
-COUNT_PREFIXES = frozenset({"num", "n"})  # num_samples, n_items
 
 
 # A computed input is set to no value without evidence (its producer's range, a domain from the
-# code, a log-space name, a natural-zero call); small ones (1e-8 .. 0.1) are allowed for a
+# code, a natural-zero call); small ones (1e-8 .. 0.1) are allowed for a
 # precision loss, which needs them by nature and where they are common results of computation.
 
 
@@ -178,15 +168,9 @@ def value_class(v: float, dtype: str | None) -> str:
     return "ordinary"
 
 
-def log_space(*texts: str) -> bool:
-    """A log-probability, log-density or logit by its name (:data:`LOG_SPACE_WORDS`)."""
-    for text in texts:
-        words = [t.lower() for t in tokens(_callee(text))]
-        if any(w in LOG_SPACE_WORDS for w in words):
-            return True
-        if any(a == "log" and b in LOG_SPACE_AFTER_LOG for a, b in itertools.pairwise(words)):
-            return True
-    return False
+def log_density_call(source: str) -> bool:
+    """A call of a library log-density method (``policy.distribution(t).log_prob(a)``)."""
+    return source.strip().endswith(")") and _callee(source) in LOG_DENSITY_METHODS
 
 
 def _callee(source: str) -> str:
@@ -203,13 +187,6 @@ def _callee(source: str) -> str:
     return text
 
 
-def count_like(name: str) -> bool:
-    words = [t.lower() for t in tokens(name) if not t.isdigit()]
-    if not words or "log" in words:
-        return False
-    return words[-1] in COUNT_WORDS or (len(words) > 1 and words[0] in COUNT_PREFIXES)
-
-
 def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
     """What the static pass knows of the producer allows ``v``: its value range (a sigmoid,
     ReLU or exp output, a probability), a domain from the code, a producer that is 0 for
@@ -220,7 +197,8 @@ def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:
     slack = 1e-6 * max(abs(v), 1e-300)  # the witness holds the bound rounded to the dtype
     if (math.isfinite(lo) or math.isfinite(hi)) and lo - slack <= v <= hi + slack:
         return True
-    if dom is not None and (dom.strong or "producer" in dom.why) and dom.holds(v):
+    fixed = dom is not None and dom.lo == dom.hi  # a value the code fixes (a cast literal)
+    if dom is not None and (dom.strong or fixed or "producer" in dom.why) and dom.holds(v):
         return dom.lo != -math.inf or dom.hi != math.inf
     source = str(spec.get("source", ""))
     # counts and products of data: 0 and everyday values alike
@@ -249,8 +227,6 @@ def unreachable(
     if kind in ("subnormal", "smallest-normal") and not underflows and dtype != "float16":
         what = "a subnormal" if kind == "subnormal" else f"the smallest normal {dtype}"
         return f"needs `{name}` = {fmt_g(v)}, {what}" + (_producer(spec) if computed else "")
-    if count_like(name) and (v < 0 or v != math.floor(v)):
-        return f"needs `{name}` = {fmt_g(v)}, which is not a count"
     if not computed or (kind == "small" and small_ok) or _covered(spec, v, dom):
         return None
     # Any value, ordinary ones too: the review found computed values set to what their code

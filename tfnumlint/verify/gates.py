@@ -15,7 +15,7 @@ from typing import Any
 
 from ..analysis.domain_model import fmt_g
 from . import domains
-from .generic import free_value_reason, special_value_reason
+from .generic import all_free_reason, free_value_reason, special_value_reason
 from .gradient_gate import apply
 
 Verdict = dict[str, Any]
@@ -102,10 +102,11 @@ def received(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
 
 def free_signs(probe: dict[str, Any], out: Verdict) -> Verdict:
     """A witness resting on the sign of a parameter nothing drives states that sign as its
-    condition (``generic.free_value_reason``).  After the preconditions gate, whose reasons
+    condition (``generic.free_value_reason``); one made only of free and fixed values states
+    them (``generic.all_free_reason``).  After the preconditions gate, whose reasons
     (a far tail, identical examples, an empty selection) say more where they apply."""
     try:
-        reason = free_value_reason(probe, out)
+        reason = free_value_reason(probe, out) or all_free_reason(probe, out)
     except (KeyError, TypeError, ValueError):
         return out
     return domains.not_confirmed(out, [reason] if reason else [])

@@ -64,7 +64,7 @@ def generic_value(rng: random.Random, spec: dict[str, Any], v: float, lo: float,
     kind = spec.get("kind")
     if kind is not None:  # a label stays 0 or 1, an index or a count whole
         return rng.choice([k for k in kinds.values_of(kind) if lo <= k <= hi] or [v])
-    if spec.get("integer") or domains.count_like(str(spec.get("name", ""))):
+    if spec.get("integer"):
         first = max(1, math.ceil(lo)) if math.isfinite(lo) else 1
         return float(rng.randint(first, first + 2))
     if math.isfinite(lo) and math.isfinite(hi):
@@ -94,10 +94,12 @@ def _tie(probe: dict[str, Any], point: dict[str, float], free: set[str]) -> None
 
 
 def generic_points(
-    probe: dict[str, Any], witness: dict[str, float], seed: int = 0
+    probe: dict[str, Any], witness: dict[str, float], seed: int = 0, any_sign: bool = False
 ) -> list[dict[str, float]]:
     """Up to :data:`TRIALS` points: the witness with every free input at a generic value, inside
-    the inputs' domains and relations.  Empty when the probe has no free input."""
+    the inputs' domains and relations.  Empty when the probe has no free input.  ``any_sign``:
+    each free value takes either sign, so a symptom kept at every such point does not depend
+    on the free values at all (``-1e9`` in float16), unlike ``log(hi - lo)`` at hi < lo."""
     free = free_inputs(probe)
     specs = {s["name"]: s for s in probe.get("inputs") or []}
     free = [n for n in free if n in witness and n in specs]
@@ -113,7 +115,8 @@ def generic_points(
             spec = {**specs[name], "integer": True} if _whole(probe, name) else specs[name]
             if name in kind_of:
                 spec = {**spec, "kind": kind_of[name]}
-            point[name] = generic_value(rng, spec, witness[name], lo, hi)
+            seen = 0.0 if any_sign else witness[name]  # 0 has no sign: either one
+            point[name] = generic_value(rng, spec, seen, lo, hi)
         _tie(probe, point, set(free))
         plain = {n: v for n, v in point.items() if not specs.get(n, {}).get("prob")}
         if not domains.broken(probe, plain):
@@ -204,6 +207,39 @@ def free_value_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
         f"has {seen}) and is gone with {flipped}; "
         f"{_owners(list(signs), specs)}"
     )
+
+
+def all_free_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """Why a witness that survives genericity and sign flips is still a precondition: every
+    value in it is free (a parameter no caller in view passes, an attribute that is no weight)
+    or fixed by the code, so nothing of the program (its data, weights, training, callers) is
+    in it.  ``log(spec.maximum - spec.minimum)`` at maximum = -1, minimum = 1 shows what the
+    expression does, not what the program reaches (issue 22: confirmed means the program gets
+    there).  Unless the symptom shows at generic values of either sign of every free input
+    (``observed["generic"]["anywhere"]``): then it does not rest on them."""
+    observed = out.get("observed")
+    if out.get("status") != "confirmed" or not isinstance(observed, dict):
+        return None
+    point = {n: v for n, v in (out.get("inputs") or {}).items() if isinstance(v, (int, float))}
+    specs = {s.get("name"): s for s in probe.get("inputs") or [] if s.get("name") in point}
+    if not specs or len(specs) < len(point):
+        return None  # a witness value the probe does not declare (a logit of a probability)
+    drives = {str(s.get("drive")) for s in specs.values()}
+    if "free" not in drives or not drives <= {"free", "fixed"}:
+        return None
+    outcome = observed.get("generic")
+    anywhere = outcome.get("anywhere") if isinstance(outcome, dict) else None
+    if (
+        isinstance(anywhere, dict)
+        and anywhere.get("trials")
+        and (anywhere.get("kept") == anywhere.get("trials"))
+    ):
+        return None  # the symptom shows at any values of them: it does not rest on them
+    raw_needed = observed.get("needed")
+    needed = raw_needed if isinstance(raw_needed, list) else []
+    free = [n for n, s in specs.items() if s.get("drive") == "free"]
+    named = [n for n in needed if n in free] or free
+    return f"needs {', '.join(_values(named, point))}; {_owners(named, specs)}"
 
 
 def _named(free: list[str], needed: list[str], point: dict[str, Any], out) -> list[str]:

@@ -65,14 +65,15 @@ DIVIDING = ops.DIVIDING | {"truediv", "div", "inv"}  # + names the registry does
 
 
 def log_scale(spec: dict[str, Any], modelled_probability: bool) -> bool:
-    """Is the input's value an exponent: a logit by origin, a log-space name
-    (``domains.log_space``: ``logits``, ``log_var``, ``log_prob``), or the logit through which a
-    predicted probability is probed (:func:`predicted`)?"""
+    """Is the input's value an exponent: a logit by origin, one the target exponentiates
+    (``exp(new_lp - old_lp)``: ``spec["exponent"]``, set by the static pass), a log-density a
+    library method returns (``dist.log_prob(x)``), or the logit through which a predicted
+    probability is probed (:func:`predicted`)?  Never by its name (issue 22)."""
     if spec.get("origin") == "logits" or spec.get("producer") == "logits":
         return True
     if modelled_probability:
         return predicted(spec)
-    return domains.log_space(str(spec.get("name", "")), str(spec.get("source") or ""))
+    return bool(spec.get("exponent")) or domains.log_density_call(str(spec.get("source") or ""))
 
 
 def predicted(spec: dict[str, Any]) -> bool:
@@ -158,10 +159,9 @@ def _reads(node: Any, via: str | None, found: dict[str, list[str | None]]) -> No
 
 
 def _selection_like(spec: dict[str, Any]) -> bool:
-    """A mask, indicator, adjacency or count by its provenance: what zero entries mean there is
+    """A mask, indicator, adjacency or count by its producer: what zero entries mean there is
     'not selected', unlike a feature or a target value."""
-    name = str(spec.get("name", ""))
-    return spec.get("producer") in SELECTION_PRODUCERS or domains.count_like(name)
+    return spec.get("producer") in SELECTION_PRODUCERS
 
 
 def selections(probe: dict[str, Any]) -> dict[str, str]:

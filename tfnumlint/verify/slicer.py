@@ -149,6 +149,8 @@ class Slicer(SlicesCalls):
                 "role": "value",
                 **origin,
             }
+            if val.trained:  # a layer's or model's output, maybe passed by the callers
+                self.inputs[name]["trained"] = True
             if val.batch_of is not None:  # a variance over the batch axis: what it reduces
                 self.inputs[name]["batch_of"] = val.batch_of
             if val.prob and val.prob_by_use:  # a probability only by its use: never confirms

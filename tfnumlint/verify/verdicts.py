@@ -251,15 +251,16 @@ def review_witness(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
 def related_inputs_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
     """A cut input (an untraced call, an element) is a function of the inputs it reads: a
     witness that sets it and one of them to values of its choosing may break that relation
-    (``floor(y)`` = 1 at ``y`` = 0.5).  Two cut inputs that are one call on the two ends of
-    an ordered pair (``cdf(lower)``, ``cdf(upper)``) are ordered as the pair is.  Only inputs
-    whose values the probe computes with count: a gather index only picks elements."""
+    (``floor(y)`` = 1 at ``y`` = 0.5); two cut inputs that read one value are set jointly by
+    it; two calls of one function on different arguments (``cdf(lower)``, ``cdf(upper)``) are
+    tied by that function.  Only inputs whose values the probe computes with count: a gather
+    index only picks elements."""
     valued = valued_inputs(probe.get("target"))
     witness = {k: v for k, v in witness.items() if k in valued}
     return (
         _read_input_reason(probe, witness)
-        or _ordered_pair_reason(probe, witness)
         or _common_read_reason(probe, witness)
+        or _one_function_reason(probe, witness)
     )
 
 
@@ -313,45 +314,45 @@ def valued_inputs(tree: Any) -> set[str]:
     return names
 
 
-# the two ends of an ordered pair, as words of a name (`bins_left`, `upperBound`)
-ORDERED_PAIRS = (
-    ("left", "right"),
-    ("lower", "upper"),
-    ("low", "high"),
-    ("lo", "hi"),
-    ("min", "max"),
-    ("start", "end"),
-    ("begin", "end"),
-    ("first", "last"),
-    ("prev", "next"),
-    ("old", "new"),
-)
-
-
-def _pair_words(source: str, word: str) -> str:
-    """``source`` with every name segment equal to ``word`` (lower or capitalised) marked."""
-    segment = rf"(?<![A-Za-z]){word}(?![a-z])|(?<![A-Za-z]){word.capitalize()}(?![a-z])"
-    return re.sub(segment, "<pair>", source)
-
-
-def _ordered_pair_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+def _one_function_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+    """Two inputs the slicer cut at calls of one function on different arguments (``cdf(hi)``
+    and ``cdf(lo)``): the function ties them (a CDF is monotone, a norm is the same map), but the
+    witness sets each as a free value, so it is not a state the program shows."""
     cut = [
         s
         for s in probe.get("inputs") or []
         if s.get("origin") == "call" and s.get("source") and s.get("name") in witness
     ]
-    for i, a in enumerate(cut):
-        for b in cut[i + 1 :]:
-            for one, other in ORDERED_PAIRS:
-                for x, y in ((one, other), (other, one)):
-                    left, right = _pair_words(a["source"], x), _pair_words(b["source"], y)
-                    if left == right and left != a["source"]:
-                        return (
-                            f"sets `{a['name']}` = {_shown(witness[a['name']])} and "
-                            f"`{b['name']}` = {_shown(witness[b['name']])} independently, "
-                            f"though both are one call on the ordered pair {x}/{y}"
-                        )
+    calls = [(s, _callee_and_args(str(s["source"]))) for s in cut]
+    for i, (a, (fa, args_a)) in enumerate(calls):
+        for b, (fb, args_b) in calls[i + 1 :]:
+            if fa is not None and fa == fb and args_a != args_b:
+                return (
+                    f"sets `{a['name']}` = {_shown(witness[a['name']])} and "
+                    f"`{b['name']}` = {_shown(witness[b['name']])} independently, "
+                    f"though both are values of one function `{fa}`"
+                )
     return None
+
+
+_CALL_TEXT = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\((.*)\)\s*$", re.S)
+
+
+def _callee_and_args(source: str) -> tuple[str | None, str]:
+    """(callee, argument text) of a call's source (`tfp.math.ndtr(hi)`), or (None, source)."""
+    found = _CALL_TEXT.match(source)
+    if found is None or not _balanced(found.group(2)):
+        return None, source  # `f(a).g(b)` is not one call of `f`
+    return found.group(1), found.group(2).strip()
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _read_input_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:

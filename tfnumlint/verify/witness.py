@@ -257,6 +257,7 @@ def confirmed_generic(
     signs = needed_signs(program, rows[kept], free, w.symptom, thr)
     if signs:
         outcome["signs"] = signs
+    outcome["anywhere"] = _anywhere(program, point, w.symptom, thr)
     unusual = any(
         not ordinary(spec, row[j], program.dtype)
         for j, spec in enumerate(program.inputs)
@@ -271,6 +272,17 @@ def confirmed_generic(
     out = confirmed(program, w, needed)
     out["observed"]["generic"] = outcome
     return out
+
+
+def _anywhere(program: Program, point: dict[str, float], symptom: str, thr: float) -> dict:
+    """How many generic points with free values of either sign keep the symptom."""
+    points = generic.generic_points(program.probe, point, seed=1, any_sign=True)
+    if not points:
+        return {"trials": 0, "kept": 0}
+    names = [i.name for i in program.inputs]
+    rows = np.array([[p[n] for n in names] for p in points], dtype=np.float64)
+    hit = masks(program, rows, run(program, rows), thr)[symptom]
+    return {"trials": len(points), "kept": int(sum(bool(h) for h in hit))}
 
 
 def _with_tail(
