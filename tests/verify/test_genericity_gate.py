@@ -75,6 +75,30 @@ def test_an_interpolation_between_two_equal_parameters_is_not_confirmed():
     assert "are parameters of `_interpolate`" in out["detail"]
 
 
+@pytest.mark.parametrize("scale", ["temperature", "c"])
+def test_a_condition_leaves_out_an_input_that_only_shares_the_witness_value(scale):
+    """`temperature` = `high` = `low` = 1 is the witness; only `high` = `low` breaks it."""
+    src = f"""\
+        import tensorflow as tf
+
+
+        def concentration(x, {scale}, high, low):
+            return 1.0 + {scale} * (x - low) / (high - low)
+        """
+    out = one_verdict(src, "TNL201")
+    assert out["status"] == "inconclusive", out
+    needs = out["detail"].split(";")[0]
+    assert "`high`" in needs and "`low`" in needs, out["detail"]
+    assert f"`{scale}`" not in needs, out["detail"]
+
+
+def test_an_input_the_symptom_needs_is_never_dropped_from_its_condition():
+    out = {"observed": {"generic": {"irrelevant": ["a", "b"]}}}
+    assert generic._relevant(["a", "b", "c"], out) == ["c"]
+    assert generic._relevant(["a", "b"], out) == ["a", "b"]  # never empty
+    assert generic._relevant(["a"], {"observed": {}}) == ["a"]
+
+
 # ---------------------------------------------------------------- the same shapes, driven
 
 

@@ -238,7 +238,7 @@ def all_free_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
     raw_needed = observed.get("needed")
     needed = raw_needed if isinstance(raw_needed, list) else []
     free = [n for n, s in specs.items() if s.get("drive") == "free"]
-    named = [n for n in needed if n in free] or free
+    named = _relevant([n for n in needed if n in free] or free, out)
     return f"needs {', '.join(_values(named, point))}; {_owners(named, specs)}"
 
 
@@ -247,7 +247,7 @@ def _named(free: list[str], needed: list[str], point: dict[str, Any], out) -> li
     several values) those at an unusual value or sharing one; else every free input."""
     chosen = [n for n in needed if n in free]
     if chosen:
-        return chosen
+        return _relevant(chosen, out)
     odd = [
         n
         for n in free
@@ -257,7 +257,18 @@ def _named(free: list[str], needed: list[str], point: dict[str, Any], out) -> li
             or any(m != n and point.get(m) == point[n] for m in point)
         )
     ]
-    return odd or free
+    return _relevant(odd or free, out)
+
+
+def _relevant(names: list[str], out: dict[str, Any]) -> list[str]:
+    """``names`` without the inputs that only share a value with another one: moved alone,
+    the symptom stayed (``observed["generic"]["irrelevant"]``, from the worker).  Never
+    empty: when all would go, all stay."""
+    observed = out.get("observed")
+    outcome = observed.get("generic") if isinstance(observed, dict) else None
+    gone = set(outcome.get("irrelevant") or []) if isinstance(outcome, dict) else set()
+    kept = [n for n in names if n not in gone]
+    return kept or names
 
 
 def _values(names: list[str], point: dict[str, Any]) -> list[str]:

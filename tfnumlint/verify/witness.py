@@ -258,6 +258,9 @@ def confirmed_generic(
     if signs:
         outcome["signs"] = signs
     outcome["anywhere"] = _anywhere(program, point, w.symptom, thr)
+    irrelevant = _coincidental(program, point, free, w.symptom, thr)
+    if irrelevant:
+        outcome["irrelevant"] = irrelevant
     unusual = any(
         not ordinary(spec, row[j], program.dtype)
         for j, spec in enumerate(program.inputs)
@@ -283,6 +286,28 @@ def _anywhere(program: Program, point: dict[str, float], symptom: str, thr: floa
     rows = np.array([[p[n] for n in names] for p in points], dtype=np.float64)
     hit = masks(program, rows, run(program, rows), thr)[symptom]
     return {"trials": len(points), "kept": int(sum(bool(h) for h in hit))}
+
+
+def _coincidental(
+    program: Program, point: dict[str, float], free: list[str], symptom: str, thr: float
+) -> list[str]:
+    """Free inputs that only share their witness value with another input: moved alone to
+    another ordinary value, the symptom stays (``temperature`` = ``high`` = ``low`` = 1 in
+    ``t * x / (high - low)``: only ``high`` = ``low`` matters), so a condition leaves them out."""
+    values = list(point.values())
+    shared = [n for n in free if values.count(point[n]) > 1]
+    if not shared:
+        return []
+    names = [i.name for i in program.inputs]
+    rows = []
+    for n in shared:
+        moved = dict(point)
+        v = point[n]
+        moved[n] = math.copysign(1.37, v) if v else 0.73  # ordinary, and unlike the others
+        rows.append([moved[m] for m in names])
+    grid = np.array(rows, dtype=np.float64)
+    hit = masks(program, grid, run(program, grid), thr)[symptom]
+    return [n for n, h in zip(shared, hit, strict=True) if bool(h)]
 
 
 def _with_tail(
