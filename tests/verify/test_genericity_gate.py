@@ -92,6 +92,22 @@ def test_a_condition_leaves_out_an_input_that_only_shares_the_witness_value(scal
     assert f"`{scale}`" not in needs, out["detail"]
 
 
+def test_a_condition_keeps_both_ends_of_an_order():
+    """`log(s.hi - s.lo)` needs `s.hi` < `s.lo`: moving `s.lo` to 1.37 keeps it, but moving it
+    below every other value does not, so both ends stay in the condition."""
+    src = """\
+        import tensorflow as tf
+
+
+        def span(s, n):
+            return tf.math.log(s.hi - s.lo) / n
+        """
+    out = one_verdict(src, "TNL104")
+    assert out["status"] == "inconclusive", out
+    needs = out["detail"].split(";")[0]
+    assert "`s.hi`" in needs and "`s.lo`" in needs, out["detail"]
+
+
 def test_an_input_the_symptom_needs_is_never_dropped_from_its_condition():
     out = {"observed": {"generic": {"irrelevant": ["a", "b"]}}}
     assert generic._relevant(["a", "b", "c"], out) == ["c"]

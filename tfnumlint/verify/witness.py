@@ -291,23 +291,25 @@ def _anywhere(program: Program, point: dict[str, float], symptom: str, thr: floa
 def _coincidental(
     program: Program, point: dict[str, float], free: list[str], symptom: str, thr: float
 ) -> list[str]:
-    """Free inputs that only share their witness value with another input: moved alone to
-    another ordinary value, the symptom stays (``temperature`` = ``high`` = ``low`` = 1 in
-    ``t * x / (high - low)``: only ``high`` = ``low`` matters), so a condition leaves them out."""
+    """Free inputs that only share their witness value with another input: moved alone past
+    every other value, on either side, the symptom stays (``temperature`` = ``high`` =
+    ``low`` = 1 in ``t * x / (high - low)``: only ``high`` = ``low`` matters), so a condition
+    leaves them out."""
     values = list(point.values())
     shared = [n for n in free if values.count(point[n]) > 1]
     if not shared:
         return []
     names = [i.name for i in program.inputs]
+    # past every other value, on both sides: an order (`hi` < `lo`) is broken by one of the
+    # two moves, a mere coincidence by neither
+    beyond = 2.0 * max((abs(v) for v in values if math.isfinite(v)), default=1.0) + 1.0
     rows = []
     for n in shared:
-        moved = dict(point)
-        v = point[n]
-        moved[n] = math.copysign(1.37, v) if v else 0.73  # ordinary, and unlike the others
-        rows.append([moved[m] for m in names])
+        for moved_to in (beyond, -beyond):
+            rows.append([moved_to if m == n else point[m] for m in names])
     grid = np.array(rows, dtype=np.float64)
     hit = masks(program, grid, run(program, grid), thr)[symptom]
-    return [n for n, h in zip(shared, hit, strict=True) if bool(h)]
+    return [n for k, n in enumerate(shared) if bool(hit[2 * k]) and bool(hit[2 * k + 1])]
 
 
 def _with_tail(
