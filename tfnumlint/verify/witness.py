@@ -302,7 +302,8 @@ def _coincidental(
     names = [i.name for i in program.inputs]
     # past every other value, on both sides: an order (`hi` < `lo`) is broken by one of the
     # two moves, a mere coincidence by neither
-    beyond = 2.0 * max((abs(v) for v in values if math.isfinite(v)), default=1.0) + 1.0
+    widest = max((abs(v) for v in values if math.isfinite(v)), default=1.0)
+    beyond = min(2.0 * widest + 1.0, 1e30)  # finite in float32 too
     rows = []
     for n in shared:
         for moved_to in (beyond, -beyond):
