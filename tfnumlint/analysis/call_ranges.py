@@ -65,25 +65,17 @@ def _callee_word(func: cst.BaseExpression) -> str:
 
 def _library_call(ctx, func: cst.BaseExpression) -> bool:
     """The callee is imported from a numerics library (TF, TFP, GPflow, SciPy, numpy)."""
-    if ctx.info.imports.resolve(func) is not None:
-        return True
-    while isinstance(func, cst.Attribute):
-        func = func.value
-    if not isinstance(func, cst.Name):
-        return False
-    dotted = ctx.info.imports.aliases.get(func.value) or ""
-    return dotted.split(".")[0] in _NUMERIC_LIBRARIES
+    imports = ctx.info.imports
+    return imports.resolve(func) is not None or (
+        imports.path(func).split(".")[0] in _NUMERIC_LIBRARIES
+    )
 
 
 def _method_call(ctx, func: cst.BaseExpression) -> bool:
     """``dist.cdf(x)``, ``self.survival_function(y)``: a method of an object, not a module's
     function.  Its name is the library's interface (a TFP/SciPy distribution's ``cdf``), so a
     range read from it is weak evidence; a bare project function's name is none."""
-    if not isinstance(func, cst.Attribute):
-        return False
-    while isinstance(func, cst.Attribute):
-        func = func.value
-    return not (isinstance(func, cst.Name) and func.value in ctx.info.imports.aliases)
+    return isinstance(func, cst.Attribute) and not ctx.info.imports.path(func)
 
 
 def call_range(ctx, node: cst.BaseExpression) -> tuple[float, bool, float, str, bool] | None:

@@ -323,12 +323,7 @@ def _bindings_domain(ctx, name: str, bindings) -> Domain | None:
 
 def producer_domain(ctx, name: str, scope) -> Domain | None:
     """A name only ever assigned non-negative values, or accumulating them (``x + square(g)``)."""
-    s = scope
-    while s is not None:
-        bindings = s.bindings.get(name)
-        if bindings:
-            break
-        s = s.parent
+    bindings = scope.bindings_of(name) if scope is not None else []
     if not bindings or any(b.value is None or b.index is not None for b in bindings):
         return None
     ranged = _bindings_domain(ctx, name, bindings)

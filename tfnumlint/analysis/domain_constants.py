@@ -15,6 +15,7 @@ import libcst as cst
 
 from .domain_model import Domain
 from .names import dotted_name
+from .values import literal_number
 
 # Constants of the NumPy and math APIs (a user's `pi = 3` is read from its binding instead).
 _API_CONSTANTS = {
@@ -73,7 +74,7 @@ def _applied_to_literal(ctx, node: cst.BaseExpression, scope, hops: int):
         inner = _constant(ctx, positional[0].value, scope, hops - 1)
         return (inner[0], ctx.code(node)) if inner else None
     if isinstance(node, cst.Name):
-        bindings = _bindings(node.value, scope)
+        bindings = scope.bindings_of(node.value)
         if len(bindings) != 1:
             return None
         b = bindings[0]
@@ -132,12 +133,13 @@ def _constant(ctx, node: cst.BaseExpression, scope, hops: int) -> tuple[float, s
     if hops < 0:
         return None
     if isinstance(node, (cst.Integer, cst.Float)):
-        return float(node.evaluated_value), node.value
+        value = literal_number(node)  # not evaluated_value: it compiles, 60 us a literal
+        return (value, node.value) if value is not None else None
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = _constant(ctx, node.expression, scope, hops)
         return (-inner[0], f"-{inner[1]}") if inner else None
     if isinstance(node, cst.Attribute):
-        path = _path(ctx, node)
+        path = ctx.info.imports.path(node)
         if path in _API_CONSTANTS:
             return _API_CONSTANTS[path], dotted_name(node)
         return None
@@ -159,14 +161,14 @@ def _cast_constant(ctx, call: cst.Call, scope, hops: int) -> tuple[float, str] |
 
 
 def _is_caster(ctx, func: cst.BaseExpression, scope, hops: int) -> bool:
-    if _path(ctx, func) in _CASTS:
+    if ctx.info.imports.path(func) in _CASTS:
         return True
     if isinstance(func, cst.Attribute) and func.attr.value == "as_numpy_dtype":
         return True  # TF's DType.as_numpy_dtype: the NumPy type itself
     if isinstance(func, cst.Call):  # TFP's dtype_util.as_numpy_dtype(dtype)
         return dotted_name(func.func).rsplit(".", 1)[-1] == "as_numpy_dtype"
     if isinstance(func, cst.Name) and hops > 0:
-        bindings = _bindings(func.value, scope)
+        bindings = scope.bindings_of(func.value)
         return bool(bindings) and all(
             b.value is not None and b.index is None and _is_caster(ctx, b.value, b.scope, hops - 1)
             for b in bindings
@@ -175,32 +177,10 @@ def _is_caster(ctx, func: cst.BaseExpression, scope, hops: int) -> bool:
 
 
 def _bound_constant(ctx, name: str, scope, hops: int) -> tuple[float, str] | None:
-    bindings = _bindings(name, scope)
+    bindings = scope.bindings_of(name)
     if not bindings or any(b.value is None or b.index is not None for b in bindings):
         return None
     found = [_constant(ctx, b.value, b.scope, hops - 1) for b in bindings]
     if any(f is None for f in found) or len({f[0] for f in found if f}) != 1:
         return None
     return found[0]
-
-
-def _bindings(name: str, scope) -> list:
-    s = scope
-    while s is not None:
-        if s.bindings.get(name):
-            return list(s.bindings[name])
-        s = s.parent
-    return []
-
-
-def _path(ctx, node: cst.BaseExpression) -> str:
-    """The dotted path of a Name/Attribute chain through the module's imports (`np.pi` ->
-    `numpy.pi`, `tf.constant` -> `tensorflow.constant`)."""
-    dotted = dotted_name(node)
-    if not dotted:
-        return ""
-    root, _, rest = dotted.partition(".")
-    base = ctx.info.imports.aliases.get(root)
-    if base is None:
-        return ""
-    return f"{base}.{rest}" if rest else base

@@ -162,6 +162,16 @@ class Scope:
         node = self.node
         return node.name.value if isinstance(node, (cst.FunctionDef, cst.ClassDef)) else "<module>"
 
+    def bindings_of(self, name: str) -> list[Binding]:
+        """Every binding of ``name`` in the nearest scope (this one or an enclosing one) that
+        binds it; empty when none does."""
+        s: Scope | None = self
+        while s is not None:
+            if s.bindings.get(name):
+                return s.bindings[name]
+            s = s.parent
+        return []
+
 
 N = TypeVar("N", bound=cst.CSTNode)
 

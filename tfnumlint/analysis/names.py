@@ -143,6 +143,17 @@ class ImportMap:
         parts.append(base)
         return normalise(".".join(reversed(parts)))
 
+    def path(self, node: cst.BaseExpression) -> str:
+        """Dotted path of a Name/Attribute chain through the imports of any package (`np.pi`
+        -> `numpy.pi`, `special_math.ndtr` -> its module's path); "" when its root is not an
+        import (a local, `self`, a call)."""
+        dotted = dotted_name(node)
+        root, _, rest = dotted.partition(".")
+        base = self.aliases.get(root) if root else None
+        if base is None:
+            return ""
+        return f"{base}.{rest}" if rest else base
+
     def op(self, func: cst.BaseExpression) -> str | None:
         """Canonical op for a callee expression, or None when it is not a known TF/Keras op."""
         name = self.resolve(func)

@@ -29,6 +29,9 @@ from .values import (
     number,
 )
 
+# caller facts a callee keeps without a role asking: ranges that bound it, values training drives
+_KEPT_KINDS = BOUND_KINDS | PASSED_KINDS
+
 
 def _named(name: str, val: Val) -> str:
     """`p` = sigmoid(...): one level of definition, not the whole chain behind it."""
@@ -371,7 +374,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         fact = self.project.param(qual, name)
         if fact is None or (fact.kind in NOT_KNOWN and not fact.prob):
             return None
-        if not (makes_hazard(fact) or fact.trained) and fact.kind not in BOUND_KINDS | PASSED_KINDS:
+        if not (makes_hazard(fact) or fact.trained) and fact.kind not in _KEPT_KINDS:
             roles = self.roles(owner)
             if name not in roles.probability and name not in roles.weights:
                 return None  # a bare guard only silences a guess by use, and there is none

@@ -18,7 +18,6 @@ import libcst as cst
 from .. import ops
 from ..analysis.context import Context
 from ..analysis.module import Scope, Site
-from ..analysis.names import descendants
 from ..analysis.values import literal_number
 
 MAX_LITERAL_VALUES = 4096
@@ -170,16 +169,11 @@ def _returns_normalised(ctx: Context, call: cst.Call, depth: int) -> bool:
     what the body does, not what the function is called (issue 22)."""
     func = call.func
     fn = ctx.info.functions.get(func.value) if isinstance(func, cst.Name) else None
-    if fn is None or not isinstance(fn.node, cst.FunctionDef):
+    if fn is None:
         return False
-    returns = [
-        n.value
-        for n in descendants(fn.node.body)
-        if isinstance(n, cst.Return) and n.value is not None
-    ]
-    end = 1 << 30  # the returns are read with every binding of the body visible
-    return bool(returns) and all(
-        _scale_of(ctx, value, fn, end, depth + 1)[0] == "normalised" for value in returns
+    return bool(fn.returns) and all(
+        _scale_of(ctx, value, fn, order, depth + 1)[0] == "normalised"
+        for order, value in fn.returns
     )
 
 

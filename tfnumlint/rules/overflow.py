@@ -134,13 +134,10 @@ def _computes_max(call: cst.Call, ctx: Context | None) -> bool:
     func = call.func
     if not isinstance(func, cst.Attribute) or func.attr.value not in _MAX_CALLS:
         return False
-    root = func.value
-    while isinstance(root, cst.Attribute):
-        root = root.value
-    module = ctx.info.imports.aliases.get(root.value) if isinstance(root, cst.Name) else None
-    if module is None:
+    module = ctx.info.imports.path(func).split(".")[0]
+    if not module:
         return func.attr.value == "max"  # `x.max()`: the array method
-    return module.split(".")[0] in ("tensorflow", "numpy", "jax", "keras")
+    return module in ("tensorflow", "numpy", "jax", "keras")
 
 
 def _quotient(site: Site, ctx: Context):

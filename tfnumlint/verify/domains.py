@@ -173,18 +173,25 @@ def log_density_call(source: str) -> bool:
     return source.strip().endswith(")") and _callee(source) in LOG_DENSITY_METHODS
 
 
-def _callee(source: str) -> str:
-    """`policy.distribution(t).log_prob(a)` -> `log_prob`: the name a call's value is known by."""
+def split_call(source: str) -> tuple[str, str] | None:
+    """(callee text, argument text) of the outermost call a source ends with:
+    `policy.distribution(t).log_prob(a)` -> (`policy.distribution(t).log_prob`, `a`); None when
+    the source is not a call."""
     text = source.strip()
     if not text.endswith(")"):
-        return text
+        return None
     depth = 0
     for i in range(len(text) - 1, -1, -1):
         depth += {")": 1, "(": -1}.get(text[i], 0)
         if depth == 0:
-            head = text[:i]
-            return re.split(r"[^\w]", head)[-1] if head else text
-    return text
+            return (text[:i], text[i + 1 : -1].strip()) if text[:i] else None
+    return None
+
+
+def _callee(source: str) -> str:
+    """`policy.distribution(t).log_prob(a)` -> `log_prob`: the name a call's value is known by."""
+    found = split_call(source)
+    return re.split(r"[^\w]", found[0])[-1] if found else source.strip()
 
 
 def _covered(spec: dict[str, Any], v: float, dom: Domain | None) -> bool:

@@ -157,7 +157,7 @@ def special_value_reason(
     if not isinstance(outcome, dict) or survives(outcome):
         return None
     free = [n for n in outcome.get("free") or [] if isinstance(n, str)]
-    point = {n: v for n, v in (out.get("inputs") or {}).items() if isinstance(v, (int, float))}
+    point = _witness_point(out)
     moved = {n for n, v in (outcome.get("example") or {}).items() if v != point.get(n)}
     named = _named(
         [n for n in free if n in moved] or free, observed.get("needed") or [], point, out
@@ -191,7 +191,7 @@ def free_value_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
     signs = {str(n): str(s) for n, s in outcome["signs"].items()}
     if not signs:
         return None
-    point = {n: v for n, v in (out.get("inputs") or {}).items() if isinstance(v, (int, float))}
+    point = _witness_point(out)
     conds = [f"`{n}` {'< 0' if s.startswith('negative') else '> 0'}" for n, s in signs.items()]
     either = any(sign.endswith("or another") for sign in signs.values())
     free = [n for n in outcome.get("free") or [] if n in point and n not in signs]
@@ -220,7 +220,7 @@ def all_free_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
     observed = out.get("observed")
     if out.get("status") != "confirmed" or not isinstance(observed, dict):
         return None
-    point = {n: v for n, v in (out.get("inputs") or {}).items() if isinstance(v, (int, float))}
+    point = _witness_point(out)
     specs = {s.get("name"): s for s in probe.get("inputs") or [] if s.get("name") in point}
     if not specs or len(specs) < len(point):
         return None  # a witness value the probe does not declare (a logit of a probability)
@@ -240,6 +240,11 @@ def all_free_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
     free = [n for n, s in specs.items() if s.get("drive") == "free"]
     named = _relevant([n for n in needed if n in free] or free, out)
     return f"needs {', '.join(_values(named, point))}; {_owners(named, specs)}"
+
+
+def _witness_point(out: dict[str, Any]) -> dict[str, Any]:
+    """The witness's numeric input values (a row shown as a list is left out)."""
+    return {n: v for n, v in (out.get("inputs") or {}).items() if isinstance(v, (int, float))}
 
 
 def _named(free: list[str], needed: list[str], point: dict[str, Any], out) -> list[str]:

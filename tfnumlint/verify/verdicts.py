@@ -14,8 +14,8 @@ import numpy as np
 import tensorflow as tf
 
 from .. import ops as registry
+from . import domains, trace, trace_ops
 from . import intervals as iv
-from . import trace, trace_ops
 from .downstream import absorbed_reason, precision_absorbed, witness_row
 from .points import point_grid
 from .program import Program, build, run
@@ -335,24 +335,13 @@ def _one_function_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str 
     return None
 
 
-_CALL_TEXT = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\((.*)\)\s*$", re.S)
-
-
 def _callee_and_args(source: str) -> tuple[str | None, str]:
-    """(callee, argument text) of a call's source (`tfp.math.ndtr(hi)`), or (None, source)."""
-    found = _CALL_TEXT.match(source)
-    if found is None or not _balanced(found.group(2)):
-        return None, source  # `f(a).g(b)` is not one call of `f`
-    return found.group(1), found.group(2).strip()
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth < 0:
-            return False
-    return depth == 0
+    """(callee, argument text) of a call of a plain dotted name (`tfp.math.ndtr(hi)`), or
+    (None, source): `f(a).g(b)` is not one call of `f`."""
+    found = domains.split_call(source)
+    if found is None or not re.fullmatch(r"[A-Za-z_][\w.]*", found[0].strip()):
+        return None, source
+    return found[0].strip(), found[1]
 
 
 def _read_input_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:

@@ -248,17 +248,21 @@ def confirmed_generic(
     points = generic.generic_points(program.probe, point)
     if not points:
         return confirmed(program, w, needed)
-    names = [i.name for i in program.inputs]
-    rows = np.array([[p[n] for n in names] for p in points], dtype=np.float64)
-    hit = masks(program, rows, run(program, rows), thr)[w.symptom]
-    kept = [k for k, h in enumerate(hit) if h]
     free = [n for n in generic.free_inputs(program.probe) if n in point]
+    either = generic.generic_points(program.probe, point, seed=1, any_sign=True)
+    shared, moves = _coincidence_moves(point, free)
+    hit = _hits(program, [*points, *either, *moves], w.symptom, thr)  # one batched run
+    ends = len(points), len(points) + len(either)
+    generic_hit, either_hit, moved_hit = hit[: ends[0]], hit[ends[0] : ends[1]], hit[ends[1] :]
+    kept = [k for k, h in enumerate(generic_hit) if h]
+    rows = _rows(program, points)
     outcome = generic.summary(free, points, kept)
     signs = needed_signs(program, rows[kept], free, w.symptom, thr)
     if signs:
         outcome["signs"] = signs
-    outcome["anywhere"] = _anywhere(program, point, w.symptom, thr)
-    irrelevant = _coincidental(program, point, free, w.symptom, thr)
+    outcome["anywhere"] = {"trials": len(either), "kept": sum(either_hit)}
+    # a shared input whose both moves keep the symptom is a coincidence, not a condition
+    irrelevant = [n for k, n in enumerate(shared) if moved_hit[2 * k] and moved_hit[2 * k + 1]]
     if irrelevant:
         outcome["irrelevant"] = irrelevant
     unusual = any(
@@ -277,40 +281,33 @@ def confirmed_generic(
     return out
 
 
-def _anywhere(program: Program, point: dict[str, float], symptom: str, thr: float) -> dict:
-    """How many generic points with free values of either sign keep the symptom."""
-    points = generic.generic_points(program.probe, point, seed=1, any_sign=True)
-    if not points:
-        return {"trials": 0, "kept": 0}
+def _rows(program: Program, points: list[dict[str, float]]) -> np.ndarray:
     names = [i.name for i in program.inputs]
-    rows = np.array([[p[n] for n in names] for p in points], dtype=np.float64)
-    hit = masks(program, rows, run(program, rows), thr)[symptom]
-    return {"trials": len(points), "kept": int(sum(bool(h) for h in hit))}
+    return np.array([[p[n] for n in names] for p in points], dtype=np.float64)
 
 
-def _coincidental(
-    program: Program, point: dict[str, float], free: list[str], symptom: str, thr: float
-) -> list[str]:
-    """Free inputs that only share their witness value with another input: moved alone past
-    every other value, on either side, the symptom stays (``temperature`` = ``high`` =
-    ``low`` = 1 in ``t * x / (high - low)``: only ``high`` = ``low`` matters), so a condition
-    leaves them out."""
+def _hits(program: Program, points: list[dict[str, float]], symptom: str, thr: float) -> list:
+    """Whether the symptom shows at each point, in one batched run."""
+    if not points:
+        return []
+    rows = _rows(program, points)
+    return [bool(h) for h in masks(program, rows, run(program, rows), thr)[symptom]]
+
+
+def _coincidence_moves(
+    point: dict[str, float], free: list[str]
+) -> tuple[list[str], list[dict[str, float]]]:
+    """The free inputs that share their witness value with another input, and for each two
+    points moving it alone past every other value, on either side.  When the symptom stays at
+    both, the input only shares the value (``temperature`` = ``high`` = ``low`` = 1 in
+    ``t * x / (high - low)``: only ``high`` = ``low`` matters) and a condition leaves it out;
+    an order (``hi`` < ``lo``) is broken by one of the two moves."""
     values = list(point.values())
     shared = [n for n in free if values.count(point[n]) > 1]
-    if not shared:
-        return []
-    names = [i.name for i in program.inputs]
-    # past every other value, on both sides: an order (`hi` < `lo`) is broken by one of the
-    # two moves, a mere coincidence by neither
     widest = max((abs(v) for v in values if math.isfinite(v)), default=1.0)
     beyond = min(2.0 * widest + 1.0, 1e30)  # finite in float32 too
-    rows = []
-    for n in shared:
-        for moved_to in (beyond, -beyond):
-            rows.append([moved_to if m == n else point[m] for m in names])
-    grid = np.array(rows, dtype=np.float64)
-    hit = masks(program, grid, run(program, grid), thr)[symptom]
-    return [n for k, n in enumerate(shared) if bool(hit[2 * k]) and bool(hit[2 * k + 1])]
+    moves = [{**point, n: moved_to} for n in shared for moved_to in (beyond, -beyond)]
+    return shared, moves
 
 
 def _with_tail(
