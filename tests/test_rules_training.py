@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 from conftest import GD_LINSPACE, hits, lint, rules_of
 
@@ -401,6 +403,17 @@ def test_tnl505_normalised_features_are_silent(prep):
     assert hits("TNL505", src) == []
 
 
+# A TF1 linear regression by SGD at lr 0.5 on the `x_data` and `data` the head above it builds.
+TF1_SGD_ON_X_DATA = """\
+    X = tf.placeholder(tf.float32, [None, 13])
+    Y = tf.placeholder(tf.float32, [None, 1])
+    W = tf.Variable(tf.zeros([13, 1]))
+    cost = tf.reduce_mean(tf.square(tf.matmul(X, W) - Y))
+    train = tf.train.GradientDescentOptimizer(0.5).minimize(cost)
+    with tf.Session() as sess:
+        sess.run(train, feed_dict={X: x_data, Y: data[:, -1:]})
+    """
+
 RAW_THROUGH_HELPER = """\
     import numpy as np
     import tensorflow.compat.v1 as tf
@@ -412,14 +425,7 @@ RAW_THROUGH_HELPER = """\
 
     data = np.random.uniform(0, 300, size=(500, 14))
     x_data = {helper}(data[:, :-1])
-    X = tf.placeholder(tf.float32, [None, 13])
-    Y = tf.placeholder(tf.float32, [None, 1])
-    W = tf.Variable(tf.zeros([13, 1]))
-    cost = tf.reduce_mean(tf.square(tf.matmul(X, W) - Y))
-    train = tf.train.GradientDescentOptimizer(0.5).minimize(cost)
-    with tf.Session() as sess:
-        sess.run(train, feed_dict={{X: x_data, Y: data[:, -1:]}})
-    """
+"""  # the TF1 tail follows at the same indentation
 
 
 @pytest.mark.parametrize("helper", ["normalize", "standardise", "prepare", "f"])
@@ -427,25 +433,20 @@ RAW_THROUGH_HELPER = """\
 def test_tnl505_a_helper_is_read_by_its_body_not_its_name(helper, body, flagged):
     """Issue 22: `normalize` that scales by 10 leaves raw features; `prepare` that
     standardises does not."""
-    found = hits("TNL505", RAW_THROUGH_HELPER.format(helper=helper, body=body))
+    src = RAW_THROUGH_HELPER.format(helper=helper, body=body) + TF1_SGD_ON_X_DATA
+    found = hits("TNL505", src)
     assert bool(found) == flagged, found
 
 
 def test_tnl505_unknown_scale_states_the_condition():
-    src = """\
+    head = """\
         import numpy as np
         import tensorflow.compat.v1 as tf
 
         data = np.loadtxt("housing.csv", delimiter=",")
         x_data = data[:, :-1]
-        X = tf.placeholder(tf.float32, [None, 13])
-        Y = tf.placeholder(tf.float32, [None, 1])
-        W = tf.Variable(tf.zeros([13, 1]))
-        cost = tf.reduce_mean(tf.square(tf.matmul(X, W) - Y))
-        train = tf.train.GradientDescentOptimizer(0.5).minimize(cost)
-        with tf.Session() as sess:
-            sess.run(train, feed_dict={X: x_data, Y: data[:, -1:]})
-        """
+    """
+    src = textwrap.dedent(head) + textwrap.dedent(TF1_SGD_ON_X_DATA)
     [f] = hits("TNL505", src)
     assert "RMS exceeds 1.41" in f.message  # lr 0.5: 2 * rms^2 * 0.5 > 2
     assert "no normalisation of `x_data` is visible" in f.message
