@@ -197,6 +197,46 @@ def test_a_helper_parameter_is_driven_when_its_callers_pass_a_model_output(tmp_p
     assert labels == {"a": "driven", "b": "free"}
 
 
+def test_a_model_output_passed_from_another_module_through_a_helper_drives_the_parameter(
+    tmp_path,
+):
+    """A Keras model whose last layer has no known range (a unit normalisation) gives an
+    output whose one fact is that training drives it: that fact must cross the module
+    boundary and a forwarding helper (a triplet loss's distance)."""
+    from test_project import project
+
+    root = project(
+        tmp_path,
+        {
+            "losses.py": """\
+                import tensorflow as tf
+
+
+                def distance(a, b):
+                    return tf.sqrt(tf.reduce_sum(tf.square(a - b), axis=-1))
+
+
+                def margin_loss(anchor, positive, negative):
+                    return tf.maximum(distance(anchor, positive) - distance(anchor, negative), 0.0)
+                """,
+            "train.py": """\
+                import tensorflow as tf
+                from losses import margin_loss
+
+                net = tf.keras.Sequential(
+                    [tf.keras.layers.Dense(4), tf.keras.layers.UnitNormalization()]
+                )
+
+
+                def step(xa, xp, xn):
+                    return margin_loss(net(xa), net(xp), net(xn))
+                """,
+        },
+    )
+    labels = project_drives(root, "losses.py", "TNL202")
+    assert labels == {"a": "driven", "b": "driven"}
+
+
 def test_call_of_a_plain_python_class_is_not_a_training_forward_pass():
     plain = """\
         import tensorflow as tf

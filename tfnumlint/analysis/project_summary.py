@@ -65,8 +65,8 @@ def informative(v: Val) -> bool:
         return v.instance_of is not None or any(informative(i) for i in v.tuple_items or ())
     if v.const is not None:
         return 0 < abs(v.const) <= 1e-3  # an epsilon; other constants stay local
-    if v.zero is not None and not v.zero_weak:
-        return True
+    if (v.zero is not None and not v.zero_weak) or v.trained:
+        return True  # a trained output makes a parameter it is passed for a driven input
     return v.kind in _CARRIED or v.has_exp or v.exp_sum or v.log_space or v.guarded
 
 

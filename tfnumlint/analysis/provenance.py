@@ -372,7 +372,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         if qual is None:
             return None
         fact = self.project.param(qual, name)
-        if fact is None or (fact.kind in NOT_KNOWN and not fact.prob):
+        if fact is None or (fact.kind in NOT_KNOWN and not (fact.prob or fact.trained)):
             return None
         if not (makes_hazard(fact) or fact.trained) and fact.kind not in _KEPT_KINDS:
             roles = self.roles(owner)

@@ -108,6 +108,7 @@ def join_vals(vals: list[Val]) -> Val:
         tuple_items=rep.tuple_items,
         integer=all(v.integer for v in vals),
         masked_by=rep.masked_by if all(v.masked_by for v in vals) else None,
+        trained=any(v.trained for v in vals),  # training drives it through that call site
     )
 
 
