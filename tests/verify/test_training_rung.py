@@ -642,3 +642,46 @@ def test_the_runs_safety_net_follows_the_probe_budget(monkeypatch) -> None:
     monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "60")
     longer = training_rung.safety_seconds()
     assert default < 10 < longer < 60  # a longer budget finishes the same steps on a busy machine
+
+
+UNFED_LABELS = """\
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+
+    x = tf.compat.v1.placeholder(tf.float32, [None, 6])
+    y_ = tf.compat.v1.placeholder(tf.float32, [None, 3])
+    t = tf.compat.v1.placeholder(tf.float32, [None, 1])
+    W = tf.Variable(tf.random.truncated_normal([6, 3], stddev=0.1))
+    V = tf.Variable(tf.random.truncated_normal([6, 1], stddev=0.1))
+    y = tf.nn.softmax(tf.matmul(x, W))
+    p = tf.sigmoid(tf.matmul(x, V))
+    xent = -tf.reduce_sum(y_ * tf.math.log(y))
+    bce = -tf.reduce_sum(t * tf.math.log(p) + (1 - t) * tf.math.log(1 - p))
+    train_step = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(xent + bce)
+"""
+
+
+def test_labels_the_code_does_not_feed_are_drawn_as_labels_of_their_loss() -> None:
+    """A target the code never feeds is drawn as the loss reads it: one-hot rows for a
+    softmax cross-entropy, 0/1 for a binary one; never uniform in [-1, 1], where a target
+    of -1 rewards a log-probability of -inf (a run no labelled data makes)."""
+    from test_reachability import probed
+
+    from tfnumlint.verify import training_rung
+
+    found = [f for f in probed(UNFED_LABELS, "train.py", ["TNL103"]) if f.probe]
+    assert found
+    spec = found[0].probe["program"]
+    namespace: dict = {}
+    exec(compile(training_rung.rendered(spec).body, "<rung>", "exec"), namespace)
+    arrays = namespace["data"]()
+    labels = {k: v for k, v in arrays.items() if v.shape[1:] == (3,)}
+    [one_hot] = labels.values()
+    assert set(one_hot.ravel()) == {0.0, 1.0} and (one_hot.sum(axis=1) == 1).all()
+    binary = [v for v in arrays.values() if v.shape[1:] == (1,)]
+    assert binary and set(binary[0].ravel()) == {0.0, 1.0}
+    features = [v for v in arrays.values() if v.shape[1:] == (6,)]
+    assert features and features[0].min() < 0  # the features stay unknown: uniform in [-1, 1]
+    text = training_rung.sources(spec)
+    assert "`y_` = one-hot rows of 3 classes" in text and "`t` = 0/1 labels" in text

@@ -27,6 +27,7 @@ _ELEMENTWISE_LOGS = ops.ops_with(lambda op: op.log_space and not op.row_coupled)
 BINARY = "binary"
 INDEX = "index"
 WHOLE = "whole"
+CLASSES = "classes"  # a class distribution: one row of a softmax cross-entropy's target
 BINARY_SET = (0.0, 1.0)
 INDEX_VALUES = (0.0, 1.0, 2.0)  # class indices a generic trial or a replacement may take
 WHOLE_VALUES = (1.0, 2.0, 3.0)  # an ordinary count
@@ -110,6 +111,33 @@ def _binary_labels(trees: list[Any]) -> set[str]:
                 if name and _has_log(b):
                     weighing.add(name)
     return {n for n in weighing & complemented if n}
+
+
+def class_targets(trees: Any) -> set[str]:
+    """Inputs weighing the log of a softmax output (``y * log(softmax(z))``): a cross-entropy's
+    target, a distribution over the softmax's classes (one-hot rows, for labelled data).  Not a
+    witness kind: any entry in [0, 1] is a value such a target takes."""
+    out = set()
+    for node in walk(trees):
+        if node.get("k") != "bin" or node.get("op") != "*":
+            continue
+        left, right = node.get("l"), node.get("r")
+        for a, b in ((left, right), (right, left)):
+            name = _input_name(a)
+            if (
+                name
+                and _has_log(b)
+                and any(n.get("k") == "call" and n.get("op") == "softmax" for n in walk(b))
+            ):
+                out.add(name)
+    return out - _binary_labels(trees)
+
+
+def label_kinds(trees: Any) -> dict[str, str]:
+    """Input name -> ``binary`` or ``classes`` for the labels a loss reads (see above)."""
+    out = {name: CLASSES for name in class_targets(trees)}
+    out.update({name: BINARY for name in _binary_labels(trees)})
+    return out
 
 
 def _input_name(tree: Any) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..optimizers import OPTIMIZERS
+from . import kinds
 from .repro_code import Renderer, identifier, number
 
 STEPS = 300  # on the program's data
@@ -113,6 +114,18 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
         width = (d.get("shape") or [None, widths.get(name, 1)])[1:] or []
         dims = ", ".join(str(x if x is not None else 1) for x in width)
         rows = RANGE_ROWS * (batch or DEFAULT_BATCH)
+        label = drawn_labels(spec).get(name)
+        if label == kinds.CLASSES:  # one class per row, as labelled data gives
+            lines.append(
+                f"    out[{ident!r}] = np.eye({width[0]}, dtype=np.float32)"
+                f"[RNG.integers(0, {width[0]}, size={rows})]"
+            )
+            continue
+        if label == kinds.BINARY:
+            lines.append(
+                f"    out[{ident!r}] = RNG.integers(0, 2, size=({rows}, {dims})).astype(np.float32)"
+            )
+            continue
         lines.append(
             f"    out[{ident!r}] = RNG.uniform({number(lo)}, {number(hi)}, size=({rows}, {dims}))"
             ".astype(np.float32)"
@@ -125,12 +138,34 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
     return "\n".join(body)
 
 
-def ranged(spec: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    """The feeds drawn from a range (no data recipe): their range, or [-1, 1] when unknown."""
+def drawn_labels(spec: dict[str, Any]) -> dict[str, str]:
+    """The feeds with no data code and no fed range that the loss reads as labels: drawn as
+    labels of their kind (``kinds.label_kinds``), never as uniform draws in [-1, 1], which
+    no labelled data holds (a target of -1 rewards a log-probability of -inf).  A class
+    distribution needs its class count: the feed's declared width."""
     out = {}
+    for name, kind in kinds.label_kinds(spec.get("loss")).items():
+        d = spec["data"].get(name)
+        if d is None:
+            continue
+        feed = (d.get("feeds") or [{}])[0]
+        if feed.get("data") is not None or feed.get("range") is not None:
+            continue
+        width = (d.get("shape") or [None])[1:]
+        if kind == kinds.CLASSES and not (len(width) == 1 and isinstance(width[0], int)):
+            continue
+        out[name] = kind
+    return out
+
+
+def ranged(spec: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """The feeds drawn from a range (no data recipe, no label kind): their range, or [-1, 1]
+    when unknown."""
+    out = {}
+    labels = drawn_labels(spec)
     for name, d in spec["data"].items():
         feed = (d.get("feeds") or [{}])[0]
-        if feed.get("data") is None:
+        if feed.get("data") is None and name not in labels:
             lo, hi = feed.get("range") or [-1.0, 1.0]
             out[name] = (float(lo), float(hi))
     return out

@@ -21,7 +21,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from .repro_program import Rendered, batch_size, render
+from . import kinds
+from .repro_program import Rendered, batch_size, drawn_labels, render
 from .repro_program_eval import evaluator_source
 from .trace import format_number
 from .training_saturation import graph_optimizer
@@ -218,6 +219,7 @@ def sources(spec: dict[str, Any]) -> str:
     """Where the data came from: the program's NumPy code replayed, a known dataset's
     synthetic stand-in, a range, or an assumption."""
     parts = []
+    labels = drawn_labels(spec)
     for name, d in spec["data"].items():
         feed = (d.get("feeds") or [{}])[0]
         stand_in = (feed.get("data") or {}).get("stand_in")
@@ -236,6 +238,12 @@ def sources(spec: dict[str, Any]) -> str:
                 if spec.get("steer")
                 else f"uniform draws in its fed range [{lo}, {hi}]"
             )
+        elif name in labels:
+            how = (
+                f"one-hot rows of {(d.get('shape') or [None, '?'])[1]} classes"
+                if labels[name] == kinds.CLASSES
+                else "0/1 labels"
+            ) + " (read as the loss's labels; their values are not read from the code)"
         else:
             how = "uniform draws in [-1, 1] (its values are not read from the code)"
         parts.append(f"`{name}` = {how}")
