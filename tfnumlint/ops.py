@@ -773,6 +773,14 @@ for _op in (
         trace="_dropout",
     ),
     Op(
+        # ``tf.random.normal(tf.shape(x), mean, stddev)``: a fresh draw shaped like ``x`` at
+        # each training step (the training rung's slices only: no spelling)
+        "normal_draw",
+        shape_keeping=True,
+        params=("x", "mean", "stddev"),
+        trace="_normal_draw",
+    ),
+    Op(
         "reshape",
         value_preserving=True,
         spellings=("tf.reshape", "keras.ops.reshape", "keras.backend.reshape"),

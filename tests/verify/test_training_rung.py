@@ -685,3 +685,97 @@ def test_labels_the_code_does_not_feed_are_drawn_as_labels_of_their_loss() -> No
     assert features and features[0].min() < 0  # the features stay unknown: uniform in [-1, 1]
     text = training_rung.sources(spec)
     assert "`y_` = one-hot rows of 3 classes" in text and "`t` = 0/1 labels" in text
+
+
+VAE = """\
+    import numpy as np
+    import tensorflow as tf
+
+    BATCH, LATENT = 32, 4
+
+
+    def _dense(n_in, n_out, seed):
+        init = tf.keras.initializers.GlorotUniform(seed=seed)
+        return tf.Variable(init((n_in, n_out))), tf.Variable(tf.zeros([n_out]))
+
+
+    class Encoder(tf.Module):
+        def __init__(self, n_in, n_hidden, n_latent):
+            super().__init__()
+            self.w_h, self.b_h = _dense(n_in, n_hidden, 1)
+            self.w_mu, self.b_mu = _dense(n_hidden, n_latent, 2)
+            self.w_lv, self.b_lv = _dense(n_hidden, n_latent, 3)
+
+        def __call__(self, x):
+            h = tf.nn.relu(tf.matmul(x, self.w_h) + self.b_h)
+            return tf.matmul(h, self.w_mu) + self.b_mu, tf.matmul(h, self.w_lv) + self.b_lv
+
+
+    def variance_and_std(z_log_var):
+        var = tf.exp(z_log_var)
+        return var, tf.sqrt(var)
+
+
+    def sample(z_mean, z_log_var):
+        _, std = variance_and_std(z_log_var)
+        eps = tf.random.normal(tf.shape(z_mean))
+        return z_mean + std * eps
+
+
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 256, (1000, 196)).astype(np.float32)
+    data = PIXELS
+    encoder = Encoder(196, 64, LATENT)
+    w_out = tf.Variable(tf.random.normal([LATENT, 196], stddev=0.1))
+    optimizer = tf.keras.optimizers.Adam(1e-3)
+
+
+    @tf.function
+    def train_step(x):
+        with tf.GradientTape() as tape:
+            z_mean, z_log_var = encoder(x)
+            x_hat = tf.matmul(sample(z_mean, z_log_var), w_out)
+            var, _ = variance_and_std(z_log_var)
+            kl = -0.5 * tf.reduce_sum(1.0 + z_log_var - tf.square(z_mean) - var, axis=1)
+            loss = tf.reduce_mean(tf.reduce_sum(tf.square(x - x_hat), axis=1) + kl)
+        params = encoder.trainable_variables + [w_out]
+        optimizer.apply_gradients(zip(tape.gradient(loss, params), params))
+        return loss
+
+
+    for step in range(100):
+        batch = data[rng.integers(0, len(data), BATCH)]
+        train_step(tf.constant(batch))
+"""
+
+
+def verified_project(root: Path, program: str) -> list[tuple[str, dict]]:
+    """(rule, verdict) of every probed finding of ``program``, linted as a project (so a
+    helper's parameters carry what its callers pass, as the command line reads them)."""
+    from test_caller_ranges import probes
+
+    from tfnumlint.engine import load_all
+
+    load_all()
+    (root / "train.py").write_text(textwrap.dedent(program), encoding="utf-8")
+    out = []
+    for code in sorted({c.code for c in CHECKS}):
+        for probe in probes(root, "train.py", code):
+            out.append((code, probing.verify(probe, 1e6)))
+    return out
+
+
+def test_a_vae_on_raw_pixels_overflows_its_variance_in_its_own_first_step(tmp_path) -> None:
+    """The program's own encoder (a ``tf.Module`` returning the mean and the log-variance,
+    its weights made in pairs by a helper from an initializer object), its reparameterised
+    draw and its raw 0..255 pixels: exp(log_var) is inf at step 0, as the program runs it.
+    Its twin, on pixels scaled to [0, 1], confirms nothing."""
+    (tmp_path / "buggy").mkdir()
+    (tmp_path / "twin").mkdir()
+    found = verified_project(tmp_path / "buggy", VAE.replace("PIXELS", "pixels"))
+    exps = [v for rule, v in found if rule == "TNL301"]
+    assert exps and by_training(exps[0]), exps
+    assert "reaches it at step 0" in exps[0]["detail"]
+    assert "its data code replayed" in exps[0]["detail"] and "assumed" not in exps[0]["detail"]
+    twin = verified_project(tmp_path / "twin", VAE.replace("PIXELS", "pixels / 255.0"))
+    assert twin and not [v for _, v in twin if v.get("status") == "confirmed"]

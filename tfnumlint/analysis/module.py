@@ -141,6 +141,9 @@ class Binding:
 class ClassInfo:
     node: cst.ClassDef
     attrs: dict[str, list[Binding]] = field(default_factory=dict)
+    # ``self.w, self.b = make(...)``: each attribute's binding with its element index, kept
+    # apart from ``attrs``, whose readers take a binding's value as the attribute's own
+    unpacked_attrs: dict[str, list[Binding]] = field(default_factory=dict)
     method_scopes: dict[str, Scope] = field(default_factory=dict)
     bases: list[str] = field(default_factory=list)
 
@@ -213,6 +216,7 @@ class ModuleInfo:
             scope.bindings = {}
             if scope.cls is not None:
                 scope.cls.attrs = {}
+                scope.cls.unpacked_attrs = {}
                 scope.cls.method_scopes = {}
             scope.cls = None
 
@@ -443,6 +447,17 @@ def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:
                 scope.cls.attrs.setdefault(target.attr.value, []).append(
                     Binding(end, start, value, scope)
                 )
+            if isinstance(target, (cst.Tuple, cst.List)) and scope.cls is not None:
+                for i, el in enumerate(target.elements):
+                    item = el.value
+                    if (
+                        isinstance(item, cst.Attribute)
+                        and isinstance(item.value, cst.Name)
+                        and item.value.value == scope.self_name
+                    ):
+                        scope.cls.unpacked_attrs.setdefault(item.attr.value, []).append(
+                            Binding(end, start, value, scope, i)
+                        )
             if scope.kind == "class" and scope.cls is not None:
                 for name, _ in _target_names(target):
                     scope.cls.attrs.setdefault(name, []).append(Binding(end, start, value, scope))

@@ -23,8 +23,10 @@ from .program_sources import (
     dense_layer,
     dropout_layer,
     initializer,
+    inlined,
     sequential_layers,
 )
+from .slice_calls import returned_item
 from .slice_tools import Argument, bind_arguments, straight_line
 from .slicer import Slicer
 
@@ -109,12 +111,33 @@ def attribute(inst: Instance, node: cst.BaseExpression) -> Binding | None:
         and node.value.value == inst.method.self_name
     ):
         return None
-    bindings = inst.cls.attrs.get(node.attr.value) or []
+    attr = node.attr.value
+    bindings = [*inst.cls.attrs.get(attr, ()), *inst.cls.unpacked_attrs.get(attr, ())]
     init = inst.cls.method_scopes.get("__init__")
     if len(bindings) != 1 or init is None or bindings[0].scope is not init:
         return None
     found = bindings[0]
-    return found if found.value is not None and found.index is None else None
+    return found if found.value is not None else None
+
+
+def made_variable(ctx: Context, found: Binding) -> cst.Call | None:
+    """The ``tf.Variable(...)`` call an attribute's assignment makes: ``self.w =
+    tf.Variable(...)``, or an item of what a plain module helper returns (``self.w, self.b =
+    dense(n_in, n_out)`` with ``return tf.Variable(...), tf.Variable(...)``), read with the
+    helper's parameters replaced by the call's arguments."""
+    value = found.value
+    if not isinstance(value, cst.Call):
+        return None
+    if found.index is not None:
+        if ctx.op(value) is not None:
+            return None
+        made = inlined(ctx, value, found.scope, found.at)
+        value = returned_item(made, found.index) if made is not None else None
+    elif ctx.op(value) is None:  # self.w = weight(shape): the helper's tf.Variable, inlined
+        value = inlined(ctx, value, found.scope, found.at)
+    if isinstance(value, cst.Call) and ctx.op(value) == "variable":
+        return value
+    return None
 
 
 def width(tree: Any, weights: dict[str, dict], data: dict[str, dict]) -> int | str | None:
@@ -191,10 +214,17 @@ class FollowsModels:
         return float(v) if isinstance(v, (int, float)) else None
 
     def _method(
-        self, made: Instance, call: cst.Call, scope: Scope, order: int, depth: int
+        self,
+        made: Instance,
+        call: cst.Call,
+        scope: Scope,
+        order: int,
+        depth: int,
+        element: int | None = None,
     ) -> dict | None:
         """The object's method, sliced as an inlined helper whose parameters are the call's
-        arguments, with ``__init__``'s parameters bound to the constructor's."""
+        arguments, with ``__init__``'s parameters bound to the constructor's (``element``:
+        the item of the tuple it returns that ``mean, log_var = encoder(x)`` unpacks)."""
         fn = made.method.node
         assert isinstance(fn, cst.FunctionDef)
         frame = self.slicer._frame
@@ -206,7 +236,7 @@ class FollowsModels:
             return None
         self.modes.append(mode)
         try:
-            return self._follow(made, args, f"{frame}@{id(call)}", depth)
+            return self._follow(made, args, f"{frame}@{id(call)}", depth, element)
         finally:
             self.modes.pop()
 
@@ -242,7 +272,12 @@ class FollowsModels:
             del self.bound[id(params[1])]
 
     def _follow(
-        self, made: Instance, args: dict[int, Argument], frame: str, depth: int
+        self,
+        made: Instance,
+        args: dict[int, Argument],
+        frame: str,
+        depth: int,
+        element: int | None = None,
     ) -> dict | None:
         s = self.slicer
         if any(i.name == made.name for i in self.instances):
@@ -251,6 +286,11 @@ class FollowsModels:
         if init is None:
             return None
         at, returned = made.method.returns[0]
+        if element is not None:
+            item = returned_item(returned, element)
+            if item is None:
+                return None
+            returned = item
         saved_memo, saved_frame = s.memo, s._frame
         s._args.update(init)
         s._args.update(args)
@@ -269,13 +309,12 @@ class FollowsModels:
         ``__init__``: one of its weights."""
         made = self.instances[-1]
         found = attribute(made, node)
-        if found is None or not isinstance(found.value, cst.Call):
-            return None
-        if self.ctx.op(found.value) != "variable":
+        value = made_variable(self.ctx, found) if found is not None else None
+        if found is None or value is None:
             return None
         key = f"{made.name}.{node.attr.value}"
         if key not in self.weights:
-            init = initializer(self.ctx, found.value, found.scope, found.at, self.number)
+            init = initializer(self.ctx, value, found.scope, found.at, self.number)
             if init is None:
                 self.assumed.append(f"`{key}` starts as glorot-uniform")
                 init = {"init": "unknown"}
@@ -287,7 +326,7 @@ class FollowsModels:
         ``__init__``: its layers applied to ``h``."""
         made = self.instances[-1]
         found = attribute(made, call.func)
-        if found is None or not isinstance(found.value, cst.Call):
+        if found is None or found.index is not None or not isinstance(found.value, cst.Call):
             return None
         assert isinstance(call.func, cst.Attribute)
         name = f"{made.name}.{call.func.attr.value}"

@@ -25,12 +25,11 @@ from typing import Any
 
 import libcst as cst
 
-from ..analysis import datagen, feeds
 from ..analysis.context import Context, Hit
-from ..analysis.module import Binding, Scope, contains
-from ..analysis.names import descendants, dotted_name
+from ..analysis.module import Binding, Scope
 from . import program_models
 from .contract import walk
+from .program_data import ReadsData
 from .program_models import FollowsModels, Instance
 from .program_objectives import Objective, _compiled_optimizer, objectives, optimizer_of
 from .program_sources import (
@@ -71,7 +70,7 @@ class ProgramSpec:
 # ------------------------------------------------------------------ the slice
 
 
-class ProgramSlicer(FollowsModels):
+class ProgramSlicer(FollowsModels, ReadsData):
     """A :class:`Slicer` whose sources are the program's weights, data and models."""
 
     def __init__(self, ctx: Context, positions) -> None:
@@ -92,6 +91,8 @@ class ProgramSlicer(FollowsModels):
         self, node: cst.BaseExpression, scope: Scope, order: int, depth: int
     ) -> dict | None:
         ctx = self.ctx
+        if isinstance(node, cst.Call) and ctx.op(node) == "random":
+            return self._normal_draw(node, scope, order, depth)
         if isinstance(node, cst.Call):
             return self._model_call(node, scope, order, depth)
         if isinstance(node, cst.Attribute) and self.instances:
@@ -136,30 +137,46 @@ class ProgramSlicer(FollowsModels):
             return {"k": "input", "name": key}
         if op is None:  # ``p = model(x)``: the model, followed where the name is read
             return self._model_call(value, found.scope, found.at, depth + 1)
+        if op == "random":  # ``eps = tf.random.normal(tf.shape(z))``: one draw per step
+            return self._normal_draw(value, found.scope, found.at, depth + 1)
         return None
 
-    def _data(self, node: cst.Name | cst.Subscript, scope: Scope, order: int) -> dict | None:
-        """A value the data code gives (``xb = X[idx]``, or ``X[idx]`` itself, of a NumPy
-        ``X``): an input the run draws by replaying that code, or None when the code does not
-        say what it holds (or when it is a number the slice keeps: ``POS_WEIGHT = 10.0``)."""
-        if _number(self.ctx, node, scope, order) is not None:
+    def _normal_draw(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
+        """``tf.random.normal(tf.shape(z), mean, stddev)`` (a reparameterisation's noise): a
+        fresh draw shaped like ``z`` at each step, as the program draws it.  Other draws (a
+        literal shape, a uniform or truncated draw) are not followed."""
+        resolved = self.ctx.info.imports.resolve(call.func) or ""
+        if not resolved.endswith(("random.normal", "random_normal")):
             return None
-        got = datagen.fed_data(self.ctx.ev, node, scope, order)
-        if got is None:
+        shape = self.ctx.arg(call, 0, "shape")
+        if not (
+            isinstance(shape, cst.Call)
+            and (self.ctx.info.imports.resolve(shape.func) or "").endswith(".shape")
+            and len(shape.args) == 1
+        ):
             return None
-        key = self.ctx.code(node)
-        self.data.setdefault(key, {"shape": None, "feeds": [{"code": key, **got}]})
-        return {"k": "input", "name": key}
+        moments = []
+        for index, name, default in ((1, "mean", 0.0), (2, "stddev", 1.0)):
+            node = self.ctx.arg(call, index, name)
+            v = default if node is None else _number(self.ctx, node, scope, order)
+            if v is None:
+                return None
+            moments.append({"k": "const", "v": float(v)})
+        like = self.slicer.tree(shape.args[0].value, scope, order, depth + 1)
+        return {"k": "call", "op": "normal_draw", "args": [like, *moments], "kw": {}}
 
     def _unpacked(self, found: Binding, depth: int) -> dict | None:
         """``mean, var = tf.nn.moments(x, axes)``: the mean and the variance, as the op
-        computes them (a reduce_mean over ``axes``, and of the squared deviation)."""
+        computes them (a reduce_mean over ``axes``, and of the squared deviation).
+        ``mean, log_var = encoder(x)`` of a model object, or ``var, std = helper(x)`` of a
+        plain helper, returning a tuple: the item it unpacks, followed in the method or
+        the helper."""
         call = found.value
-        if (
-            not isinstance(call, cst.Call)
-            or self.ctx.op(call) != "moments"
-            or found.index not in (0, 1)
-        ):
+        if not isinstance(call, cst.Call) or found.index is None:
+            return None
+        if self.ctx.op(call) is None:
+            return self._returned_item(call, found, depth)
+        if self.ctx.op(call) != "moments" or found.index not in (0, 1):
             return None
         x_node, axes = self.ctx.arg(call, 0, "x"), self.ctx.arg(call, 1, "axes")
         if x_node is None or axes is None:
@@ -178,107 +195,14 @@ class ProgramSlicer(FollowsModels):
         deviation = {"k": "bin", "op": "-", "l": x, "r": mean(x, kept)}
         return mean({"k": "call", "op": "square", "args": [deviation], "kw": {}}, keepdims)
 
-    # data ---------------------------------------------------------------------------------
-    def _feeds(self, placeholder: cst.Call) -> list[dict]:
-        """What the module feeds this placeholder: the values of its ``feed_dict`` entries."""
-        out = []
-        for fed, scope, order in feeds._feed_dicts(self.ctx.ev):
-            for element in fed.elements:
-                if not isinstance(element, cst.DictElement) or not isinstance(
-                    element.key, cst.Name
-                ):
-                    continue
-                found = self.ctx.ev.lookup(element.key.value, scope, order)
-                if isinstance(found, Binding) and found.value is placeholder:
-                    out.append(self._fed(element.value, scope, order))
-        return out
-
-    def _fed(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
-        got = datagen.fed_data(self.ctx.ev, node, scope, order)
-        if got is not None:
-            return {"code": self.ctx.code(node), **got}
-        rng = feeds.FeedReader(self.ctx.ev).range(node, scope, order)
-        return {"code": self.ctx.code(node), "range": list(rng) if rng is not None else None}
-
-    def _parameter(self, name: str, param: cst.Param, scope: Scope) -> dict | None:
-        """A parameter of the function that computes the loss: what its call sites pass."""
-        fn = _function_of(scope)
-        if fn is None:
-            return None
-        index = _param_index(fn, param)
-        feeds_: list[dict] = []
-        for site in self.ctx.info.calls:
-            call = site.node
-            if isinstance(call.func, cst.Name) and call.func.value == fn.name.value:
-                arg = self.ctx.arg(call, index, param.name.value)
-                if arg is None:
-                    continue
-                looped = self._dataset_element(arg, call, site.scope)
-                feeds_.append(
-                    looped if looped is not None else self._fed(arg, site.scope, site.order)
-                )
-        if not feeds_:
-            return None
-        key = f"{name}"
-        self.data.setdefault(key, {"shape": None, "feeds": feeds_})
-        return {"k": "input", "name": key}
-
-    def _dataset_element(
-        self, arg: cst.BaseExpression, call: cst.Call, scope: Scope
-    ) -> dict | None:
-        """``for xb, yb in dataset: step(xb, yb)`` with ``dataset =
-        tf.data.Dataset.from_tensor_slices((X, y)).shuffle(n).batch(B)``: ``xb`` is a batch
-        of ``B`` rows of ``X`` (what ``_fed`` makes of ``X``, picked in batches)."""
-        if not isinstance(arg, cst.Name):
-            return None
-        for loop in (n for n in descendants(scope.node) if isinstance(n, cst.For)):
-            if not contains(loop.body, call):
-                continue
-            path = _target_path(loop.target, arg.value)
-            if path is None:
-                continue
-            iterable = loop.iter
-            if (
-                isinstance(iterable, cst.Call)
-                and dotted_name(iterable.func) == "enumerate"
-                and iterable.args
-            ):
-                if not path or path[0] != 1:
-                    return None
-                iterable, path = iterable.args[0].value, path[1:]
-            return self._sliced_element(iterable, path, scope)
-        return None
-
-    def _sliced_element(
-        self, node: cst.BaseExpression, path: list[int], scope: Scope
-    ) -> dict | None:
-        batch = None
-        order = next((s.order for s in self.ctx.info.calls if s.node is node), 10**9)
-        for _ in range(12):
-            if isinstance(node, cst.Name):
-                found = self.ctx.ev.lookup(node.value, scope, order)
-                if not isinstance(found, Binding) or found.value is None or found.index is not None:
-                    return None
-                node, scope, order = found.value, found.scope, found.at
-                continue
-            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
-                return None
-            method = node.func.attr.value
-            if method == "from_tensor_slices" and node.args:
-                items = node.args[0].value
-                for i in path:
-                    if not isinstance(items, (cst.Tuple, cst.List)) or i >= len(items.elements):
-                        return None
-                    items = items.elements[i].value
-                fed = self._fed(items, scope, order)
-                return {**fed, "rows": "batch", "batch": batch} if batch else None
-            if method == "batch" and node.args:
-                b = _number(self.ctx, node.args[0].value, scope, order)
-                batch = int(b) if b else None
-            elif method not in ("shuffle", "repeat", "take", "prefetch", "cache", "skip"):
-                return None
-            node = node.func.value
-        return None
+    def _returned_item(self, call: cst.Call, found: Binding, depth: int) -> dict | None:
+        assert found.index is not None
+        if isinstance(call.func, cst.Name):
+            made = program_models.instance(self.ctx, call.func, found.scope, found.at)
+            if made is not None:
+                return self._method(made, call, found.scope, found.at, depth + 1, found.index)
+        tree = self.slicer._inline(call, found.scope, found.at, depth + 1, found.index)
+        return tree
 
     # models -------------------------------------------------------------------------------
     def _model_call(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
@@ -354,28 +278,6 @@ class ProgramSlicer(FollowsModels):
                 out = {"k": "call", "op": act, "args": [out], "kw": {}}
             fan_in, made_one = layer["units"], True
         return out
-
-
-def _target_path(target: cst.BaseExpression, name: str) -> list[int] | None:
-    """Where ``name`` sits in a loop target: ``i, (xb, yb)`` gives [1, 0] for ``xb``."""
-    if isinstance(target, cst.Name):
-        return [] if target.value == name else None
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for i, e in enumerate(target.elements):
-            sub = _target_path(e.value, name)
-            if sub is not None:
-                return [i, *sub]
-    return None
-
-
-def _function_of(scope: Scope) -> cst.FunctionDef | None:
-    node = scope.node
-    return node if isinstance(node, cst.FunctionDef) else None
-
-
-def _param_index(fn: cst.FunctionDef, param: cst.Param) -> int:
-    params = list(fn.params.params)
-    return params.index(param) if param in params else -1
 
 
 # ------------------------------------------------------------------ the spec

@@ -221,6 +221,14 @@ def initializer(
             return None
         return {**spec, "shape": shape} if shape is not None else None
     value = ctx.arg(call, 0, "initial_value")
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Call):
+        # ``tf.Variable(GlorotUniform(seed=1)((n_in, n_out)))``: an initializer object called
+        # on the shape
+        kind = _INITIALIZERS.get(_leaf(ctx, value.func))
+        shape = _ints(ctx, ctx.arg(value, 0, "shape"), scope, order, number)
+        if kind is None or shape is None:
+            return None
+        return {"init": kind, "shape": shape, **_init_params(ctx, value.func, scope, order, number)}
     if isinstance(value, cst.Call):
         kind = _INIT_CALLS.get(_leaf(ctx, value))
         if kind is None:

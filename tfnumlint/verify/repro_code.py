@@ -78,6 +78,10 @@ HELPERS = {
     # 1 / (1 - rate), else 0; the masks come from one seeded generator that each run resets
     keep = MASKS.uniform(tf.shape(x), dtype=x.dtype) >= rate
     return tf.where(keep, x / (1 - rate), tf.zeros_like(x))""",
+    "_normal_draw": """def _normal_draw(x, mean=0.0, stddev=1.0):
+    # tf.random.normal(tf.shape(x), mean, stddev): a fresh draw at each step, from the same
+    # seeded generator as dropout's masks (each run resets it)
+    return MASKS.normal(tf.shape(x), mean, stddev, dtype=x.dtype)""",
     "_concat": """def _concat(x, axis=0):
     return x if tf.is_tensor(x) else tf.concat(list(x), int(axis))""",
     "_clip_by_norm": """def _clip_by_norm(t, clip_norm, axes=None):

@@ -164,21 +164,29 @@ class SlicesCalls:
     def _inlining(self) -> set[int]:
         return {a.callee for a in self._args.values()}
 
-    def _inline(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
+    def _inline(
+        self, node: cst.Call, scope: Scope, order: int, depth: int, element: int | None = None
+    ) -> dict | None:
         """The helper's returned expression, sliced in the helper with each parameter read as
         the argument the call gives it (sliced where the call is).  None when the call does
         not bind its parameters plainly (``*args``, a missing argument, a default that is not
-        a literal): the call stays one untraced input."""
+        a literal): the call stays one untraced input.  ``element``: the item of a returned
+        tuple that ``a, b = helper(x)`` unpacks."""
         if not self.inline:
             return None
         fn = self._helper(node)
         if fn is None or len(fn.returns) != 1 or self._shadowed(node, scope, order):
             return None
         assert isinstance(fn.node, cst.FunctionDef)
+        at, returned = fn.returns[0]
+        if element is not None:
+            item = returned_item(returned, element)
+            if item is None:
+                return None
+            returned = item
         args = bind_arguments(fn.node, node, scope, order, id(fn), self._frame)
         if args is None:
             return None
-        at, returned = fn.returns[0]
         saved_memo, saved_frame = self.memo, self._frame
         self._args.update(args)
         self.memo = None  # the helper's names stand for other values at another call
@@ -328,3 +336,14 @@ class SlicesCalls:
         if stop:  # a teacher's or a target's logits: no gradient reaches them
             origin["stopped"] = stop
         return self._input(label, val, f"logits:{id(node)}", origin)
+
+
+def returned_item(returned: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
+    """``return a, b``: the expression at ``index`` (None past its end, or for a starred
+    item, or for anything but a literal tuple or list)."""
+    if not isinstance(returned, (cst.Tuple, cst.List)):
+        return None
+    items = returned.elements
+    if index >= len(items) or any(isinstance(e, cst.StarredElement) for e in items):
+        return None
+    return items[index].value

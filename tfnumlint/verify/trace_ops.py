@@ -306,6 +306,11 @@ def _dropout(x: Any, rate: Any = 0.0) -> Any:
     return tf.convert_to_tensor(x) / (1.0 - float(rate))
 
 
+def _normal_draw(x: Any, mean: Any = 0.0, stddev: Any = 1.0) -> Any:
+    """A probe point takes the draw at its mean (training runs draw it: ``repro_code``)."""
+    return tf.zeros_like(tf.convert_to_tensor(x)) + float(mean)
+
+
 def _values_kept(x: Any, *_: Any, **__: Any) -> Any:
     """tile / gather: every output element is one of the input's elements."""
     return tf.convert_to_tensor(x)
