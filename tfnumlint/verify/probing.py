@@ -233,6 +233,8 @@ def with_training(
                 else "the witness is not a state its training was seen to reach"
             ),
         }
+    if out.get("status") == "inconclusive" and not stand_in:  # what the program's run saw
+        return {**out, "detail": f"{out['detail']}; {reached(trained)}"}
     return out
 
 
