@@ -779,3 +779,14 @@ def test_a_vae_on_raw_pixels_overflows_its_variance_in_its_own_first_step(tmp_pa
     assert "its data code replayed" in exps[0]["detail"] and "assumed" not in exps[0]["detail"]
     twin = verified_project(tmp_path / "twin", VAE.replace("PIXELS", "pixels / 255.0"))
     assert twin and not [v for _, v in twin if v.get("status") == "confirmed"]
+
+
+def test_an_inconclusive_finding_says_what_its_programs_own_training_did() -> None:
+    """A far-tail witness stays inconclusive, and the verdict says that the program's own
+    training was run and what it saw (here: finite), not nothing."""
+    logs = [v for f, v in verified(UNFED_LABELS) if f.rule == "TNL103"]
+    assert logs and all(v["status"] == "inconclusive" for v in logs)
+    assert any(
+        "training the program's slice" in v["detail"] and "stays finite for" in v["detail"]
+        for v in logs
+    ), [v["detail"] for v in logs]
