@@ -201,8 +201,7 @@ class ProgramSlicer(FollowsModels, ReadsData):
             made = program_models.instance(self.ctx, call.func, found.scope, found.at)
             if made is not None:
                 return self._method(made, call, found.scope, found.at, depth + 1, found.index)
-        tree = self.slicer._inline(call, found.scope, found.at, depth + 1, found.index)
-        return tree
+        return self.slicer._inline(call, found.scope, found.at, depth + 1, found.index)
 
     # models -------------------------------------------------------------------------------
     def _model_call(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
