@@ -445,9 +445,9 @@ def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx
         )
         if options.slice_probes:
             from .analysis.probe_annotate import annotate_probe
+            from .analysis.slicing.program import attach_program
+            from .analysis.slicing.slicer import slice_finding
             from .rules.recipes import recipe_for
-            from .verify.program_slice import attach_program
-            from .verify.slicer import slice_finding
 
             with stages.stage("probes"):
                 recipe = recipe_for(check.code).as_probe()

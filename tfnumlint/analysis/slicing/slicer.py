@@ -3,7 +3,7 @@
 inlined, the project index across modules) and cuts where it stops, at a parameter, an untraced
 call, a layer or model output, a placeholder, or a sigmoid/softmax's logit, recording each cut
 input's origin.  The entry points build expression, training and program probes; how a call is
-read lives in ``slice_calls.py``, the tables and small readers in ``slice_tools.py``."""
+read lives in ``calls.py``, the tables and small readers in ``tools.py``."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from typing import Any, cast
 
 import libcst as cst
 
-from .. import ops
-from ..analysis.context import Context, Hit
-from ..analysis.module import Binding, Scope, contains
-from ..analysis.values import Val, literal_number
+from ... import ops
+from ..context import Context, Hit
+from ..module import Binding, Scope, contains
+from ..values import Val, literal_number
+from .calls import SlicesCalls
 from .contract import ALLOWED_OPS
-from .slice_calls import SlicesCalls
-from .slice_tools import (
+from .tools import (
     BINOPS,
     BOOLEAN_OPS,
     CMPOPS,
@@ -546,9 +546,9 @@ def slice_finding(
 def train_probe(
     ctx: Context, hit: Hit, code: str, dtype: str, line: int, control: str
 ) -> dict[str, Any] | None:
-    from ..analysis.epsilons import split_eps
-    from ..analysis.optimizer_calls import learning_rate, optimizer_epsilon
-    from ..optimizers import ADAPTIVE
+    from ...optimizers import ADAPTIVE
+    from ..epsilons import split_eps
+    from ..optimizer_calls import learning_rate, optimizer_epsilon
 
     call = hit.node
     if not isinstance(call, cst.Call):

@@ -13,8 +13,8 @@ the flagged expression's free inputs.  The sources are what training starts from
   program feeds it (``feed_dict`` values, the arguments of the training step's call sites) is
   read as a recipe of its NumPy code (``analysis/datagen.py``) or, failing that, its range.
 
-The result is a :class:`ProgramSpec`, which ``training_rung.py`` renders into a script and
-runs.  Whatever the slice could not read from the code is listed in ``assumed``, and the
+The result is a :class:`ProgramSpec`, which ``verify/training_rung.py`` renders into a script
+and runs.  Whatever the slice could not read from the code is listed in ``assumed``, and the
 verdict says so.
 """
 
@@ -25,10 +25,10 @@ from typing import Any
 
 import libcst as cst
 
-from ..analysis import datagen, feeds
-from ..analysis.context import Context, Hit
-from ..analysis.module import Binding, Scope, contains
-from ..analysis.names import descendants, dotted_name
+from .. import datagen, feeds
+from ..context import Context, Hit
+from ..module import Binding, Scope, contains
+from ..names import descendants, dotted_name
 from . import program_models
 from .contract import walk
 from .program_models import FollowsModels, Instance
@@ -40,8 +40,8 @@ from .program_sources import (
     inlined,
     model_layers,
 )
-from .slice_tools import contains_node, subtree_at, tree_kind
 from .slicer import Slicer
+from .tools import contains_node, subtree_at, tree_kind
 
 
 @dataclass
