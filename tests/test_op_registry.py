@@ -21,9 +21,10 @@ from libcst.metadata import MetadataWrapper, PositionProvider  # noqa: E402
 
 from tfnumlint import ops  # noqa: E402
 from tfnumlint.analysis import transfer  # noqa: E402
+from tfnumlint.analysis.slicing import slicer  # noqa: E402
 from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
 from tfnumlint.rules.recipes import Recipe  # noqa: E402
-from tfnumlint.verify import intervals, probing, slicer, trace_ops  # noqa: E402
+from tfnumlint.verify import intervals, probing, trace_ops  # noqa: E402
 
 DANGER_TESTS = {"reaches", "straddles", "overflows", "leaves_unit", "pow_base", "never", "branches"}
 TRACED = [op for op in ops.REGISTRY.values() if op.trace]

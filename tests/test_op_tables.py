@@ -28,8 +28,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tfnumlint"
 Key = tuple[str, tuple[str, ...]]
 
 NOT_OP_FACTS: dict[Key, str] = {
-    ("verify/program_sources.py", ("constant", "ones", "zeros")): "TF initializer calls a weight "
-    "starts from (API names, mapped to how the training rung draws the weight)",
+    ("analysis/slicing/program_sources.py", ("constant", "ones", "zeros")): (
+        "TF initializer calls a weight starts from (API names, mapped to how the training rung "
+        "draws the weight)"
+    ),
     ("rules/domain.py", ("euclidean_norm", "norm")): "TNL203's dispatch: the ops the rule checks",
     ("rules/domain.py", ("acos", "asin", "atanh")): "TNL205's dispatch: the ops the rule checks",
     ("rules/domain.py", ("reciprocal", "rsqrt")): "TNL206's dispatch: the ops the rule checks",
@@ -64,7 +66,7 @@ NOT_OP_FACTS: dict[Key, str] = {
     ),
     ("verify/graphs/ranges.py", ("relu", "relu6")): "vectorised interval transfers, by name",
     ("verify/graphs/ranges.py", ("add", "maximum", "minimum")): "vectorised binary transfers",
-    ("verify/slice_tools.py", (
+    ("analysis/slicing/tools.py", (
         "abs", "cos", "exp", "expm1", "lgamma", "log", "log1p", "sin", "sqrt", "tanh",
     )): "Python `math`/NumPy host functions by their own names, not TF ops",
     ("analysis/tfvalues.py", ("abs", "pow")): "Python builtins (`abs(x)`, `pow(x, y)`)",
@@ -201,7 +203,8 @@ def test_an_entry_range_agrees_with_its_static_transfer() -> None:
 def test_the_gates_read_the_corrected_facts() -> None:
     """Where copies disagreed, the gates now read the registry's (numerically correct) fact."""
     from tfnumlint.analysis import call_ranges
-    from tfnumlint.verify import preconditions, slice_tools
+    from tfnumlint.analysis.slicing import tools
+    from tfnumlint.verify import preconditions
 
     assert call_ranges.PRODUCER_RANGES["softmax"] == (0.0, False, 1.0)  # was [0, inf)
     assert call_ranges.PRODUCER_RANGES["relu6"] == (0.0, False, 6.0)  # was [0, inf)
@@ -212,7 +215,7 @@ def test_the_gates_read_the_corrected_facts() -> None:
         ops.INF,
     )  # float32 exp underflows to 0
     assert "log_sigmoid" in preconditions.SQUASHING  # the copy that omitted it
-    assert preconditions.SQUASHING == slice_tools.SATURATING
+    assert preconditions.SQUASHING == tools.SATURATING
     assert ops.float_range("tanh") == (-1.0, False, 1.0)  # tanh(10) rounds to 1.0
     assert ops.float_range("sigmoid") == (0.0, False, 1.0)
 
@@ -221,8 +224,9 @@ def test_the_derived_tables_hold_what_their_copies_held() -> None:
     """Each table derived in issue 26 still holds every op its literal copy named; where it is
     wider, the copy had missed an op (the registry's fact is the one kept)."""
     from tfnumlint.analysis import conditions, driven, guards, invariants, transfer
+    from tfnumlint.analysis.slicing import tools, uses
     from tfnumlint.rules import overflow, training
-    from tfnumlint.verify import preconditions, slice_tools, uses
+    from tfnumlint.verify import preconditions
 
     assert conditions._CMP_CALLS == {
         "less": "<",
@@ -238,7 +242,7 @@ def test_the_derived_tables_hold_what_their_copies_held() -> None:
     assert {"log", "log1p", "pow", "acos", "asin", "atanh", "divide", "exp"} == overflow._UNSAFE
     assert {"sigmoid_xent", "softmax_xent", "weighted_xent"} == training._XENT
     assert {"clip_by_norm", "clip_by_global_norm"} == ops.NORM_CLIPPING
-    assert {"placeholder", "variable", "input"} == slice_tools.DATA_KINDS
+    assert {"placeholder", "variable", "input"} == tools.DATA_KINDS
     assert {"placeholder", "input", "variable", "random", "log_sigmoid"} <= driven.PASSED_KINDS
     assert {"reduce_logsumexp", "log_softmax", "softmax", "exp"} == uses.LOGSUMEXP_OPS
     assert {"sqrt", "rsqrt"} == ops.ROOTS and {"square", "squared_difference"} == ops.SQUARING

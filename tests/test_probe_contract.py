@@ -1,5 +1,6 @@
-"""The probe contract (``verify/contract.py``: node kinds, their keys, input spec keys) holds for
-every probe the slicer makes, and catches a probe built in a shape production does not use.
+"""The probe contract (``analysis/slicing/contract.py``: node kinds, their keys, input spec
+keys) holds for every probe the slicer makes, and catches a probe built in a shape production
+does not use.
 
 Hand-built probes in ``tests/verify`` are checked against the same contract
 (``probe_helpers.expr``): if the slicer renames a key, this test fails until the contract
@@ -11,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tfnumlint.analysis.slicing.contract import probe_errors
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.rules import load_all
 from tfnumlint.source import read_source
-from tfnumlint.verify.contract import probe_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 

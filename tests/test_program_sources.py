@@ -1,6 +1,7 @@
-"""The training rung's static reading of where weights start (``verify/program_sources.py``):
-a helper that makes a variable is read through, with its parameters bound to the call's
-arguments, and only when every name it reads means the same at the call."""
+"""The training rung's static reading of where weights start
+(``analysis/slicing/program_sources.py``): a helper that makes a variable is read through, with
+its parameters bound to the call's arguments, and only when every name it reads means the same
+at the call."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import libcst as cst
 
 from tfnumlint.analysis.context import Context
 from tfnumlint.analysis.module import build
+from tfnumlint.analysis.slicing.program_sources import initializer, inlined
 from tfnumlint.config import Settings
-from tfnumlint.verify.program_sources import initializer, inlined
 
 HELPERS = """\
     import tensorflow as tf

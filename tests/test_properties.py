@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tfnumlint.analysis.slicing.contract import ALLOWED_OPS
 from tfnumlint.discovery import Candidate
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.ruledocs import all_docs
 from tfnumlint.runner import Job, analyse
 from tfnumlint.source import Source
-from tfnumlint.verify.contract import ALLOWED_OPS
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from tfnumlint.analysis.slicing.slicer import Slicer
 from tfnumlint.engine import LintOptions, run_checks
 from tfnumlint.fix import proof
-from tfnumlint.verify.slicer import Slicer
 
 SRC = "import tensorflow as tf\n\n\ndef f(x, y):\n    return tf.math.log(x + y)\n"
 

@@ -445,11 +445,13 @@ def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx
         )
         if options.slice_probes:
             from .analysis.probe_annotate import annotate_probe
-            from .verify.program_slice import attach_program
-            from .verify.slicer import slice_finding
+            from .analysis.slicing.program import attach_program
+            from .analysis.slicing.slicer import slice_finding
+            from .rules.recipes import recipe_for
 
             with stages.stage("probes"):
-                finding.probe = slice_finding(ctx, hit, check.code, positions)
+                recipe = recipe_for(check.code).as_probe()
+                finding.probe = slice_finding(ctx, hit, check.code, positions, recipe)
                 annotate_probe(finding.probe, ctx, hit)  # issue #11: gradient flow, input domains
                 # issue #23: the training rung (also for a rule with no witness probe)
                 finding.probe = attach_program(finding.probe, ctx, hit, positions, check.code)

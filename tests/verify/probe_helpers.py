@@ -1,15 +1,16 @@
 """Builders for hand-written probes in the slicer's JSON format.
 
 Every probe :func:`expr` builds is checked against the contract production is held to
-(``tfnumlint.verify.contract.NODE_KEYS``/``INPUT_KEYS``, which every probe the slicer makes
-from the examples and the rule cases must also satisfy: ``tests/test_probe_contract.py``), so
-a hand-built probe cannot keep a key or a node kind the slicer and the tracer no longer use."""
+(``tfnumlint.analysis.slicing.contract.NODE_KEYS``/``INPUT_KEYS``, which every probe the slicer
+makes from the examples and the rule cases must also satisfy: ``tests/test_probe_contract.py``),
+so a hand-built probe cannot keep a key or a node kind the slicer and the tracer no longer
+use."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tfnumlint.verify.contract import probe_errors
+from tfnumlint.analysis.slicing.contract import probe_errors
 
 PATH = "/virtual/user_model.py"
 

@@ -1,8 +1,10 @@
-"""Layering: TensorFlow is imported in one package, on its worker side only.
+"""Layering: TensorFlow is imported in one package, on its worker side only, and libcst
+nowhere in that package.
 
-``tfnumlint/verify`` has a static half (slicer, signatures, contract, runner: plain data, no
-TensorFlow) and a worker half (the modules the ``worker`` subprocess loads).  Every other
-module is static and must never import the worker half, directly or through another module.
+``tfnumlint/verify`` has a static half (runner, gates, reproducers: plain data, no TensorFlow)
+and a worker half (the modules the ``worker`` subprocess loads).  Every other module is static
+and must never import the worker half, directly or through another module.  The probes it
+judges come from ``analysis/slicing`` (the slicer, the probe contract, the signatures).
 Checked on the source (``ast``), so an import hidden in a function body counts too.
 """
 
@@ -155,14 +157,28 @@ def test_layers_point_one_way():
             assert not private, (name, private)
 
 
-def test_static_analysis_never_imports_the_verifier():
+def test_static_analysis_never_imports_the_verifier_or_the_rules():
     """analysis/ is the static pass: the verifier reads its facts (input domains, gradient
-    flow), never the other way round, so a libcst walk has no reason to sit in verify/."""
+    flow, the sliced probe), never the other way round, and the rules sit above it (the engine
+    hands the slicer a rule's recipe)."""
     graph = all_modules()
     analysis = [n for n in graph if n.startswith("tfnumlint.analysis")]
     assert len(analysis) >= 20, analysis
+    assert "tfnumlint.analysis.slicing.slicer" in analysis, "the walk reaches sub-packages"
     for name in analysis:
-        assert not {d for d in graph[name] if d.startswith("tfnumlint.verify")}, name
+        above = {d for d in graph[name] if d.startswith(("tfnumlint.verify", "tfnumlint.rules"))}
+        assert not above, (name, above)
+
+
+def test_the_verifier_walks_no_code_with_libcst():
+    """Every libcst walk is static analysis and lives in analysis/ (the slicer's in
+    analysis/slicing): no module of verify/ imports libcst, at any depth of its code."""
+    graph = all_modules()
+    verifier = [n for n in graph if n.startswith("tfnumlint.verify")]
+    assert len(verifier) >= 30, verifier
+    for name in verifier:
+        read = {d for d in graph[name] if d == "libcst" or d.startswith("libcst.")}
+        assert not read, (name, read)
 
 
 def test_the_verifier_reads_only_the_rules_recipes():

@@ -2,9 +2,9 @@
 
 ``tf.random.categorical`` never draws a -inf logit while its row has a finite one; an argmax,
 argsort, sort or top_k puts a -inf entry last; a ``reduce_max`` of a row with a finite entry is
-finite.  Those sinks are found in the code (``verify/uses.py``) and evaluated at the witness
-(``verify/downstream.py``): a -inf that only reaches them is refuted where no gradient flows
-back (a draw and an index have none).  Arithmetic that keeps the -inf (a running score
+finite.  Those sinks are found in the code (``analysis/slicing/uses.py``) and evaluated at the
+witness (``verify/downstream.py``): a -inf that only reaches them is refuted where no gradient
+flows back (a draw and an index have none).  Arithmetic that keeps the -inf (a running score
 averaged, ``-inf - -inf``), a -inf spread over its whole row, or a value returned keep the
 finding as it was.  A name-based sampler context alone never refutes.
 """

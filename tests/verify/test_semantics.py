@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from libcst.metadata import MetadataWrapper, PositionProvider  # noqa: E402
 
+from tfnumlint.analysis.slicing import slicer, tools  # noqa: E402
 from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
-from tfnumlint.verify import probing, slice_tools, slicer, trace, trace_ops  # noqa: E402
+from tfnumlint.verify import probing, trace, trace_ops  # noqa: E402
 from tfnumlint.verify.program import build, to_batch  # noqa: E402
 from tfnumlint.verify.trace import UnsupportedProbe  # noqa: E402
 
@@ -274,7 +275,7 @@ def test_a_name_read_many_times_is_sliced_once():
     site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))  # type: ignore[attr-defined]
     sl = slicer.Slicer(ctx, positions)  # type: ignore[arg-type]
     tree = sl.tree(site.node, site.scope, site.order)
-    assert not sl.truncated and sl.count < slice_tools.MAX_NODES
+    assert not sl.truncated and sl.count < tools.MAX_NODES
     assert [i["name"] for i in sl.inputs.values()] == ["x"]
     program = build({"kind": "expr", "rule": "probe", "dtype": "float32", "path": PATH,
                              "line": 5, "target": tree, "loss": None,

@@ -18,8 +18,8 @@ from probe_helpers import binop, call, const, expr, free, inp  # noqa: E402
 from test_reachability import one_probe  # noqa: E402
 from test_reachability_gate import one_verdict  # noqa: E402
 
+from tfnumlint.analysis.slicing.tools import scale_inputs  # noqa: E402
 from tfnumlint.verify.program import build, to_batch  # noqa: E402
-from tfnumlint.verify.slice_tools import scale_inputs  # noqa: E402
 
 GAUSSIAN = """\
     import tensorflow as tf

@@ -12,8 +12,8 @@ import libcst as cst
 from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.epsilons import first_arg, split_eps
+from ..analysis.slicing.signatures import bind
 from ..optimizers import OPTIMIZERS
-from ..verify.signatures import bind
 from .guards import guarded, has_tf_provenance, result_tested
 from .ir import IR, Call, Edit, Keep, Num, Plan
 from .match import eps_num, here, pure

@@ -16,7 +16,7 @@ from .. import ops
 from ..analysis.context import Context
 from ..analysis.epsilons import first_arg
 from ..analysis.module import Binding, Scope, Site
-from ..verify.signatures import bind
+from ..analysis.slicing.signatures import bind
 from .ir import Num, Src
 
 # the clamp epsilon per dtype: representable, and far below the values it protects

@@ -2,9 +2,9 @@
 
 :func:`build_job` is the static half (no TensorFlow): it slices the original expression and
 the rewritten one into probe trees (the verifier's format and slicer, see
-``verify/slicer.py``) over one shared set of free inputs.  The verification worker evaluates
-them with the verifier's own evaluator (``verify/proving.py``); :class:`Prover` sends the jobs
-and caches the verdicts like a finding's (``verify/runner.py``).
+``analysis/slicing/slicer.py``) over one shared set of free inputs.  The verification worker
+evaluates them with the verifier's own evaluator (``verify/proving.py``); :class:`Prover`
+sends the jobs and caches the verdicts like a finding's (``verify/runner.py``).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import libcst as cst
 
 from ..analysis.context import Context, Hit
 from ..analysis.module import Scope, contains, parent_map
+from ..analysis.slicing.slicer import Slicer
+from ..analysis.slicing.tools import jfloat
 from ..model import Verification
 from ..positions import NodePositions as Positions  # every node's position, on demand
 from ..rules.recipes import recipe_for
-from ..verify.slice_tools import jfloat
-from ..verify.slicer import Slicer
 from .ir import IR, Bin, Call, Keep, Neg, Num, Plan, Reuse, Src, walk
 
 Job = dict[str, Any]  # a proof request for the verification worker

@@ -1,10 +1,10 @@
-"""Dynamic verification of findings: slice, trace into a TF graph, probe boundary inputs.
+"""Dynamic verification of findings: a probe traced into a TF graph, boundary inputs probed.
 
-Static side (never imports TensorFlow): ``slicer`` (a finding -> a probe tree), ``signatures``
-(every spelling of an op's arguments -> one canonical form), ``contract`` (the allow-list) and
-``runner`` (cache, worker process, verdicts and fix proofs).  Worker side, loaded only by the
-``worker`` subprocess: ``trace`` (tree -> TF ops), ``intervals``, ``probing`` (the entry
-point: one probe, one verdict) and its stages ``program`` (the traced probe), ``points``,
-``symptoms``, ``climb``, ``witness`` and ``verdicts``, ``proving`` (fix proofs, same
-evaluator) and ``training``.
+The probe comes from the static slicer (``analysis/slicing``: a finding -> a probe tree, in the
+format its ``contract`` and ``signatures`` fix); no module here parses the linted source.  Static
+side (never imports TensorFlow): ``runner`` (cache, worker process, verdicts and fix proofs),
+the gates and the reproducers.  Worker side, loaded only by the ``worker`` subprocess:
+``trace`` (tree -> TF ops), ``intervals``, ``probing`` (the entry point: one probe, one
+verdict) and its stages ``program`` (the traced probe), ``points``, ``symptoms``, ``climb``,
+``witness`` and ``verdicts``, ``proving`` (fix proofs, same evaluator) and ``training``.
 """

@@ -5,8 +5,8 @@ code may handle it right after: a select whose condition picks the other branch 
 witness, a comparison (only a boolean comes out), a log-sum-exp where a -inf entry is exact,
 a draw from logits, an argmax or a top-k where a -inf entry is an impossible outcome that
 sorts last (as long as its row keeps a finite entry), or a sum whose own rounding is larger
-than the precision lost.  The sinks come from the
-static half (:mod:`.uses`); here they are evaluated at the witness, never assumed.
+than the precision lost.  The sinks come from the static half
+(``analysis/slicing/uses.py``); here they are evaluated at the witness, never assumed.
 
 A select, a log-sum-exp or a maximum handles the forward value only: in differentiated code the
 gradient of the discarded NaN still reaches the inputs (the ``tf.where`` gradient trap: 0 *

@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from .. import ops
-from .contract import walk
+from ..analysis.slicing.contract import walk
 
 # ops taking a log entry by entry (log, log1p, xlogy, log_sigmoid): a binary xent's terms
 _ELEMENTWISE_LOGS = ops.ops_with(lambda op: op.log_space and not op.row_coupled)

@@ -28,10 +28,10 @@ import numpy as np
 import tensorflow as tf
 
 from .. import ops
+from ..analysis.slicing.signatures import PARAMS
+from ..analysis.slicing.tools import jfloat
 from . import trace, trace_ops
 from .compiled import graph_optimizer
-from .signatures import PARAMS
-from .slice_tools import jfloat
 
 RTOL = {"float32": 1e-5, "float64": 1e-5, "float16": 1e-3, "bfloat16": 1e-2}
 ATOL = {"float32": 1e-6, "float64": 1e-6, "float16": 1e-3, "bfloat16": 1e-2}

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import ops
+from ..analysis.slicing.contract import walk
 from ..model import Finding
 from . import repro_training
-from .contract import walk
 from .repro_code import NotRenderable, Renderer, header, identifier, number
 
 LOGIT_OPS = ops.ops_with(lambda op: op.logits_input) | ops.FUSED_XENT

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import ops
-from .contract import BINARY_OPERATORS, STRUCTURAL
+from ..analysis.slicing.contract import BINARY_OPERATORS, STRUCTURAL
 
 if TYPE_CHECKING:
     from ..model import Finding

@@ -1,7 +1,7 @@
 """The training rung as a script: the program's own slice, trained (static side, no TF import).
 
 The training rung and its reproducer are one text.  :func:`render` writes the objective the
-program optimizes (``program_slice.ProgramSpec``) as plain TensorFlow and NumPy: its weights
+program optimizes (``slicing.program.ProgramSpec``) as plain TensorFlow and NumPy: its weights
 with their initializers, its data (the program's NumPy recipe replayed on our own generator, or
 a uniform draw inside the fed range), its optimizer, and a loop that trains the slice and stops
 at the first step where the loss, the flagged term, the term's gradient, a weight gradient or a

@@ -1,8 +1,8 @@
 """Structural arguments the probe bound to a stand-in, and what the verdict says about them.
 
 The slicer binds a non-literal ``axis=self.axis`` to -1, ``depth=self.num_classes`` to 4,
-``keepdims=keepdims`` to False and a reshape's ``shape=`` to ``[-1]`` (``contract.STAND_INS``),
-and marks each such node ``assumed``.  The probe fills every input with one value per point, so
+``keepdims=keepdims`` to False and a reshape's ``shape=`` to ``[-1]``
+(``slicing.contract.STAND_INS``), and marks each such node ``assumed``.  The probe fills every input with one value per point, so
 a reduction over any valid axis gives the same per-entry values; a class count or a flag is
 different: it changes what a one-hot row holds or a result's shape, so a confirmation or
 refutation must hold for the other values tried too (a depth's others, a flag's other way).

@@ -21,8 +21,8 @@ import numpy as np
 import tensorflow as tf
 
 from .. import ops
-from .contract import STRUCTURAL, walk  # walk: read as trace.walk too
-from .signatures import PARAMS as PARAM_NAMES
+from ..analysis.slicing.contract import STRUCTURAL, walk  # walk: read as trace.walk too
+from ..analysis.slicing.signatures import PARAMS as PARAM_NAMES
 from .trace_ops import (
     CALL_BINOPS,
     CAST_DTYPES,

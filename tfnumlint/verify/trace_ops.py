@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from .. import ops
-from .contract import KEEP_KWARGS  # walk: read as trace.walk too
+from ..analysis.slicing.contract import KEEP_KWARGS  # walk: read as trace.walk too
 
 _unsafe: list[tuple[int, frozenset[str]]] = []
 

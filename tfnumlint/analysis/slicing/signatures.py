@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .. import ops
+from ... import ops
 
 # Canonical op -> its canonical parameter names: the op registry's ``params`` (a live view).
 PARAMS: Mapping[str, tuple[str, ...]] = ops.PARAMS

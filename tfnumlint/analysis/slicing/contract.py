@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Set
 from typing import Any
 
-from .. import ops
+from ... import ops
 from .signatures import IGNORED, PARAMS
 
 # the ops of the registry that have a probe signature (a live view: a registered op joins)

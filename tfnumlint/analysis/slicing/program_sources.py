@@ -3,7 +3,7 @@
 A ``tf.Variable`` / ``get_variable`` with the initializer the code gives it, and the Dense
 layers of a ``keras.Sequential`` or of a functional ``keras.Model`` (made in place or returned
 by a module helper), with Keras's initializers or the declared ones.  Plain data for the
-training rung (``program_slice.py``); anything else is None, and the rung says what it assumed.
+training rung (``program.py``); anything else is None, and the rung says what it assumed.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from .. import ops
-from ..analysis.context import Context
-from ..analysis.module import Binding, Scope
+from ... import ops
+from ..context import Context
+from ..module import Binding, Scope
 from .program_objectives import _bound_call
 from .slicer import Slicer
 
@@ -119,7 +119,7 @@ def inlined(ctx: Context, call: cst.Call, scope: Scope, order: int) -> cst.BaseE
     with its parameters replaced by the call's arguments and its locals by their values, to
     read at the call (``tf.Variable(tf.truncated_normal([784, 10], stddev=0.1))``).  None when
     a name the function reads from its module means something else at the call."""
-    from .slice_tools import straight_line
+    from .tools import straight_line
 
     if not isinstance(call.func, cst.Name) or any(a.star for a in call.args):
         return None
@@ -447,7 +447,7 @@ def _bias_initializer(
     if c is not None:
         return {"init": "constant", "value": c}
     try:
-        from ..analysis import datagen
+        from .. import datagen
     except ImportError:
         return None
     recipe = datagen.data_recipe(ctx.ev, value, scope, order) if value is not None else None

@@ -3,7 +3,7 @@
 ``opt.minimize(loss)`` and ``opt.compute_gradients(loss)`` (TF1), ``tape.gradient(loss, ...)``
 paired with the optimizer whose ``apply_gradients`` reads those gradients (a GAN has two of
 each), and the optimizer of ``compile(optimizer=...)``: what the training rung trains
-(``program_slice.py``).
+(``program.py``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..analysis.context import Context
-from ..analysis.module import Binding, Scope
-from ..analysis.names import descendants
+from ..context import Context
+from ..module import Binding, Scope
+from ..names import descendants
 
 
 @dataclass
@@ -123,7 +123,7 @@ def _assigned_name(ctx: Context, scope: Scope, call: cst.Call) -> str | None:
 
 def _compiled_optimizer(ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int):
     """``compile(optimizer=...)``: an optimizer constructor, or a Keras name (``"adam"``)."""
-    from ..optimizers import OPTIMIZERS
+    from ...optimizers import OPTIMIZERS
 
     if isinstance(node, cst.SimpleString):
         name = str(node.evaluated_value).lower()
@@ -134,7 +134,7 @@ def _compiled_optimizer(ctx: Context, node: cst.BaseExpression | None, scope: Sc
 def optimizer_of(ctx: Context, obj: Objective) -> dict | None:
     """The objective's optimizer as the verifier rebuilds it (``compile(optimizer="adam")``:
     Keras's defaults)."""
-    from ..analysis.optimizer_calls import optimizer_spec
+    from ..optimizer_calls import optimizer_spec
 
     if isinstance(obj.optimizer, str):
         return {"optimizer": obj.optimizer, "tf1": False, "learning_rate": 0.001,

@@ -11,14 +11,14 @@ from typing import Any
 
 import libcst as cst
 
-from ..analysis.context import Context
-from ..analysis.module import Binding, Scope, call_arg
-from ..analysis.names import dotted_name
-from ..analysis.stopped import stopped_by
-from ..analysis.values import Val
+from ..context import Context
+from ..module import Binding, Scope, call_arg
+from ..names import dotted_name
+from ..stopped import stopped_by
+from ..values import Val
 from .contract import ALLOWED_OPS, STRUCTURAL
 from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
-from .slice_tools import (
+from .tools import (
     DTYPE_WORDS,
     SATURATING,
     SHAPE_ATTRS,

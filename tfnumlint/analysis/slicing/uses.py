@@ -7,10 +7,10 @@ var, inf)``; a ratio that only feeds a comparison; ``log(p)`` fed to a log-sum-e
 impossible outcome that sorts last).  This static half follows the value up its statement and,
 through a local name, into the statements after it in the same block (straight-line only),
 and records each place it ends (a *sink*): a branch of a select, a comparison, a log-sum-exp,
-sampling logits, an order-only consumer, a maximum.  The verdict half (:mod:`.downstream`)
-evaluates the sinks at the witness.  Any other use (the
-value returned, added to a loss, passed to an unknown function, read in a nested block)
-means the value escapes, and nothing is recorded: the finding is judged as before.
+sampling logits, an order-only consumer, a maximum.  The verdict half
+(``verify/downstream.py``) evaluates the sinks at the witness.  Any other use (the value
+returned, added to a loss, passed to an unknown function, read in a nested block) means the
+value escapes, and nothing is recorded: the finding is judged as before.
 
 Plain data only: never imports TensorFlow.
 """
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
 
-from .. import ops as registry
-from ..analysis.dead_stores import reads_of, statements_after
-from ..analysis.module import Scope, call_arg, parent_map
-from ..analysis.names import dotted_name
+from ... import ops as registry
+from ..dead_stores import reads_of, statements_after
+from ..module import Scope, call_arg, parent_map
+from ..names import dotted_name
 
 if TYPE_CHECKING:
-    from ..analysis.context import Context, Hit
+    from ..context import Context, Hit
 
 
 class Slicer(Protocol):
@@ -408,7 +408,7 @@ class Consumers:
         cannot be evaluated, so the value escapes."""
         if self._orders is None:
             self._orders = self.ctx.fact(
-                "verify.uses.orders", lambda: {id(s.node): s.order for s in self.ctx.info.calls}
+                "slicing.uses.orders", lambda: {id(s.node): s.order for s in self.ctx.info.calls}
             )
         order = self._orders.get(id(call))
         if order is None:

@@ -13,8 +13,8 @@ the flagged expression's free inputs.  The sources are what training starts from
   program feeds it (``feed_dict`` values, the arguments of the training step's call sites) is
   read as a recipe of its NumPy code (``analysis/datagen.py``) or, failing that, its range.
 
-The result is a :class:`ProgramSpec`, which ``training_rung.py`` renders into a script and
-runs.  Whatever the slice could not read from the code is listed in ``assumed``, and the
+The result is a :class:`ProgramSpec`, which ``verify/training_rung.py`` renders into a script
+and runs.  Whatever the slice could not read from the code is listed in ``assumed``, and the
 verdict says so.
 """
 
@@ -25,8 +25,8 @@ from typing import Any
 
 import libcst as cst
 
-from ..analysis.context import Context, Hit
-from ..analysis.module import Binding, Scope
+from ..context import Context, Hit
+from ..module import Binding, Scope
 from . import program_models
 from .contract import walk
 from .program_data import ReadsData
@@ -39,8 +39,8 @@ from .program_sources import (
     inlined,
     model_layers,
 )
-from .slice_tools import contains_node, subtree_at, tree_kind
 from .slicer import Slicer
+from .tools import contains_node, subtree_at, tree_kind
 
 
 @dataclass

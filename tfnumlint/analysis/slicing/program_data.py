@@ -1,6 +1,6 @@
 """The program's data, read for the training rung (static side, no TF import).
 
-Mixed into ``program_slice.ProgramSlicer``: a placeholder's ``feed_dict`` values, the arguments
+Mixed into ``program.ProgramSlicer``: a placeholder's ``feed_dict`` values, the arguments
 the training step's call sites pass, a batch a ``tf.data`` pipeline picks from an array, each
 read as a recipe of the program's NumPy code (``analysis/datagen.py``) or, failing that, as the
 range it is fed from.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..analysis import datagen, feeds
-from ..analysis.context import Context
-from ..analysis.module import Binding, Scope, contains
-from ..analysis.names import descendants, dotted_name
+from .. import datagen, feeds
+from ..context import Context
+from ..module import Binding, Scope, contains
+from ..names import descendants, dotted_name
 from .program_sources import _number
 
 

@@ -15,9 +15,10 @@ from typing import Any
 
 import libcst as cst
 
-from .. import ops
-from ..analysis.context import Context
-from ..analysis.module import Binding, ClassInfo, Scope
+from ... import ops
+from ..context import Context
+from ..module import Binding, ClassInfo, Scope
+from .calls import returned_item
 from .program_sources import (
     _number,
     dense_layer,
@@ -26,9 +27,8 @@ from .program_sources import (
     inlined,
     sequential_layers,
 )
-from .slice_calls import returned_item
-from .slice_tools import Argument, bind_arguments, straight_line
 from .slicer import Slicer
+from .tools import Argument, bind_arguments, straight_line
 
 # The framework bases whose instances are called through a method the class defines
 _CALLED_THROUGH = {"Model": "call", "Layer": "call", "Module": "__call__"}

@@ -14,9 +14,9 @@ from typing import Any
 
 import libcst as cst
 
-from .. import ops
-from ..analysis.module import Binding, Scope
-from ..analysis.recipe_code import BINARY, COMPARE
+from ... import ops
+from ..module import Binding, Scope
+from ..recipe_code import BINARY, COMPARE
 from .contract import BINARY_OPERATORS, RESHAPE_STAND_IN, STAND_INS, STRUCTURAL, walk
 from .signatures import PARAMS
 

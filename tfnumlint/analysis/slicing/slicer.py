@@ -3,7 +3,7 @@
 inlined, the project index across modules) and cuts where it stops, at a parameter, an untraced
 call, a layer or model output, a placeholder, or a sigmoid/softmax's logit, recording each cut
 input's origin.  The entry points build expression, training and program probes; how a call is
-read lives in ``slice_calls.py``, the tables and small readers in ``slice_tools.py``."""
+read lives in ``calls.py``, the tables and small readers in ``tools.py``."""
 
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ from typing import Any, cast
 
 import libcst as cst
 
-from .. import ops
-from ..analysis.context import Context, Hit
-from ..analysis.module import Binding, Scope, contains
-from ..analysis.values import Val, literal_number
-from ..rules.recipes import recipe_for
+from ... import ops
+from ..context import Context, Hit
+from ..module import Binding, Scope, contains
+from ..values import Val, literal_number
+from .calls import SlicesCalls
 from .contract import ALLOWED_OPS
-from .slice_calls import SlicesCalls
-from .slice_tools import (
+from .tools import (
     BINOPS,
     BOOLEAN_OPS,
     CMPOPS,
@@ -484,8 +483,11 @@ class Slicer(SlicesCalls):
 # of a parameter does not compute from the parameter's values
 
 
-def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any] | None:
-    """The probe for one finding, or None when there is nothing to probe."""
+def slice_finding(
+    ctx: Context, hit: Hit, code: str, positions, recipe: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The probe for one finding, or None when there is nothing to probe.  ``recipe`` is the
+    rule's recipe as the probe carries it (``Recipe.as_probe()``): the caller reads the rules."""
     site = hit.site
     pos = positions.get(hit.node)
     line = pos.start.line if pos else 0
@@ -493,10 +495,9 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     path = getattr(ctx, "path", "")
     if hit.probe_hint.get("kind") == "train":  # a training spec declared next to its rule
         return {**hit.probe_hint, "rule": code, "dtype": dtype, "path": path, "line": line}
-    how = recipe_for(code)
-    if how.check == "training":
-        return train_probe(ctx, hit, code, dtype, line)
-    if not isinstance(hit.node, cst.BaseExpression) or how.check == "none":
+    if recipe["check"] == "training":
+        return train_probe(ctx, hit, code, dtype, line, recipe["control"])
+    if not isinstance(hit.node, cst.BaseExpression) or recipe["check"] == "none":
         return None
     slicer = Slicer(ctx, positions, stand_ins=True)
     slicer.run_under(site.scope, site.statement)
@@ -528,7 +529,7 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
         "inputs": [i for i in slicer.inputs.values() if i["name"] in input_names(target, loss)],
         "eps": hit.probe_hint.get("eps"),
         "truncated": truncated,
-        "recipe": how.as_probe(),
+        "recipe": recipe,
     }
     assumed, refused = assumptions(target, loss)
     unsupported = [*unsupported, *refused]
@@ -547,10 +548,12 @@ def slice_finding(ctx: Context, hit: Hit, code: str, positions) -> dict[str, Any
     return probe
 
 
-def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dict[str, Any] | None:
-    from ..analysis.epsilons import split_eps
-    from ..analysis.optimizer_calls import learning_rate, optimizer_epsilon
-    from ..optimizers import ADAPTIVE
+def train_probe(
+    ctx: Context, hit: Hit, code: str, dtype: str, line: int, control: str
+) -> dict[str, Any] | None:
+    from ...optimizers import ADAPTIVE
+    from ..epsilons import split_eps
+    from ..optimizer_calls import learning_rate, optimizer_epsilon
 
     call = hit.node
     if not isinstance(call, cst.Call):
@@ -592,5 +595,5 @@ def train_probe(ctx: Context, hit: Hit, code: str, dtype: str, line: int) -> dic
         "clipnorm": clipnorm,
         "output": output,
         "loss_eps": loss_eps,
-        "control": recipe_for(code).control,
+        "control": control,
     }
