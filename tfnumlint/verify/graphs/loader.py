@@ -20,7 +20,7 @@ import tensorflow as tf
 from google.protobuf import message, text_format
 from tensorflow.core.framework import graph_pb2
 from tensorflow.core.protobuf import saved_model_pb2
-from tensorflow.python.framework import convert_to_constants
+from tensorflow.python.framework import convert_to_constants, op_def_registry
 
 from .layers import (
     DebugInfo,
@@ -33,17 +33,21 @@ from .layers import (
 from .screen import NotLoaded, check_keras_config, check_ops, op_types
 
 VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp"})
-# optimizer update ops: (epsilon input index, optimizer family in optimizers.py)
+# optimizer update ops and their family in optimizers.py; their operands (learning rate,
+# epsilon, momentum, gradient) are read by name from TensorFlow's definition of the op
 OPTIMIZER_OPS = {
-    "ApplyAdam": (8, "adam"),
-    "ResourceApplyAdam": (8, "adam"),
-    "ApplyRMSProp": (6, "rmsprop"),
-    "ResourceApplyRMSProp": (6, "rmsprop"),
-    "ApplyAdagradV2": (3, "adagrad"),
-    "ResourceApplyAdagradV2": (3, "adagrad"),
-    "ApplyAdadelta": (5, "adadelta"),
-    "ResourceApplyAdadelta": (5, "adadelta"),
-}
+    "ApplyAdam": "adam", "ResourceApplyAdam": "adam", "ResourceApplyAdamWithAmsgrad": "adam",
+    "ApplyAdaMax": "adamax", "ResourceApplyAdaMax": "adamax",
+    "ApplyRMSProp": "rmsprop", "ResourceApplyRMSProp": "rmsprop",
+    "ApplyCenteredRMSProp": "rmsprop", "ResourceApplyCenteredRMSProp": "rmsprop",
+    "ApplyAdagrad": "adagrad", "ResourceApplyAdagrad": "adagrad",
+    "ApplyAdagradV2": "adagrad", "ResourceApplyAdagradV2": "adagrad",
+    "ApplyAdadelta": "adadelta", "ResourceApplyAdadelta": "adadelta",
+    "ApplyFtrl": "ftrl", "ResourceApplyFtrl": "ftrl", "ApplyFtrlV2": "ftrl",
+    "ResourceApplyFtrlV2": "ftrl",
+    "ApplyGradientDescent": "sgd", "ResourceApplyGradientDescent": "sgd",
+    "ApplyMomentum": "sgd", "ResourceApplyMomentum": "sgd", "ResourceApplyKerasMomentum": "sgd",
+}  # fmt: skip
 
 
 @dataclass
@@ -52,6 +56,15 @@ class Input:
     label: str  # as the user names it (the signature key), for --input-range
     dtype: str
     shape: list[int | None]
+
+
+@dataclass
+class TrainedLoss:
+    """A loss a TF1 training graph differentiates (``minimize``/``compute_gradients``)."""
+
+    tensor: str  # the loss tensor in the graph
+    weights: list[str]  # the variables its gradients update (their nodes)
+    updates: list[str]  # the optimizer update ops that apply those gradients
 
 
 @dataclass
@@ -65,6 +78,7 @@ class Loaded:
     debug: DebugInfo | None = None  # creation stacks (a SavedModel with save_debug_info)
     loss: Any = None  # the training loss the file keeps (a .keras compile config's), or None
     trainable: list[str] = field(default_factory=list)  # the trainable weights' Const nodes
+    trained: list[TrainedLoss] = field(default_factory=list)  # a TF1 graph's own losses
 
 
 def load(path: Path) -> Loaded:
@@ -149,15 +163,17 @@ def load_saved_model(path: Path) -> Loaded:
     mg = _meta_graph(proto)
     key, sig = _signature(mg)
     outputs = [t.name for t in sig.outputs.values()]
-    _screen_signature(mg.graph_def, outputs)
+    tf1 = not mg.object_graph_def.nodes  # no object graph: a TF1 SavedModel
+    trained = trained_losses(mg.graph_def, {n.name: n for n in mg.graph_def.node}) if tf1 else []
+    _screen_signature(mg.graph_def, outputs + [t.tensor for t in trained])
     has_variables = any(n.op in VARIABLE_OPS for n in mg.graph_def.node)
     if has_variables and not (path / "variables" / "variables.index").is_file():
         raise NotLoaded("not a SavedModel: its variables/variables.index is missing")
-    optimizers = optimizer_facts(mg.graph_def)
-    if not mg.object_graph_def.nodes:  # a TF1 SavedModel: freeze it from its checkpoint
-        tf1 = _tf1_saved_model(path, mg, sig, optimizers)
-        tf1.debug = read_debug_info(path, set())
-        return tf1
+    optimizers = optimizer_facts(mg.graph_def, trained if tf1 else None)
+    if tf1:  # a TF1 SavedModel: freeze it from its checkpoint, with the losses it trains
+        frozen = _tf1_saved_model(path, mg, sig, optimizers, trained)
+        frozen.debug = read_debug_info(path, set())
+        return frozen
     try:
         loaded = tf.saved_model.load(str(path), tags=list(mg.meta_info_def.tags) or None)
         fn = loaded.signatures[key]
@@ -226,18 +242,18 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:300] if text else type(exc).__name__
 
 
-def _tf1_saved_model(path: Path, mg, sig, optimizers) -> Loaded:
+def _tf1_saved_model(path: Path, mg, sig, optimizers, trained: list[TrainedLoss]) -> Loaded:
     outputs = [t.name for t in sig.outputs.values()]
     try:
         reader = tf.train.load_checkpoint(str(path / "variables" / "variables"))
     except (tf.errors.OpError, ValueError) as exc:
         raise NotLoaded(f"not loaded: the checkpoint does not read ({_first_line(exc)})") from None
-    graph_def = freeze_with(mg.graph_def, reader, outputs)
+    graph_def = freeze_with(mg.graph_def, reader, outputs + [t.tensor for t in trained])
     inputs = [
         Input(_node(t.name), label, tf.dtypes.as_dtype(t.dtype).name, _dims(t.tensor_shape))
         for label, t in sig.inputs.items()
     ]
-    return Loaded("saved_model", graph_def, inputs, outputs, optimizers)
+    return Loaded("saved_model", graph_def, inputs, outputs, optimizers, trained=trained)
 
 
 def _dims(shape) -> list[int | None]:
@@ -279,21 +295,172 @@ def _const_node(name: str, value) -> Any:
     return node
 
 
-def optimizer_facts(graph: graph_pb2.GraphDef) -> list[dict[str, Any]]:
-    """The optimizer update ops a training graph keeps: family, epsilon, variable dtype."""
+def optimizer_facts(
+    graph: graph_pb2.GraphDef, trained: list[TrainedLoss] | None = None
+) -> list[dict[str, Any]]:
+    """The optimizers a training graph keeps, one record per optimizer (its update ops that
+    share a learning rate, an epsilon and a variable dtype): family, epsilon, learning rate,
+    momentum, the variables it updates, whether their gradients are clipped, and the loss the
+    gradients are of."""
     by_name = {n.name: n for n in graph.node}
-    out = []
+    trained = trained_losses(graph, by_name) if trained is None else trained
+    losses = {node: loss.tensor for loss in trained for node in loss.updates}
+    groups: dict[tuple, list[Any]] = {}
     for node in graph.node:
         if node.op not in OPTIMIZER_OPS:
             continue
-        index, family = OPTIMIZER_OPS[node.op]
-        eps_node = _const_source(by_name, node.input[index]) if len(node.input) > index else None
-        epsilon = None
-        if eps_node is not None:
-            epsilon = float(tf.make_ndarray(eps_node.attr["value"].tensor).reshape(-1)[0])
+        operands = [_operand(node, n) for n in (("lr", "alpha"), ("epsilon",), ("momentum",))]
         dtype = tf.dtypes.as_dtype(node.attr["T"].type).name
-        out.append({"op": node.name, "family": family, "epsilon": epsilon, "dtype": dtype})
+        groups.setdefault((OPTIMIZER_OPS[node.op], *operands, dtype), []).append(node)
+    out = []
+    for (family, lr, eps, momentum, dtype), nodes in groups.items():
+        grads = [_operand(n, ("grad", "delta")) for n in nodes]
+        clipped = [_clipping(by_name, g) for g in grads if g is not None]
+        out.append(
+            {
+                "op": _common_scope([n.name for n in nodes]),
+                "family": family,
+                "epsilon": _const_number(by_name, eps),
+                "dtype": dtype,
+                "learning_rate": _const_number(by_name, lr),
+                "momentum": _const_number(by_name, momentum) if momentum else None,
+                "variables": [_node(n.input[0]) for n in nodes],
+                # the gradients' clipping: only when every update's gradient is clipped
+                "clipping": clipped[0] if clipped and all(clipped) else None,
+                "loss": next((losses[n.name] for n in nodes if n.name in losses), None),
+            }
+        )
     return out
+
+
+def _operand(node: Any, names: tuple[str, ...]) -> str | None:
+    """The input tensor of ``node`` that its op's definition names one of ``names``."""
+    op_def = op_def_registry.get(node.op)
+    args = [a.name for a in op_def.input_arg] if op_def is not None else []
+    for name in names:
+        if name in args and args.index(name) < len(node.input):
+            return str(node.input[args.index(name)])
+    return None
+
+
+def _const_number(by_name: dict[str, Any], tensor: str | None) -> float | None:
+    node = _const_source(by_name, tensor) if tensor else None
+    if node is None:
+        return None
+    value = tf.make_ndarray(node.attr["value"].tensor).reshape(-1)
+    # the shortest decimal of the stored value: 0.01, not float32's 0.009999999776
+    return float(str(value[0])) if value.size else None
+
+
+def _common_scope(names: list[str]) -> str:
+    """The name scope the update ops share (the optimizer's: ``Adam``), else the first op."""
+    parts = [n.split("/") for n in names]
+    common: list[str] = []
+    for level in zip(*parts, strict=False):
+        if len(set(level)) != 1:
+            break
+        common.append(level[0])
+    shortest = min(len(p) for p in parts)
+    if len(common) >= shortest:  # one op: its scope without the per-variable update scope
+        common = common[: max(1, shortest - 2)]
+    return "/".join(common) or names[0]
+
+
+CLIP_SEARCH = 2000  # nodes looked at behind a gradient's scale factor
+
+
+def _clipping(by_name: dict[str, Any], tensor: str) -> str | None:
+    """How the gradient an update applies is clipped, or None: a ClipByValue, or a product or
+    quotient whose one operand is computed from the other (the gradient scaled by its own norm,
+    as ``clip_by_norm`` and ``clip_by_global_norm`` build it)."""
+    node = by_name.get(_node(tensor))
+    while node is not None and node.op == "Identity" and node.input:
+        node = by_name.get(_node(node.input[0]))
+    if node is None:
+        return None
+    if node.op == "ClipByValue":
+        return "its gradient is clipped by value"
+    if node.op not in ("Mul", "RealDiv"):
+        return None
+    data = [_node(i) for i in node.input if not i.startswith("^")]
+    for i, a in enumerate(data):
+        near = {a, *(_node(x) for x in by_name[a].input)} if a in by_name else {a}
+        for b in data[:i] + data[i + 1 :]:
+            if near & _ancestors(by_name, b, CLIP_SEARCH):
+                return "its gradient is scaled by its norm"
+    return None
+
+
+def _ancestors(by_name: dict[str, Any], start: str, limit: int) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo and len(seen) < limit:
+        name = todo.pop()
+        if name in seen or name not in by_name:
+            continue
+        seen.add(name)
+        todo.extend(_node(i) for i in by_name[name].input if not i.startswith("^"))
+    return seen - {start}
+
+
+_SEED = re.compile(r"(.+)/grad_ys_\d+")  # tf.gradients' seed: ones shaped like the loss
+
+
+def trained_losses(graph: graph_pb2.GraphDef, by_name: dict[str, Any]) -> list[TrainedLoss]:
+    """The losses the graph's optimizer updates come from.  ``tf.gradients`` seeds the
+    backward pass with a ``Fill`` of ones (``<scope>/grad_ys_N``) and names the gradient of an
+    op ``<scope>/<op>_grad/...``: the op whose gradient reads the seed is the loss.  Each
+    update op belongs to the seed its gradient is computed from."""
+    consumers: dict[str, list[Any]] = {}
+    for node in graph.node:
+        for i in node.input:
+            if not i.startswith("^"):
+                consumers.setdefault(_node(i), []).append(node)
+    out = []
+    for node in graph.node:
+        match = _SEED.fullmatch(node.name) if node.op == "Fill" else None
+        if match is None:
+            continue
+        loss = _loss_of_seed(match.group(1), consumers.get(node.name, []), by_name)
+        if loss is None:
+            continue
+        downstream = _descendants(consumers, node.name)
+        updates = [
+            n
+            for n in graph.node
+            if n.op in OPTIMIZER_OPS and _node(_operand(n, ("grad", "delta")) or "") in downstream
+        ]
+        if updates:
+            out.append(
+                TrainedLoss(
+                    f"{loss}:0", [_node(n.input[0]) for n in updates], [n.name for n in updates]
+                )
+            )
+    return out
+
+
+def _loss_of_seed(scope: str, readers: list[Any], by_name: dict[str, Any]) -> str | None:
+    prefix = f"{scope}/"
+    for reader in readers:
+        rest = reader.name[len(prefix) :] if reader.name.startswith(prefix) else ""
+        at = rest.find("_grad/")
+        while at > 0:
+            if rest[:at] in by_name:
+                return rest[:at]
+            at = rest.find("_grad/", at + 1)
+    return None
+
+
+def _descendants(consumers: dict[str, list[Any]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(c.name for c in consumers.get(name, []))
+    return seen
 
 
 def _const_source(by_name: dict[str, Any], tensor: str) -> Any:
