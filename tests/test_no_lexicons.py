@@ -345,6 +345,9 @@ API_TABLES: frozenset[str] = frozenset(
         "verify/graphs/loader.py:_SEED",  # the name tf.gradients gives its seed, not a user's
         "verify/graphs/training.py:_KIND_TEXT",  # the target kinds (internal tags), worded
         "verify/graphs/training.py:_LOGS",  # TF graph op types
+        "verify/graphs/stack.py:_BIAS_OPS",  # TF graph op types
+        "verify/graphs/stack.py:_CLIPS",  # TF graph op types
+        "verify/graphs/stack.py:_SCALING",  # TF graph op types
         "verify/graphs/patterns.py:_LOW_FLOATS",
         "verify/graphs/ranges.py:_HULL_SAME",
         "verify/graphs/ranges.py:_SPATIAL_SAME",

@@ -22,6 +22,7 @@ from .patterns import Hazard, find
 from .ranges import analyse
 from .screen import NotLoaded
 from .search import Searcher, Witness, describe_feed
+from .stack import training_facts
 from .training import training_losses
 
 _WRAPPERS = ("StatefulPartitionedCall/", "PartitionedCall/")
@@ -43,11 +44,11 @@ def lint_model(job: dict[str, Any]) -> dict[str, Any]:
         }
     if loaded.layers.kind == "none":  # no layer tree in the file: the weights' name scopes
         loaded.layers = weight_scopes(graph.get_operations(), display_name, loaded.layers)
-    hazards = _checked(graph, loaded, job.get("input_ranges") or {})
+    hazards, optimizers = _checked(graph, loaded, job.get("input_ranges") or {})
     return {
         "kind": loaded.kind,
         "hazards": hazards,
-        "optimizers": [optimizer_verdict(o) for o in loaded.optimizers],
+        "optimizers": [optimizer_verdict(o) for o in optimizers],
         "inputs": [i.label for i in loaded.inputs],
         "seconds": round(time.perf_counter() - start, 3),
     }
@@ -57,6 +58,8 @@ def optimizer_verdict(opt: dict[str, Any]) -> dict[str, Any]:
     """The number check of an optimizer's epsilon in its variables' dtype."""
     eps, dtype = opt.get("epsilon"), str(opt.get("dtype"))
     out = dict(opt)
+    if eps is None and opt.get("family") in ("sgd", "ftrl"):
+        return dict(out, status="refuted", detail=f"{opt.get('family')} has no epsilon")
     if eps is None or dtype not in ("float16", "bfloat16", "float32", "float64"):
         return dict(out, status="inconclusive", detail="the epsilon is not a constant of the graph")
     info = iv.finfo(dtype)
@@ -94,7 +97,9 @@ def graph_dtype(graph: tf.Graph) -> str:
 
 def _checked(
     graph: tf.Graph, loaded: Loaded, given: dict[str, list[float]]
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The hazards with their verdicts, and the optimizer records with what the training
+    rules read of the model they train (stack.py)."""
     dtype = graph_dtype(graph)
     own = graph.get_operations()  # the file's ops: a rebuilt Keras loss is not linted
     trainings = training_losses(graph, loaded, given)
@@ -105,10 +110,14 @@ def _checked(
     if chosen != first:
         boxes = analyse(graph, {**labels, **{n: b for n, (b, _) in chosen.items()}}, dtype)
     box_text = _box_text(loaded, chosen)
+    optimizers = [
+        dict(o, **training_facts(graph, o, loaded.inputs, trainings, chosen, boxes))
+        for o in loaded.optimizers
+    ]
     searcher = Searcher(graph, loaded.inputs, {n: b for n, (b, _) in chosen.items()}, trainings)
     order = {op.name: i + 1 for i, op in enumerate(graph.get_operations())}
     try:
-        return [
+        hazards = [
             dict(
                 _verdict(h, searcher, loaded, box_text, dtype),
                 node=order[h.op.name],
@@ -116,6 +125,7 @@ def _checked(
             )
             for h in find(own, boxes)
         ]
+        return hazards, optimizers
     finally:
         searcher.close()
 

@@ -328,6 +328,7 @@ def optimizer_facts(
                 # the gradients' clipping: only when every update's gradient is clipped
                 "clipping": clipped[0] if clipped and all(clipped) else None,
                 "loss": next((losses[n.name] for n in nodes if n.name in losses), None),
+                "tf1": True,
             }
         )
     return out
@@ -594,14 +595,25 @@ def keras_optimizer(config: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     inner = opt.get("config") or {}
     dtype = _variable_dtype(config)
+    clips = {k: inner.get(k) for k in ("clipnorm", "global_clipnorm", "clipvalue")}
+    clip = next(((k, v) for k, v in clips.items() if _number(v) is not None), None)
     return [
         {
             "op": f"optimizer {opt.get('class_name')}",
             "family": str(opt.get("class_name", "")).lower(),
-            "epsilon": inner.get("epsilon"),
+            "epsilon": _number(inner.get("epsilon")),
             "dtype": dtype,
+            "learning_rate": _number(inner.get("learning_rate")),  # a schedule: None
+            "momentum": _number(inner.get("momentum")),
+            "clipping": f"{clip[0]}={clip[1]:g}" if clip else None,
+            "clipnorm": _number(inner.get("clipnorm") or inner.get("global_clipnorm")),
+            "tf1": False,
         }
     ]
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _variable_dtype(config: dict[str, Any]) -> str:
