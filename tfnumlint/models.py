@@ -122,6 +122,7 @@ def lint_models(models: list[Candidate], options: ModelOptions) -> list[FileResu
             requests,
             lambda reason, _i: {"error": f"not analysed: {reason}", "_nocache": True},
             timeout(),
+            graphs_only=True,
         )
         for i, answer in zip(todo, fresh, strict=True):
             nocache = answer.pop("_nocache", False)
