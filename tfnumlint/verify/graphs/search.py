@@ -185,25 +185,6 @@ class Searcher:
             values = self.session.run(wanted, feed_dict=self._fd(feed))
         except (tf.errors.OpError, ValueError):
             return None
-        return self._witness(values, owners, feed)
-
-    def _check_and_grads(self, fetches: dict[str, Any], feed, grads) -> tuple[Witness | None, Any]:
-        """``_check`` at ``feed`` and the climb's gradients there, in one run of the graph;
-        when that run fails, each alone (so a failing check does not stop the climb, and
-        failing gradients do, as when they ran apart)."""
-        owners = {k: v[0] for k, v in fetches.items() if k in ("training", "loss-gradient")}
-        wanted = {k: (v[1] if k in owners else v) for k, v in fetches.items() if k != "climb"}
-        try:
-            values = self.session.run({**wanted, "climb": grads}, feed_dict=self._fd(feed))
-        except (tf.errors.OpError, ValueError):
-            found = self._check(fetches, feed)
-            try:
-                return found, self.session.run(grads, feed_dict=self._fd(feed))
-            except (tf.errors.OpError, ValueError):
-                return found, None
-        return self._witness(values, owners, feed), values["climb"]
-
-    def _witness(self, values: dict[str, Any], owners, feed) -> Witness | None:
         # a loss's gradient is the op's symptom only when the op turns it non-finite: finite
         # at its output, non-finite at its input (see _through)
         arriving, leaving = values.get("arriving"), values.get("leaving")
@@ -246,22 +227,17 @@ class Searcher:
         _objective_tensor, grads = fetches["climb"]
         for start in range(CLIMB_STARTS):
             feed = self._point("uniform" if start else "zero")
-            if time.monotonic() > deadline:
-                return None
-            try:  # the start point's gradients (its own check is the start phase's)
-                gs = self.session.run(grads, feed_dict=self._fd(feed))
-            except (tf.errors.OpError, ValueError):
-                return None
-            for step in range(CLIMB_STEPS):
-                if step and time.monotonic() > deadline:
+            for _ in range(CLIMB_STEPS):
+                if time.monotonic() > deadline:
+                    return None
+                try:
+                    gs = self.session.run(grads, feed_dict=self._fd(feed))
+                except (tf.errors.OpError, ValueError):
                     return None
                 feed = self._step(feed, gs)
-                # each point is checked, and its gradients taken for the next step, at once
-                found, gs = self._check_and_grads(fetches, feed, grads)
+                found = self._check(fetches, feed)
                 if found is not None:
                     return found
-                if gs is None:
-                    return None
         return None
 
     def _step(self, feed, grads) -> dict[str, np.ndarray]:
