@@ -20,7 +20,6 @@ import numpy as np
 import tensorflow as tf
 
 from .. import intervals as iv
-from ..training_text import MSE_NAMES
 from .inputs import DEFAULT_WHY, consumers
 from .patterns import EPSILON_MAX, passthrough
 from .ranges import Box, const_value
@@ -155,7 +154,7 @@ def squared_error(training: Training, output: tf.Tensor) -> bool:
             return True
         if op.type == "Sub" and any(u.type == "Square" for u in consumers(op.outputs[0])):
             return True
-    return training.builtin in MSE_NAMES  # a .keras file's built-in squared error
+    return training.squared  # a .keras file's built-in squared error
 
 
 def training_facts(

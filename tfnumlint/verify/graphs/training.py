@@ -75,6 +75,7 @@ class Training:
     targets: list[Target]
     weights: list[tf.Tensor]  # the trainable weights (frozen variables' constants)
     builtin: str | None = None  # a .keras compile config's loss: its Keras name
+    squared: bool = False  # that loss is Keras's mean squared error
     _reads: set[str] = field(default_factory=set)  # the ops the loss reads
 
     def __post_init__(self) -> None:
@@ -226,4 +227,5 @@ def training_loss(graph: tf.Graph, loaded: Any) -> Training | None:
     classes = int(out.shape[-1] or 1) if out.shape.rank else 1
     box = {"index": (0.0, classes - 1.0), "free": (-1.0, 1.0)}.get(kind, (0.0, 1.0))
     y_true = Target(target, "y_true", kind, classes, box)
-    return Training(loss, f"the model's loss ({name})", [y_true], weights, name)
+    squared = getattr(fn, "fn", fn) is keras.losses.mean_squared_error  # a function or a class
+    return Training(loss, f"the model's loss ({name})", [y_true], weights, name, squared)
