@@ -20,6 +20,11 @@ Measured 2026-12-05 on the shared 2-core machine, load average 4 to 6 from other
                           2374ab6 13.90 s / 6.77 s (2.34x / 2.26x)
 
 The issue's bound (at most 30 s for a 100 MB SavedModel) holds: 7.5 s, and 12.9 s at 200 MB.
+
+2026-12-07, branch graph33 (``--repeat 5 --other`` main 4e7ea94), load average 1.0 to 1.5:
+
+    --mb 100 (100.3 MB):  load 4.64 s wall / 4.75 s CPU;  tfnumlint 6.91 s / 7.39 s
+                          (1.49x / 1.56x);  main 7.20 s / 7.66 s (1.55x / 1.61x)
 The 2026-12-02 figure (tfnumlint 155.1 s against a 63.2 s load, "--mb 100", then 200 MB on
 disk, load average ~13) is not comparable: that machine was several times slower.
 benchmarks/SPEED.md has the worker's own time, where this round's changes show.

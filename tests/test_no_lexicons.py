@@ -340,8 +340,14 @@ API_TABLES: frozenset[str] = frozenset(
         "verify/graphs/inputs.py:_INT_BOXES",
         "verify/graphs/layers.py:WEIGHT_OPERANDS",  # TF graph op types and their weight operand
         "verify/graphs/layers.py:_READS",  # TF graph op types that pass a weight through
-        "verify/graphs/loader.py:OPTIMIZER_OPS",
+        "verify/graphs/training_step.py:OPTIMIZER_OPS",
         "verify/graphs/loader.py:VARIABLE_OPS",
+        "verify/graphs/training_step.py:_SEED",  # tf.gradients' name for its seed, not a user's
+        "verify/graphs/training.py:_KIND_TEXT",  # the target kinds (internal tags), worded
+        "verify/graphs/training.py:_LOGS",  # TF graph op types
+        "verify/graphs/stack.py:_BIAS_OPS",  # TF graph op types
+        "verify/graphs/stack.py:_CLIPS",  # TF graph op types
+        "verify/graphs/stack.py:_SCALING",  # TF graph op types
         "verify/graphs/patterns.py:_LOW_FLOATS",
         "verify/graphs/ranges.py:_HULL_SAME",
         "verify/graphs/ranges.py:_SPATIAL_SAME",

@@ -100,7 +100,14 @@ def run(argv: list[str] | None) -> int:
         analysed = analyse_run(inputs.candidates, job, jobs, bar, keep_fixable=describing)
     ranges = input_ranges(args.input_range)
     lint_graphs = models and not args.no_verify  # a saved model needs TensorFlow
-    graph_options = ModelOptions(codes, config.severity, config.graph_ignore, ranges, cache_dir)
+    graph_options = ModelOptions(
+        codes,
+        config.severity,
+        config.graph_ignore,
+        ranges,
+        cache_dir,
+        dict(config.settings.lr_thresholds),
+    )
     results = analysed.results + (lint_models(models, graph_options) if lint_graphs else [])
     apply_per_file_ignores(results, config)
     findings = [f for r in results for f in r.findings]

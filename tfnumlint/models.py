@@ -21,6 +21,7 @@ from typing import Any
 from .cache import Cache, key
 from .discovery import MODEL_SUFFIXES, Candidate, is_saved_model
 from .model import FileError, FileResult, Finding, Fix, Verification
+from .optimizers import OPTIMIZERS
 from .ruledocs import all_docs
 
 DEFAULT_TIMEOUT = 600.0
@@ -89,6 +90,10 @@ class ModelOptions:
     graph_ignore: list[str] = field(default_factory=list)
     input_ranges: dict[str, list[float]] = field(default_factory=dict)
     cache_dir: Path | None = None
+    # the training rules' "high" learning rate per optimizer family (config settings)
+    lr_thresholds: dict[str, float] = field(
+        default_factory=lambda: {f: o.high_lr for f, o in OPTIMIZERS.items()}
+    )
 
 
 def lint_models(models: list[Candidate], options: ModelOptions) -> list[FileResult]:
@@ -117,6 +122,7 @@ def lint_models(models: list[Candidate], options: ModelOptions) -> list[FileResu
             requests,
             lambda reason, _i: {"error": f"not analysed: {reason}", "_nocache": True},
             timeout(),
+            graphs_only=True,
         )
         for i, answer in zip(todo, fresh, strict=True):
             nocache = answer.pop("_nocache", False)
@@ -153,37 +159,53 @@ def to_result(cand: Candidate, answer: dict[str, Any], options: ModelOptions) ->
     if answer.get("error") or "hazards" not in answer:
         reason = answer.get("error") or answer.get("detail") or "not analysed: no answer"
         return FileResult(cand.display, errors=[FileError(cand.display, str(reason))])
-    from .rules import rule_for
+    from .rules import rules_for
 
     hazards = list(answer.get("hazards") or [])
-    hazards += [dict(o, pattern="optimizer") for o in answer.get("optimizers") or []]
+    hazards += [
+        dict(o, pattern="optimizer", lr_threshold=options.lr_thresholds.get(str(o.get("family"))))
+        for o in answer.get("optimizers") or []
+    ]
     findings = []
     docs = all_docs()
     for h in hazards:
-        rule = rule_for(h)
-        if rule is None or rule.code not in options.codes or ignored(h, options.graph_ignore):
-            continue
-        doc = docs[rule.code]
-        op = str(h.get("op", ""))
-        line = int(h.get("node") or 1)  # the op's position in the model's graph
-        findings.append(
-            Finding(
-                path=cand.display,
-                line=line,
-                column=1,
-                end_line=line,
-                end_column=len(op) + 1,
-                rule=rule.code,
-                name=doc.name,
-                severity=options.severities.get(rule.code, doc.severity),
-                message=rule.message(h),
-                source_line=op,
-                verification=verification(h, cand.path),
-                fix=Fix("suggestion", GRAPH_FIX) if docs[rule.code].fix != "none" else None,
-                related=origin_related(h),
-                graph=graph_location(h),
+        for rule in rules_for(h):
+            if rule.code not in options.codes or ignored(h, options.graph_ignore):
+                continue
+            doc = docs[rule.code]
+            op = str(h.get("op", ""))
+            line = int(h.get("node") or 1)  # the op's position in the model's graph
+            # a training rule's graph half is verified by its source recipe (probe), after
+            spec = rule.probe(h) if rule.probe is not None else None
+            probe = None
+            if spec is not None:
+                dtype = str(h.get("dtype") or "float32")
+                probe = {
+                    **spec,
+                    "rule": rule.code,
+                    "dtype": dtype,
+                    "path": cand.display,
+                    "graph": True,
+                }
+            findings.append(
+                Finding(
+                    path=cand.display,
+                    line=line,
+                    column=1,
+                    end_line=line,
+                    end_column=len(op) + 1,
+                    rule=rule.code,
+                    name=doc.name,
+                    severity=options.severities.get(rule.code, doc.severity),
+                    message=rule.message(h),
+                    source_line=op,
+                    verification=verification(h, cand.path) if probe is None else Verification(),
+                    fix=Fix("suggestion", GRAPH_FIX) if doc.fix != "none" else None,
+                    related=origin_related(h),
+                    graph=graph_location(h),
+                    probe=probe,
+                )
             )
-        )
     return FileResult(cand.display, findings)
 
 

@@ -140,7 +140,10 @@ def tf1_graph(base: Path, eps: float = 1e-8) -> dict[str, Path]:
         half = tf.add(tf.cast(x, tf.float16), tiny, name="half_guard")
         stable = tf.nn.log_softmax(tf.matmul(x, w * 0.01), name="stable")
         h = v1.get_variable("h", initializer=np.ones((FEATURES,), np.float16))
+        # the loss reads the gradient hazards: in a trained graph their symptom is the loss's
+        # gradient through them (an op no loss reads is only a condition)
         loss = tf.reduce_sum(tf.cast(h, tf.float32) * tf.reduce_sum(x, 0))
+        loss += tf.reduce_sum(norm) + tf.reduce_sum(trap)
         train = v1.train.AdamOptimizer(1e-3, epsilon=eps).minimize(loss, var_list=[h])
         outputs = {
             "log_p": log_p, "energy": e, "ratio": ratio, "norm": norm, "trap": trap,

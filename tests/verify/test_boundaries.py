@@ -42,7 +42,9 @@ WORKER_SIDE = frozenset(
             f"graphs.{m}"
             for m in (
                 *("screen", "loader", "ranges", "patterns", "inputs", "search", "layers"),
-                "training",  # the loss a .keras file keeps
+                "training",  # the loss a .keras file or a TF1 training graph keeps
+                "training_step",  # the optimizer and the losses its updates are of
+                "stack",  # the model the training rules simulate, read from the graph
             )
         ),
         "graphs.lint",

@@ -59,3 +59,31 @@ def test_a_baseline_hides_the_graph_findings(project):
     )
     assert proc.returncode == 0, proc.stderr
     assert _json(proc)["findings"] == []
+
+
+def test_the_saved_model_worker_imports_no_source_analysis():
+    """The worker lint_models starts (``--graphs``) loads only the graph modules: neither
+    libcst nor the probe machinery (they cost it about a second before its first model)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    script = (
+        "import sys, runpy\n"
+        "sys.argv = ['worker', '--graphs']\n"
+        "try:\n"
+        "    runpy.run_module('tfnumlint.verify.worker', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "seen = [m for m in sys.modules if m == 'libcst' or m == 'tfnumlint.verify.probing']\n"
+        "sys.stderr.write('IMPORTED ' + ','.join(sorted(seen)) + '\\n')\n"
+    )
+    request = json.dumps({"id": 0, "graph": {"path": str(ROOT / "missing.keras")}})
+    proc = subprocess.run(
+        [sys.executable, "-c", script], input=request + "\n", capture_output=True, text=True,
+        cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert '"id": 0' in proc.stdout and "not" in proc.stdout, proc.stderr
+    [line] = [x for x in proc.stderr.splitlines() if x.startswith("IMPORTED")]
+    assert line == "IMPORTED ", line

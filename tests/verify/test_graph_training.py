@@ -63,12 +63,17 @@ def test_a_trained_model_is_confirmed_by_its_loss_gradient(models):
     assert "a weight of layer `enc`" in v.detail
     assert v.observed["weight"].startswith("norms_1/enc_1/")
     assert "y_true" in v.inputs and v.inputs["x"] == [0.0] * FEATURES
-    # the raw input's norm has no weight upstream: training cannot break there, its own
-    # gradient (by the input) is still the symptom
+    assert v.observed["loss"] == "the model's loss (mse)"
+    # the raw input's norm has no weight upstream: no training step computes its gradient;
+    # the symptom is the loss's gradient by the op's input (what the backward pass carries
+    # through the op), not the op's local derivative
     [raw] = [f for f in sqrts if f is not trained]
-    assert raw.verification.status == "confirmed"
-    assert "the gradient of" in raw.verification.detail
-    assert "training" not in raw.verification.observed and "y_true" not in raw.verification.inputs
+    r = raw.verification
+    assert r.status == "confirmed" and r.symptom in ("inf-gradient", "nan-gradient")
+    assert "the gradient of the model's loss (mse) with respect to the op's input" in r.detail
+    assert "a training step does not compute it" in r.detail
+    assert "training" not in r.observed and "loss-gradient" in r.observed
+    assert "y_true" in r.inputs  # the loss needs its target
 
 
 def test_without_a_kept_loss_the_op_gradient_is_the_symptom(models):

@@ -13,7 +13,7 @@ from ..analysis.context import Hit
 from .graph import GRAPH_RULES, GraphRule, Hazard
 from .registry import CHECKS, Check, rule
 
-__all__ = ["CHECKS", "Check", "Hit", "load_all", "rule", "rule_for"]
+__all__ = ["CHECKS", "Check", "Hit", "load_all", "rule", "rules_for"]
 
 
 def load_all() -> list[Check]:
@@ -23,7 +23,7 @@ def load_all() -> list[Check]:
     return CHECKS
 
 
-def rule_for(hazard: Hazard) -> GraphRule | None:
-    """The first declared graph rule that covers the hazard (the families are loaded first)."""
+def rules_for(hazard: Hazard) -> list[GraphRule]:
+    """Every declared graph rule that covers the hazard (the families are loaded first)."""
     load_all()
-    return next((r for r in GRAPH_RULES if r.matches(hazard)), None)
+    return [r for r in GRAPH_RULES if r.matches(hazard)]

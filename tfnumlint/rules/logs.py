@@ -320,7 +320,13 @@ def log_of_probability_op(h: GraphHazard) -> str:
     )
 
 
-@graph_rule("TNL104", lambda h: is_danger(h, "log", "log1p", "xlogy"))
+@graph_rule(
+    "TNL104",
+    lambda h: (
+        is_danger(h, "log", "log1p", "xlogy")
+        and not (is_danger(h, "log") and producer_is_probability(h))
+    ),  # that one is TNL101's
+)
 def log_of_unbounded_op(h: GraphHazard) -> str:
     return (
         f"log of a value not known to be positive: {where_op(h)} reads {producer_text(h)}, "

@@ -25,6 +25,9 @@ from ..analysis.optimizer_calls import learning_rate, optimizer_family, optimize
 from ..optimizers import ADAPTIVE, OPTIMIZERS
 from .common import fmt
 from .datascale import resolve
+from .graph import Hazard as GraphHazard
+from .graph import graph_rule, high_learning_rate, optimizer_text
+from .graph import optimizer_spec as graph_optimizer_spec
 from .registry import rule
 from .training_loss import compiled_loss
 
@@ -345,6 +348,83 @@ def dense_stack(ctx: Context) -> dict | None:
         return None
 
     return ctx.fact("dense_stack", compute)
+
+
+# -- the same rules on a model file that keeps its optimizer ---------------------------------
+# The worker reads the optimizer's hyper-parameters and the model it trains from the graph
+# (verify/graphs/stack.py); the probes are the specs the source checks above send, so the
+# same recipes verify them.
+
+
+def _saturating_graph(h: GraphHazard) -> bool:
+    """TNL501 on a graph: a high learning rate, a sigmoid/softmax output and a hand-written
+    log loss on it (a .keras file's built-in losses recover the logits: not flagged)."""
+    return high_learning_rate(h) and bool(h.get("log_loss")) and bool(h.get("output"))
+
+
+def _saturation_probe(h: GraphHazard) -> dict:
+    out = h["output"]
+    return {
+        "kind": "train",
+        "recipe": "saturation",
+        **graph_optimizer_spec(h),
+        "output": out["activation"],
+        "units": out.get("units"),
+        "fan_in": out.get("fan_in"),
+        "bias": out.get("bias"),
+        "below": out.get("below"),
+        "loss": h["log_loss"],
+        "loss_code": _loss_code(h),
+    }
+
+
+def _loss_code(h: GraphHazard) -> str | None:
+    """The loss as a compile call names it (a .keras config's built-in loss), for the
+    recipes' wording; a TF1 graph's loss has no such name."""
+    name = h.get("builtin_loss")
+    return f'"{name}"' if name else None
+
+
+@graph_rule("TNL501", _saturating_graph, _saturation_probe)
+def high_lr_saturating_output_graph(h: GraphHazard) -> str:
+    out, loss = h["output"], h["log_loss"]
+    eps = fmt(loss.get("eps") or 0)
+    guard = {"log_eps": f"log(p + {eps})", "clip": f"log(clip(p, {eps}, 1 - {eps}))"}
+    return (
+        f"learning rate {fmt(h['learning_rate'])} of {optimizer_text(h)} is above "
+        f"{fmt(h['lr_threshold'])} for {h['family']} with {out['activation']} outputs and a "
+        f"hand-written {guard.get(loss['form'], 'log(p)')} loss in the graph: large steps push "
+        "the logits into saturation, where that loss is stuck with a zero (or NaN) gradient; "
+        "use linear outputs with a from_logits / *_with_logits loss, or a lower learning rate"
+    )
+
+
+def _unclipped_graph(h: GraphHazard) -> bool:
+    """TNL502 on a graph: an adaptive optimizer at a high learning rate whose gradients reach
+    its updates unclipped (no clipnorm/clipvalue in a .keras config; no ClipByValue, no
+    scaling of a gradient by its own norm before a TF1 update op)."""
+    return high_learning_rate(h) and h.get("family") in ADAPTIVE and not h.get("clipping")
+
+
+def _clipping_probe(h: GraphHazard) -> dict:
+    return {
+        "kind": "train",
+        "recipe": "clipping",
+        **graph_optimizer_spec(h),
+        "output": (h.get("output") or {}).get("activation"),
+        "loss": h.get("log_loss"),
+        "loss_code": _loss_code(h),
+        "stack": h.get("stack"),
+    }
+
+
+@graph_rule("TNL502", _unclipped_graph, _clipping_probe)
+def no_gradient_clipping_graph(h: GraphHazard) -> str:
+    return (
+        f"{optimizer_text(h)} is {h['family']} at learning rate {fmt(h['learning_rate'])} with no "
+        "gradient clipping: one exploding gradient moves every weight by about lr per step in "
+        "its sign, nothing bounds it; clip the gradients (clipnorm=, tf.clip_by_global_norm)"
+    )
 
 
 # -- TNL503, TNL504 --------------------------------------------------------------------------

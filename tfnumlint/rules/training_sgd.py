@@ -15,7 +15,10 @@ from ..analysis.context import Context, Hit
 from ..analysis.module import Site
 from ..analysis.optimizer_calls import optimizer_spec
 from .common import fmt
-from .datascale import DataScale, curvature, data_scale, resolve
+from .datascale import DataScale, Scale, curvature, data_scale, resolve
+from .graph import Hazard as GraphHazard
+from .graph import graph_rule, is_optimizer, optimizer_text
+from .graph import optimizer_spec as graph_optimizer_spec
 from .registry import rule
 from .training import (
     SQUARED_LOSS_NAMES,
@@ -198,4 +201,81 @@ def sgd_diverges_on_raw_features(site: Site[cst.Call], ctx: Context):
         f"`{data.name}` is visible",
         site,
         {**spec, "features": None, "rms_limit": rms_limit},
+    )
+
+
+# -- TNL505 on a model file that keeps its optimizer ------------------------------------------
+# The features are the input the model's first dense layer reads (verify/graphs/stack.py);
+# their scale is its box when a fact of the model gives it (a uint8 dtype, a Rescaling, a
+# Normalization) or --input-range does: features spread uniformly over that box.
+
+BOX_ROWS = 256  # rows of the features rebuilt from a box
+
+
+def box_scale(h: GraphHazard) -> Scale | None:
+    """The features of a graph's first layer as uniform over their box, when it is known."""
+    f = h.get("features") or {}
+    if not f.get("known"):
+        return None
+    lo, hi = (float(v) for v in f["box"])
+    text = f"uniform in [{fmt(lo)}, {fmt(hi)}] ({f.get('why')})"
+    mean_sq = (lo * lo + lo * hi + hi * hi) / 3
+    return Scale(
+        "uniform", (lo, hi), BOX_ROWS, int(f.get("width") or 1), (lo + hi) / 2, mean_sq, text
+    )
+
+
+def _rms_limit(h: GraphHazard) -> float:
+    return math.sqrt((1 + (h.get("momentum") or 0.0)) / float(h["learning_rate"]))
+
+
+def _sgd_graph(h: GraphHazard) -> bool:
+    """An SGD update of a linear output trained on a squared error, at a learning rate the
+    features' scale makes unstable (known box), or that a box of unknown origin allows to be
+    (lr >= 0.1, as in source)."""
+    lr = h.get("learning_rate")
+    f = h.get("features")
+    if not (is_optimizer(h) and h.get("family") == "sgd" and h.get("squared") and f and lr):
+        return False
+    scale = box_scale(h)
+    if scale is not None:
+        return lr > 2 * (1 + (h.get("momentum") or 0.0)) / curvature(scale)
+    peak = max(abs(float(v)) for v in f["box"])
+    return lr >= UNKNOWN_SCALE_LR and peak > _rms_limit(h)
+
+
+def _divergence_probe(h: GraphHazard) -> dict:
+    scale = box_scale(h)
+    spec = {
+        "kind": "train",
+        "recipe": "divergence",
+        **graph_optimizer_spec(h),
+        "data": h["features"]["name"],
+    }
+    if scale is None:
+        return {**spec, "features": None, "rms_limit": _rms_limit(h)}
+    return {**spec, "features": scale.to_spec(), "curvature": curvature(scale)}
+
+
+@graph_rule("TNL505", _sgd_graph, _divergence_probe)
+def sgd_diverges_graph(h: GraphHazard) -> str:
+    f = h["features"]
+    momentum = h.get("momentum") or 0.0
+    what = "SGD" if not momentum else f"SGD with momentum {fmt(momentum)}"
+    lo, hi = f["box"]
+    scale = box_scale(h)
+    where = f"`{f['name']}` in [{fmt(lo)}, {fmt(hi)}] ({f['why']})"
+    if scale is not None:
+        lam = curvature(scale)
+        limit = 2 * (1 + momentum) / lam
+        return (
+            f"{what} at lr {fmt(h['learning_rate'])} ({optimizer_text(h)}) on a squared-error "
+            f"loss over {where}: spread over that box (RMS {fmt(scale.rms)}) the loss curvature "
+            f"is about {fmt(lam)}, so any lr above {fmt(limit)} grows the weights geometrically "
+            "to inf; normalise the features or lower the learning rate"
+        )
+    return (
+        f"{what} at lr {fmt(h['learning_rate'])} ({optimizer_text(h)}) on a squared-error loss "
+        f"diverges once the features' RMS exceeds {fmt(_rms_limit(h))}; the first layer reads "
+        f"{where}, and nothing in the graph normalises it"
     )

@@ -24,15 +24,17 @@ import tensorflow as tf
 
 from tfnumlint.verify.graphs.loader import load  # the linter's safe loader
 from tfnumlint.verify.graphs.search import graph_session  # the graph as written
-from tfnumlint.verify.graphs.training import training_loss  # the loss the file keeps
+from tfnumlint.verify.graphs.training import training_losses  # the losses the file keeps
 
 inf, nan = float("inf"), float("nan")
 MODEL = Path({model!r})
 TARGET = {target!r}  # the op's output in the frozen graph
 CHECKED = {checked!r}  # the input the gradient is taken by
 SYMPTOM = {symptom!r}  # "value": the output is non-finite; "gradient": its gradient is;
-# "training": the gradient of the model's training loss with respect to WEIGHT is
+# "training": the gradient of the training loss LOSS with respect to WEIGHT is;
+# "loss-gradient": the gradient of LOSS with respect to CHECKED (the op's input) is
 WEIGHT = {weight!r}
+LOSS = {loss!r}
 FEED = {feed}  # placeholder -> (dtype, shape, values): the witness
 
 
@@ -41,23 +43,24 @@ def main() -> int:
     graph = tf.Graph()
     with graph.as_default():
         tf.graph_util.import_graph_def(loaded.graph_def, name="")
+        losses = training_losses(graph, loaded)  # built as the linter did: before the rest
         try:
             target = graph.get_tensor_by_name(TARGET)
             # the output and its gradient, fetched together as the verifier's search did,
             # in a session that runs the ops as written (no graph optimizer, which may fuse a
             # log of a softmax into a log_softmax)
             fetches = {{"value": target}}
-            if CHECKED is not None:
+            if CHECKED is not None and SYMPTOM != "loss-gradient":
                 grad = tf.gradients(target, graph.get_tensor_by_name(CHECKED))[0]
                 if grad is not None:
                     fetches["gradient"] = grad
-            if SYMPTOM == "training":  # the loss the file keeps, with its target placeholder
-                training = training_loss(graph, loaded)
-                if training is None:
+            if SYMPTOM in ("training", "loss-gradient"):  # a loss the file keeps
+                kept = [t for t in losses if t.loss.name == LOSS]
+                if not kept:
                     print("the model no longer keeps its training loss")
                     return 2
-                weight = graph.get_tensor_by_name(WEIGHT)
-                fetches["training"] = tf.gradients(training.loss, weight)[0]
+                by = WEIGHT if SYMPTOM == "training" else CHECKED
+                fetches[SYMPTOM] = tf.gradients(kept[0].loss, graph.get_tensor_by_name(by))[0]
             feed = {{
                 graph.get_tensor_by_name(name + ":0"): np.asarray(values, dtype).reshape(shape)
                 for name, (dtype, shape, values) in FEED.items()
@@ -71,6 +74,7 @@ def main() -> int:
         "value": TARGET,
         "gradient": f"the gradient of {{TARGET}} by {{CHECKED}}",
         "training": f"the gradient of the training loss by {{WEIGHT}}",
+        "loss-gradient": f"the gradient of the training loss by {{CHECKED}}",
     }}[SYMPTOM]
     bad = ~np.isfinite(value)
     if bad.any():
@@ -96,6 +100,7 @@ def script(finding: Finding, record: dict[str, Any]) -> str:
     what = {
         "gradient": "its gradient",
         "training": "the gradient of the model's training loss with respect to a weight it reads",
+        "loss-gradient": "the gradient of the model's training loss with respect to its input",
     }.get(str(record.get("symptom")), "its output")
     head = f'''#!/usr/bin/env python3
 """Reproducer for {where}.
@@ -121,6 +126,7 @@ no such op any more.  Needs TensorFlow, NumPy and tfnumlint (for its safe loader
         checked=record.get("checked"),
         symptom=str(record.get("symptom", "value")),
         weight=record.get("weight"),
+        loss=record.get("loss"),
         feed=repr(feed),
     )
     return head + body

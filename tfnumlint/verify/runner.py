@@ -90,7 +90,9 @@ class Worker:
     buffer: bytes = b""
 
     @classmethod
-    def start(cls) -> Worker:
+    def start(cls, graphs_only: bool = False) -> Worker:
+        """``graphs_only``: a worker for saved models only, which skips importing the probe
+        and proof machinery (half a second of libcst and tracing modules at startup)."""
         env = dict(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         root = str(Path(__file__).resolve().parents[2])
@@ -99,7 +101,12 @@ class Worker:
         )
         stderr = None if os.environ.get("TFNUMLINT_DEBUG") else subprocess.DEVNULL
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tfnumlint.verify.worker"],
+            [
+                sys.executable,
+                "-m",
+                "tfnumlint.verify.worker",
+                *(["--graphs"] if graphs_only else []),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -198,11 +205,15 @@ def run_probes(
 
 
 def serve(
-    requests: list[dict[str, Any]], on_failure, timeout: float | None = None
+    requests: list[dict[str, Any]],
+    on_failure,
+    timeout: float | None = None,
+    graphs_only: bool = False,
 ) -> list[dict[str, Any]]:
     """Send each request to one worker, in order.  A crash or timeout costs only the request
     in flight (``on_failure(reason, index)`` answers it); the next one gets a fresh worker.
-    ``timeout``: each request's budget (default: the probe budget)."""
+    ``timeout``: each request's budget (default: the probe budget); ``graphs_only``: every
+    request is a saved model's (``Worker.start``)."""
     timeout = probe_timeout() if timeout is None else timeout
     results: list[dict[str, Any]] = []
     worker: Worker | None = None
@@ -216,7 +227,7 @@ def serve(
                 continue
             if worker is None:
                 try:
-                    worker = Worker.start()
+                    worker = Worker.start(graphs_only)
                 except WorkerFailed as exc:
                     start_failure = exc.reason
                     results.append(on_failure(exc.reason, i))

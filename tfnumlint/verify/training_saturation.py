@@ -113,9 +113,14 @@ class Model501:
         loss, stand_in = wording.loss_501(probe)
         guesses += [*stand_in, targets, f"batches of {BATCH_501}"]
         init = ", Keras's glorot initialisation"  # a Keras layer's default, read as such
-        if probe.get("tf1"):  # the source creates its own weights
+        if probe.get("tf1") or probe.get("graph"):  # the program's or the file's own weights
             init = ""
-            guesses.append("glorot initialisation in place of the source's own weights")
+            own = (
+                "the model file's trained weights"
+                if probe.get("graph")
+                else "the source's own weights"
+            )
+            guesses.append(f"glorot initialisation in place of {own}")
         return f"{head}{init}, trained with {loss}{wording.assumed(guesses)}"
 
 

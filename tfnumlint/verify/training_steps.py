@@ -5,6 +5,7 @@ explosion without clipping against ``clipnorm``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -72,7 +73,7 @@ def descent_run(x: np.ndarray, cfg: Config, dtype: tf.DType, steps: int) -> Desc
         return None
 
     at, _ = run_training(step, steps, watch)
-    ratios = [b / a for a, b in zip(losses[-11:], losses[-10:], strict=False) if a > 0]
+    ratios = [b / a for a, b in itertools.pairwise(losses[-11:]) if a > 0]
     growth = float(np.median(ratios)) if ratios else 1.0
     return Descent(
         losses[0] if losses else math.inf, losses[-1] if losses else math.inf, at, growth

@@ -28,6 +28,11 @@ def loss_guard(loss: dict[str, Any] | None) -> str:
     }.get(str(loss.get("form") or "log"), "log(p)")
 
 
+def origin(probe: dict[str, Any]) -> str:
+    """Where the spec was read: the source, or a saved model's graph (``rules/graph.py``)."""
+    return "the model's graph" if probe.get("graph") else "the source"
+
+
 def loss_501(probe: dict[str, Any]) -> tuple[str, list[str]]:
     """The loss the saturation simulation trains, and what it stands in for: the cross-entropy
     written with the source's guarded log, in place of the whole compiled loss."""
@@ -35,7 +40,7 @@ def loss_501(probe: dict[str, Any]) -> tuple[str, list[str]]:
     what = f"a {kind} cross-entropy written with {loss_guard(probe.get('loss'))}"
     code = probe.get("loss_code")
     if not code:
-        return f"{what}, as the source writes it", []
+        return f"{what}, as {origin(probe)} writes it", []
     return f"{what}, as in `{code}`", [f"that cross-entropy stands in for the whole of `{code}`"]
 
 
@@ -86,6 +91,6 @@ def task_502(probe: dict[str, Any]) -> tuple[str, list[str]]:
     instead = (
         f"an MSE regression in place of `{code}`, which the simulation does not train"
         if code
-        else "an MSE regression (the source's loss is not what the simulation trains)"
+        else f"an MSE regression ({origin(probe)}'s loss is not what the simulation trains)"
     )
     return "on a regression of standardised features", [instead]

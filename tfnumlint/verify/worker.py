@@ -71,8 +71,8 @@ def main() -> int:
     import tensorflow as tf
 
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})  # eager numerics
-    from .probing import verify
-    from .proving import prove_safely
+    if "--graphs" not in sys.argv[1:]:  # a saved-model worker needs neither before a request
+        from . import probing, proving  # noqa: F401
 
     out.write(json.dumps({"ready": True, "import_seconds": time.perf_counter() - start}) + "\n")
     for line in sys.stdin:
@@ -87,8 +87,12 @@ def main() -> int:
 
                 result = lint_model(request["graph"])
             elif "proof" in request:
+                from .proving import prove_safely
+
                 result = prove_safely(request["proof"])
             else:
+                from .probing import verify
+
                 result = verify(probe, float(request.get("threshold", 1e6)))
         except MemoryError:
             result = {

@@ -15,6 +15,7 @@ from .loader import Input
 from .ranges import Box, const_value
 
 DEFAULT_BOX = (-10.0, 10.0)
+DEFAULT_WHY = "the default box"  # how a box no fact of the model gives is named
 NORMAL_SIGMAS = 6.0
 _INT_BOXES = {"uint8": (0.0, 255.0), "int8": (-128.0, 127.0), "bool": (0.0, 1.0)}
 
@@ -111,7 +112,7 @@ def input_boxes(
         ):
             out[inp.name] = found
         elif tf.as_dtype(inp.dtype).is_unsigned:
-            out[inp.name] = ((0.0, DEFAULT_BOX[1]), "the default box, unsigned")
+            out[inp.name] = ((0.0, DEFAULT_BOX[1]), f"{DEFAULT_WHY}, unsigned")
         else:
-            out[inp.name] = (DEFAULT_BOX, "the default box")
+            out[inp.name] = (DEFAULT_BOX, DEFAULT_WHY)
     return out

@@ -22,7 +22,8 @@ from .patterns import Hazard, find
 from .ranges import analyse
 from .screen import NotLoaded
 from .search import Searcher, Witness, describe_feed
-from .training import training_loss
+from .stack import training_facts
+from .training import training_losses
 
 _WRAPPERS = ("StatefulPartitionedCall/", "PartitionedCall/")
 
@@ -43,11 +44,11 @@ def lint_model(job: dict[str, Any]) -> dict[str, Any]:
         }
     if loaded.layers.kind == "none":  # no layer tree in the file: the weights' name scopes
         loaded.layers = weight_scopes(graph.get_operations(), display_name, loaded.layers)
-    hazards = _checked(graph, loaded, job.get("input_ranges") or {})
+    hazards, optimizers = _checked(graph, loaded, job.get("input_ranges") or {})
     return {
         "kind": loaded.kind,
         "hazards": hazards,
-        "optimizers": [optimizer_verdict(o) for o in loaded.optimizers],
+        "optimizers": [optimizer_verdict(o) for o in optimizers],
         "inputs": [i.label for i in loaded.inputs],
         "seconds": round(time.perf_counter() - start, 3),
     }
@@ -57,6 +58,8 @@ def optimizer_verdict(opt: dict[str, Any]) -> dict[str, Any]:
     """The number check of an optimizer's epsilon in its variables' dtype."""
     eps, dtype = opt.get("epsilon"), str(opt.get("dtype"))
     out = dict(opt)
+    if eps is None and opt.get("family") in ("sgd", "ftrl"):
+        return dict(out, status="refuted", detail=f"{opt.get('family')} has no epsilon")
     if eps is None or dtype not in ("float16", "bfloat16", "float32", "float64"):
         return dict(out, status="inconclusive", detail="the epsilon is not a constant of the graph")
     info = iv.finfo(dtype)
@@ -94,30 +97,35 @@ def graph_dtype(graph: tf.Graph) -> str:
 
 def _checked(
     graph: tf.Graph, loaded: Loaded, given: dict[str, list[float]]
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The hazards with their verdicts, and the optimizer records with what the training
+    rules read of the model they train (stack.py)."""
     dtype = graph_dtype(graph)
+    own = graph.get_operations()  # the file's ops: a rebuilt Keras loss is not linted
+    trainings = training_losses(graph, loaded, given)
+    labels = {t.tensor.op.name: t.box for tr in trainings for t in tr.targets}
     first = input_boxes(graph, loaded.inputs, given, None)
-    boxes = analyse(graph, {n: b for n, (b, _) in first.items()}, dtype)
+    boxes = analyse(graph, {**labels, **{n: b for n, (b, _) in first.items()}}, dtype)
     chosen = input_boxes(graph, loaded.inputs, given, boxes)
     if chosen != first:
-        boxes = analyse(graph, {n: b for n, (b, _) in chosen.items()}, dtype)
+        boxes = analyse(graph, {**labels, **{n: b for n, (b, _) in chosen.items()}}, dtype)
     box_text = _box_text(loaded, chosen)
-    searcher = Searcher(
-        graph,
-        loaded.inputs,
-        {n: b for n, (b, _) in chosen.items()},
-        training_loss(graph, loaded),
-    )
+    optimizers = [
+        dict(o, **training_facts(graph, o, loaded.inputs, trainings, chosen, boxes))
+        for o in loaded.optimizers
+    ]
+    searcher = Searcher(graph, loaded.inputs, {n: b for n, (b, _) in chosen.items()}, trainings)
     order = {op.name: i + 1 for i, op in enumerate(graph.get_operations())}
     try:
-        return [
+        hazards = [
             dict(
                 _verdict(h, searcher, loaded, box_text, dtype),
                 node=order[h.op.name],
                 **where_from(h, loaded),
             )
-            for h in find(graph, boxes)
+            for h in find(own, boxes)
         ]
+        return hazards, optimizers
     finally:
         searcher.close()
 
@@ -213,15 +221,20 @@ def _verdict(
         return out
     witness = searcher.confirm(h)
     if witness is None:
+        searched = (
+            "; the loss gradient was searched too"
+            if any(t.reads(h.op) for t in searcher.trainings)
+            else ""
+        )
         out.update(
             status="inconclusive",
             detail=(
                 f"conditional: the {h.what} range {_fmt(h.range)} reaches {h.zone} for {box_text}, "
-                "but no input tried (corners, random points, gradient climb) made it non-finite"
+                f"but no input tried (corners, random points, gradient climb) made it non-finite{searched}"
             ),
         )
         return out
-    inputs = describe_feed(witness.feed, loaded.inputs)
+    inputs = describe_feed(witness.feed, loaded.inputs, searcher.trainings)
     out["repro"] = repro_record(h, witness)
     target = name if h.guarded is None else display_name(h.guarded.name)
     observed: dict[str, Any] = {"op": target, witness.symptom: witness.value}
@@ -229,13 +242,36 @@ def _verdict(
         what = f"{name} = {witness.value:g}"
     elif witness.symptom == "gradient":
         what = f"the gradient of {name} = {witness.value:g}"
+    elif witness.symptom == "loss-gradient":
+        observed["by"] = display_name(h.checked.name) if h.checked is not None else None
+        what = _loss_gradient_text(h, witness)
     else:
         observed["weight"] = display_name(witness.weight or "")
-        what = _training_text(witness, searcher, loaded)
+        what = _training_text(witness, loaded)
+    if witness.training is not None:
+        observed["loss"] = witness.training.name
+        observed["targets"] = {t.label: t.describe() for t in witness.training.targets}
+    symptom = (
+        f"{'nan' if np.isnan(witness.value) else 'inf'}-"
+        f"{'value' if witness.symptom == 'value' else 'gradient'}"
+    )
+    if witness.off_loss:  # a trained graph, and no loss it keeps reads the op
+        losses = ", ".join(t.name for t in searcher.trainings)
+        out.update(
+            status="inconclusive",
+            symptom=symptom,
+            inputs=inputs,
+            observed=observed,
+            detail=(
+                f"conditional: at {_inputs_text(inputs)} ({dtype}), {what}; but no loss the "
+                f"model keeps ({losses}) reads {name}, so no training step computes that "
+                f"gradient: it needs a loss differentiated through the op"
+            ),
+        )
+        return out
     out.update(
         status="confirmed",
-        symptom=f"{'nan' if np.isnan(witness.value) else 'inf'}-"
-        f"{'value' if witness.symptom == 'value' else 'gradient'}",
+        symptom=symptom,
         inputs=inputs,
         observed=observed,
         detail=f"at {_inputs_text(inputs)} ({dtype}), {what}; searched inside {box_text}",
@@ -243,15 +279,23 @@ def _verdict(
     return out
 
 
-def _training_text(witness: Witness, searcher: Searcher, loaded: Loaded) -> str:
+def _training_text(witness: Witness, loaded: Loaded) -> str:
     """The training symptom: which loss, which weight (its layer where the file records it)."""
     weight = display_name(witness.weight or "")
     layer = loaded.layers.layer_of(weight)
     whose = f"a weight of layer `{layer}` (`{weight}`)" if layer else f"the weight `{weight}`"
-    loss = searcher.training.name if searcher.training is not None else "the loss"
+    loss = witness.training.name if witness.training is not None else "the loss"
+    return f"a training step makes the gradient of {loss} with respect to {whose} {witness.value:g}"
+
+
+def _loss_gradient_text(h: Hazard, witness: Witness) -> str:
+    """The backward pass through an op no trainable weight is upstream of."""
+    loss = witness.training.name if witness.training is not None else "the loss"
+    by = display_name(h.checked.name) if h.checked is not None else "its input"
     return (
-        f"a training step makes the gradient of the model's loss ({loss}) with respect to "
-        f"{whose} {witness.value:g}"
+        f"the gradient of {loss} with respect to the op's input `{by}` is {witness.value:g} (no "
+        "trainable weight is upstream of the op: a training step does not compute it, a "
+        "gradient with respect to the inputs does)"
     )
 
 
@@ -275,9 +319,12 @@ def repro_record(h: Hazard, witness: Any) -> dict[str, Any] | None:
         "rung": "graph",
         "feed": feed,
         "target": h.op.outputs[0].name,
-        "checked": _gradient_input(h),
+        "checked": h.checked.name
+        if witness.symptom == "loss-gradient" and h.checked is not None
+        else _gradient_input(h),
         "symptom": witness.symptom,
         "weight": f"{witness.weight}:0" if witness.weight else None,
+        "loss": witness.training.loss.name if witness.training is not None else None,
     }
 
 

@@ -31,19 +31,18 @@ from .layers import (
     read_debug_info,
 )
 from .screen import NotLoaded, check_keras_config, check_ops, op_types
+from .training_step import (
+    OPTIMIZER_OPS,
+    TrainedLoss,
+    keras_optimizer,
+    optimizer_facts,
+    trained_losses,
+)
+from .training_step import (
+    node_name as _node,
+)
 
 VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp"})
-# optimizer update ops: (epsilon input index, optimizer family in optimizers.py)
-OPTIMIZER_OPS = {
-    "ApplyAdam": (8, "adam"),
-    "ResourceApplyAdam": (8, "adam"),
-    "ApplyRMSProp": (6, "rmsprop"),
-    "ResourceApplyRMSProp": (6, "rmsprop"),
-    "ApplyAdagradV2": (3, "adagrad"),
-    "ResourceApplyAdagradV2": (3, "adagrad"),
-    "ApplyAdadelta": (5, "adadelta"),
-    "ResourceApplyAdadelta": (5, "adadelta"),
-}
 
 
 @dataclass
@@ -65,6 +64,7 @@ class Loaded:
     debug: DebugInfo | None = None  # creation stacks (a SavedModel with save_debug_info)
     loss: Any = None  # the training loss the file keeps (a .keras compile config's), or None
     trainable: list[str] = field(default_factory=list)  # the trainable weights' Const nodes
+    trained: list[TrainedLoss] = field(default_factory=list)  # a TF1 graph's own losses
 
 
 def load(path: Path) -> Loaded:
@@ -116,10 +116,6 @@ def _signature(mg) -> tuple[str, Any]:
     return key, sigs[key]
 
 
-def _node(tensor: str) -> str:
-    return tensor.lstrip("^").split(":")[0]
-
-
 def needed_nodes(graph: graph_pb2.GraphDef, outputs: list[str]) -> set[str]:
     """Names of the nodes the outputs depend on (data and control inputs)."""
     by_name = {n.name: n for n in graph.node}
@@ -149,15 +145,17 @@ def load_saved_model(path: Path) -> Loaded:
     mg = _meta_graph(proto)
     key, sig = _signature(mg)
     outputs = [t.name for t in sig.outputs.values()]
-    _screen_signature(mg.graph_def, outputs)
+    tf1 = not mg.object_graph_def.nodes  # no object graph: a TF1 SavedModel
+    trained = trained_losses(mg.graph_def, {n.name: n for n in mg.graph_def.node}) if tf1 else []
+    _screen_signature(mg.graph_def, outputs + [t.tensor for t in trained])
     has_variables = any(n.op in VARIABLE_OPS for n in mg.graph_def.node)
     if has_variables and not (path / "variables" / "variables.index").is_file():
         raise NotLoaded("not a SavedModel: its variables/variables.index is missing")
-    optimizers = optimizer_facts(mg.graph_def)
-    if not mg.object_graph_def.nodes:  # a TF1 SavedModel: freeze it from its checkpoint
-        tf1 = _tf1_saved_model(path, mg, sig, optimizers)
-        tf1.debug = read_debug_info(path, set())
-        return tf1
+    optimizers = optimizer_facts(mg.graph_def, trained if tf1 else None)
+    if tf1:  # a TF1 SavedModel: freeze it from its checkpoint, with the losses it trains
+        frozen = _tf1_saved_model(path, mg, sig, optimizers, trained)
+        frozen.debug = read_debug_info(path, set())
+        return frozen
     try:
         loaded = tf.saved_model.load(str(path), tags=list(mg.meta_info_def.tags) or None)
         fn = loaded.signatures[key]
@@ -226,18 +224,18 @@ def _first_line(exc: BaseException) -> str:
     return text[0][:300] if text else type(exc).__name__
 
 
-def _tf1_saved_model(path: Path, mg, sig, optimizers) -> Loaded:
+def _tf1_saved_model(path: Path, mg, sig, optimizers, trained: list[TrainedLoss]) -> Loaded:
     outputs = [t.name for t in sig.outputs.values()]
     try:
         reader = tf.train.load_checkpoint(str(path / "variables" / "variables"))
     except (tf.errors.OpError, ValueError) as exc:
         raise NotLoaded(f"not loaded: the checkpoint does not read ({_first_line(exc)})") from None
-    graph_def = freeze_with(mg.graph_def, reader, outputs)
+    graph_def = freeze_with(mg.graph_def, reader, outputs + [t.tensor for t in trained])
     inputs = [
         Input(_node(t.name), label, tf.dtypes.as_dtype(t.dtype).name, _dims(t.tensor_shape))
         for label, t in sig.inputs.items()
     ]
-    return Loaded("saved_model", graph_def, inputs, outputs, optimizers)
+    return Loaded("saved_model", graph_def, inputs, outputs, optimizers, trained=trained)
 
 
 def _dims(shape) -> list[int | None]:
@@ -277,31 +275,6 @@ def _const_node(name: str, value) -> Any:
     node.attr["value"].tensor.CopyFrom(tensor)
     node.attr["dtype"].type = tensor.dtype
     return node
-
-
-def optimizer_facts(graph: graph_pb2.GraphDef) -> list[dict[str, Any]]:
-    """The optimizer update ops a training graph keeps: family, epsilon, variable dtype."""
-    by_name = {n.name: n for n in graph.node}
-    out = []
-    for node in graph.node:
-        if node.op not in OPTIMIZER_OPS:
-            continue
-        index, family = OPTIMIZER_OPS[node.op]
-        eps_node = _const_source(by_name, node.input[index]) if len(node.input) > index else None
-        epsilon = None
-        if eps_node is not None:
-            epsilon = float(tf.make_ndarray(eps_node.attr["value"].tensor).reshape(-1)[0])
-        dtype = tf.dtypes.as_dtype(node.attr["T"].type).name
-        out.append({"op": node.name, "family": family, "epsilon": epsilon, "dtype": dtype})
-    return out
-
-
-def _const_source(by_name: dict[str, Any], tensor: str) -> Any:
-    """The Const node a tensor's value comes from, through casts and identities."""
-    node = by_name.get(_node(tensor))
-    while node is not None and node.op in ("Cast", "Identity") and node.input:
-        node = by_name.get(_node(node.input[0]))
-    return node if node is not None and node.op == "Const" else None
 
 
 # ---------------------------------------------------------------- GraphDef
@@ -418,38 +391,3 @@ def load_keras(path: Path) -> Loaded:
 def _input_name(tensor: Any, index: int) -> str:
     name = str(getattr(tensor, "name", "") or f"input_{index}")
     return name.split(":")[0].replace("/", "_")
-
-
-def keras_optimizer(config: dict[str, Any]) -> list[dict[str, Any]]:
-    """The optimizer the compile config keeps, with the dtype its variables have."""
-    opt = (config.get("compile_config") or {}).get("optimizer")
-    if not isinstance(opt, dict):
-        return []
-    inner = opt.get("config") or {}
-    dtype = _variable_dtype(config)
-    return [
-        {
-            "op": f"optimizer {opt.get('class_name')}",
-            "family": str(opt.get("class_name", "")).lower(),
-            "epsilon": inner.get("epsilon"),
-            "dtype": dtype,
-        }
-    ]
-
-
-def _variable_dtype(config: dict[str, Any]) -> str:
-    """float16 when every layer's policy keeps its variables in float16, else float32."""
-    names = []
-    stack: list[Any] = [config.get("config")]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            policy = item.get("dtype")
-            if isinstance(policy, dict):
-                names.append(str((policy.get("config") or {}).get("name")))
-            elif isinstance(policy, str):
-                names.append(policy)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return "float16" if names and all(n == "float16" for n in names) else "float32"

@@ -65,10 +65,11 @@ def producer_of(t: tf.Tensor) -> tuple[str, str]:
     return (entry.name if entry is not None else src.op.type), src.op.name
 
 
-def find(graph: tf.Graph, boxes: dict[str, Box]) -> list[Hazard]:
+def find(ops: list[tf.Operation], boxes: dict[str, Box]) -> list[Hazard]:
+    """The hazards among ``ops`` (a graph's operations), with the tensors' boxes."""
     hulls = {name: box.hull for name, box in boxes.items()}
     found: list[Hazard] = []
-    for op in graph.get_operations():
+    for op in ops:
         entry = _by_type().get(op.type)
         zone = entry.danger if entry is not None else None
         if (

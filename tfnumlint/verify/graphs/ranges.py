@@ -415,6 +415,46 @@ def _mean(op: tf.Operation, ins: list[Box], out) -> Box:
     return ins[0] if op.type == "Mean" else Box.of(*iv.sum_of(ins[0].hull))
 
 
+def _sum(op: tf.Operation, ins: list[Box], out) -> Box:
+    """A sum over axes whose sizes the graph fixes: n terms, each in the input's box, give
+    [n * lo, n * hi] (widened by n roundings); otherwise a sum of unknown length."""
+    count = _reduced_count(op)
+    if count is None:
+        return Box.of(*iv.sum_of(ins[0].hull))
+    dtype = op.outputs[0].dtype
+    slack = 1.0 + count * float(np.finfo(dtype.as_numpy_dtype).eps) if dtype.is_floating else 1.0
+    x = ins[0] if _keeps_last_axis(op) else Box.of(*ins[0].hull)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(x.lo < 0, x.lo * count * slack, x.lo * count / slack)
+        hi = np.where(x.hi > 0, x.hi * count * slack, x.hi * count / slack)
+    return Box(np.nan_to_num(lo, nan=-INF), np.nan_to_num(hi, nan=INF))
+
+
+def _reduced_count(op: tf.Operation) -> int | None:
+    axes = _weights(op.inputs[1])
+    shape = op.inputs[0].shape
+    if axes is None or shape.rank is None:
+        return None
+    dims = shape.as_list()
+    count = 1
+    for axis in np.asarray(axes).reshape(-1):
+        size = dims[int(axis)] if -len(dims) <= int(axis) < len(dims) else None
+        if size is None:
+            return None
+        count *= size
+    return count if count >= 1 else None
+
+
+def _keeps_last_axis(op: tf.Operation) -> bool:
+    axes = _weights(op.inputs[1])
+    rank = op.inputs[0].shape.rank
+    return (
+        axes is not None
+        and bool(rank)
+        and all(int(a) % rank != rank - 1 for a in np.asarray(axes).reshape(-1))
+    )
+
+
 def _pad(op: tf.Operation, ins: list[Box], out) -> Box:
     return Box(np.minimum(ins[0].lo, 0.0), np.maximum(ins[0].hi, 0.0))
 
@@ -449,6 +489,7 @@ _SPECIAL: dict[str, Callable[[tf.Operation, list[Box], dict[str, Box]], Box]] = 
     "Softmax": _softmax,
     "LogSoftmax": _log_softmax,
     "Mean": _mean,
+    "Sum": _sum,
     "Pad": _pad,
     "PadV2": _pad,
     "MirrorPad": _pad,

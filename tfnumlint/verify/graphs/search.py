@@ -2,17 +2,23 @@
 
 The box's corners come first, then random vertices and interior points, then a sign-gradient
 climb of the checked input toward its danger zone (RANUM's unit test on the model).  The
-symptom is a non-finite value of the op's output; where the graph is trained (the file keeps
-its loss: training.py), a non-finite gradient of that loss with respect to a trainable weight
-the op reads (what a training step on that input computes); else, for the gradient hazards (a
-sqrt at 0, a select that hides a NaN), a non-finite gradient of the op with respect to the
-checked input.
+symptom is a non-finite value of the op's output, or a non-finite gradient:
+
+- where the graph is trained (the file keeps its loss: training.py) and the loss reads the op,
+  the gradient of that loss with respect to a trainable weight the op reads (what a training
+  step on that input computes), else with respect to the op's checked input (what the
+  backward pass carries through the op); the loss's targets are fed valid labels;
+- in a graph that keeps no loss, for the gradient hazards (a sqrt at 0, a select that hides a
+  NaN), the gradient of the op with respect to the checked input.  In a trained graph that
+  local gradient is still looked for on the ops no loss reads, and marked as such
+  (``Witness.off_loss``): the verdict is then a condition, not a confirmation.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +27,7 @@ import tensorflow as tf
 
 from .loader import Input
 from .patterns import Hazard
-from .training import TARGET, Training
+from .training import Training
 
 RANDOM_POINTS = 12
 CLIMB_STEPS = 40
@@ -31,10 +37,12 @@ BUDGET_SECONDS = 8.0
 
 @dataclass
 class Witness:
-    feed: dict[str, np.ndarray]  # placeholder tensor name -> value
-    symptom: str  # what was non-finite: value | training | gradient
+    feed: dict[str, np.ndarray]  # placeholder op name -> value
+    symptom: str  # what was non-finite: value | training | loss-gradient | gradient
     value: float
     weight: str | None = None  # training: the weight whose gradient it is (its Const node)
+    training: Training | None = None  # training / loss-gradient: whose loss
+    off_loss: bool = False  # gradient: the graph trains losses, and none of them reads the op
 
 
 def concrete_shape(inp: Input) -> list[int]:
@@ -66,10 +74,10 @@ class Searcher:
         graph: tf.Graph,
         inputs: list[Input],
         boxes: dict[str, tuple[float, float]],
-        training: Training | None = None,
+        trainings: list[Training] | None = None,
     ):
         self.graph = graph
-        self.training = training
+        self.trainings = trainings or []
         self.inputs = [
             i for i in inputs if tf.as_dtype(i.dtype).is_floating or tf.as_dtype(i.dtype).is_integer
         ]
@@ -99,9 +107,17 @@ class Searcher:
             else:
                 v = self.rng.uniform(lo, hi, shape)
             feed[inp.name] = self._cast(v, inp)
-        if self.training is not None:
-            feed[self.training.target.op.name] = self.training.sample(self.rng)
+        for target in self._targets():
+            feed[target.tensor.op.name] = target.sample(self.rng)
         return feed
+
+    def _targets(self):
+        seen = set()
+        for training in self.trainings:
+            for target in training.targets:
+                if target.tensor.op.name not in seen:
+                    seen.add(target.tensor.op.name)
+                    yield target
 
     def _cast(self, v: np.ndarray, inp: Input) -> np.ndarray:
         dt = tf.as_dtype(inp.dtype)
@@ -111,8 +127,8 @@ class Searcher:
 
     def _fd(self, feed: dict[str, np.ndarray]) -> dict[tf.Tensor, np.ndarray]:
         out = {self._tensor(i): feed[i.name] for i in self.inputs}
-        if self.training is not None:
-            out[self.training.target] = feed[self.training.target.op.name]
+        for target in self._targets():
+            out[target.tensor] = feed[target.tensor.op.name]
         return out
 
     def confirm(self, hazard: Hazard) -> Witness | None:
@@ -141,17 +157,19 @@ class Searcher:
         if not target.dtype.is_floating:
             return None
         x = hazard.checked
+        local = x is not None and x.dtype.is_floating and target.dtype == x.dtype
         out: dict[str, Any] = {"value": target}
-        if self.training is not None:
-            weights = self.training.upstream(hazard.op)
-            grads = tf.gradients(self.training.loss, weights) if weights else []
-            found = {w.op.name: g for w, g in zip(weights, grads, strict=True) if g is not None}
-            if found:
-                out["training"] = found
-        if x is not None and x.dtype.is_floating and target.dtype == x.dtype:
+        training = next((t for t in self.trainings if t.reads(hazard.op)), None)
+        if training is not None and x is not None and x.dtype.is_floating:
+            arriving = tf.gradients(training.loss, target)[0]
+            if arriving is not None:
+                out.update(_through(training, hazard.op, target, x, arriving))
+        reading = training is not None
+        if local and not reading:
             grad = tf.gradients(target, x)[0]
             if grad is not None:
                 out["gradient"] = grad
+        if local:
             objective = _objective(hazard, x)
             if objective is not None:
                 placeholders = [self._tensor(i) for i in self.inputs]
@@ -161,14 +179,24 @@ class Searcher:
         return out
 
     def _check(self, fetches: dict[str, Any], feed) -> Witness | None:
-        wanted = {k: v for k, v in fetches.items() if k != "climb"}
+        owners = {k: v[0] for k, v in fetches.items() if k in ("training", "loss-gradient")}
+        wanted = {k: (v[1] if k in owners else v) for k, v in fetches.items() if k != "climb"}
         try:
             values = self.session.run(wanted, feed_dict=self._fd(feed))
         except (tf.errors.OpError, ValueError):
             return None
-        for key in ("value", "training", "gradient"):
+        # a loss's gradient is the op's symptom only when the op turns it non-finite: finite
+        # at its output, non-finite at its input (see _through)
+        arriving, leaving = values.get("arriving"), values.get("leaving")
+        from_op = (
+            arriving is not None
+            and leaving is not None
+            and bool(np.isfinite(np.asarray(arriving)).all())
+            and not np.isfinite(np.asarray(leaving)).all()
+        )
+        for key in ("value", "training", "loss-gradient", "gradient"):
             v = values.get(key)
-            if v is None:
+            if v is None or (key in owners and not from_op):
                 continue
             named = sorted(v.items()) if isinstance(v, dict) else [(None, v)]
             for weight, each in named:
@@ -176,15 +204,22 @@ class Searcher:
                 bad = ~np.isfinite(arr)
                 if bad.any():
                     return Witness(
-                        self._needed(feed, key), key, float(arr[bad].reshape(-1)[0]), weight
+                        self._needed(feed, owners.get(key)),
+                        key,
+                        float(arr[bad].reshape(-1)[0]),
+                        weight,
+                        owners.get(key),
+                        off_loss=key == "gradient" and bool(self.trainings),
                     )
         return None
 
-    def _needed(self, feed: dict[str, np.ndarray], key: str) -> dict[str, np.ndarray]:
-        """The witness's feed: the loss's target only when the symptom is the loss's."""
-        if self.training is None or key == "training":
-            return feed
-        return {k: v for k, v in feed.items() if k != self.training.target.op.name}
+    def _needed(
+        self, feed: dict[str, np.ndarray], training: Training | None
+    ) -> dict[str, np.ndarray]:
+        """The witness's feed: a loss's targets only when the symptom is that loss's."""
+        keep = {t.tensor.op.name for t in training.targets} if training is not None else set()
+        extra = {t.tensor.op.name for t in self._targets()} - keep
+        return {k: v for k, v in feed.items() if k not in extra}
 
     def _climb(self, hazard: Hazard, fetches, deadline: float) -> Witness | None:
         if "climb" not in fetches:
@@ -220,6 +255,30 @@ class Searcher:
         return out
 
 
+def _through(
+    training: Training, op: tf.Operation, target: tf.Tensor, x: tf.Tensor, arriving: tf.Tensor
+) -> dict[str, Any]:
+    """The loss's backward pass through the op, seeded with the gradient the loss brings to
+    the op's output (``arriving``): into the op's checked input (``leaving``), and on to the
+    trainable weights the op reads (what a training step adds to their gradients through this
+    op).  The op is the cause only when it turns a finite ``arriving`` into a non-finite
+    ``leaving`` (``_check``): a loss already non-finite, or another hazard further back in
+    the backward pass, is not this op's symptom."""
+    out: dict[str, Any] = {"arriving": arriving}
+    leaving = tf.gradients(target, x, grad_ys=arriving)[0]
+    if leaving is None:
+        return {}
+    out["leaving"] = leaving
+    weights = training.upstream(op)
+    grads = tf.gradients(target, weights, grad_ys=arriving) if weights else []
+    found = {w.op.name: g for w, g in zip(weights, grads, strict=True) if g is not None}
+    if found:  # non-finite there, or the op's gradient is masked before any weight
+        out["training"] = (training, found)
+    else:
+        out["loss-gradient"] = (training, leaving)
+    return out
+
+
 def _objective(hazard: Hazard, x: tf.Tensor) -> tf.Tensor | None:
     """Smaller is closer to the danger zone of the checked input."""
     b = tf.constant(hazard.bound, x.dtype)
@@ -236,11 +295,13 @@ def _objective(hazard: Hazard, x: tf.Tensor) -> tf.Tensor | None:
     return None
 
 
-def describe_feed(feed: dict[str, np.ndarray], inputs: list[Input]) -> dict[str, Any]:
+def describe_feed(
+    feed: dict[str, np.ndarray], inputs: list[Input], trainings: Sequence[Training] = ()
+) -> dict[str, Any]:
     """The witness as JSON: the values when few, else their shape, range and a few values."""
     out: dict[str, Any] = {}
     labels = {i.name: i.label for i in inputs}
-    labels[TARGET] = "y_true"  # the training loss's target (training.py)
+    labels.update({t.tensor.op.name: t.label for tr in trainings for t in tr.targets})
     for name, value in feed.items():
         arr = np.asarray(value, np.float64)
         flat = [_num(v) for v in arr.reshape(-1)]
