@@ -128,13 +128,20 @@ class Binding:
     def element(self) -> cst.BaseExpression | None:
         """``a, b = x, y``: the expression this name takes from a literal tuple or list (None
         for a whole value, or the element of a value that is not a literal)."""
-        value = self.value
-        if self.index is None or not isinstance(value, (cst.Tuple, cst.List)):
+        if self.index is None or self.value is None:
             return None
-        items = value.elements
-        if self.index >= len(items) or any(isinstance(e, cst.StarredElement) for e in items):
-            return None
-        return items[self.index].value
+        return literal_item(self.value, self.index)
+
+
+def literal_item(value: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
+    """Item ``index`` of a literal tuple or list (``x, y`` or ``return a, b``); None past its
+    end, with a starred item, or for anything but such a literal."""
+    if not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    items = value.elements
+    if index >= len(items) or any(isinstance(e, cst.StarredElement) for e in items):
+        return None
+    return items[index].value
 
 
 @dataclass(eq=False)
@@ -438,24 +445,14 @@ def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:
                 for name, path in _nested_names(target):
                     nested = Binding(end, start, None, scope, nested=(value, path))
                     scope.bindings.setdefault(name, []).append(nested)
-            if (
-                isinstance(target, cst.Attribute)
-                and isinstance(target.value, cst.Name)
-                and scope.cls is not None
-                and target.value.value == scope.self_name
-            ):
-                scope.cls.attrs.setdefault(target.attr.value, []).append(
-                    Binding(end, start, value, scope)
-                )
+            attr = _self_attribute(target, scope)
+            if attr is not None and scope.cls is not None:
+                scope.cls.attrs.setdefault(attr, []).append(Binding(end, start, value, scope))
             if isinstance(target, (cst.Tuple, cst.List)) and scope.cls is not None:
                 for i, el in enumerate(target.elements):
-                    item = el.value
-                    if (
-                        isinstance(item, cst.Attribute)
-                        and isinstance(item.value, cst.Name)
-                        and item.value.value == scope.self_name
-                    ):
-                        scope.cls.unpacked_attrs.setdefault(item.attr.value, []).append(
+                    attr = _self_attribute(el.value, scope)
+                    if attr is not None:
+                        scope.cls.unpacked_attrs.setdefault(attr, []).append(
                             Binding(end, start, value, scope, i)
                         )
             if scope.kind == "class" and scope.cls is not None:
@@ -463,6 +460,17 @@ def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:
                     scope.cls.attrs.setdefault(name, []).append(Binding(end, start, value, scope))
 
     stack.append((_LEAVE, record))
+
+
+def _self_attribute(target: cst.BaseExpression, scope: Scope) -> str | None:
+    """``attr`` for a target ``self.attr`` of a method (``self`` the method's own name)."""
+    if (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == scope.self_name
+    ):
+        return target.attr.value
+    return None
 
 
 # the binary operator of an augmented assignment (x += v is x = x + v); a class is its factory

@@ -98,38 +98,38 @@ def _one_hot_indices(trees: list[Any]) -> set[str]:
 def _binary_labels(trees: list[Any]) -> set[str]:
     """Inputs read both as ``y`` weighing a log term and as ``1 - y``: binary labels."""
     complemented = set()
-    weighing = set()
     for node in walk(trees):
-        if node.get("k") != "bin":
-            continue
         left, right = node.get("l"), node.get("r")
-        if node.get("op") == "-" and _is_one(left) and _input_name(right):
+        if node.get("k") == "bin" and node.get("op") == "-" and _is_one(left):
             complemented.add(_input_name(right))
-        if node.get("op") == "*":
-            for a, b in ((left, right), (right, left)):
-                name = _input_name(a)
-                if name and _has_log(b):
-                    weighing.add(name)
+    weighing = {name for name, _ in _weighing_a_log(trees)}
     return {n for n in weighing & complemented if n}
 
 
-def class_targets(trees: Any) -> set[str]:
-    """Inputs weighing the log of a softmax output (``y * log(softmax(z))``): a cross-entropy's
-    target, a distribution over the softmax's classes (one-hot rows, for labelled data).  Not a
-    witness kind: any entry in [0, 1] is a value such a target takes."""
-    out = set()
+def _weighing_a_log(trees: Any) -> list[tuple[str, Any]]:
+    """(input name, the factor it multiplies) for each product of an input and a term with
+    an entry-by-entry log in it: ``y * log(p)``."""
+    out = []
     for node in walk(trees):
         if node.get("k") != "bin" or node.get("op") != "*":
             continue
         left, right = node.get("l"), node.get("r")
         for a, b in ((left, right), (right, left)):
             name = _input_name(a)
-            if (
-                name
-                and _has_log(b)
-                and any(n.get("k") == "call" and n.get("op") == "softmax" for n in walk(b))
-            ):
-                out.add(name)
+            if name and _has_log(b):
+                out.append((name, b))
+    return out
+
+
+def class_targets(trees: Any) -> set[str]:
+    """Inputs weighing the log of a softmax output (``y * log(softmax(z))``): a cross-entropy's
+    target, a distribution over the softmax's classes (one-hot rows, for labelled data).  Not a
+    witness kind: any entry in [0, 1] is a value such a target takes."""
+    out = {
+        name
+        for name, factor in _weighing_a_log(trees)
+        if any(n.get("k") == "call" and n.get("op") == "softmax" for n in walk(factor))
+    }
     return out - _binary_labels(trees)
 
 

@@ -99,6 +99,7 @@ def initial_value(w: dict[str, Any], fan_in: str | None = None) -> str:
 def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) -> str:
     """``data()``: every fed array at full length, drawn once (x and y share their rows)."""
     recipes, lines = {}, []
+    labels = drawn_labels(spec)
     widths = {  # a feed of unknown shape that a model reads is as wide as its first kernel
         w["fan_in_from"]: w["shape"][0]
         for w in spec["weights"].values()
@@ -114,7 +115,7 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
         width = (d.get("shape") or [None, widths.get(name, 1)])[1:] or []
         dims = ", ".join(str(x if x is not None else 1) for x in width)
         rows = RANGE_ROWS * (batch or DEFAULT_BATCH)
-        label = drawn_labels(spec).get(name)
+        label = labels.get(name)
         if label == kinds.CLASSES:  # one class per row, as labelled data gives
             lines.append(
                 f"    out[{ident!r}] = np.eye({width[0]}, dtype=np.float32)"

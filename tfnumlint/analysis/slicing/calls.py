@@ -12,7 +12,7 @@ from typing import Any
 import libcst as cst
 
 from ..context import Context
-from ..module import Binding, Scope, call_arg
+from ..module import Binding, Scope, call_arg, literal_item
 from ..names import dotted_name
 from ..stopped import stopped_by
 from ..values import Val
@@ -180,7 +180,7 @@ class SlicesCalls:
         assert isinstance(fn.node, cst.FunctionDef)
         at, returned = fn.returns[0]
         if element is not None:
-            item = returned_item(returned, element)
+            item = literal_item(returned, element)
             if item is None:
                 return None
             returned = item
@@ -336,14 +336,3 @@ class SlicesCalls:
         if stop:  # a teacher's or a target's logits: no gradient reaches them
             origin["stopped"] = stop
         return self._input(label, val, f"logits:{id(node)}", origin)
-
-
-def returned_item(returned: cst.BaseExpression, index: int) -> cst.BaseExpression | None:
-    """``return a, b``: the expression at ``index`` (None past its end, or for a starred
-    item, or for anything but a literal tuple or list)."""
-    if not isinstance(returned, (cst.Tuple, cst.List)):
-        return None
-    items = returned.elements
-    if index >= len(items) or any(isinstance(e, cst.StarredElement) for e in items):
-        return None
-    return items[index].value

@@ -17,8 +17,7 @@ import libcst as cst
 
 from ... import ops
 from ..context import Context
-from ..module import Binding, ClassInfo, Scope
-from .calls import returned_item
+from ..module import Binding, ClassInfo, Scope, literal_item
 from .program_sources import (
     _number,
     dense_layer,
@@ -132,7 +131,7 @@ def made_variable(ctx: Context, found: Binding) -> cst.Call | None:
         if ctx.op(value) is not None:
             return None
         made = inlined(ctx, value, found.scope, found.at)
-        value = returned_item(made, found.index) if made is not None else None
+        value = literal_item(made, found.index) if made is not None else None
     elif ctx.op(value) is None:  # self.w = weight(shape): the helper's tf.Variable, inlined
         value = inlined(ctx, value, found.scope, found.at)
     if isinstance(value, cst.Call) and ctx.op(value) == "variable":
@@ -287,7 +286,7 @@ class FollowsModels:
             return None
         at, returned = made.method.returns[0]
         if element is not None:
-            item = returned_item(returned, element)
+            item = literal_item(returned, element)
             if item is None:
                 return None
             returned = item

@@ -375,10 +375,9 @@ class Slicer(SlicesCalls):
                     self._cut_origin(found.value, found.scope, found.at),
                 )
             return self._expand_once(found, node.value, depth)
-        if isinstance(found, Binding) and found.element() is not None:
+        element = found.element() if isinstance(found, Binding) else None
+        if isinstance(found, Binding) and element is not None:
             # `a, b = 64, 1 - p`: the item of the literal the name unpacks
-            element = found.element()
-            assert element is not None
             return self.tree(element, found.scope, found.at, depth + 1)
         if isinstance(found, cst.Param) and id(found) in self._args:
             return self._argument(self._args[id(found)], depth)
