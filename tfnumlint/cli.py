@@ -123,7 +123,7 @@ def run(argv: list[str] | None) -> int:
     identities = fingerprint.assign(findings, inputs.root, source_of, scoped)
     named = named_codes(config, code_list(args.select))
     if recording:
-        for n in _verify(findings, config, cache_dir) if verify and findings else []:
+        for n in _verify(findings, config, cache_dir, jobs) if verify and findings else []:
             _say(args, n)
         return _write_baseline(args, inputs, findings, identities, errors, named)
     # hidden findings are never verified: the gate's cost follows what it shows
@@ -131,7 +131,7 @@ def run(argv: list[str] | None) -> int:
         findings, identities, baseline, changed, inputs, verify
     )
     with stages.stage("verification"):
-        notices = _verify(findings, config, cache_dir) if verify and findings else []
+        notices = _verify(findings, config, cache_dir, jobs) if verify and findings else []
     notices += float_notices if args.format in ("text", "concise") else []
     if models and args.no_verify:
         from .models import NO_VERIFY_NOTICE
@@ -269,14 +269,16 @@ def _load_baseline(args: argparse.Namespace, config: Config):
     return baselines.load(path)
 
 
-def _verify(findings: list[Finding], config: Config, cache_dir: Path | None) -> list[str]:
-    """Verdicts on ``findings`` (in place); the notices to show."""
+def _verify(
+    findings: list[Finding], config: Config, cache_dir: Path | None, jobs: int
+) -> list[str]:
+    """Verdicts on ``findings`` (in place), from up to ``jobs`` workers; the notices to show."""
     from .verify.runner import NO_TF_NOTICE, verify_findings  # no TensorFlow import
 
     if importlib.util.find_spec("tensorflow") is None:
         return [NO_TF_NOTICE]
 
-    return verify_findings(findings, config.settings, cache_dir)
+    return verify_findings(findings, config.settings, cache_dir, jobs)
 
 
 def _filter(findings: list[Finding], identities, baseline, changed, inputs: Inputs, verify: bool):

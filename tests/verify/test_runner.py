@@ -130,10 +130,27 @@ def test_without_tensorflow_everything_is_skipped_with_one_notice(monkeypatch, t
     ],
 )
 def test_worker_failure_costs_only_the_probe_in_flight(monkeypatch, tmp_path, fault, reason):
+    failure_costs_only_its_probe(monkeypatch, tmp_path, fault, reason, workers=1)
+
+
+@pytest.mark.parametrize(
+    "fault, reason",
+    [
+        ("crash:TNL202", "the TensorFlow worker crashed (signal 11, SIGSEGV) while probing"),
+        ("hang:TNL202", "probe exceeded its 3 s budget"),
+    ],
+)
+def test_with_two_workers_a_failure_still_costs_only_its_probe(
+    monkeypatch, tmp_path, fault, reason
+):
+    failure_costs_only_its_probe(monkeypatch, tmp_path, fault, reason, workers=2)
+
+
+def failure_costs_only_its_probe(monkeypatch, tmp_path, fault, reason, workers):
     monkeypatch.setenv("TFNUMLINT_TEST_FAULT", fault)
     monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "3")
     fs = by_name(findings())
-    runner.verify_findings(list(fs.values()), Settings(), tmp_path)
+    runner.verify_findings(list(fs.values()), Settings(), tmp_path, workers)
     assert fs["dist"].verification.status == "inconclusive"
     assert fs["dist"].verification.detail == reason
     # probes before and after the failure still get real verdicts (after: in a fresh worker)
@@ -160,3 +177,43 @@ def test_verdicts_are_deterministic(verified):
         return data
 
     assert {n: stable(f) for n, f in again.items()} == {n: stable(f) for n, f in first.items()}
+
+
+def test_two_workers_share_the_probes_and_give_the_same_verdicts(verified, monkeypatch):
+    """Each probe is answered alone, so sharing them out over two workers changes nothing
+    but the wall time."""
+    first, _, _ = verified
+    spawned = []
+    spawn = runner.Worker.spawn
+
+    def counted(graphs_only=False):
+        worker = spawn(graphs_only)
+        spawned.append(worker.proc.pid)
+        return worker
+
+    monkeypatch.setattr(runner.Worker, "spawn", counted)
+    monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "300")
+    again = by_name(findings())
+    runner.verify_findings(list(again.values()), Settings(), None, workers=2)
+    assert len(set(spawned)) == 2
+
+    def stable(f: Finding) -> dict:
+        data = f.verification.to_json()
+        data.pop("seconds", None)
+        return data
+
+    assert {n: stable(f) for n, f in again.items()} == {n: stable(f) for n, f in first.items()}
+
+
+def test_a_worker_that_cannot_start_fails_every_probe_with_its_reason(monkeypatch):
+    def broken(graphs_only=False):
+        raise runner.WorkerFailed("the TensorFlow worker did not start (No such file)")
+
+    monkeypatch.setattr(runner.Worker, "spawn", broken)
+    fs = findings()
+    runner.verify_findings(fs, Settings(), None, workers=2)
+    probed = [f for f in fs if f.probe is not None]
+    assert {f.verification.status for f in probed} == {"inconclusive"}
+    assert {f.verification.detail for f in probed} == {
+        "the TensorFlow worker did not start (No such file)"
+    }

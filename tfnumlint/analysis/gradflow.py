@@ -36,7 +36,7 @@ from .dead_stores import (
     string_value,
 )
 from .module import Scope, call_arg
-from .names import dotted_name
+from .names import children, dotted_name
 from .roots import Path as ReachPath
 from .roots import reach
 
@@ -158,17 +158,27 @@ class _Walk:
                 self.refs.setdefault(node.value, []).append(outer)
                 if diff:
                     self.differentiated.add(node.value)
-            stack.extend((child, inner, diff) for child in node.children)
+            stack.extend((child, inner, diff) for child in children(node))
 
 
-def _custom_gradient_regions(module: cst.Module) -> dict[int, str]:
+# root scope of a module -> its one walk (for modules with findings)
+_WALKS: weakref.WeakKeyDictionary[Scope, _Walk] = weakref.WeakKeyDictionary()
+
+
+def _walk_of(root: Scope, module: cst.Module) -> _Walk:
+    walk = _WALKS.get(root)
+    if walk is None:
+        walk = _WALKS[root] = _Walk(module)
+    return walk
+
+
+def _custom_gradient_regions(walk: _Walk) -> dict[int, str]:
     """id(function or lambda node) -> why its autodiff gradient is never taken.
 
     The decorated function and the forward passed to ``custom_gradient`` have their gradient
     replaced; the gradient rules (``vjp_bwd``, ``jvp_fn``) are themselves derivatives, whose own
     gradient is a second derivative nobody takes; a private module function referenced only
     from such code inherits it (to a fixed point)."""
-    walk = _Walk(module)
     regions: dict[int, str] = {}
     for defs in walk.defs.values():
         for fn in defs:
@@ -231,7 +241,7 @@ def custom_gradient_reason(scope: Scope) -> str | None:
         return None
     regions = _REGIONS.get(root)
     if regions is None:
-        regions = _REGIONS[root] = _custom_gradient_regions(module)
+        regions = _REGIONS[root] = _custom_gradient_regions(_walk_of(root, module))
     if not regions:
         return None
     found = _enclosing_region(scope, regions)
@@ -412,8 +422,7 @@ def _is_dataset_map(call: cst.Call) -> bool:
     return receiver.split(".", 1)[0] not in ("tf", "np", "numpy", "jnp", "jax", "keras")
 
 
-def _dataset_map_regions(module: cst.Module) -> dict[int, str]:
-    walk = _Walk(module)
+def _dataset_map_regions(walk: _Walk) -> dict[int, str]:
     regions: dict[int, str] = {}
     for call in walk.map_calls:
         args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
@@ -458,7 +467,7 @@ def element_map_reason(scope: Scope) -> str | None:
         return None
     regions = _ELEMENTS.get(root)
     if regions is None:
-        walk = _Walk(root.node)
+        walk = _walk_of(root, root.node)
         regions = {}
         for call in walk.element_calls:
             fn = call_arg(call, 0, "fn")
@@ -480,7 +489,7 @@ def dataset_map_reason(scope: Scope) -> str | None:
         return None
     regions = _MAPPED.get(root)
     if regions is None:
-        regions = _MAPPED[root] = _dataset_map_regions(root.node)
+        regions = _MAPPED[root] = _dataset_map_regions(_walk_of(root, root.node))
     found = _enclosing_region(scope, regions)
     return found[1] if found else None
 

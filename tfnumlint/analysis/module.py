@@ -305,7 +305,7 @@ def build(module: cst.Module) -> ModuleInfo:
         node, scope, stmt = entry
         order += 1
         tp = type(node)
-        if tp in _LEAF_TYPES:
+        if tp in LEAF_TYPES:
             continue  # it has its walk order, and nothing else to record or visit
         if stmt is module and (
             tp is cst.SimpleStatementLine or isinstance(node, cst.BaseCompoundStatement)
@@ -358,7 +358,7 @@ _STATEMENT_TYPES: dict[type, bool] = {}
 
 # Nodes with no child the walk visits (their other fields are text, or skipped above) and that
 # no branch of :func:`build` records: a third of a module's nodes are names.
-_LEAF_TYPES = frozenset(
+LEAF_TYPES = frozenset(
     {
         cst.Name,
         cst.SimpleString,

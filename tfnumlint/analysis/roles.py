@@ -27,9 +27,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..ops import ENTRY_KEEPING, LINEAR_REDUCTIONS, ops_with
+from .module import LEAF_TYPES
 from .names import children
 
 OpOf = Callable[[cst.Call], "str | None"]
+Up = tuple[cst.CSTNode, "Up"] | None  # a node's ancestors, innermost first, as a linked chain
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ def name_roles(scope: cst.FunctionDef | cst.Lambda | cst.Module, op: OpOf) -> Ro
     evaluator cannot see into), from its body; nested functions included: a closure uses the
     name the same way."""
     walk = _Walk(op)
-    walk.visit(scope if isinstance(scope, cst.Module) else scope.body, ())
+    walk.visit(scope if isinstance(scope, cst.Module) else scope.body)
     for node in walk.denominators:
         walk.summed(node)
     weights = walk.summed_in_denominator & walk.multiplied
@@ -83,36 +85,42 @@ class _Walk:
         self.none_tests: Counter[str] = Counter()  # `m is None`, `m is not None`
         self.guard_uses: Counter[str] = Counter()  # `log(x + eps)`, `maximum(x, eps)`
 
-    def visit(self, node: cst.CSTNode, up: tuple[cst.CSTNode, ...]) -> None:
-        if isinstance(node, cst.Name):
-            self.uses[node.value] += 1
-        elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):
-            self._factor(node.value)
-        elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-            test = node.comparisons[0]
-            if (
-                isinstance(node.left, cst.Name)
-                and isinstance(test.operator, (cst.Is, cst.IsNot))
-                and isinstance(test.comparator, cst.Name)
-                and test.comparator.value == "None"
-            ):
-                self.none_tests[node.left.value] += 1
-        if isinstance(node, cst.Call):
-            self._call(node, up)
-        elif isinstance(node, cst.BinaryOperation):
-            self._binop(node, up)
-        elif isinstance(node, cst.Assign) and isinstance(
-            target := node.targets[0].target, cst.Name
-        ):
-            self.assigned.setdefault(target.value, []).append(node.value)
-        below = (*up, node)
-        for child in children(node):
-            self.visit(child, below)
+    def visit(self, root: cst.CSTNode) -> None:
+        """Every node under ``root`` in the order of a recursive pre-order walk (an
+        assignment is seen before what follows it), each with the chain of its ancestors."""
+        stack: list[tuple[cst.CSTNode, Up]] = [(root, None)]
+        while stack:
+            node, up = stack.pop()
+            tp = type(node)
+            if tp is cst.Name:
+                self.uses[node.value] += 1
+                continue
+            if tp in LEAF_TYPES:
+                continue  # no name, call or operation below
+            if tp is cst.AugAssign and isinstance(node.operator, cst.MultiplyAssign):
+                self._factor(node.value)
+            elif tp is cst.Comparison and len(node.comparisons) == 1:
+                test = node.comparisons[0]
+                if (
+                    isinstance(node.left, cst.Name)
+                    and isinstance(test.operator, (cst.Is, cst.IsNot))
+                    and isinstance(test.comparator, cst.Name)
+                    and test.comparator.value == "None"
+                ):
+                    self.none_tests[node.left.value] += 1
+            elif tp is cst.Call:
+                self._call(node, up)
+            elif tp is cst.BinaryOperation:
+                self._binop(node)
+            elif tp is cst.Assign and isinstance(target := node.targets[0].target, cst.Name):
+                self.assigned.setdefault(target.value, []).append(node.value)
+            below = (node, up)
+            stack.extend((child, below) for child in reversed(children(node)))
 
     def _name(self, node: cst.BaseExpression | None) -> str | None:
         return node.value if isinstance(node, cst.Name) else None
 
-    def _call(self, call: cst.Call, up: tuple[cst.CSTNode, ...]) -> None:
+    def _call(self, call: cst.Call, up: Up) -> None:
         op = self.op(call)
         first = call.args[0].value if call.args else None
         if op in _GUARDED_ARGUMENT and first is not None:
@@ -147,7 +155,7 @@ class _Walk:
             self.denominators.append(call.args[1].value)
             self._guard_terms(call.args[1].value)
 
-    def _binop(self, node: cst.BinaryOperation, up: tuple[cst.CSTNode, ...]) -> None:
+    def _binop(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Multiply):
             self.multiplied |= {p for side in (node.left, node.right) if (p := self._name(side))}
             self._factor(node.left)
@@ -239,10 +247,12 @@ def _without_epsilon(node: cst.BaseExpression | None) -> cst.BaseExpression | No
     return node
 
 
-def _negated(up: tuple[cst.CSTNode, ...]) -> bool:
+def _negated(up: Up) -> bool:
     """Between the log and its statement, a negation: ``-log(p)``, ``-mean(y * log(p))``
-    (a negative log-likelihood, the surprisal of ``p``)."""
-    for node in reversed(up):
+    (a negative log-likelihood, the surprisal of ``p``).  ``up``: the log's ancestors,
+    innermost first."""
+    while up is not None:
+        node, up = up
         if isinstance(node, cst.BaseSmallStatement | cst.BaseCompoundStatement):
             return False
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):

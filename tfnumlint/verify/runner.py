@@ -1,8 +1,9 @@
-"""Parent side of verification: cache lookups, one isolated TF worker, verdicts on findings.
+"""Parent side of verification: cache lookups, isolated TF workers, verdicts on findings.
 
 This module never imports TensorFlow, so a warm re-run (every verdict cached) costs no TF
-import at all.  Probes go to one worker subprocess one at a time, each with a time budget;
-a crash or timeout marks that finding inconclusive and the rest continue in a fresh worker.
+import at all.  Probes go to worker subprocesses (``--jobs`` of them at most), one probe per
+worker at a time, each with a time budget; a crash or timeout marks that finding
+inconclusive and the rest continue, the failed worker's share in a fresh worker.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ NO_TF_NOTICE = (
 )
 DEFAULT_TIMEOUT = 10.0
 READY_TIMEOUT = 180.0
+STARTING = "starting the TensorFlow worker"
 
 
 def tf_version() -> str | None:
@@ -91,8 +93,20 @@ class Worker:
 
     @classmethod
     def start(cls, graphs_only: bool = False) -> Worker:
-        """``graphs_only``: a worker for saved models only, which skips importing the probe
-        and proof machinery (half a second of libcst and tracing modules at startup)."""
+        """A started worker, once it has imported TensorFlow and said it is ready."""
+        worker = cls.spawn(graphs_only)
+        try:
+            worker.check_ready(worker.read(READY_TIMEOUT, STARTING))
+        except WorkerFailed:
+            worker.kill()
+            raise
+        return worker
+
+    @classmethod
+    def spawn(cls, graphs_only: bool = False) -> Worker:
+        """The worker process, not yet ready.  ``graphs_only``: a worker for saved models only,
+        which skips importing the probe and proof machinery (half a second of libcst and
+        tracing modules at startup)."""
         env = dict(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         root = str(Path(__file__).resolve().parents[2])
@@ -100,45 +114,55 @@ class Worker:
             root + os.pathsep + env.get("PYTHONPATH", "") if env.get("PYTHONPATH") else root
         )
         stderr = None if os.environ.get("TFNUMLINT_DEBUG") else subprocess.DEVNULL
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tfnumlint.verify.worker",
-                *(["--graphs"] if graphs_only else []),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            env=env,
-        )
-        assert proc.stdin is not None and proc.stdout is not None  # both are pipes
-        worker = cls(proc, proc.stdin, proc.stdout)
         try:
-            ready = worker.read(READY_TIMEOUT, "starting the TensorFlow worker")
-        except WorkerFailed:
-            worker.kill()
-            raise
-        if not ready.get("ready"):
-            worker.kill()
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "tfnumlint.verify.worker",
+                    *(["--graphs"] if graphs_only else []),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=env,
+            )
+        except OSError as exc:
+            raise WorkerFailed(f"the TensorFlow worker did not start ({exc.strerror})") from None
+        assert proc.stdin is not None and proc.stdout is not None  # both are pipes
+        return cls(proc, proc.stdin, proc.stdout)
+
+    def check_ready(self, line: dict[str, Any]) -> None:
+        if not line.get("ready"):
             raise WorkerFailed("the TensorFlow worker did not start")
-        return worker
 
     def read(self, timeout: float, doing: str) -> dict[str, Any]:
         """Next JSON line, or WorkerFailed on death / timeout."""
         deadline = time.monotonic() + timeout
-        fd = self.stdout.fileno()
-        while b"\n" not in self.buffer:
+        while (line := self.take_line()) is None:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise WorkerFailed(f"{doing} exceeded its {timeout:g} s budget")
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise WorkerFailed(self.death_reason())
-            self.buffer += chunk
+            ready, _, _ = select.select([self.fileno()], [], [], left)
+            if ready:
+                self.pump()
+        return line
+
+    def fileno(self) -> int:
+        return self.stdout.fileno()
+
+    def pump(self) -> None:
+        """Read what the worker has written (call when its stdout is readable); WorkerFailed
+        if it has died."""
+        chunk = os.read(self.fileno(), 65536)
+        if not chunk:
+            raise WorkerFailed(self.death_reason())
+        self.buffer += chunk
+
+    def take_line(self) -> dict[str, Any] | None:
+        """The next complete JSON line already read, if any."""
+        if b"\n" not in self.buffer:
+            return None
         line, _, self.buffer = self.buffer.partition(b"\n")
         try:
             return json.loads(line)
@@ -159,21 +183,20 @@ class Worker:
             return f"the TensorFlow worker crashed (signal {-code}, {name}) while probing"
         return f"the TensorFlow worker exited (status {code}) while probing"
 
-    def ask(
-        self, ident: int, probe: dict[str, Any], threshold: float, timeout: float
-    ) -> dict[str, Any]:
-        return self.request({"id": ident, "probe": probe, "threshold": threshold}, timeout)
-
     def request(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request (a probe or a fix proof) and wait for its answer."""
-        ident = payload["id"]
-        request = json.dumps(payload) + "\n"
+        self.send(payload)
+        return self.answer(payload["id"], self.read(timeout, "probe"))
+
+    def send(self, payload: dict[str, Any]) -> None:
         try:
-            self.stdin.write(request.encode())
+            self.stdin.write((json.dumps(payload) + "\n").encode())
             self.stdin.flush()
         except (BrokenPipeError, OSError):
             raise WorkerFailed(self.death_reason()) from None
-        reply = self.read(timeout, "probe")
+
+    @staticmethod
+    def answer(ident: int, reply: dict[str, Any]) -> dict[str, Any]:
         if reply.get("id") != ident:
             raise WorkerFailed("the TensorFlow worker answered out of order")
         return reply["result"]
@@ -197,11 +220,13 @@ class Worker:
 
 
 def run_probes(
-    jobs: list[tuple[Finding, dict[str, Any]]], threshold: float
+    jobs: list[tuple[Finding, dict[str, Any]]], threshold: float, workers: int = 1
 ) -> list[dict[str, Any]]:
-    """Ask the worker about each probe in order; failures cost only the probe in flight."""
+    """Ask the workers about each probe; failures cost only the probe in flight."""
     requests = [{"probe": probe, "threshold": threshold} for _, probe in jobs]
-    return serve(requests, lambda reason, i: failed(reason, jobs[i][1], cache=False))
+    return serve(
+        requests, lambda reason, i: failed(reason, jobs[i][1], cache=False), workers=workers
+    )
 
 
 def serve(
@@ -209,46 +234,148 @@ def serve(
     on_failure,
     timeout: float | None = None,
     graphs_only: bool = False,
+    workers: int = 1,
 ) -> list[dict[str, Any]]:
-    """Send each request to one worker, in order.  A crash or timeout costs only the request
-    in flight (``on_failure(reason, index)`` answers it); the next one gets a fresh worker.
-    ``timeout``: each request's budget (default: the probe budget); ``graphs_only``: every
-    request is a saved model's (``Worker.start``)."""
+    """Answer each request in a worker process, up to ``workers`` of them at once (each
+    request is independent of the others, so the answers do not depend on how they are
+    shared out).  A crash or timeout costs only the request in flight (``on_failure(reason,
+    index)`` answers it); a fresh worker takes the next one.  ``timeout``: each request's
+    budget (default: the probe budget); ``graphs_only``: every request is a saved model's
+    (``Worker.spawn``)."""
     timeout = probe_timeout() if timeout is None else timeout
-    results: list[dict[str, Any]] = []
-    worker: Worker | None = None
-    progress = Progress(len(requests), "verifying", "findings", minimum=6)
-    start_failure: str | None = None
+    pool = _Pool(requests, on_failure, timeout, graphs_only, max(1, min(workers, len(requests))))
     try:
-        for i, payload in enumerate(requests):
-            progress.update(i)
-            if start_failure is not None:
-                results.append(on_failure(start_failure, i))
-                continue
-            if worker is None:
-                try:
-                    worker = Worker.start(graphs_only)
-                except WorkerFailed as exc:
-                    start_failure = exc.reason
-                    results.append(on_failure(exc.reason, i))
-                    continue
-            begin = time.perf_counter()
-            try:
-                results.append(worker.request({"id": i, **payload}, timeout))
-            except WorkerFailed as exc:
-                worker.kill()
-                worker = None
-                out = on_failure(exc.reason, i)
-                out["seconds"] = round(time.perf_counter() - begin, 4)
-                results.append(out)
+        return pool.run()
     finally:
-        if worker is not None:
-            worker.close()
-        progress.finish()
-    return results
+        pool.close()
 
 
-def run_proofs(jobs: list[dict[str, Any]], cache_dir: Path | None) -> list[dict[str, Any]]:
+@dataclass
+class _Slot:
+    """A worker of the pool: starting (``ready`` false), idle, or busy with ``index``."""
+
+    worker: Worker
+    deadline: float
+    ready: bool = False
+    index: int | None = None
+    begin: float = 0.0
+
+
+class _Pool:
+    """The workers of one ``serve`` call and the requests not yet answered."""
+
+    def __init__(self, requests, on_failure, timeout: float, graphs_only: bool, size: int):
+        self.requests = requests
+        self.on_failure = on_failure
+        self.timeout = timeout
+        self.graphs_only = graphs_only
+        self.size = size
+        self.results: list[dict[str, Any] | None] = [None] * len(requests)
+        self.pending = list(range(len(requests)))[::-1]  # popped from the end: in order
+        self.slots: list[_Slot] = []
+        self.start_failure: str | None = None
+        self.done = 0
+        self.progress = Progress(len(requests), "verifying", "findings", minimum=6)
+
+    def run(self) -> list[dict[str, Any]]:
+        while self.pending or any(slot.index is not None for slot in self.slots):
+            self._launch()
+            self._dispatch()
+            if not self.slots:  # no worker could start: the rest fail with its reason
+                while self.pending:
+                    i = self.pending.pop()
+                    self._finish(i, self.on_failure(self.start_failure or STARTING, i))
+                break
+            self._wait()
+        self.progress.finish()
+        return [r if r is not None else self.on_failure("not answered", i)
+                for i, r in enumerate(self.results)]  # fmt: skip
+
+    def _launch(self) -> None:
+        """Start workers up to the pool's size, as long as there is work for them; after a
+        worker failed to start, no more are tried."""
+        in_flight = sum(slot.index is not None for slot in self.slots)
+        wanted = min(self.size, len(self.pending) + in_flight)
+        while self.start_failure is None and len(self.slots) < wanted:
+            try:
+                worker = Worker.spawn(self.graphs_only)
+            except WorkerFailed as exc:
+                self.start_failure = exc.reason
+                return
+            self.slots.append(_Slot(worker, time.monotonic() + READY_TIMEOUT))
+
+    def _dispatch(self) -> None:
+        for slot in self.slots:
+            if slot.ready and slot.index is None and self.pending:
+                i = self.pending.pop()
+                slot.index, slot.begin = i, time.perf_counter()
+                slot.deadline = time.monotonic() + self.timeout
+                try:
+                    slot.worker.send({"id": i, **self.requests[i]})
+                except WorkerFailed as exc:
+                    self._fail(slot, exc.reason)
+                    return
+
+    def _wait(self) -> None:
+        """Block until a worker writes or a deadline passes, then handle what happened."""
+        waiting = [slot for slot in self.slots if not slot.ready or slot.index is not None]
+        if not waiting:
+            return
+        left = max(0.0, min(slot.deadline for slot in waiting) - time.monotonic())
+        readable, _, _ = select.select([slot.worker.fileno() for slot in waiting], [], [], left)
+        for slot in waiting:
+            try:
+                if slot.worker.fileno() in readable:
+                    slot.worker.pump()
+                while slot in self.slots and (line := slot.worker.take_line()) is not None:
+                    self._receive(slot, line)
+            except WorkerFailed as exc:
+                self._fail(slot, exc.reason)
+                continue
+            still_waiting = not slot.ready or slot.index is not None
+            if slot in self.slots and still_waiting and time.monotonic() >= slot.deadline:
+                doing, budget = ("probe", self.timeout) if slot.ready else (STARTING, READY_TIMEOUT)
+                self._fail(slot, f"{doing} exceeded its {budget:g} s budget")
+
+    def _receive(self, slot: _Slot, line: dict[str, Any]) -> None:
+        if not slot.ready:
+            slot.worker.check_ready(line)
+            slot.ready = True
+            return
+        if slot.index is None:
+            raise WorkerFailed("the TensorFlow worker answered out of order")
+        i, slot.index = slot.index, None
+        self._finish(i, Worker.answer(i, line))
+
+    def _fail(self, slot: _Slot, reason: str) -> None:
+        """The worker of ``slot`` is gone: its request (if any) fails with ``reason``."""
+        slot.worker.kill()
+        self.slots.remove(slot)
+        if not slot.ready:
+            self.start_failure = reason
+            return
+        if slot.index is not None:
+            out = self.on_failure(reason, slot.index)
+            out["seconds"] = round(time.perf_counter() - slot.begin, 4)
+            self._finish(slot.index, out)
+
+    def _finish(self, i: int, result: dict[str, Any]) -> None:
+        self.results[i] = result
+        self.done += 1
+        self.progress.update(self.done)
+
+    def close(self) -> None:
+        for slot in self.slots:
+            if slot.index is None:
+                slot.worker.close()
+            else:
+                slot.worker.kill()
+        self.slots = []
+
+
+def run_proofs(
+    jobs: list[dict[str, Any]], cache_dir: Path | None, workers: int = 1
+) -> list[dict[str, Any]]:
     """Fix proofs, served by the same worker as verdicts and cached like them: a re-run on
     unchanged code gets every proof from the cache and imports no TensorFlow."""
     version = tf_version()
@@ -265,6 +392,7 @@ def run_proofs(jobs: list[dict[str, Any]], cache_dir: Path | None) -> list[dict[
         answers = serve(
             [{"proof": jobs[i]} for i in todo],
             lambda reason, _i: {"verdict": "failed", "detail": reason, "_nocache": True},
+            workers=workers,
         )
         for i, answer in zip(todo, answers, strict=True):
             nocache = answer.pop("_nocache", False)
@@ -283,9 +411,10 @@ def failed(reason: str, probe: dict[str, Any], cache: bool) -> dict[str, Any]:
 
 
 def verify_findings(
-    findings: list[Finding], settings: Settings, cache_dir: Path | None
+    findings: list[Finding], settings: Settings, cache_dir: Path | None, workers: int = 1
 ) -> list[str]:
-    """Set ``finding.verification`` for every finding with a probe; return notices."""
+    """Set ``finding.verification`` for every finding with a probe, with up to ``workers``
+    TensorFlow workers at once; return notices."""
     probed = [(f, f.probe) for f in findings if f.probe is not None]
     if not probed:
         return []
@@ -305,7 +434,7 @@ def verify_findings(
             keys.append(k)
     if not todo:
         return []
-    results = run_probes(todo, float(settings.exploding_gradient))
+    results = run_probes(todo, float(settings.exploding_gradient), workers)
     for (finding, _), k, result in zip(todo, keys, results, strict=True):
         nocache = result.pop("_nocache", False)
         finding.verification = to_verification(result)
