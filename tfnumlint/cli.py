@@ -166,7 +166,7 @@ def run(argv: list[str] | None) -> int:
         with stages.stage("fix descriptions"):  # its checks count as metadata, provenance, rules
             _on_large_stack(
                 describe_fixes,
-                findings,
+                _in_shown_files(findings, named, args.show_refuted),
                 inputs.candidates,
                 options,
                 analysed.units,
@@ -343,6 +343,17 @@ def _emit(args: argparse.Namespace, text: str) -> None:
 def _list_errors(errors: list[FileError]) -> None:
     for e in errors:
         print(f"{e.path}: error: {e.message}", file=sys.stderr)
+
+
+def _in_shown_files(
+    findings: list[Finding], named: frozenset[str], show_refuted: bool
+) -> list[Finding]:
+    """The findings of the files where the report shows one: a file whose every finding is
+    refuted or gated shows no fix, so it is not planned (nor linted again per rewrite).  A
+    shown file keeps all its findings: a hazard group's fix may come from a hidden member."""
+    ids, _ = shown_ids(findings, named, show_refuted)
+    files = {f.path for f in findings if id(f) in ids}
+    return [f for f in findings if f.path in files]
 
 
 def _write_baseline(

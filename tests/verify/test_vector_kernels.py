@@ -66,7 +66,13 @@ def test_a_kernel_difference_is_not_taken_for_mixed_points():
     rows = np.array([point, [2.0] * len(names)] * 8)
     res = run(program, rows)
     assert np.isnan(res["t"][0]).all()
-    assert not np.isnan(run(program, rows[:1])["t"]).any()
+    alone = run(program, rows[:1])
+    assert not np.isnan(alone["t"]).any()
+    # vector_only evaluates a point alone through the traced function: the same kernels
+    traced = run(program, rows[:1], traced=True)
+    assert alone.keys() <= traced.keys()
+    for key, value in alone.items():
+        np.testing.assert_array_equal(traced[key], value)
     assert not points_mixed(program, rows, res)
     assert vector_only(program, rows, res, 1e6)[0]
 

@@ -12,6 +12,7 @@ roundings) may be 0 or an everyday value; a name is never evidence of a value (i
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
@@ -188,8 +189,10 @@ def split_call(source: str) -> tuple[str, str] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _callee(source: str) -> str:
-    """`policy.distribution(t).log_prob(a)` -> `log_prob`: the name a call's value is known by."""
+    """`policy.distribution(t).log_prob(a)` -> `log_prob`: the name a call's value is known by
+    (asked for each input of each candidate point: cached)."""
     found = split_call(source)
     return re.split(r"[^\w]", found[0])[-1] if found else source.strip()
 

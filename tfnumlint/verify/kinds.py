@@ -34,8 +34,22 @@ WHOLE_VALUES = (1.0, 2.0, 3.0)  # an ordinary count
 COUNT_PRODUCERS = frozenset({"count_nonzero", "bincount", "size", "shape", "num_elements"})
 
 
+# the probe last asked about and its kinds: the witness search asks once per candidate point
+# (thousands of times on a large slice), and the worker verifies one probe at a time
+_LAST: list[Any] = [None, None]
+
+
 def input_kinds(probe: dict[str, Any]) -> dict[str, str]:
-    """Input name -> its kind, for the inputs whose kind the code shows (see the docstring)."""
+    """Input name -> its kind, for the inputs whose kind the code shows (see the docstring).
+    The verifier never edits a probe, so the kinds of the same probe object are reused."""
+    if _LAST[0] is probe:
+        return dict(_LAST[1])
+    out = _input_kinds(probe)
+    _LAST[:] = [probe, out]
+    return dict(out)
+
+
+def _input_kinds(probe: dict[str, Any]) -> dict[str, str]:
     trees = [probe.get("target"), probe.get("loss")]
     out: dict[str, str] = {}
     for spec in probe.get("inputs") or []:
