@@ -13,6 +13,7 @@ from .guards import (
     names_in,
 )
 from .module import Scope
+from .names import children
 
 OpOf = Callable[[cst.BaseExpression], "str | None"]
 
@@ -75,7 +76,7 @@ def _has_side_effect(value: cst.CSTNode, op: OpOf) -> bool:
         node = stack.pop()
         if isinstance(node, cst.Call) and op(node.func) is None:
             return True
-        stack.extend(node.children)
+        stack.extend(children(node))
     return False
 
 
@@ -90,7 +91,7 @@ def reads_of(node: cst.CSTNode, name: str) -> list[cst.Name]:
         if isinstance(current, cst.AssignTarget):
             stack.append((current.target, True))
             continue
-        stack.extend((child, is_target) for child in current.children)
+        stack.extend((child, is_target) for child in children(current))
     return out
 
 
@@ -119,7 +120,7 @@ def statements_after(body: cst.CSTNode, statement: cst.CSTNode) -> list[cst.Base
                     small is statement for small in line.body
                 ):
                     return list(lines[i + 1 :]) if len(line.body) == 1 else None
-        stack.extend(node.children)
+        stack.extend(children(node))
     return None
 
 
@@ -144,5 +145,5 @@ def _uses_in(
                 continue
             out.append((grand if grand is not None else parent, parent))
             continue
-        stack.extend((child, node, parent) for child in node.children)
+        stack.extend((child, node, parent) for child in children(node))
     return out

@@ -20,6 +20,7 @@ from .domain_code import (
 )
 from .domain_model import Domain, Relation, fmt_g, sanitize
 from .module import Binding, qualname
+from .names import children
 from .values import STRICTLY_POSITIVE_KINDS
 
 
@@ -61,7 +62,7 @@ def shifted_slice_relations(ctx, node: cst.CSTNode, site, names: set[str]) -> li
     stack = [node]
     while stack:
         n = stack.pop()
-        stack.extend(n.children)
+        stack.extend(children(n))
         if not (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract)):
             continue
         left, right = n.left, n.right
@@ -92,7 +93,7 @@ def repeated_reads(ctx, statement: cst.CSTNode, names: list[str]) -> list[Relati
         n = stack.pop()
         if isinstance(n, (cst.Name, cst.Attribute)):
             plain.add(sanitize(ctx.code(n)))
-        stack.extend(n.children)
+        stack.extend(children(n))
     out = []
     for name in names:
         m = re.fullmatch(r"(.+) \((\d+)\)", name)
@@ -120,7 +121,7 @@ def stop_gradient_copies(ctx, site, names: list[str]) -> list[Relation]:
     stack = [site.statement]
     while stack:
         n = stack.pop()
-        stack.extend(n.children)
+        stack.extend(children(n))
         if not (isinstance(n, cst.Call) and len(n.args) == 1):
             continue
         if not _is_stop_gradient(ctx, n.func, site):

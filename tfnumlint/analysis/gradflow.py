@@ -316,7 +316,7 @@ def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | No
             current.operator, cst.FloorDivide
         ):
             reason = reason or "the value only feeds a floor division `//`, which has no gradient"
-        for child in current.children:
+        for child in children(current):
             stack.append((child, reason))
     return None
 

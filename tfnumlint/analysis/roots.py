@@ -227,6 +227,7 @@ class _Builder:
         self.module = module
         self.g = _Graph()
         self.functions: list[tuple[cst.FunctionDef, cst.ClassDef | None]] = []
+        self.classes: list[cst.ClassDef] = []  # every class of the module, nested ones too
 
     def build(self) -> _Graph:
         self._collect(self.module, None)
@@ -251,13 +252,14 @@ class _Builder:
                 self.g.defs.setdefault(child.name.value, []).append(child)
                 self._collect(child, None)
             elif isinstance(child, cst.ClassDef):
+                self.classes.append(child)
                 self._collect(child, child)
             else:
                 self._collect(child, cls)
 
     def _trained_classes(self) -> set[str]:
         """Classes of this module deriving (through this module) from a trained base."""
-        classes = [n for n in _walk(self.module) if isinstance(n, cst.ClassDef)]
+        classes = self.classes  # order does not matter: the set is a fixed point
         trained: set[str] = set()
         changed = True
         while changed:
@@ -285,7 +287,9 @@ class _Builder:
         for tape in tapes:
             for stmt in _body_statements(tape.body):
                 self.g.marked.add(id(stmt))
-        for node in _walk(self.module if fn is None else fn.body):
+        if fn is not None:
+            return  # the module's walk below saw this function's calls too
+        for node in _walk(self.module):
             if not isinstance(node, cst.Call):
                 continue
             last = _last(node.func)
@@ -302,21 +306,23 @@ class _Builder:
 
     def _reach(self) -> None:
         """Fixed point: a function called from reached code (or a marked statement) is reached."""
-        owners = _owners(self.module)
-        for n in _walk(self.module):
+        marked_calls: set[str] = set()
+        stack: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(self.module, None)]
+        while stack:  # one walk: each call with the innermost function around it
+            n, owner = stack.pop()
+            if isinstance(n, cst.FunctionDef):
+                owner = n
             if isinstance(n, cst.Call):
-                owner = owners.get(id(n))
                 name = _last(n.func)
                 self.g.calls.setdefault(name, []).append(id(owner) if owner else 0)
                 self.g.callers.setdefault(name, []).append(owner.name.value if owner else "")
             elif isinstance(n, cst.Arg) and isinstance(n.value, (cst.Name, cst.Attribute)):
                 self.g.passed.add(_last(n.value))
-        marked_calls: set[str] = set()
-        for stmt in _walk(self.module):
-            if id(stmt) in self.g.marked:
+            if id(n) in self.g.marked:
                 marked_calls |= _called_names(
-                    _header(stmt) if isinstance(stmt, (cst.For, cst.With)) else stmt
+                    _header(n) if isinstance(n, (cst.For, cst.With)) else n
                 )
+            stack.extend((c, owner) for c in child_nodes(n))
         reached = set(self.g.roots) | self.g.stepping
         for name in marked_calls:
             reached |= {id(f) for f in self.g.defs.get(name, ())}
@@ -373,20 +379,6 @@ def _module_statements(body) -> list[cst.CSTNode]:
     return out
 
 
-def _owners(module: cst.Module) -> dict[int, cst.FunctionDef]:
-    """id(call) -> the innermost function around it."""
-    out: dict[int, cst.FunctionDef] = {}
-    stack: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(module, None)]
-    while stack:
-        node, fn = stack.pop()
-        if isinstance(node, cst.FunctionDef):
-            fn = node
-        if isinstance(node, cst.Call) and fn is not None:
-            out[id(node)] = fn
-        stack.extend((c, fn) for c in child_nodes(node))
-    return out
-
-
 _GRAPHS: weakref.WeakKeyDictionary[Scope, _Graph] = weakref.WeakKeyDictionary()
 
 
@@ -433,8 +425,10 @@ def function_reached(scope: Scope | None) -> str | None:
 
 def statement_reached(scope: Scope, statement: cst.CSTNode) -> str | None:
     """Why module-level ``statement`` feeds what the module differentiates, or None."""
+    if _function_of(scope) is not None:
+        return None  # not module-level: the module's graph is not built for this question
     g = _graph(_root_scope(scope))
-    if g is None or _function_of(scope) is not None or id(statement) not in g.marked:
+    if g is None or id(statement) not in g.marked:
         return None
     return "it feeds what the module differentiates"
 

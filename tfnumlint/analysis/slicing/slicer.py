@@ -85,7 +85,6 @@ class Slicer(SlicesCalls):
         self.memo: dict[int, tuple[dict, int]] | None = {} if substitute is None else None
         self.expanded = 0
         self.path: tuple[Condition, ...] = ()  # the Python `if`s the hazard runs under
-        self._branch_maps: dict[int, dict[int, tuple[Condition, ...]]] = {}
         # helpers being inlined: id of a parameter -> the argument it is called with
         self._args: dict[int, Argument] = {}
         self._frame = ""  # the inlined call the slice is in: its cut inputs are its own
@@ -98,10 +97,10 @@ class Slicer(SlicesCalls):
         self.path = self._if_map(scope.node).get(id(statement), ())
 
     def _if_map(self, root: cst.CSTNode) -> dict[int, tuple[Condition, ...]]:
-        found = self._branch_maps.get(id(root))
-        if found is None:
-            found = self._branch_maps[id(root)] = branch_map(root)
-        return found
+        # once per function (or module) body and file, whichever finding asks; the entry
+        # keeps its node, so an id reused by another tree is not taken for it
+        kept, found = self.ctx.fact(f"branch_map {id(root)}", lambda: (root, branch_map(root)))
+        return found if kept is root else branch_map(root)
 
     def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None:
         """``ev.lookup``, skipping bindings made under a condition the hazard's path excludes."""

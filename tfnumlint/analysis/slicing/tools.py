@@ -16,6 +16,7 @@ import libcst as cst
 
 from ... import ops
 from ..module import Binding, Scope
+from ..names import children
 from ..recipe_code import BINARY, COMPARE
 from .contract import BINARY_OPERATORS, RESHAPE_STAND_IN, STAND_INS, STRUCTURAL, walk
 from .signatures import PARAMS
@@ -251,12 +252,23 @@ def branch_map(root: cst.CSTNode) -> dict[int, tuple[Condition, ...]]:
                 stack.append((node.orelse, (*conds, (id(node), flag, not polarity))))
             out[id(node)] = conds
             continue
-        if isinstance(node, (cst.BaseSmallStatement, cst.BaseStatement)):
+        if _is_statement(type(node)):
             out[id(node)] = conds
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
             out[id(node.value)] = conds
-        stack.extend((child, conds) for child in node.children)
+        stack.extend((child, conds) for child in children(node))
     return out
+
+
+_STATEMENT_TYPES: dict[type, bool] = {}
+
+
+def _is_statement(tp: type) -> bool:
+    """isinstance against libcst's abstract statement bases, cached per node type."""
+    known = _STATEMENT_TYPES.get(tp)
+    if known is None:
+        known = _STATEMENT_TYPES[tp] = issubclass(tp, (cst.BaseSmallStatement, cst.BaseStatement))
+    return known
 
 
 def excluded(path: tuple[Condition, ...], branch: tuple[Condition, ...]) -> bool:
@@ -369,7 +381,7 @@ def names_read(node: cst.BaseExpression) -> list[str]:
             if isinstance(sub.func, cst.Attribute) and not attribute_chain(sub.func):
                 roots.append(sub.func.value)
             continue
-        roots.extend(sub.children)
+        roots.extend(children(sub))
     return sorted(found)
 
 
