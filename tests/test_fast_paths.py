@@ -144,7 +144,7 @@ def test_leaf_shortcut_keeps_the_walk(path: Path, monkeypatch: pytest.MonkeyPatc
 
     tree = cst.parse_module(path.read_text(encoding="utf-8"))
     fast = _walk_record(build(tree))
-    for tp in module._LEAF_TYPES:  # nothing under a leaf is visited
+    for tp in module.LEAF_TYPES:  # nothing under a leaf is visited
         assert all(module._fields(tp) == () or f == "value" for f in module._fields(tp))
-    monkeypatch.setattr(module, "_LEAF_TYPES", frozenset())
+    monkeypatch.setattr(module, "LEAF_TYPES", frozenset())
     assert _walk_record(build(tree)) == fast

@@ -330,6 +330,7 @@ API_TABLES: frozenset[str] = frozenset(
         # dev-tool words, and the reproducer's own helper and reserved names (not user words)
         "analysis/callplaces.py:_CALL_START",
         "analysis/names.py:_VISITED_FIELD",
+        "analysis/names.py:_SEQUENCES",  # libcst's visit helpers (visit_sequence...)
         "dev/examples.py:_BLOCK",
         "dev/new_rule.py:CODE",
         "dev/new_rule.py:FAMILIES",

@@ -11,7 +11,8 @@ name such as ``"log"`` or ``"sigmoid"``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import libcst as cst
 
@@ -184,21 +185,12 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """``node.children`` in the same order, read from the fields: libcst's property rebuilds
-    the node (a visitor pass with validation) on every call."""
-    fields = _CHILD_FIELDS.get(type(node), _UNKNOWN)
-    if fields is _UNKNOWN:
-        fields = _CHILD_FIELDS[type(node)] = _child_fields(type(node))
-    if fields is None:
-        return list(node.children)
-    out: list[cst.CSTNode] = []
-    for name in fields:
-        value = getattr(node, name)
-        tp = type(value)
-        if tp is tuple or tp is list:
-            out.extend(v for v in value if _is_node(type(v)))
-        elif _is_node(tp):
-            out.append(value)
-    return out
+    the node (a visitor pass with validation) on every call.  Each node type gets a reader
+    compiled once from the fields its ``_visit_and_replace_children`` visits."""
+    read = _READERS.get(type(node))
+    if read is None:
+        read = _READERS[type(node)] = _reader(type(node))
+    return read(node)
 
 
 _NODE_TYPES: dict[type, bool] = {}
@@ -212,14 +204,35 @@ def _is_node(tp: type) -> bool:
     return known
 
 
-_UNKNOWN: tuple[str, ...] = ("?",)
-_CHILD_FIELDS: dict[type, tuple[str, ...] | None] = {}
-_VISITED_FIELD = re.compile(r"\bvisit_\w+\(\s*self,\s*\"(\w+)\",\s*self\.(\w+),")
+_READERS: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]] = {}
+_VISITED_FIELD = re.compile(r"\bvisit_(\w+)\(\s*self,\s*\"(\w+)\",\s*self\.(\w+),")
+_SEQUENCES = frozenset({"sequence", "iterable", "body_sequence", "body_iterable"})
 
 
-def _child_fields(tp: type) -> tuple[str, ...] | None:
-    """The fields libcst's ``_visit_and_replace_children`` visits, in its order; None when its
-    code is not the plain one-call-per-field form (then the property is used)."""
+def _reader(tp: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+    """A function returning a node's children of type ``tp``: its fields in libcst's visiting
+    order, a sequence's elements, an optional or sentinel field only when it holds a node.
+    When the visiting code is not the plain one-call-per-field form, libcst's property."""
+    fields = _child_fields(tp)
+    if fields is None:
+        return lambda node: list(node.children)
+    lines = ["def read(n):", "    out = []"]
+    for kind, name in fields:
+        if kind in _SEQUENCES:  # libcst validates a sequence field: nodes only
+            lines.append(f"    out += n.{name}")
+        elif kind == "required":
+            lines.append(f"    out.append(n.{name})")
+        else:  # optional (None when absent), sentinel (MaybeSentinel when absent)
+            lines += [f"    v = n.{name}", "    if is_node(type(v)):", "        out.append(v)"]
+    lines.append("    return out")
+    space: dict[str, Any] = {"is_node": _is_node}
+    exec("\n".join(lines), space)  # code built from libcst's own field names
+    return space["read"]
+
+
+def _child_fields(tp: type) -> list[tuple[str, str]] | None:
+    """(visit kind, field) of each field libcst's ``_visit_and_replace_children`` visits, in its
+    order; None when its code is not the plain one-call-per-field form."""
     import inspect  # ~10 ms at start-up that a run without class invariants never needs
 
     try:
@@ -227,11 +240,13 @@ def _child_fields(tp: type) -> tuple[str, ...] | None:
     except (OSError, TypeError, AttributeError):
         return None
     found = _VISITED_FIELD.findall(code)
-    if any(a != b for a, b in found) or re.search(r"\b(if|for|while)\b", code):
+    if any(field != attr or not field.isidentifier() for _, field, attr in found) or re.search(
+        r"\b(if|for|while)\b", code
+    ):
         return None
     if code.count("visit_") - code.count("def _visit_and_replace_children") != len(found):
         return None
-    return tuple(a for a, _ in found)
+    return [(kind, field) for kind, field, _ in found]
 
 
 def dotted_name(node: cst.BaseExpression | None) -> str:

@@ -38,6 +38,7 @@ NO_TF_NOTICE = (
     "(install tensorflow-cpu or tensorflow, or pass --no-verify)"
 )
 DEFAULT_TIMEOUT = 10.0
+MAX_WORKERS = 4  # TensorFlow workers at once: each holds its own TF runtime (0.5 to 1 GB)
 READY_TIMEOUT = 180.0
 STARTING = "starting the TensorFlow worker"
 
@@ -434,7 +435,7 @@ def verify_findings(
             keys.append(k)
     if not todo:
         return []
-    results = run_probes(todo, float(settings.exploding_gradient), workers)
+    results = run_probes(todo, float(settings.exploding_gradient), min(workers, MAX_WORKERS))
     for (finding, _), k, result in zip(todo, keys, results, strict=True):
         nocache = result.pop("_nocache", False)
         finding.verification = to_verification(result)
