@@ -251,7 +251,7 @@ def test_fail_on_decides_by_verdict(tmp_path, monkeypatch, capsys, statuses, fai
     from tfnumlint.model import Verification
     from tfnumlint.verify import runner
 
-    def fake_verify(findings, settings, cache_dir):
+    def fake_verify(findings, settings, cache_dir, workers=1):
         for f, status in zip(sorted(findings, key=lambda f: f.sort_key), statuses, strict=True):
             f.verification = Verification(status, "stubbed")
         return []

@@ -154,8 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="parallel processes: lint workers, and TensorFlow verification workers (at most "
-        "4, each imports TensorFlow) (default: CPUs, at most 8)",
+        help="parallel processes (default: CPUs, at most 8): lint workers, and up to 4 "
+        "TensorFlow workers for verification",
     )
     run.add_argument("--no-cache", action="store_true", help="do not read or write the cache")
     run.add_argument(

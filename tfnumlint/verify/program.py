@@ -58,6 +58,9 @@ class Program:
     term_in_loss: bool = False
     _traced: Any = None
 
+    def is_traced(self) -> bool:
+        return self._traced is not None
+
     def traced(self) -> Any:
         if self._traced is None:
             self._traced = self.make_traced() if self.make_traced else self.fn

@@ -244,6 +244,7 @@ def witness_alone(
 # 16 float32 lanes): a batch of them runs the same vectorised kernels as the probe's batch.
 PACKET = 16
 VECTOR_ONLY_SAMPLE = 64  # symptomatic rows re-evaluated alone when the kernels differ
+TRACE_RUNS = 16  # eager runs of a program that cost about one trace of its gradient graph
 
 
 def points_mixed(program: Program, rows: np.ndarray, res: dict[str, np.ndarray]) -> bool:
@@ -266,11 +267,14 @@ def vector_only(
     nominated = np.flatnonzero(np.any(list(m.values()), axis=0)) if m else np.zeros(0, int)
     out = np.zeros(len(rows), bool)
     out[nominated[VECTOR_ONLY_SAMPLE:]] = True
-    for i in nominated[:VECTOR_ONLY_SAMPLE]:
+    sample = nominated[:VECTOR_ONLY_SAMPLE]
+    # the traced function runs the same kernels as the eager body (the graph optimizer is off
+    # in the worker) without eager's per-op dispatch; tracing it costs about as much as
+    # TRACE_RUNS eager runs, so it pays for a larger sample, or once it exists
+    traced = program.is_traced() or len(sample) > TRACE_RUNS
+    for i in sample:
         single = rows[i : i + 1]
-        # the traced function runs the same kernels as the eager body (the graph optimizer
-        # is off in the worker), without eager's per-op dispatch: a tenth of the time
-        out[i] = find_symptom(program, single, run(program, single, traced=True), thr) is None
+        out[i] = find_symptom(program, single, run(program, single, traced), thr) is None
     return out
 
 
