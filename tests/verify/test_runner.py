@@ -217,3 +217,24 @@ def test_a_worker_that_cannot_start_fails_every_probe_with_its_reason(monkeypatc
     assert {f.verification.detail for f in probed} == {
         "the TensorFlow worker did not start (No such file)"
     }
+
+
+def test_a_probe_over_its_budget_stops_itself_and_the_worker_lives_on(monkeypatch):
+    """Past its budget a probe stops at its next evaluation with the timeout's own answer, in
+    the same worker: no kill and no second TensorFlow import."""
+    spawned = []
+    spawn = runner.Worker.spawn
+
+    def counted(graphs_only=False):
+        worker = spawn(graphs_only)
+        spawned.append(worker.proc.pid)
+        return worker
+
+    monkeypatch.setattr(runner.Worker, "spawn", counted)
+    monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "0.000001")
+    fs = by_name(findings())
+    runner.verify_findings([fs["logp"], fs["exp"]], Settings(), None)
+    for name in ("logp", "exp"):
+        assert fs[name].verification.status == "inconclusive"
+        assert fs[name].verification.detail == "probe exceeded its 1e-06 s budget"
+    assert len(spawned) == 1

@@ -9,6 +9,8 @@ graph's ops; the climb itself is ``climb.py``.
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -363,9 +365,20 @@ def to_batch(program: Program, rows: np.ndarray) -> list[tf.Tensor]:
     return tensors
 
 
+class OverBudget(BaseException):
+    """The probe has used its time budget: raised between evaluations, so the worker answers
+    as the parent would on a timeout and lives on (no kill, no new TensorFlow import).  A
+    BaseException, so that no handler of the search takes it for a failed evaluation."""
+
+
+DEADLINE = [math.inf]  # time.monotonic() after which run() stops the probe (set by the worker)
+
+
 def run(program: Program, rows: np.ndarray, traced: bool = False) -> dict[str, np.ndarray]:
     """One call over every row (eager, or the traced function with the climb objective);
     results as float64 numpy arrays."""
+    if time.monotonic() > DEADLINE[0]:
+        raise OverBudget
     fn = program.traced() if traced else program.fn
     out = fn(*to_batch(program, rows))
     return {k: np.asarray(tf.cast(v, tf.float64)) for k, v in out.items()}

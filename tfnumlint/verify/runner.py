@@ -38,6 +38,7 @@ NO_TF_NOTICE = (
     "(install tensorflow-cpu or tensorflow, or pass --no-verify)"
 )
 DEFAULT_TIMEOUT = 10.0
+GRACE = 5.0  # seconds past a request's budget before its worker is taken for hung
 MAX_WORKERS = 4  # TensorFlow workers at once: each holds its own TF runtime (0.5 to 1 GB)
 READY_TIMEOUT = 180.0
 STARTING = "starting the TensorFlow worker"
@@ -310,9 +311,10 @@ class _Pool:
             if slot.ready and slot.index is None and self.pending:
                 i = self.pending.pop()
                 slot.index, slot.begin = i, time.perf_counter()
-                slot.deadline = time.monotonic() + self.timeout
+                # a probe stops itself at its budget; past the grace, the worker is killed
+                slot.deadline = time.monotonic() + self.timeout + GRACE
                 try:
-                    slot.worker.send({"id": i, **self.requests[i]})
+                    slot.worker.send({"id": i, **self.requests[i], "budget": self.timeout})
                 except WorkerFailed as exc:
                     self._fail(slot, exc.reason)
                     return

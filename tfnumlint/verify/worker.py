@@ -62,6 +62,29 @@ def inject_fault(rule: str) -> None:
         _ = bytearray(1 << 46)  # 64 TiB: far past the address-space bound
 
 
+def _verify_within(probe: dict, request: dict) -> dict:
+    """The verdict on one probe, stopped between evaluations once its ``budget`` (seconds, from
+    the parent) is used: the same answer the parent gives on a timeout."""
+    from . import program
+    from .probing import verify
+
+    budget = request.get("budget")
+    start = time.monotonic()
+    program.DEADLINE[0] = start + float(budget) if budget else float("inf")
+    try:
+        return verify(probe, float(request.get("threshold", 1e6)))
+    except program.OverBudget:
+        return {
+            "status": "inconclusive",
+            "detail": f"probe exceeded its {float(budget or 0):g} s budget",
+            "dtype": probe.get("dtype"),
+            "_nocache": True,  # a matter of time, not a property of the code
+            "seconds": round(time.monotonic() - start, 4),
+        }
+    finally:
+        program.DEADLINE[0] = float("inf")
+
+
 def main() -> int:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     warnings.filterwarnings("ignore")
@@ -91,9 +114,7 @@ def main() -> int:
 
                 result = prove_safely(request["proof"])
             else:
-                from .probing import verify
-
-                result = verify(probe, float(request.get("threshold", 1e6)))
+                result = _verify_within(probe, request)
         except MemoryError:
             result = {
                 "status": "inconclusive",
