@@ -61,6 +61,34 @@ def name_roles(scope: cst.FunctionDef | cst.Lambda | cst.Module, op: OpOf) -> Ro
     )
 
 
+# Nodes that hold only whitespace, comments and punctuation: nothing a role reads is below them.
+_TRIVIA = frozenset(
+    {
+        *(
+            tp
+            for tp in vars(cst).values()
+            if isinstance(tp, type)
+            and issubclass(tp, (cst.BaseBinaryOp, cst.BaseUnaryOp, cst.BaseBooleanOp))
+        ),
+        *(
+            tp
+            for tp in vars(cst).values()
+            if isinstance(tp, type) and issubclass(tp, (cst.BaseCompOp, cst.BaseAugOp))
+        ),
+        cst.Comma,
+        cst.Dot,
+        cst.Colon,
+        cst.Semicolon,
+        cst.AssignEqual,
+        cst.LeftParen,
+        cst.RightParen,
+        cst.TrailingWhitespace,
+        cst.EmptyLine,
+        cst.ParenthesizedWhitespace,
+    }
+)
+
+
 # ops whose first argument must stay off 0 (log, sqrt, rsqrt): an addend there is a guard
 _GUARDED_ARGUMENT = ops_with(
     lambda op: (
@@ -95,7 +123,7 @@ class _Walk:
             if tp is cst.Name:
                 self.uses[node.value] += 1
                 continue
-            if tp in LEAF_TYPES:
+            if tp in LEAF_TYPES or tp in _TRIVIA:
                 continue  # no name, call or operation below
             if tp is cst.AugAssign and isinstance(node.operator, cst.MultiplyAssign):
                 self._factor(node.value)
