@@ -238,3 +238,28 @@ def test_a_probe_over_its_budget_stops_itself_and_the_worker_lives_on(monkeypatc
         assert fs[name].verification.status == "inconclusive"
         assert fs[name].verification.detail == "probe exceeded its 1e-06 s budget"
     assert len(spawned) == 1
+
+
+def test_the_findings_of_one_file_go_to_one_worker_in_order(monkeypatch):
+    """A worker keeps an objective's training runs for the next finding that shares it, so
+    the findings of a file are verified by one worker in their order, as with one worker."""
+    sent: list[tuple[int, int]] = []
+    send = runner.Worker.send
+
+    def recorded(self, payload):
+        sent.append((self.proc.pid, payload["id"]))
+        return send(self, payload)
+
+    monkeypatch.setattr(runner.Worker, "send", recorded)
+    monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "300")
+    p = probes()
+    places = [("a.py", "logp"), ("a.py", "exp"), ("b.py", "dist"), ("b.py", "clipped")]
+    fs = [Finding(path, i + 1, 1, i + 1, 2, p[name]["rule"], name, "error", "msg", probe=p[name])
+          for i, (path, name) in enumerate(places)]  # fmt: skip
+    runner.verify_findings(fs, Settings(), None, workers=2)
+    by_worker: dict[int, list[int]] = {}
+    for pid, index in sent:
+        by_worker.setdefault(pid, []).append(index)
+    a, b = [0, 1], [2, 3]  # the requests of a.py and of b.py
+    assert sorted(by_worker.values()) in ([a, b], [a + b], [b + a])
+    assert {f.verification.status for f in fs} == {"confirmed", "refuted"}

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
@@ -227,7 +227,10 @@ def run_probes(
     """Ask the workers about each probe; failures cost only the probe in flight."""
     requests = [{"probe": probe, "threshold": threshold} for _, probe in jobs]
     return serve(
-        requests, lambda reason, i: failed(reason, jobs[i][1], cache=False), workers=workers
+        requests,
+        lambda reason, i: failed(reason, jobs[i][1], cache=False),
+        workers=workers,
+        groups=[finding.path for finding, _ in jobs],
     )
 
 
@@ -237,15 +240,18 @@ def serve(
     timeout: float | None = None,
     graphs_only: bool = False,
     workers: int = 1,
+    groups: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Answer each request in a worker process, up to ``workers`` of them at once (each
-    request is independent of the others, so the answers do not depend on how they are
-    shared out).  A crash or timeout costs only the request in flight (``on_failure(reason,
-    index)`` answers it); a fresh worker takes the next one.  ``timeout``: each request's
-    budget (default: the probe budget); ``graphs_only``: every request is a saved model's
-    (``Worker.spawn``)."""
+    """Answer each request in a worker process, up to ``workers`` of them at once.  A crash or
+    timeout costs only the request in flight (``on_failure(reason, index)`` answers it); a
+    fresh worker takes the next one.  ``groups``: requests of one group (the findings of one
+    file) go to one worker, in order, as they would with a single worker: a worker keeps the
+    training runs of an objective for the next finding that shares it.  ``timeout``: each
+    request's budget (default: the probe budget); ``graphs_only``: every request is a saved
+    model's (``Worker.spawn``)."""
     timeout = probe_timeout() if timeout is None else timeout
-    pool = _Pool(requests, on_failure, timeout, graphs_only, max(1, min(workers, len(requests))))
+    size = max(1, min(workers, len(requests)))
+    pool = _Pool(requests, on_failure, timeout, graphs_only, size, groups)
     try:
         return pool.run()
     finally:
@@ -261,43 +267,54 @@ class _Slot:
     ready: bool = False
     index: int | None = None
     begin: float = 0.0
+    queue: list[int] = field(default_factory=list)  # the rest of its group, popped from the end
 
 
 class _Pool:
     """The workers of one ``serve`` call and the requests not yet answered."""
 
-    def __init__(self, requests, on_failure, timeout: float, graphs_only: bool, size: int):
+    def __init__(self, requests, on_failure, timeout, graphs_only: bool, size: int, groups=None):
         self.requests = requests
         self.on_failure = on_failure
         self.timeout = timeout
         self.graphs_only = graphs_only
         self.size = size
         self.results: list[dict[str, Any] | None] = [None] * len(requests)
-        self.pending = list(range(len(requests)))[::-1]  # popped from the end: in order
+        # the requests not yet sent, per group in order of first appearance
+        by_group: dict[str, list[int]] = {}
+        for i in range(len(requests)):
+            by_group.setdefault(groups[i] if groups else str(i), []).append(i)
+        self.queues = [queue[::-1] for queue in by_group.values()][::-1]  # popped from the end
         self.slots: list[_Slot] = []
         self.start_failure: str | None = None
         self.done = 0
         self.progress = Progress(len(requests), "verifying", "findings", minimum=6)
 
     def run(self) -> list[dict[str, Any]]:
-        while self.pending or any(slot.index is not None for slot in self.slots):
+        while self.pending() or any(slot.index is not None for slot in self.slots):
             self._launch()
             self._dispatch()
             if not self.slots:  # no worker could start: the rest fail with its reason
-                while self.pending:
-                    i = self.pending.pop()
-                    self._finish(i, self.on_failure(self.start_failure or STARTING, i))
+                for queue in [*self.queues, *(slot.queue for slot in self.slots)]:
+                    while queue:
+                        i = queue.pop()
+                        self._finish(i, self.on_failure(self.start_failure or STARTING, i))
+                self.queues = []
                 break
             self._wait()
         self.progress.finish()
         return [r if r is not None else self.on_failure("not answered", i)
                 for i, r in enumerate(self.results)]  # fmt: skip
 
+    def pending(self) -> int:
+        """Requests not yet sent: in groups no worker has taken, and in workers' groups."""
+        return sum(map(len, self.queues)) + sum(len(slot.queue) for slot in self.slots)
+
     def _launch(self) -> None:
         """Start workers up to the pool's size, as long as there is work for them; after a
         worker failed to start, no more are tried."""
         in_flight = sum(slot.index is not None for slot in self.slots)
-        wanted = min(self.size, len(self.pending) + in_flight)
+        wanted = min(self.size, self.pending() + in_flight)
         while self.start_failure is None and len(self.slots) < wanted:
             try:
                 worker = Worker.spawn(self.graphs_only)
@@ -308,8 +325,10 @@ class _Pool:
 
     def _dispatch(self) -> None:
         for slot in self.slots:
-            if slot.ready and slot.index is None and self.pending:
-                i = self.pending.pop()
+            if slot.ready and slot.index is None and not slot.queue and self.queues:
+                slot.queue = self.queues.pop()  # the next group, all of it for this worker
+            if slot.ready and slot.index is None and slot.queue:
+                i = slot.queue.pop()
                 slot.index, slot.begin = i, time.perf_counter()
                 # a probe stops itself at its budget; past the grace, the worker is killed
                 slot.deadline = time.monotonic() + self.timeout + GRACE
@@ -354,6 +373,8 @@ class _Pool:
         """The worker of ``slot`` is gone: its request (if any) fails with ``reason``."""
         slot.worker.kill()
         self.slots.remove(slot)
+        if slot.queue:  # the rest of its group goes to the next free worker, still in order
+            self.queues.append(slot.queue)
         if not slot.ready:
             self.start_failure = reason
             return
