@@ -179,11 +179,9 @@ def test_verdicts_are_deterministic(verified):
     assert {n: stable(f) for n, f in again.items()} == {n: stable(f) for n, f in first.items()}
 
 
-def test_two_workers_share_the_probes_and_give_the_same_verdicts(verified, monkeypatch):
-    """Each probe is answered alone, so sharing them out over two workers changes nothing
-    but the wall time."""
-    first, _, _ = verified
-    spawned = []
+def counting_spawns(monkeypatch) -> list[int]:
+    """The pids of the workers started from now on, in order."""
+    spawned: list[int] = []
     spawn = runner.Worker.spawn
 
     def counted(graphs_only=False):
@@ -192,6 +190,13 @@ def test_two_workers_share_the_probes_and_give_the_same_verdicts(verified, monke
         return worker
 
     monkeypatch.setattr(runner.Worker, "spawn", counted)
+    return spawned
+
+
+def test_two_workers_share_the_probes_and_give_the_same_verdicts(verified, monkeypatch):
+    """Sharing the probes out over two workers changes nothing but the wall time."""
+    first, _, _ = verified
+    spawned = counting_spawns(monkeypatch)
     monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "300")
     again = by_name(findings())
     runner.verify_findings(list(again.values()), Settings(), None, workers=2)
@@ -222,15 +227,7 @@ def test_a_worker_that_cannot_start_fails_every_probe_with_its_reason(monkeypatc
 def test_a_probe_over_its_budget_stops_itself_and_the_worker_lives_on(monkeypatch):
     """Past its budget a probe stops at its next evaluation with the timeout's own answer, in
     the same worker: no kill and no second TensorFlow import."""
-    spawned = []
-    spawn = runner.Worker.spawn
-
-    def counted(graphs_only=False):
-        worker = spawn(graphs_only)
-        spawned.append(worker.proc.pid)
-        return worker
-
-    monkeypatch.setattr(runner.Worker, "spawn", counted)
+    spawned = counting_spawns(monkeypatch)
     monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "0.000001")
     fs = by_name(findings())
     runner.verify_findings([fs["logp"], fs["exp"]], Settings(), None)
