@@ -120,14 +120,14 @@ class _Walk:
         while stack:
             node, up = stack.pop()
             tp = type(node)
-            if tp is cst.Name:
+            if isinstance(node, cst.Name):
                 self.uses[node.value] += 1
                 continue
             if tp in LEAF_TYPES or tp in _TRIVIA:
                 continue  # no name, call or operation below
-            if tp is cst.AugAssign and isinstance(node.operator, cst.MultiplyAssign):
+            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign):
                 self._factor(node.value)
-            elif tp is cst.Comparison and len(node.comparisons) == 1:
+            elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
                 test = node.comparisons[0]
                 if (
                     isinstance(node.left, cst.Name)
@@ -136,11 +136,13 @@ class _Walk:
                     and test.comparator.value == "None"
                 ):
                     self.none_tests[node.left.value] += 1
-            elif tp is cst.Call:
+            elif isinstance(node, cst.Call):
                 self._call(node, up)
-            elif tp is cst.BinaryOperation:
+            elif isinstance(node, cst.BinaryOperation):
                 self._binop(node)
-            elif tp is cst.Assign and isinstance(target := node.targets[0].target, cst.Name):
+            elif isinstance(node, cst.Assign) and isinstance(
+                target := node.targets[0].target, cst.Name
+            ):
                 self.assigned.setdefault(target.value, []).append(node.value)
             below = (node, up)
             stack.extend((child, below) for child in reversed(children(node)))
