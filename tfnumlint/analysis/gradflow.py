@@ -165,10 +165,12 @@ class _Walk:
 _WALKS: weakref.WeakKeyDictionary[Scope, _Walk] = weakref.WeakKeyDictionary()
 
 
-def _walk_of(root: Scope, module: cst.Module) -> _Walk:
+def _walk_of(root: Scope) -> _Walk:
+    """The walk of the module whose root scope is ``root`` (its node is the module)."""
     walk = _WALKS.get(root)
     if walk is None:
-        walk = _WALKS[root] = _Walk(module)
+        assert isinstance(root.node, cst.Module)  # every caller checks it first
+        walk = _WALKS[root] = _Walk(root.node)
     return walk
 
 
@@ -241,7 +243,7 @@ def custom_gradient_reason(scope: Scope) -> str | None:
         return None
     regions = _REGIONS.get(root)
     if regions is None:
-        regions = _REGIONS[root] = _custom_gradient_regions(_walk_of(root, module))
+        regions = _REGIONS[root] = _custom_gradient_regions(_walk_of(root))
     if not regions:
         return None
     found = _enclosing_region(scope, regions)
@@ -467,7 +469,7 @@ def element_map_reason(scope: Scope) -> str | None:
         return None
     regions = _ELEMENTS.get(root)
     if regions is None:
-        walk = _walk_of(root, root.node)
+        walk = _walk_of(root)
         regions = {}
         for call in walk.element_calls:
             fn = call_arg(call, 0, "fn")
@@ -489,7 +491,7 @@ def dataset_map_reason(scope: Scope) -> str | None:
         return None
     regions = _MAPPED.get(root)
     if regions is None:
-        regions = _MAPPED[root] = _dataset_map_regions(_walk_of(root, root.node))
+        regions = _MAPPED[root] = _dataset_map_regions(_walk_of(root))
     found = _enclosing_region(scope, regions)
     return found[1] if found else None
 

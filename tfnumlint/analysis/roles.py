@@ -68,12 +68,16 @@ _TRIVIA = frozenset(
             tp
             for tp in vars(cst).values()
             if isinstance(tp, type)
-            and issubclass(tp, (cst.BaseBinaryOp, cst.BaseUnaryOp, cst.BaseBooleanOp))
-        ),
-        *(
-            tp
-            for tp in vars(cst).values()
-            if isinstance(tp, type) and issubclass(tp, (cst.BaseCompOp, cst.BaseAugOp))
+            and issubclass(
+                tp,
+                (
+                    cst.BaseBinaryOp,
+                    cst.BaseUnaryOp,
+                    cst.BaseBooleanOp,
+                    cst.BaseCompOp,
+                    cst.BaseAugOp,
+                ),
+            )
         ),
         cst.Comma,
         cst.Dot,

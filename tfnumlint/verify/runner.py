@@ -144,7 +144,7 @@ class Worker:
         while (line := self.take_line()) is None:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise WorkerFailed(f"{doing} exceeded its {timeout:g} s budget")
+                raise WorkerFailed(over_budget(doing, timeout))
             ready, _, _ = select.select([self.fileno()], [], [], left)
             if ready:
                 self.pump()
@@ -357,7 +357,7 @@ class _Pool:
             still_waiting = not slot.ready or slot.index is not None
             if slot in self.slots and still_waiting and time.monotonic() >= slot.deadline:
                 doing, budget = ("probe", self.timeout) if slot.ready else (STARTING, READY_TIMEOUT)
-                self._fail(slot, f"{doing} exceeded its {budget:g} s budget")
+                self._fail(slot, over_budget(doing, budget))
 
     def _receive(self, slot: _Slot, line: dict[str, Any]) -> None:
         if not slot.ready:
@@ -425,6 +425,11 @@ def run_proofs(
             if not nocache:
                 cache.put(keys[i], answer)
     return [r if r is not None else {"verdict": "failed"} for r in results]
+
+
+def over_budget(doing: str, budget: float) -> str:
+    """Why a request was stopped: the parent's timeout and a probe's own stop say the same."""
+    return f"{doing} exceeded its {budget:g} s budget"
 
 
 def failed(reason: str, probe: dict[str, Any], cache: bool) -> dict[str, Any]:

@@ -67,20 +67,17 @@ def _verify_within(probe: dict, request: dict) -> dict:
     the parent) is used: the same answer the parent gives on a timeout."""
     from . import program
     from .probing import verify
+    from .runner import failed, over_budget
 
     budget = request.get("budget")
     start = time.monotonic()
     program.DEADLINE[0] = start + float(budget) if budget else float("inf")
     try:
         return verify(probe, float(request.get("threshold", 1e6)))
-    except program.OverBudget:
-        return {
-            "status": "inconclusive",
-            "detail": f"probe exceeded its {float(budget or 0):g} s budget",
-            "dtype": probe.get("dtype"),
-            "_nocache": True,  # a matter of time, not a property of the code
-            "seconds": round(time.monotonic() - start, 4),
-        }
+    except program.OverBudget:  # not cached: a matter of time, not a property of the code
+        out = failed(over_budget("probe", float(budget or 0)), probe, cache=False)
+        out["seconds"] = round(time.monotonic() - start, 4)
+        return out
     finally:
         program.DEADLINE[0] = float("inf")
 
