@@ -4,12 +4,15 @@ the finding is the same under any renaming (issue 22: names never decide)."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
 from conftest import lint
 
-from tfnumlint.analysis.roles import name_roles
+from tfnumlint.analysis.module import build
+from tfnumlint.analysis.provenance import Evaluator
+from tfnumlint.analysis.roles import name_roles, scopes_with_roles
 
 GAN = """\
     import tensorflow as tf
@@ -220,3 +223,47 @@ def _op(call: cst.Call) -> str | None:
 
     last = dotted_name(call.func).rsplit(".", 1)[-1]
     return last or None
+
+
+SCALED_IN_PLACE = """\
+import tensorflow as tf
+
+
+def pool(x, gate=None):
+    s = tf.nn.softmax(x)
+    if gate is not None:
+        s *= gate
+    return s
+
+
+def plain(x, y):
+    return tf.concat([x, y], axis=0)
+"""
+
+
+def _sources() -> list[str]:
+    root = Path(__file__).resolve().parent.parent
+    texts = [
+        SCALED_IN_PLACE,
+        textwrap.dedent(GAN.format(d_loss="d", real="r", fake="f", g_loss="g")),
+    ]
+    return texts + [p.read_text() for p in sorted((root / "examples").glob("*.py"))]
+
+
+@pytest.mark.parametrize("text", _sources())
+def test_the_evaluator_skips_no_scope_that_has_a_role(text):
+    """The evaluator walks only the bodies that hold an operation a role reads
+    (``scopes_with_roles``): every scope's roles are the full walk's, `x *= m` included."""
+    info = build(cst.parse_module(text))
+    ev = Evaluator(info)
+    scopes = [s for s in info.scopes if isinstance(s.node, (cst.FunctionDef, cst.Module))]
+    assert scopes
+    for scope in scopes:
+        assert ev.roles(scope) == name_roles(scope.node, ev.op), scope.name
+
+
+def test_an_in_place_product_is_a_factor_use():
+    info = build(cst.parse_module(SCALED_IN_PLACE))
+    pool, plain = (info.functions[name] for name in ("pool", "plain"))
+    assert Evaluator(info).roles(pool).factors == {"gate"}
+    assert id(plain) not in scopes_with_roles(info, Evaluator(info).op)

@@ -11,13 +11,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import libcst as cst
 
 from .dtypectx import context_words
 from .names import ImportMap
 from .names import children as child_nodes
+
+if TYPE_CHECKING:
+    from .roles import Roles
 
 # Fields that never hold code: skipping them makes the walk several times cheaper.
 _SKIP_FIELDS = frozenset(
@@ -166,6 +169,9 @@ class Scope:
     self_name: str | None = None
     dtype_markers: set[str] = field(default_factory=set)
     returns: list[tuple[int, cst.BaseExpression]] = field(default_factory=list)
+    # how the body uses its names (roles.name_roles): a fact of the tree alone, kept here so
+    # that the evaluators of later rounds over the same walk do not walk the body again
+    roles: Roles | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -212,6 +218,7 @@ class ModuleInfo:
     import_nodes: list[cst.Import | cst.ImportFrom] = field(default_factory=list)  # incl. relative
     default_float: str = "float32"  # the project's float type (config.Settings.float_type)
     scopes: list[Scope] = field(default_factory=list, repr=False)  # every scope, for release()
+    scaled: list[Scope] = field(default_factory=list, repr=False)  # scopes with an `x *= m`
 
     def release(self) -> None:
         """Break the reference cycles of the walk (a binding names its scope, a class's
@@ -327,6 +334,8 @@ def build(module: cst.Module) -> ModuleInfo:
         elif tp is cst.Assign or tp is cst.AnnAssign or tp is cst.AugAssign:
             if tp is cst.Assign and scope is root:
                 imports.add_module_alias(node)  # tf1 = tf.compat.v1
+            elif tp is cst.AugAssign and type(node.operator) is cst.MultiplyAssign:
+                info.scaled.append(scope)
             _schedule_assignment(stack, node, scope, order)
         elif tp is cst.Return and node.value is not None:
             scope.returns.append((order, node.value))

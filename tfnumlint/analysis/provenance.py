@@ -18,7 +18,8 @@ from .module import Binding, ModuleInfo, Scope, qualname
 from .project_summary import BOUND_KINDS, PASSED_KINDS, makes_hazard
 from .provenance_arith import EvaluatesArithmetic, fmt_number
 from .provenance_calls import EvaluatesCalls, callee_text, layer_output
-from .roles import Roles, name_roles
+from .roles import NONE as NO_ROLES
+from .roles import Roles, name_roles, scopes_with_roles
 from .values import (
     INF,
     LAYER_KINDS,
@@ -78,8 +79,8 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         self._fed: dict[int, tuple[tuple[float, float], str] | None] | None = None
         self._fit: dict[str, tuple[tuple[float, float], str] | None] | None = None
         self._compiled: dict[str, Val | None] = {}
-        self._roles: dict[int, Roles] = {}
         self._compile_sites: dict[str, list] | None = None
+        self._role_scopes: set[int] | None = None  # roles.scopes_with_roles, once
 
     # -- public -----------------------------------------------------------------------
     def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
@@ -330,14 +331,23 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         return owner
 
     def roles(self, scope: Scope | None) -> Roles:
-        """How ``scope``'s body uses its names (``roles.name_roles``), once per scope."""
+        """How ``scope``'s body uses its names (``roles.name_roles``), once per scope and walk:
+        the roles read only the tree and its imports, which the rounds over a walk share."""
         node = scope.node if scope is not None else None
-        if not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.Module)):
+        if scope is None or not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.Module)):
             return Roles(frozenset(), frozenset())
-        found = self._roles.get(id(node))
-        if found is None:
-            found = self._roles[id(node)] = name_roles(node, self.op)
-        return found
+        if scope.roles is None:
+            if self._role_scopes is None:
+                self._role_scopes = scopes_with_roles(self.info, self.op)
+            has_roles = id(scope) in self._role_scopes or not self._own(scope)
+            scope.roles = name_roles(node, self.op) if has_roles else NO_ROLES
+        return scope.roles
+
+    def _own(self, scope: Scope) -> bool:
+        """``scope`` is of this module's walk (a scope of another walk is read by walking)."""
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope is self.info.root
 
     def _by_use(self, name: str, scope: Scope | None, val: Val) -> Val:
         """A value the evaluator cannot see into, typed by what its scope does with it: the

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..ops import ENTRY_KEEPING, LINEAR_REDUCTIONS, ops_with
-from .module import LEAF_TYPES
+from .module import LEAF_TYPES, ModuleInfo, Scope
 from .names import children
 
 OpOf = Callable[[cst.Call], "str | None"]
@@ -59,6 +59,28 @@ def name_roles(scope: cst.FunctionDef | cst.Lambda | cst.Module, op: OpOf) -> Ro
     return Roles(
         frozenset(walk.probability), frozenset(weights), frozenset(factors), frozenset(guards)
     )
+
+
+def scopes_with_roles(info: ModuleInfo, op: OpOf) -> set[int]:
+    """The ids of the scopes whose bodies (nested scopes included) hold an operation some
+    role reads: a product, a quotient, or a call of an op in :data:`_READ_OPS`.  Every other
+    scope's roles are empty, known without walking its body (most functions of a library)."""
+    marked: set[int] = set()
+
+    def mark(scope: Scope | None) -> None:
+        while scope is not None and id(scope) not in marked:
+            marked.add(id(scope))
+            scope = scope.parent
+
+    for site in info.binops:
+        if type(site.node.operator) in (cst.Multiply, cst.Divide):
+            mark(site.scope)
+    for site in info.calls:
+        if id(site.scope) not in marked and op(site.node) in _READ_OPS:
+            mark(site.scope)
+    for scope in info.scaled:
+        mark(scope)
+    return marked
 
 
 # Nodes that hold only whitespace, comments and punctuation: nothing a role reads is below them.
@@ -101,6 +123,12 @@ _GUARDED_ARGUMENT = ops_with(
         and op.danger.test == "reaches"
         and op.danger.bound == 0.0
     )
+)
+
+
+# every op a role reads (``_Walk._call``)
+_READ_OPS = frozenset(
+    {*_GUARDED_ARGUMENT, "maximum", "clip_by_value", "log", "log1p", "multiply", "divide"}
 )
 
 
