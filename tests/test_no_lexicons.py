@@ -124,7 +124,9 @@ API_TABLES: frozenset[str] = frozenset(
         # the syntax of a cut call's source text (callee, arguments): no words
         "verify/verdicts.py:_CALL_TEXT",
         # the syntax of a zero-argument call in a dtype position (`dtype=f()`, `cast(x, f())`)
-        "analysis/dtypectx.py:_DTYPE_USE",
+        "analysis/dtypectx.py:_DTYPE_USES",
+        # op names (the op table's canonical names) whose calls a parameter role reads
+        "analysis/roles.py:_READ_OPS",
         # TF/NumPy functions and the array method that compute a maximum
         "rules/overflow.py:_MAX_CALLS",
         # TF/TFP/SciPy special functions, matched only on a callee resolved to that library

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, run_json
 
-from tfnumlint.analysis.dtypectx import project_float
+from tfnumlint.analysis.dtypectx import dtype_helpers, project_float
 from tfnumlint.config import Config, ConfigError, Settings, parse_section
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.source import Source
@@ -233,3 +233,20 @@ def test_a_module_follows_its_top_level_package():
     assert float_package("gp.kernels.misc", False) == "gp"
     assert float_package("gp", True) == "gp"
     assert float_package("train", False) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "helpers"),
+    [
+        ("x = tf.zeros(3, dtype=default_float())", {"default_float"}),
+        ("x = tf.zeros(3, dtype = config.floatx( ))", {"floatx"}),
+        ("y = tf.cast(x, gpf.default_float())", {"default_float"}),
+        ("y = tf.cast(tf.reduce_sum(x), f())", set()),  # the cast's argument holds a call
+        ("y = x.astype(float_type())", {"float_type"}),
+        ("y = mydtype=f()", set()),  # not the keyword `dtype`
+        ("y = recast(x, f())", set()),  # not `cast`
+        ("y = tf.zeros(3, dtype=f(1))", set()),  # a call with arguments is no helper
+    ],
+)
+def test_a_dtype_helper_is_a_zero_argument_call_in_a_dtype_position(text, helpers):
+    assert dtype_helpers(text) == helpers
