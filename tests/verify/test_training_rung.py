@@ -164,7 +164,7 @@ def autoencoder_keras(n_in: int, n_hidden: int, loss: str = "weighted_bce") -> s
     """
 
 
-@pytest.mark.parametrize("sizes", [(784, 64), (512, 32), (256, 32)])
+@pytest.mark.parametrize("sizes", [(784, 64), (512, 32), (100, 16)])
 @pytest.mark.parametrize("style", ["tf1", "keras"])
 def test_the_seed_autoencoder_is_confirmed_with_a_step_at_several_sizes(style, sizes) -> None:
     program = (autoencoder_tf1 if style == "tf1" else autoencoder_keras)(*sizes)
