@@ -24,7 +24,7 @@ from .invariants import (
 )
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name
-from .project_imports import _THIRD_PARTY_ROOTS, import_table
+from .project_imports import _THIRD_PARTY_ROOTS, import_table, text_digest
 from .project_model import (
     CallSite,
     ClassSummary,
@@ -295,6 +295,7 @@ class Summariser:
             tuple(values),
             tuple(calls),
             tuple(opaque),
+            text_digest(self.text),
         )
 
     def _calls(self) -> tuple[list[CallSite], list[tuple[str, ...]]]:

@@ -12,7 +12,7 @@ writes the same text, so a reproducer replays exactly the run that confirmed the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -216,6 +216,7 @@ class Steps:
         self.index: dict[str, int] = {}  # node key -> watched index
         self.children: list[list[int]] = []  # watched index -> watched children
         self.where: list[list[int]] = []  # watched index -> [line, col] of its code
+        self.files: list[str] = []  # ... and its module, when the objective imports it
 
     def node(self, tree: Any) -> Any:
         """The tree with its operations computed on lines of their own (a reference each)."""
@@ -243,6 +244,7 @@ class Steps:
             )
         )
         self.where.append([int(tree.get("line") or 0), int(tree.get("col") or 0)])
+        self.files.append(str(tree.get("file") or ""))
         return self._ref(i)
 
     def _ref(self, i: int) -> dict:
@@ -257,6 +259,8 @@ class Rendered:
     children: list[list[int]]
     span: list[int]
     term_kind: str = "call"
+    files: list[str] = field(default_factory=list)  # watched index -> its code's module
+    file: str = ""  # the flagged code's module ("": the objective's own)
 
     def flagged(self) -> set[int]:
         """The operations a break at counts for the finding.  A flagged call (``log(...)``,
@@ -276,7 +280,13 @@ class Rendered:
         if len(self.span) != 4:
             return {self.term}
         l1, c1, l2, c2 = self.span
-        return {i for i in seen if i == self.term or (l1, c1) <= tuple(self.where[i]) <= (l2, c2)}
+        files = self.files or [""] * len(self.where)
+        return {
+            i
+            for i in seen
+            if i == self.term
+            or (files[i] == self.file and (l1, c1) <= tuple(self.where[i]) <= (l2, c2))
+        }
 
     def script(self, steer: bool) -> str:
         """The body with its ``__main__``: the reproducer (after ``repro_code.header``)."""
@@ -380,7 +390,9 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
     ]
     body = "\n\n\n".join(p.strip("\n") for p in parts if p) + "\n"
     kind = str(spec["term"].get("k")) if isinstance(spec.get("term"), dict) else "call"
-    return Rendered(body, term, steps.where, steps.children, list(spec.get("span") or []), kind)
+    span = list(spec.get("span") or [])
+    file = str(spec.get("file") or "")
+    return Rendered(body, term, steps.where, steps.children, span, kind, steps.files, file)
 
 
 TRAIN = '''

@@ -1,0 +1,163 @@
+"""The other modules of the project a program slice reads, loaded on demand (static, no TF).
+
+A training step in ``train.py`` that calls ``Encoder``, ``kl_divergence`` and
+``reparameterize`` imported from ``parts.py`` trains the code of ``parts.py``: the program
+slice follows the call into that module's own context (its tree, scopes, imports and
+evaluator), as the project index resolves the import.  A finding in ``parts.py`` is in turn
+watched in the objectives of the modules that import it.
+
+A module is loaded from its file when the index's summary of it matches the file's text, and
+kept for the findings that follow (a few at a time).  Each module a slice read is a fact the
+finding's result depends on (``mod|m``, ``imp|m``: the module's path and text digest), so the
+incremental run lints it again when one of them changes.
+
+``Where`` is a module's context with its positions: nodes sliced in a module other than the
+one the slice started in carry that module's path (``"file"``) next to their line.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+
+from ...positions import NodePositions
+from ...source import decode_python
+from ..context import Context
+from ..dtypectx import float_package
+from ..module import ClassInfo, Scope, build
+from ..project import ProjectView
+from ..project_imports import _THIRD_PARTY_ROOTS, imported_module, text_digest
+
+Where = tuple[Context, Any]  # a module's context and its positions
+
+MAX_LOADED = 8  # modules kept loaded (each holds its tree and walk)
+
+# path -> (the index it was loaded against, the module): a new index (a new round) reloads
+_LOADED: OrderedDict[str, tuple[object, Where]] = OrderedDict()
+
+
+def _view(ctx: Context) -> ProjectView | None:
+    """The module's view of the project (without an index, the first round: a question asked
+    is recorded all the same, and the next round answers it)."""
+    view = ctx.ev.project
+    return view if isinstance(view, ProjectView) else None
+
+
+def _keep(path: str, index: object, where: Where) -> Where:
+    _LOADED[path] = (index, where)
+    _LOADED.move_to_end(path)
+    while len(_LOADED) > MAX_LOADED:
+        _LOADED.popitem(last=False)
+    return where
+
+
+def seed(ctx: Context, positions) -> Where:
+    """The module a finding is in, as the slices of the other modules read it (the same tree:
+    its nodes' positions are the finding's)."""
+    view = _view(ctx)
+    held = _LOADED.get(ctx.path)
+    if view is not None and view.index is not None and held is not None and held[0] is view.index and held[1][0] is ctx:
+        return held[1]
+    where = (ctx, NodePositions(positions.module, positions.text))
+    if view is not None and view.index is not None and ctx.path:
+        _keep(ctx.path, view.index, where)
+    return where
+
+
+def load(ctx: Context, module: str) -> Where | None:
+    """The project module ``module`` as ``ctx``'s slice reads it: its context, over the same
+    index and settings; None when it is not in the index or its file is not the text the
+    index summarised."""
+    view = _view(ctx)
+    if view is None:
+        return None
+    fact = view.ask(f"mod|{module}")  # the finding now depends on that module's text
+    summary = view.index.summaries.get(module) if view.index is not None else None
+    if summary is None or not summary.path or not isinstance(fact, tuple):
+        return None
+    held = _LOADED.get(summary.path)
+    if held is not None and held[0] is view.index:
+        _LOADED.move_to_end(summary.path)
+        return held[1]
+    path = Path(summary.path)
+    if path.suffix != ".py":
+        return None
+    try:
+        text = decode_python(path.read_bytes())
+        if text_digest(text) != summary.text_hash:
+            return None  # changed since it was summarised
+        tree = cst.parse_module(text)
+    except Exception:  # unreadable, undecodable or unparsable: not followed
+        return None
+    is_package = path.stem == "__init__"
+    info = build(tree)
+    other = Context(
+        info,
+        ctx.settings,
+        ProjectView(view.index, module, info, is_package),
+        float_package(module, is_package),
+    )
+    other.path = summary.path
+    return _keep(summary.path, view.index, (other, NodePositions(tree, text)))
+
+
+def _imported(ctx: Context, name: str) -> tuple[Where, str] | None:
+    """The module a name of ``ctx`` is imported from (``from parts import f``), loaded, and
+    the name it has there."""
+    view = _view(ctx)
+    if view is None or name not in view.imports:
+        return None
+    target, symbol = view.imports[name]
+    if symbol is None or target.split(".")[0] in _THIRD_PARTY_ROOTS:
+        return None
+    if view.index is None:
+        view.ask(f"mod|{target}")  # the first round: the next one, with the index, answers
+        return None
+    module = imported_module(view.index.summaries, view.module, target)
+    if module is None:
+        return None
+    where = load(ctx, module)
+    return (where, symbol) if where is not None else None
+
+
+def imported_function(ctx: Context, name: str) -> tuple[Scope, Where] | None:
+    """The module-level function another module of the project defines, that ``name`` is
+    imported as in ``ctx``: its scope in that module, and the module."""
+    found = _imported(ctx, name)
+    if found is None:
+        return None
+    where, symbol = found
+    fn = where[0].info.functions.get(symbol)
+    if fn is None or fn.parent is None or fn.parent.kind != "module":
+        return None
+    return fn, where
+
+
+def imported_class(ctx: Context, name: str) -> tuple[ClassInfo, Where] | None:
+    """The class another module of the project defines, that ``name`` is imported as."""
+    found = _imported(ctx, name)
+    if found is None:
+        return None
+    where, symbol = found
+    cls = where[0].info.classes.get(symbol)
+    return (cls, where) if cls is not None else None
+
+
+def importers(ctx: Context) -> list[Where]:
+    """The modules of the project that import ``ctx``'s module, loaded: their objectives
+    may train its code."""
+    view = _view(ctx)
+    if view is None:
+        return []
+    found = view.ask(f"imp|{view.module}")
+    if not isinstance(found, tuple):
+        return []
+    out = []
+    for module, _path, _digest in found:
+        where = load(ctx, module)
+        if where is not None:
+            out.append(where)
+    return out
