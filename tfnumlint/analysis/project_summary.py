@@ -242,8 +242,10 @@ class Summariser:
         is_package: bool,
         path: str,
         text: str,
+        file: str = "",
     ) -> None:
         self.info, self.ev, self.module, self.path = info, ev, module, path
+        self.file = file
         self.is_package = is_package
         self.text = text
         self.imports, self.stars = import_table(info.import_nodes, module, is_package)
@@ -296,6 +298,7 @@ class Summariser:
             tuple(calls),
             tuple(opaque),
             text_digest(self.text),
+            self.file,
         )
 
     def _calls(self) -> tuple[list[CallSite], list[tuple[str, ...]]]:

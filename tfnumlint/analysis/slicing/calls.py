@@ -67,7 +67,13 @@ class SlicesCalls:
         raise NotImplementedError
 
     def _where(self, node: cst.CSTNode, out: dict) -> dict:
-        raise NotImplementedError
+        """``out`` with the place of the code it is made from (line, 1-based column)."""
+        pos = self.positions.get(node)
+        if pos is not None:
+            out["line"], out["col"] = pos.start.line, pos.start.column + 1
+            if self.ctx is not self.home:  # code of an imported module: its own lines
+                out["file"] = self.ctx.path
+        return out
 
     def _opaque(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
         raise NotImplementedError

@@ -34,6 +34,7 @@ from ..project_imports import _THIRD_PARTY_ROOTS, imported_module, text_digest
 Where = tuple[Context, Any]  # a module's context and its positions
 
 MAX_LOADED = 8  # modules kept loaded (each holds its tree and walk)
+MAX_IMPORTERS = 8  # the modules importing a finding's module whose objectives are read
 
 # path -> (the index it was loaded against, the module): a new index (a new round) reloads
 _LOADED: OrderedDict[str, tuple[object, Where]] = OrderedDict()
@@ -54,17 +55,15 @@ def _keep(path: str, index: object, where: Where) -> Where:
     return where
 
 
-def seed(ctx: Context, positions) -> Where:
-    """The module a finding is in, as the slices of the other modules read it (the same tree:
-    its nodes' positions are the finding's)."""
+def seed(ctx: Context, positions) -> None:
+    """Keep the module a finding is in as the slices of the other modules read it: the same
+    tree, so their nodes' positions are the finding's."""
     view = _view(ctx)
+    if view is None or view.index is None or not ctx.path:
+        return
     held = _LOADED.get(ctx.path)
-    if view is not None and view.index is not None and held is not None and held[0] is view.index and held[1][0] is ctx:
-        return held[1]
-    where = (ctx, NodePositions(positions.module, positions.text))
-    if view is not None and view.index is not None and ctx.path:
-        _keep(ctx.path, view.index, where)
-    return where
+    if held is None or held[0] is not view.index or held[1][0] is not ctx:
+        _keep(ctx.path, view.index, (ctx, NodePositions(positions.module, positions.text)))
 
 
 def load(ctx: Context, module: str) -> Where | None:
@@ -82,7 +81,7 @@ def load(ctx: Context, module: str) -> Where | None:
     if held is not None and held[0] is view.index:
         _LOADED.move_to_end(summary.path)
         return held[1]
-    path = Path(summary.path)
+    path = Path(summary.file or summary.path)
     if path.suffix != ".py":
         return None
     try:
@@ -156,7 +155,7 @@ def importers(ctx: Context) -> list[Where]:
     if not isinstance(found, tuple):
         return []
     out = []
-    for module, _path, _digest in found:
+    for module, _path, _digest in found[:MAX_IMPORTERS]:
         where = load(ctx, module)
         if where is not None:
             out.append(where)

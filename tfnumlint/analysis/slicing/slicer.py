@@ -217,14 +217,6 @@ class Slicer(SlicesCalls):
             return {"origin": "other"}
         return {"origin": "global"}
 
-    def _where(self, node: cst.CSTNode, out: dict) -> dict:
-        pos = self.positions.get(node)
-        if pos is not None:
-            out["line"], out["col"] = pos.start.line, pos.start.column + 1
-            if self.ctx is not self.home:  # code of an imported module: its own lines
-                out["file"] = self.ctx.path
-        return out
-
     # -- tree -----------------------------------------------------------------------------
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
         if self.substitute is not None:

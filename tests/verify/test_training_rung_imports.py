@@ -1,0 +1,191 @@
+"""The training rung across modules: a training step whose model, loss helper and hazard are
+imported from another module of the project trains that module's own code.
+
+The program slicer loads the imported module's context on demand and reads the callee there
+(its model class, its helpers), so the finding in the imported module is watched at its own
+line in the importing module's objective, trained on the importing module's data.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tensorflow")
+
+from tfnumlint.analysis.project_imports import imported_module, project_files
+from tfnumlint.analysis.project_model import ModuleSummary
+from tfnumlint.verify import probing
+
+# the model, its weights' helper, the variance helper (the hazard) and the losses' helpers
+PARTS = """\
+    import tensorflow as tf
+
+
+    def _layer(n_in, n_out, seed):
+        init = tf.keras.initializers.GlorotUniform(seed=seed)
+        return tf.Variable(init((n_in, n_out))), tf.Variable(tf.zeros([n_out]))
+
+
+    class Encoder(tf.Module):
+        def __init__(self, n_in, n_hidden, n_latent):
+            super().__init__()
+            self.w_h, self.b_h = _layer(n_in, n_hidden, 1)
+            self.w_mu, self.b_mu = _layer(n_hidden, n_latent, 2)
+            self.w_lv, self.b_lv = _layer(n_hidden, n_latent, 3)
+
+        def __call__(self, x):
+            h = tf.nn.relu(tf.matmul(x, self.w_h) + self.b_h)
+            mean = tf.matmul(h, self.w_mu) + self.b_mu
+            return mean, tf.matmul(h, self.w_lv) + self.b_lv
+
+
+    class Decoder(tf.Module):
+        def __init__(self, n_latent, n_out):
+            super().__init__()
+            self.w, self.b = _layer(n_latent, n_out, 4)
+
+        def __call__(self, z):
+            return tf.matmul(z, self.w) + self.b
+
+
+    def spread(log_var):
+        var = tf.exp(log_var)
+        return var, tf.sqrt(var)
+
+
+    def draw(mean, log_var):
+        _, std = spread(log_var)
+        return mean + std * tf.random.normal(tf.shape(mean))
+
+
+    def divergence(mean, log_var):
+        var, _ = spread(log_var)
+        return -0.5 * tf.reduce_sum(1.0 + log_var - tf.square(mean) - var, axis=1)
+"""
+
+# the training step and its data: raw 0..255 pixels (PIXELS), or scaled to [0, 1]
+TRAIN = """\
+    import numpy as np
+    import tensorflow as tf
+
+    from FROM import Decoder, Encoder, divergence, draw
+
+    BATCH, LATENT = 32, 4
+
+    rng = np.random.default_rng(0)
+    pixels = rng.integers(0, 256, (1000, 196)).astype(np.float32)
+    data = PIXELS
+    encoder = Encoder(196, 64, LATENT)
+    decoder = Decoder(LATENT, 196)
+    params = encoder.trainable_variables + decoder.trainable_variables
+    optimizer = tf.keras.optimizers.Adam(1e-3)
+
+
+    @tf.function
+    def train_step(x):
+        with tf.GradientTape() as tape:
+            mean, log_var = encoder(x)
+            x_hat = decoder(draw(mean, log_var))
+            recon = tf.reduce_sum(tf.square(x - x_hat), axis=1)
+            loss = tf.reduce_mean(recon + divergence(mean, log_var))
+        optimizer.apply_gradients(zip(tape.gradient(loss, params), params))
+        return loss
+
+
+    for step in range(100):
+        batch = data[rng.integers(0, len(data), BATCH)]
+        train_step(tf.constant(batch))
+"""
+
+# two layouts: two scripts side by side (``from parts import``), and a package's modules
+# (``from .parts import``)
+LAYOUTS = {"scripts": ("", "parts"), "package": ("pkg", ".parts")}
+
+
+def write(root: Path, layout: str, pixels: str) -> str:
+    """The two modules under ``root``; the path of the model module, as linted."""
+    folder, source = LAYOUTS[layout]
+    where = root / folder if folder else root
+    where.mkdir(parents=True, exist_ok=True)
+    if folder:
+        (where / "__init__.py").write_text("", encoding="utf-8")
+    (where / "parts.py").write_text(textwrap.dedent(PARTS), encoding="utf-8")
+    train = textwrap.dedent(TRAIN).replace("FROM", source).replace("PIXELS", pixels)
+    (where / "train.py").write_text(train, encoding="utf-8")
+    return f"{folder}/parts.py" if folder else "parts.py"
+
+
+def exp_line() -> int:
+    lines = textwrap.dedent(PARTS).splitlines()
+    return next(i for i, text in enumerate(lines, 1) if "tf.exp(" in text)
+
+
+def exp_probes(root: Path, parts: str) -> list[dict]:
+    from test_caller_ranges import probes
+
+    from tfnumlint.engine import load_all
+
+    load_all()
+    return [p for p in probes(root, parts, "TNL301") if p.get("line") == exp_line()]
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_an_imported_variance_helper_overflows_in_the_importing_programs_first_step(
+    tmp_path, layout
+) -> None:
+    """The hazard, the model and the helpers are in one module, the training step and its
+    raw pixels in the other: the rung trains the imported model on the importer's data and
+    confirms the exp at its own line in the imported module.  Its twin, on pixels scaled to
+    [0, 1], confirms nothing."""
+    parts = write(tmp_path / "buggy", layout, "pixels")
+    [probe] = exp_probes(tmp_path / "buggy", parts)
+    spec = probe["program"]
+    assert spec["file"] == parts and spec["span"][0] == exp_line()
+    assert spec["path"].endswith("train.py")  # the objective is the importer's
+    term = spec["term"]
+    assert term.get("op") == "exp" and term.get("file") == parts, term
+    assert term.get("line") == exp_line()
+    assert not spec["assumed"], spec["assumed"]  # every weight and feed read from the code
+    verdict = probing.verify(probe, 1e6)
+    assert verdict["status"] == "confirmed", verdict
+    assert (verdict.get("repro") or {}).get("rung") == "training-program", verdict
+    assert "reaches it at step 0" in verdict["detail"]
+    assert "its data code replayed" in verdict["detail"]
+
+    twin = write(tmp_path / "twin", layout, "pixels / 255.0")
+    [probe] = exp_probes(tmp_path / "twin", twin)
+    assert probe["program"]["file"] == twin  # the rung runs, and its run stays finite
+    verdict = probing.verify(probe, 1e6)
+    assert verdict["status"] != "confirmed", verdict
+    assert "stays finite" in verdict["detail"], verdict["detail"]
+
+
+def summary(module: str, path: str, imports=()) -> ModuleSummary:
+    return ModuleSummary(module, path, tuple(imports), (), (), (), (), (), text_hash=module)
+
+
+def test_a_script_imports_the_module_next_to_it() -> None:
+    """Two folders each with a ``parts.py`` and a ``train.py`` that imports it: each script's
+    import is the file next to it (Python puts the script's folder first on ``sys.path``),
+    not the first ``parts`` of the tree, and each model module's importer is its own."""
+    summaries = {
+        "parts": summary("parts", "a/parts.py"),
+        "train": summary("train", "a/train.py", [("Net", "parts", "Net")]),
+        "parts#2": summary("parts#2", "b/parts.py"),
+        "train#3": summary("train#3", "b/train.py", [("Net", "parts", "Net")]),
+        "pkg.parts": summary("pkg.parts", "pkg/parts.py"),
+        "pkg.train": summary("pkg.train", "pkg/train.py", [("Net", "pkg.parts", "Net")]),
+    }
+    assert imported_module(summaries, "train", "parts") == "parts"
+    assert imported_module(summaries, "train#3", "parts") == "parts#2"
+    assert imported_module(summaries, "pkg.train", "pkg.parts") == "pkg.parts"
+    assert project_files(summaries, "imp", "parts") == (("train", "a/train.py", "train"),)
+    assert project_files(summaries, "imp", "parts#2") == (("train#3", "b/train.py", "train#3"),)
+    assert project_files(summaries, "imp", "pkg.parts") == (
+        ("pkg.train", "pkg/train.py", "pkg.train"),
+    )
+    assert project_files(summaries, "mod", "parts#2") == ("b/parts.py", "parts#2")
+    assert project_files(summaries, "imp", "train") is None
