@@ -189,3 +189,41 @@ def test_a_script_imports_the_module_next_to_it() -> None:
     )
     assert project_files(summaries, "mod", "parts#2") == ("b/parts.py", "parts#2")
     assert project_files(summaries, "imp", "train") is None
+
+
+def cached_exp_probe(root: Path, parts: str, cache: Path) -> dict:
+    """The exp finding's probe, linted as a project through the on-disk cache."""
+    from tfnumlint.config import load_config, resolve_codes
+    from tfnumlint.discovery import discover
+    from tfnumlint.engine import LintOptions, load_all
+    from tfnumlint.incremental import Job, analyse_project
+
+    load_all()
+    config = load_config(None, root)
+    codes = resolve_codes(config, ["TNL301"], None)
+    candidates = discover(["."], root, config.exclude, config.extend_exclude, config.root)
+    job = Job(LintOptions(codes=codes, slice_probes=True), config.fingerprint(codes), cache)
+    [probe] = [
+        f.probe
+        for result in analyse_project(candidates, job, 1)
+        for f in result.findings
+        if f.path == parts and f.line == exp_line() and f.probe is not None
+    ]
+    return probe
+
+
+def test_editing_the_importing_program_re_slices_the_imported_modules_finding(tmp_path) -> None:
+    """The imported module's finding depends on the program that imports it: with the cache
+    warm, an edit to the importer's data code (and only there) reaches the finding's probe."""
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    parts = write(root, "scripts", "pixels")
+    raw = cached_exp_probe(root, parts, cache)["program"]
+    assert cached_exp_probe(root, parts, cache)["program"] == raw  # served from the cache
+    train = root / "train.py"
+    train.write_text(
+        train.read_text(encoding="utf-8").replace("data = pixels", "data = pixels / 255.0"),
+        encoding="utf-8",
+    )
+    scaled = cached_exp_probe(root, parts, cache)["program"]
+    assert scaled["data"] != raw["data"]
+    assert scaled["file"] == parts and scaled["term"] == raw["term"]
