@@ -446,17 +446,18 @@ def imported_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec 
     if pos is None or not ctx.path:
         return None
     line, col = pos.start.line, pos.start.column + 1
-    program_modules.seed(ctx, positions)
-    for other, other_positions in program_modules.importers(ctx):
-        sliced = other.fact("program_objectives", partial(_sliced, other, other_positions))
-        ranked = sorted(sliced, key=lambda t: not contains_node(t[2], line, col, ctx.path))
-        for obj, ps, loss in ranked:
-            term = subtree_at(loss, line, col, tree_kind(hit.node), ctx.path)
-            spec = _spec(other, obj, ps, loss, term, dtype, line) if term else None
-            if spec is not None:
-                _depends(ctx, ps)
-                spec.span, spec.file = [line, col, pos.end.line, pos.end.column + 1], ctx.path
-                return spec
+    with program_modules.seeded(ctx, positions):
+        for other, other_positions in program_modules.importers(ctx):
+            sliced = other.fact("program_objectives", partial(_sliced, other, other_positions))
+            ranked = sorted(sliced, key=lambda t: not contains_node(t[2], line, col, ctx.path))
+            for obj, ps, loss in ranked:
+                term = subtree_at(loss, line, col, tree_kind(hit.node), ctx.path)
+                spec = _spec(other, obj, ps, loss, term, dtype, line) if term else None
+                if spec is not None:
+                    _depends(ctx, ps)
+                    spec.span = [line, col, pos.end.line, pos.end.column + 1]
+                    spec.file = ctx.path
+                    return spec
     return None
 
 

@@ -18,6 +18,8 @@ one the slice started in carry that module's path (``"file"``) next to their lin
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,15 +57,25 @@ def _keep(path: str, index: object, where: Where) -> Where:
     return where
 
 
-def seed(ctx: Context, positions) -> None:
-    """Keep the module a finding is in as the slices of the other modules read it: the same
-    tree, so their nodes' positions are the finding's."""
+@contextmanager
+def seeded(ctx: Context, positions) -> Iterator[None]:
+    """While inside, the slices of the other modules read the module a finding is in as the
+    finding's own tree (their nodes' positions are the finding's).  Only while inside: the
+    engine frees that tree's walk once the file is linted."""
     view = _view(ctx)
     if view is None or view.index is None or not ctx.path:
+        yield
         return
-    held = _LOADED.get(ctx.path)
-    if held is None or held[0] is not view.index or held[1][0] is not ctx:
-        _keep(ctx.path, view.index, (ctx, NodePositions(positions.module, positions.text)))
+    before = _LOADED.get(ctx.path)
+    entry = (view.index, (ctx, NodePositions(positions.module, positions.text)))
+    _LOADED[ctx.path] = entry
+    try:
+        yield
+    finally:
+        if _LOADED.get(ctx.path) is entry:
+            del _LOADED[ctx.path]
+            if before is not None:
+                _LOADED[ctx.path] = before
 
 
 def load(ctx: Context, module: str) -> Where | None:
