@@ -227,3 +227,15 @@ def test_editing_the_importing_program_re_slices_the_imported_modules_finding(tm
     scaled = cached_exp_probe(root, parts, cache)["program"]
     assert scaled["data"] != raw["data"]
     assert scaled["file"] == parts and scaled["term"] == raw["term"]
+
+
+def test_a_break_in_another_module_is_placed_by_its_path() -> None:
+    """Where a run's break starts: a line of the finding's own module as a line, one of the
+    other module (the objective's, or one it imports) with that module's path."""
+    from tfnumlint.verify.training_rung import place
+
+    where, files = [[20, 5], [36, 11]], ["", "parts.py"]
+    in_parts = {"spec": {"path": "train.py", "file": "parts.py"}, "where": where, "files": files}
+    assert [place(in_parts, i) for i in (0, 1)] == ["train.py:20", "line 36"]
+    in_train = {"spec": {"path": "train.py"}, "where": where, "files": files}
+    assert [place(in_train, i) for i in (0, 1)] == ["line 20", "parts.py:36"]

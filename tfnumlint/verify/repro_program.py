@@ -376,6 +376,7 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
                 "MASKS = tf.random.Generator.from_seed(0)  # dropout's, when the slice has one",
                 "# each watched operation: where the program computes it, what it reads",
                 f"WHERE = {steps.where!r}",
+                f"FILES = {steps.files!r}  # an imported module's code: its path (else this one's)",
                 f"CHILDREN = {steps.children!r}",
                 f"IN_OBJECTIVE = {n_loss}  # operations 0..{n_loss - 1} make the loss",
             ]
@@ -510,7 +511,8 @@ if __name__ == "__main__":
     if got["step"] is None:
         print(f"finite for {got['steps']} steps (loss {got['first_loss']:.6g} -> {got['loss']:.6g})")
         sys.exit(0)
-    starts = ", ".join(f"a {how} at line {WHERE[i][0]}" for i, how in got["origins"].items())
+    starts = ", ".join(f"a {how} at {FILES[i] + ':' if FILES[i] else 'line '}{WHERE[i][0]}"
+                       for i, how in got["origins"].items())
     print(f"step {got['step']}: non-finite (nan/inf), starting at {starts or 'an update'} "
           f"(loss {got['loss']})")
     whole = not got["loss_finite"] or not got["weights_finite"]
