@@ -71,7 +71,7 @@ TRAIN = """\
     import numpy as np
     import tensorflow as tf
 
-    from FROM import Decoder, Encoder, divergence, draw
+    IMPORT
 
     BATCH, LATENT = 32, 4
 
@@ -100,20 +100,29 @@ TRAIN = """\
         train_step(tf.constant(batch))
 """
 
-# two layouts: two scripts side by side (``from parts import``), and a package's modules
-# (``from .parts import``)
-LAYOUTS = {"scripts": ("", "parts"), "package": ("pkg", ".parts")}
+NAMES = "Decoder, Encoder, divergence, draw"
+
+# three layouts: two scripts side by side (``from parts import``), a package's modules
+# (``from .parts import``), and the module itself imported (``parts.Encoder(...)``)
+LAYOUTS = {
+    "scripts": ("", f"from parts import {NAMES}"),
+    "package": ("pkg", f"from .parts import {NAMES}"),
+    "attributes": ("pkg", "from pkg import parts"),
+}
 
 
 def write(root: Path, layout: str, pixels: str) -> str:
     """The two modules under ``root``; the path of the model module, as linted."""
-    folder, source = LAYOUTS[layout]
+    folder, imports = LAYOUTS[layout]
     where = root / folder if folder else root
     where.mkdir(parents=True, exist_ok=True)
     if folder:
         (where / "__init__.py").write_text("", encoding="utf-8")
     (where / "parts.py").write_text(textwrap.dedent(PARTS), encoding="utf-8")
-    train = textwrap.dedent(TRAIN).replace("FROM", source).replace("PIXELS", pixels)
+    train = textwrap.dedent(TRAIN).replace("IMPORT", imports).replace("PIXELS", pixels)
+    if layout == "attributes":
+        for name in NAMES.split(", "):
+            train = train.replace(f"{name}(", f"parts.{name}(")
     (where / "train.py").write_text(train, encoding="utf-8")
     return f"{folder}/parts.py" if folder else "parts.py"
 

@@ -121,6 +121,10 @@ class ProjectIndex:
         self._facts[key] = value
         return value
 
+    def resolve(self, module: str, dotted: str) -> Symbol | None:
+        """What ``dotted`` names in ``module`` (re-exports followed), useful or not."""
+        return self._dotted(module, dotted, 0)
+
     def _imported_elsewhere(self, module: str, name: str) -> bool:
         """Another module imports ``name`` from ``module``, the module itself, or all of it."""
         for m, summary in self.summaries.items():

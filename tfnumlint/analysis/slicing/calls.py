@@ -177,12 +177,13 @@ class SlicesCalls:
         with the call's arguments keeps the values it reads related to the caller's.  A
         function imported from another module of the project is that module's (``Where``);
         one of this module, None."""
-        if not isinstance(node.func, cst.Name):
+        func = node.func
+        if not isinstance(func, (cst.Name, cst.Attribute)):
             return None
         where = None
-        fn = self.ctx.info.functions.get(node.func.value)
+        fn = self.ctx.info.functions.get(func.value) if isinstance(func, cst.Name) else None
         if fn is None and self.across_modules:  # the program slice's
-            found = program_modules.imported_function(self.ctx, node.func.value)
+            found = program_modules.imported_function(self.ctx, func)
             if found is not None:
                 fn, where = found
         if fn is None or not isinstance(fn.node, cst.FunctionDef) or fn.parent is None:
@@ -287,8 +288,11 @@ class SlicesCalls:
 
     def _shadowed(self, node: cst.Call, scope: Scope, order: int) -> bool:
         """A parameter or a local assignment of the called name hides the module's function."""
-        assert isinstance(node.func, cst.Name)
-        found = self.ctx.ev.lookup(node.func.value, scope, order)
+        head = node.func
+        while isinstance(head, cst.Attribute):  # ``parts.f``: the module's name
+            head = head.value
+        assert isinstance(head, cst.Name)
+        found = self.ctx.ev.lookup(head.value, scope, order)
         return isinstance(found, cst.Param) or (
             isinstance(found, Binding) and found.scope.kind != "module"
         )

@@ -59,12 +59,12 @@ def instance(
     if not isinstance(found, Binding) or found.index is not None:
         return None
     made = found.value
-    if not isinstance(made, cst.Call) or not isinstance(made.func, cst.Name):
+    if not isinstance(made, cst.Call) or not isinstance(made.func, (cst.Name, cst.Attribute)):
         return None
-    cls = ctx.info.classes.get(made.func.value)
+    cls = ctx.info.classes.get(made.func.value) if isinstance(made.func, cst.Name) else None
     module = caller = None
     if cls is None and reader is not None and reader.across_modules:
-        imported = program_modules.imported_class(ctx, made.func.value)
+        imported = program_modules.imported_class(ctx, made.func)
         if imported is not None:
             (cls, module), caller = imported, reader.here()
     if cls is None:

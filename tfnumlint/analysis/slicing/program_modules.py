@@ -30,6 +30,7 @@ from ...source import decode_python
 from ..context import Context
 from ..dtypectx import float_package
 from ..module import ClassInfo, Scope, build
+from ..names import dotted_name
 from ..project import ProjectView
 from ..project_imports import _THIRD_PARTY_ROOTS, imported_module, text_digest
 
@@ -115,45 +116,50 @@ def load(ctx: Context, module: str) -> Where | None:
     return _keep(summary.path, view.index, (other, NodePositions(tree, text)))
 
 
-def _imported(ctx: Context, name: str) -> tuple[Where, str] | None:
-    """The module a name of ``ctx`` is imported from (``from parts import f``), loaded, and
-    the name it has there."""
+def _imported(ctx: Context, func: cst.BaseExpression) -> tuple[Where, str] | None:
+    """The module of the project a callee of ``ctx`` comes from, loaded, and its name there:
+    ``f`` of ``from parts import f``, ``parts.f`` of ``import parts`` or ``from pkg import
+    parts`` (re-exports followed, as the project index resolves them)."""
     view = _view(ctx)
-    if view is None or name not in view.imports:
+    dotted = dotted_name(func) if isinstance(func, (cst.Name, cst.Attribute)) else ""
+    head, _, rest = dotted.partition(".")
+    if view is None or head not in view.imports:
         return None
-    target, symbol = view.imports[name]
-    if symbol is None or target.split(".")[0] in _THIRD_PARTY_ROOTS:
+    target, symbol = view.imports[head]
+    named = ".".join(p for p in (symbol, rest) if p)  # what it is called in ``target``
+    if not named or target.split(".")[0] in _THIRD_PARTY_ROOTS:
         return None
     if view.index is None:
         view.ask(f"mod|{target}")  # the first round: the next one, with the index, answers
         return None
-    module = imported_module(view.index.summaries, view.module, target)
-    if module is None:
+    module = imported_module(view.index.summaries, view.module, target) or target
+    found = view.index.resolve(module, named)
+    if found is None or found.kind not in ("function", "class") or found.module == view.module:
         return None
-    where = load(ctx, module)
-    return (where, symbol) if where is not None else None
+    where = load(ctx, found.module)
+    return (where, found.name) if where is not None else None
 
 
-def imported_function(ctx: Context, name: str) -> tuple[Scope, Where] | None:
-    """The module-level function another module of the project defines, that ``name`` is
-    imported as in ``ctx``: its scope in that module, and the module."""
-    found = _imported(ctx, name)
+def imported_function(ctx: Context, func: cst.BaseExpression) -> tuple[Scope, Where] | None:
+    """The module-level function another module of the project defines, that ``func`` calls
+    in ``ctx``: its scope in that module, and the module."""
+    found = _imported(ctx, func)
     if found is None:
         return None
-    where, symbol = found
-    fn = where[0].info.functions.get(symbol)
+    where, name = found
+    fn = where[0].info.functions.get(name)
     if fn is None or fn.parent is None or fn.parent.kind != "module":
         return None
     return fn, where
 
 
-def imported_class(ctx: Context, name: str) -> tuple[ClassInfo, Where] | None:
-    """The class another module of the project defines, that ``name`` is imported as."""
-    found = _imported(ctx, name)
+def imported_class(ctx: Context, func: cst.BaseExpression) -> tuple[ClassInfo, Where] | None:
+    """The class another module of the project defines, that ``func`` names in ``ctx``."""
+    found = _imported(ctx, func)
     if found is None:
         return None
-    where, symbol = found
-    cls = where[0].info.classes.get(symbol)
+    where, name = found
+    cls = where[0].info.classes.get(name)
     return (cls, where) if cls is not None else None
 
 
