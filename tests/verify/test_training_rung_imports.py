@@ -248,3 +248,65 @@ def test_a_break_in_another_module_is_placed_by_its_path() -> None:
     assert [place(in_parts, i) for i in (0, 1)] == ["train.py:20", "line 36"]
     in_train = {"spec": {"path": "train.py"}, "where": where, "files": files}
     assert [place(in_train, i) for i in (0, 1)] == ["line 20", "parts.py:36"]
+
+
+LOSSES = """\
+    import tensorflow as tf
+
+
+    def poisson_nll(y_true, y_pred):
+        return tf.reduce_mean(y_pred - y_true * tf.math.log(y_pred + 1e-7), axis=-1)
+"""
+
+FIT = """\
+    import numpy as np
+    from tensorflow import keras
+
+    from losses import poisson_nll
+
+    rng = np.random.default_rng(6)
+    n = 6000
+    hour = rng.integers(0, 24, n)
+    temp = rng.normal(15, 7, n)
+    rain = (rng.random(n) < 0.2).astype(float)
+    weekend = (rng.random(n) < 2 / 7).astype(float)
+    log_rate = 0.3 + 1.2 * np.sin(np.pi * hour / 24) ** 2 + 0.04 * temp - 1.5 * rain
+    counts = rng.poisson(np.exp(log_rate + 0.3 * weekend)).astype("float32")[:, None]
+    angle = 2 * np.pi * hour / 24
+    features = np.stack(
+        [np.sin(angle), np.cos(angle), (temp - 15) / 7, rain, weekend], 1
+    ).astype("float32")
+
+    model = keras.Sequential(
+        [
+            keras.Input((5,)),
+            keras.layers.Dense(32, activation="relu"),
+            keras.layers.Dense(1, bias_initializer=keras.initializers.Constant(counts.mean())),
+        ]
+    )
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate=0.01), loss=poisson_nll)
+    model.fit(features, counts, batch_size=64, epochs=3)
+"""
+
+
+def test_a_keras_loss_imported_from_another_module_is_trained_with_the_model_it_is_compiled_with(
+    tmp_path,
+) -> None:
+    """``model.compile(loss=poisson_nll)`` with the loss imported from ``losses.py``: the rung
+    trains the compiled model on the program's data, and the log's NaN (a linear rate gone
+    negative) starts at the loss module's own line."""
+    from test_caller_ranges import probes
+
+    from tfnumlint.engine import load_all
+
+    load_all()
+    (tmp_path / "losses.py").write_text(textwrap.dedent(LOSSES), encoding="utf-8")
+    (tmp_path / "train.py").write_text(textwrap.dedent(FIT), encoding="utf-8")
+    [probe] = probes(tmp_path, "losses.py", "TNL102")
+    spec = probe["program"]
+    assert spec["file"] == "losses.py" and spec["path"] == "train.py"
+    assert spec["term"].get("file") == "losses.py" and spec["term"].get("line") == 5
+    verdict = probing.verify(probe, 1e6)
+    assert verdict["status"] == "confirmed", verdict
+    assert (verdict.get("repro") or {}).get("rung") == "training-program", verdict
+    assert "`features` = its data code replayed" in verdict["detail"]

@@ -306,16 +306,21 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
         if not (isinstance(func, cst.Attribute) and func.attr.value == "compile"):
             continue
         loss_fn = ctx.arg(site.node, 1, "loss")
-        if not isinstance(loss_fn, cst.Name) or loss_fn.value not in ctx.info.functions:
+        loss_where = None  # the loss function's module, when it is imported
+        if isinstance(loss_fn, cst.Name) and loss_fn.value in ctx.info.functions:
+            fn_scope = ctx.info.functions[loss_fn.value]
+        elif loss_fn is not None and (found := program_modules.imported_function(ctx, loss_fn)):
+            fn_scope, loss_where = found
+        else:
             continue
-        fn_scope = ctx.info.functions[loss_fn.value]
         fn = fn_scope.node
         returns = fn_scope.returns  # (order, value) of each `return value`
         if not isinstance(fn, cst.FunctionDef) or len(returns) != 1 or len(fn.params.params) < 2:
             continue
         layers = model_layers(ctx, func.value, site.scope, site.order)
+        ps = ProgramSlicer(ctx, positions)
         made = (
-            program_models.instance(ctx, func.value, site.scope, site.order)
+            program_models.instance(ctx, func.value, site.scope, site.order, ps.slicer)
             if layers is None and isinstance(func.value, cst.Name)
             else None
         )
@@ -347,7 +352,6 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
             if batch_node is not None
             else KERAS_BATCH
         )
-        ps = ProgramSlicer(ctx, positions)
         names = []
         for node in (x, y):
             name = ctx.code(node)
@@ -370,7 +374,8 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
         params = fn.params.params
         ps.bound = {id(params[0]): {"k": "input", "name": names[1]}, id(params[1]): y_pred}
         order, returned = returns[0]
-        per_example = ps.slicer.tree(returned, fn_scope, order)
+        with ps.slicer.in_module(loss_where):
+            per_example = ps.slicer.tree(returned, fn_scope, order)
         loss = {"k": "call", "op": "reduce_mean", "args": [per_example], "kw": {}}
         if ps.slicer.truncated or ps.slicer.unsupported or ps.slicer.inputs:
             continue
