@@ -310,3 +310,10 @@ def test_a_keras_loss_imported_from_another_module_is_trained_with_the_model_it_
     assert verdict["status"] == "confirmed", verdict
     assert (verdict.get("repro") or {}).get("rung") == "training-program", verdict
     assert "`features` = its data code replayed" in verdict["detail"]
+
+
+def test_no_loaded_module_outlives_the_run(tmp_path) -> None:
+    from tfnumlint.analysis.slicing import program_modules
+
+    exp_probes(tmp_path, write(tmp_path, "scripts", "pixels"))
+    assert program_modules._LOADED == {}

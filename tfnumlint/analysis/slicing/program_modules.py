@@ -50,6 +50,11 @@ def _view(ctx: Context) -> ProjectView | None:
     return view if isinstance(view, ProjectView) else None
 
 
+def forget() -> None:
+    """Drop the loaded modules (the run is over)."""
+    _LOADED.clear()
+
+
 def _keep(path: str, index: object, where: Where) -> Where:
     _LOADED[path] = (index, where)
     _LOADED.move_to_end(path)
