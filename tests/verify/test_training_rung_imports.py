@@ -317,3 +317,35 @@ def test_no_loaded_module_outlives_the_run(tmp_path) -> None:
 
     exp_probes(tmp_path, write(tmp_path, "scripts", "pixels"))
     assert program_modules._LOADED == {}
+
+
+def test_a_hazard_two_imports_away_is_trained_by_the_program_at_the_end_of_them(
+    tmp_path,
+) -> None:
+    """``stats.py`` holds the variance helper, ``model.py`` the model classes and re-exports
+    the helpers, ``train.py`` imports everything from ``model``: the finding in ``stats.py``
+    is watched in the objective of ``train.py``, which imports it only through ``model``."""
+    parts = textwrap.dedent(PARTS)
+    at = parts.index("def spread(")
+    (tmp_path / "stats.py").write_text("import tensorflow as tf\n\n\n" + parts[at:])
+    model = parts[:at].rstrip() + "\n"
+    model = model.replace(
+        "import tensorflow as tf\n",
+        "import tensorflow as tf\n\nfrom stats import divergence, draw\n",
+    )
+    (tmp_path / "model.py").write_text(model, encoding="utf-8")
+    train = textwrap.dedent(TRAIN).replace("IMPORT", f"from model import {NAMES}")
+    (tmp_path / "train.py").write_text(train.replace("PIXELS", "pixels"), encoding="utf-8")
+    from test_caller_ranges import probes
+
+    line = 1 + next(
+        i
+        for i, text in enumerate((tmp_path / "stats.py").read_text().splitlines())
+        if "exp(" in text
+    )
+    [probe] = [p for p in probes(tmp_path, "stats.py", "TNL301") if p.get("line") == line]
+    spec = probe["program"]
+    assert spec["file"] == "stats.py" and spec["path"] == "train.py"
+    verdict = probing.verify(probe, 1e6)
+    assert verdict["status"] == "confirmed", verdict
+    assert "reaches it at step 0" in verdict["detail"]

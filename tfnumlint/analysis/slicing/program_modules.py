@@ -38,6 +38,7 @@ Where = tuple[Context, Any]  # a module's context and its positions
 
 MAX_LOADED = 8  # modules kept loaded (each holds its tree and walk)
 MAX_IMPORTERS = 8  # the modules importing a finding's module whose objectives are read
+MAX_HOPS = 3  # ... importing it, or a module that does (and so on), this far out
 
 # path -> (the index it was loaded against, the module): a new index (a new round) reloads
 _LOADED: OrderedDict[str, tuple[object, Where]] = OrderedDict()
@@ -169,17 +170,26 @@ def imported_class(ctx: Context, func: cst.BaseExpression) -> tuple[ClassInfo, W
 
 
 def importers(ctx: Context) -> list[Where]:
-    """The modules of the project that import ``ctx``'s module, loaded: their objectives
-    may train its code."""
+    """The modules of the project that import ``ctx``'s module, loaded, nearest first: those
+    that import it (``train.py`` importing ``model.py``), then those that import them (the
+    ``train.py`` of a ``model.py`` that imports ``layers.py``), at most ``MAX_HOPS`` away.
+    Their objectives may train its code."""
     view = _view(ctx)
     if view is None:
         return []
-    found = view.ask(f"imp|{view.module}")
-    if not isinstance(found, tuple):
-        return []
-    out = []
-    for module, _path, _digest in found[:MAX_IMPORTERS]:
-        where = load(ctx, module)
-        if where is not None:
-            out.append(where)
+    out: list[Where] = []
+    seen, frontier = {view.module}, [view.module]
+    for _ in range(MAX_HOPS):
+        ahead = []
+        for module in frontier:
+            found = view.ask(f"imp|{module}")
+            for name, _path, _digest in found if isinstance(found, tuple) else ():
+                if name in seen or len(out) >= MAX_IMPORTERS:
+                    continue
+                seen.add(name)
+                ahead.append(name)
+                where = load(ctx, name)
+                if where is not None:
+                    out.append(where)
+        frontier = ahead
     return out
