@@ -4,7 +4,7 @@ A training step in ``train.py`` that calls ``Encoder``, ``kl_divergence`` and
 ``reparameterize`` imported from ``parts.py`` trains the code of ``parts.py``: the program
 slice follows the call into that module's own context (its tree, scopes, imports and
 evaluator), as the project index resolves the import.  A finding in ``parts.py`` is in turn
-watched in the objectives of the modules that import it.
+watched in the objectives of the modules that import it, directly or through other modules.
 
 A module is loaded from its file when the index's summary of it matches the file's text, and
 kept for the findings that follow (a few at a time).  Each module a slice read is a fact the
