@@ -347,7 +347,13 @@ def _summarise(source: Source, ctx, unit: ProjectUnit) -> ModuleSummary | None:
     try:
         with stages.stage("summary"):
             return Summariser(
-                ctx.info, ctx.ev, unit.module, unit.is_package, source.path, source.text
+                ctx.info,
+                ctx.ev,
+                unit.module,
+                unit.is_package,
+                source.path,
+                source.text,
+                source.file,
             ).build()
     except RecursionError:
         return None

@@ -22,6 +22,7 @@ from . import collector, stages
 from .analysis import project_model
 from .analysis.project import ProjectIndex
 from .analysis.project_imports import module_name
+from .analysis.slicing import program_modules
 from .cache import Cache, key
 from .discovery import Candidate
 from .engine import LintOptions, Parsed, ProjectUnit, UnitOutcome, lint_unit
@@ -232,7 +233,9 @@ def _drop_fixable(display: str, current: Parsed | None) -> None:
 
 
 def _forget_trees() -> None:
-    """Release the trees kept between rounds, but not those kept for the fix descriptions."""
+    """Release the trees kept between rounds, but not those kept for the fix descriptions
+    (and the modules the program slices loaded)."""
+    program_modules.forget()
     fixable = {id(parsed) for _raw, parsed in _FIXABLE.values()}
     for _raw, parsed in _TREES.values():
         if id(parsed) not in fixable:

@@ -31,6 +31,7 @@ class Source:
     cell_map: dict[int, tuple[int, int]] = field(default_factory=dict)
     # parts left out of the analysis (a notebook cell that does not parse), with the reason
     problems: list[str] = field(default_factory=list)
+    file: str = ""  # where it was read from (``path`` is as the user named it); "" for stdin
 
     @property
     def is_notebook(self) -> bool:
@@ -244,7 +245,9 @@ def read_source(path: Path, display: str, data: bytes | None = None) -> Source:
         raise SourceError("no such file (a dangling symlink?)") from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    return _from_bytes(raw, path, display)
+    source = _from_bytes(raw, path, display)
+    source.file = str(path.absolute())
+    return source
 
 
 def _from_bytes(raw: bytes, path: Path, display: str) -> Source:

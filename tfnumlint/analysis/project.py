@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from .module import ModuleInfo
-from .project_imports import _THIRD_PARTY_ROOTS, import_table
+from .project_imports import _THIRD_PARTY_ROOTS, import_table, project_files
 from .project_model import (
     MAX_CALL_SITES,
     MAX_DEPTH,
@@ -112,12 +112,18 @@ class ProjectIndex:
             value = True if self._every_site_passes(rest[0], rest[1], rest[2]) else None
         elif kind == "ext" and len(rest) == 2:
             value = True if self._imported_elsewhere(rest[0], rest[1]) else None
+        elif kind in ("imp", "mod") and len(rest) == 1:  # a program slice's modules
+            value = project_files(self.summaries, kind, rest[0])
         elif kind == "ancestry" and len(rest) == 2:
             sym = self._dotted(rest[0], rest[1], 0)
             if sym is not None and sym.kind == "class":
                 value = self._ancestry(sym.module, sym.name, 0) or None
         self._facts[key] = value
         return value
+
+    def resolve(self, module: str, dotted: str) -> Symbol | None:
+        """What ``dotted`` names in ``module`` (re-exports followed), useful or not."""
+        return self._dotted(module, dotted, 0)
 
     def _imported_elsewhere(self, module: str, name: str) -> bool:
         """Another module imports ``name`` from ``module``, the module itself, or all of it."""

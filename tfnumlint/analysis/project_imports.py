@@ -6,6 +6,7 @@ only re-exports names (an ``__init__`` without TensorFlow).
 from __future__ import annotations
 
 import ast
+import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -132,3 +133,59 @@ def imports_only(
     if not table and not stars:
         return None
     return ModuleSummary(module, path, tuple(table), tuple(stars), (), (), (), ())
+
+
+# -- the files a program slice reads ----------------------------------------------------------
+
+
+def text_digest(text: str) -> str:
+    """A digest of a module's text (its summary carries it: a slice that reads the module's
+    code, not only its summary, depends on it)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+
+def _by_path(summaries: dict[str, ModuleSummary]) -> dict[str, str]:
+    return {str(Path(s.path)): m for m, s in summaries.items() if s.path}
+
+
+def imported_module(
+    summaries: dict[str, ModuleSummary],
+    importer: str,
+    target: str,
+    paths: dict[str, str] | None = None,
+) -> str | None:
+    """The project module ``importer`` gets by importing ``target``.  A top-level script (in
+    no package) importing a top-level name gets the file next to it, as Python runs it (its
+    directory is first on ``sys.path``), also when another file of the tree has that name."""
+    summary = summaries.get(importer)
+    if summary is None:
+        return None
+    if "." not in target and "." not in importer and summary.path:
+        paths = _by_path(summaries) if paths is None else paths
+        sibling = paths.get(str(Path(summary.path).parent / f"{target}.py"))
+        if sibling is not None:
+            return sibling
+    return target if target in summaries else None
+
+
+def project_files(summaries: dict[str, ModuleSummary], kind: str, module: str) -> object:
+    """``mod``: the path and text digest of ``module``; ``imp``: those of every module that
+    imports it (``from module import f``, ``import module``, ``from pkg import module``)."""
+    own = summaries.get(module)
+    if own is None:
+        return None
+    if kind == "mod":
+        return (own.path, own.text_hash)
+    paths = _by_path(summaries)
+    found = set()
+    for name, summary in summaries.items():
+        if name == module:
+            continue
+        for _, target, symbol in summary.imports:
+            got = {imported_module(summaries, name, target, paths)}
+            if symbol is not None:
+                got.add(imported_module(summaries, name, f"{target}.{symbol}", paths))
+            if module in got or module in summary.stars:
+                found.add((name, summary.path, summary.text_hash))
+                break
+    return tuple(sorted(found)) or None

@@ -90,6 +90,8 @@ class ModuleSummary:
     # callees of the project calls that pass nothing informative (whether every caller of a
     # function passes a known value is a fact too: `pall|...`)
     opaque_calls: tuple[tuple[str, ...], ...] = ()
+    text_hash: str = ""  # of the module's text: a program slice that reads it depends on it
+    file: str = ""  # the file it was read from (``path`` is as the user named it)
 
 
 @dataclass(frozen=True)

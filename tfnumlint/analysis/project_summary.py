@@ -24,7 +24,7 @@ from .invariants import (
 )
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name
-from .project_imports import _THIRD_PARTY_ROOTS, import_table
+from .project_imports import _THIRD_PARTY_ROOTS, import_table, text_digest
 from .project_model import (
     CallSite,
     ClassSummary,
@@ -242,8 +242,10 @@ class Summariser:
         is_package: bool,
         path: str,
         text: str,
+        file: str = "",
     ) -> None:
         self.info, self.ev, self.module, self.path = info, ev, module, path
+        self.file = file
         self.is_package = is_package
         self.text = text
         self.imports, self.stars = import_table(info.import_nodes, module, is_package)
@@ -295,6 +297,8 @@ class Summariser:
             tuple(values),
             tuple(calls),
             tuple(opaque),
+            text_digest(self.text),
+            self.file,
         )
 
     def _calls(self) -> tuple[list[CallSite], list[tuple[str, ...]]]:

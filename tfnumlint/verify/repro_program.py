@@ -12,7 +12,7 @@ writes the same text, so a reproducer replays exactly the run that confirmed the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -218,6 +218,7 @@ class Steps:
         self.index: dict[str, int] = {}  # node key -> watched index
         self.children: list[list[int]] = []  # watched index -> watched children
         self.where: list[list[int]] = []  # watched index -> [line, col] of its code
+        self.files: list[str] = []  # ... and its module, when the objective imports it
 
     def node(self, tree: Any) -> Any:
         """The tree with its operations computed on lines of their own (a reference each)."""
@@ -245,6 +246,7 @@ class Steps:
             )
         )
         self.where.append([int(tree.get("line") or 0), int(tree.get("col") or 0)])
+        self.files.append(str(tree.get("file") or ""))
         return self._ref(i)
 
     def _ref(self, i: int) -> dict:
@@ -259,6 +261,8 @@ class Rendered:
     children: list[list[int]]
     span: list[int]
     term_kind: str = "call"
+    files: list[str] = field(default_factory=list)  # watched index -> its code's module
+    file: str = ""  # the flagged code's module ("": the objective's own)
 
     def flagged(self) -> set[int]:
         """The operations a break at counts for the finding.  A flagged call (``log(...)``,
@@ -278,7 +282,13 @@ class Rendered:
         if len(self.span) != 4:
             return {self.term}
         l1, c1, l2, c2 = self.span
-        return {i for i in seen if i == self.term or (l1, c1) <= tuple(self.where[i]) <= (l2, c2)}
+        files = self.files or [""] * len(self.where)
+        return {
+            i
+            for i in seen
+            if i == self.term
+            or (files[i] == self.file and (l1, c1) <= tuple(self.where[i]) <= (l2, c2))
+        }
 
     def script(self, steer: bool) -> str:
         """The body with its ``__main__``: the reproducer (after ``repro_code.header``)."""
@@ -368,6 +378,7 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
                 "MASKS = tf.random.Generator.from_seed(0)  # dropout's, when the slice has one",
                 "# each watched operation: where the program computes it, what it reads",
                 f"WHERE = {steps.where!r}",
+                f"FILES = {steps.files!r}  # an imported module's code: its path (else this one's)",
                 f"CHILDREN = {steps.children!r}",
                 f"IN_OBJECTIVE = {n_loss}  # operations 0..{n_loss - 1} make the loss",
             ]
@@ -382,7 +393,9 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
     ]
     body = "\n\n\n".join(p.strip("\n") for p in parts if p) + "\n"
     kind = str(spec["term"].get("k")) if isinstance(spec.get("term"), dict) else "call"
-    return Rendered(body, term, steps.where, steps.children, list(spec.get("span") or []), kind)
+    span = list(spec.get("span") or [])
+    file = str(spec.get("file") or "")
+    return Rendered(body, term, steps.where, steps.children, span, kind, steps.files, file)
 
 
 TRAIN = '''
@@ -500,7 +513,8 @@ if __name__ == "__main__":
     if got["step"] is None:
         print(f"finite for {got['steps']} steps (loss {got['first_loss']:.6g} -> {got['loss']:.6g})")
         sys.exit(0)
-    starts = ", ".join(f"a {how} at line {WHERE[i][0]}" for i, how in got["origins"].items())
+    starts = ", ".join(f"a {how} at {FILES[i] + ':' if FILES[i] else 'line '}{WHERE[i][0]}"
+                       for i, how in got["origins"].items())
     print(f"step {got['step']}: non-finite (nan/inf), starting at {starts or 'an update'} "
           f"(loss {got['loss']})")
     whole = not got["loss_finite"] or not got["weights_finite"]

@@ -117,7 +117,7 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     origin = flagged_origin(got, layout)
     if origin is None or out.get("rate_free"):
         return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec),
-                "where": layout.where, "control": control}  # fmt: skip
+                "where": layout.where, "files": layout.files, "control": control}  # fmt: skip
     spec = {**spec, "steer": out["steer"]}
     how = "value" if whole else got["origins"][origin]
     verdict = {
@@ -160,8 +160,19 @@ def reached(trained: dict[str, Any]) -> str:
             f"{head} goes non-finite at step {got['step']}, and at a tenth of the rate too (step "
             f"{control['step']}): the learning rate is not what breaks it"
         )
-    starts = ", ".join(f"line {trained['where'][i][0]}" for i in got["origins"]) or "an update"
+    starts = ", ".join(place(trained, i) for i in got["origins"]) or "an update"
     return f"{head} goes non-finite at step {got['step']}, starting at {starts}, not at this term"
+
+
+def place(trained: dict[str, Any], i: int) -> str:
+    """Where the watched operation ``i`` is: its line, with its module's path when that is
+    not the finding's (code of a module the objective imports, or the objective's own when
+    the finding is in an imported one)."""
+    spec, line = trained["spec"], trained["where"][i][0]
+    files = trained.get("files") or []
+    path = (files[i] if i < len(files) else "") or str(spec.get("path") or "")
+    own = str(spec.get("file") or spec.get("path") or "")
+    return f"line {line}" if path == own else f"{path}:{line}"
 
 
 def symptom(got: dict[str, Any], how: str, whole: bool) -> str:

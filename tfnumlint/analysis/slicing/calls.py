@@ -6,6 +6,8 @@ into :class:`~.slicer.Slicer`; static, no TensorFlow.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -14,9 +16,12 @@ import libcst as cst
 from ..context import Context
 from ..module import Binding, Scope, call_arg, literal_item
 from ..names import dotted_name
+from ..project import ProjectView
 from ..stopped import stopped_by
 from ..values import Val
+from . import program_modules
 from .contract import ALLOWED_OPS, STRUCTURAL
+from .program_modules import Where
 from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
 from .tools import (
     DTYPE_WORDS,
@@ -52,13 +57,23 @@ class SlicesCalls:
     cut_logits: bool
     _args: dict[int, Argument]
     _frame: str
+    positions: Any
+    home: Context
+    modules: set[str]
+    across_modules: bool
 
     # the slicer's own reading, which a call's arguments and a helper's body go back to
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
         raise NotImplementedError
 
     def _where(self, node: cst.CSTNode, out: dict) -> dict:
-        raise NotImplementedError
+        """``out`` with the place of the code it is made from (line, 1-based column)."""
+        pos = self.positions.get(node)
+        if pos is not None:
+            out["line"], out["col"] = pos.start.line, pos.start.column + 1
+            if self.ctx is not self.home:  # code of an imported module: its own lines
+                out["file"] = self.ctx.path
+        return out
 
     def _opaque(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
         raise NotImplementedError
@@ -134,31 +149,64 @@ class SlicesCalls:
                 kwargs[name] = tree
         return self._where(node, {"k": "call", "op": op, "args": args, "kw": kwargs})
 
+    # -- the module being read --------------------------------------------------------------
+    @contextmanager
+    def in_module(self, where: Where | None) -> Iterator[None]:
+        """Read code of another module of the project (``where``: its context and positions;
+        None: stay): names, imports and positions are that module's while inside."""
+        if where is None or where[0] is self.ctx:
+            yield
+            return
+        saved = self.ctx, self.positions
+        self.ctx, self.positions = where
+        if where[0] is not self.home and isinstance(where[0].ev.project, ProjectView):
+            self.modules.add(where[0].ev.project.module)
+        try:
+            yield
+        finally:
+            self.ctx, self.positions = saved
+
+    def here(self) -> Where:
+        """The module being read, as :meth:`in_module` takes it."""
+        return self.ctx, self.positions
+
     # -- plain helpers of the module, inlined ----------------------------------------------
-    def _helper(self, node: cst.Call) -> Scope | None:
+    def _helper(self, node: cst.Call) -> tuple[Scope, Where | None] | None:
         """The module-level function ``node`` calls when its body is straight-line code the
         slice can follow (:func:`straight_line`), or None: slicing its returned expression
-        with the call's arguments keeps the values it reads related to the caller's."""
-        if not isinstance(node.func, cst.Name):
+        with the call's arguments keeps the values it reads related to the caller's.  A
+        function imported from another module of the project is that module's (``Where``);
+        one of this module, None."""
+        func = node.func
+        if not isinstance(func, (cst.Name, cst.Attribute)):
             return None
-        fn = self.ctx.info.functions.get(node.func.value)
+        where = None
+        fn = self.ctx.info.functions.get(func.value) if isinstance(func, cst.Name) else None
+        if fn is None and self.across_modules:  # the program slice's
+            found = program_modules.imported_function(self.ctx, func)
+            if found is not None:
+                fn, where = found
         if fn is None or not isinstance(fn.node, cst.FunctionDef) or fn.parent is None:
             return None
         if fn.parent.kind != "module" or id(fn) in self._inlining:
             return None
-        return fn if straight_line(fn.node, self.unpacking) else None
+        return (fn, where) if straight_line(fn.node, self.unpacking) else None
 
     def _inlinable(self, node: cst.Call, seen: frozenset[int] = frozenset()) -> bool:
         """A helper call ``_inline`` may follow: plain arguments, one returned expression
         that is not itself an untraced call (``seen``: the helpers asked about already)."""
-        fn = self._helper(node)
-        if fn is None or id(fn) in seen or len(fn.returns) != 1:
+        helper = self._helper(node)
+        if helper is None:
+            return False
+        fn, where = helper
+        if id(fn) in seen or len(fn.returns) != 1:
             return False
         if not isinstance(fn.node, cst.FunctionDef):
             return False
         if bind_arguments(fn.node, node, fn, 0, id(fn), "") is None:
             return False
-        return not self._is_opaque(fn.returns[0][1], seen | {id(fn)})
+        with self.in_module(where):
+            return not self._is_opaque(fn.returns[0][1], seen | {id(fn)})
 
     @property
     def _inlining(self) -> set[int]:
@@ -174,8 +222,11 @@ class SlicesCalls:
         tuple that ``a, b = helper(x)`` unpacks."""
         if not self.inline:
             return None
-        fn = self._helper(node)
-        if fn is None or len(fn.returns) != 1 or self._shadowed(node, scope, order):
+        helper = self._helper(node)
+        if helper is None:
+            return None
+        fn, where = helper
+        if len(fn.returns) != 1 or self._shadowed(node, scope, order):
             return None
         assert isinstance(fn.node, cst.FunctionDef)
         at, returned = fn.returns[0]
@@ -187,6 +238,7 @@ class SlicesCalls:
         args = bind_arguments(fn.node, node, scope, order, id(fn), self._frame)
         if args is None:
             return None
+        args = {k: replace(a, module=self.here()) for k, a in args.items()}
         saved_memo, saved_frame = self.memo, self._frame
         self._args.update(args)
         self.memo = None  # the helper's names stand for other values at another call
@@ -194,7 +246,8 @@ class SlicesCalls:
         mark = self._checkpoint()
         before, _, truncated, unsupported = mark
         try:
-            tree = self.tree(returned, fn, at, depth + 1)
+            with self.in_module(where):
+                tree = self.tree(returned, fn, at, depth + 1)
         finally:
             for key in args:
                 self._args.pop(key, None)
@@ -235,8 +288,11 @@ class SlicesCalls:
 
     def _shadowed(self, node: cst.Call, scope: Scope, order: int) -> bool:
         """A parameter or a local assignment of the called name hides the module's function."""
-        assert isinstance(node.func, cst.Name)
-        found = self.ctx.ev.lookup(node.func.value, scope, order)
+        head = node.func
+        while isinstance(head, cst.Attribute):  # ``parts.f``: the module's name
+            head = head.value
+        assert isinstance(head, cst.Name)
+        found = self.ctx.ev.lookup(head.value, scope, order)
         return isinstance(found, cst.Param) or (
             isinstance(found, Binding) and found.scope.kind != "module"
         )
@@ -246,7 +302,8 @@ class SlicesCalls:
         saved = self._frame
         self._frame = arg.frame
         try:
-            return self.tree(arg.value, arg.scope, arg.order, depth + 1)
+            with self.in_module(arg.module):
+                return self.tree(arg.value, arg.scope, arg.order, depth + 1)
         finally:
             self._frame = saved
 

@@ -21,13 +21,15 @@ verdict says so.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 import libcst as cst
 
 from ..context import Context, Hit
 from ..module import Binding, Scope
-from . import program_models
+from ..project import ProjectView
+from . import program_models, program_modules
 from .contract import walk
 from .program_data import ReadsData
 from .program_models import FollowsModels, Instance
@@ -62,6 +64,7 @@ class ProgramSpec:
     span: list[int] = field(default_factory=list)  # the flagged code: line, col, end line, col
     control: float = 10.0  # the control run's learning rate is lr / control
     control_text: str = "lr / 10"
+    file: str = ""  # the flagged code's module, when the objective imports it from there
 
     def as_probe(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,8 +77,6 @@ class ProgramSlicer(FollowsModels, ReadsData):
     """A :class:`Slicer` whose sources are the program's weights, data and models."""
 
     def __init__(self, ctx: Context, positions) -> None:
-        self.ctx = ctx
-        self.positions = positions
         self.weights: dict[str, dict] = {}
         self.data: dict[str, dict] = {}
         self.assumed: list[str] = []
@@ -84,8 +85,19 @@ class ProgramSlicer(FollowsModels, ReadsData):
             ctx, positions, substitute=self._source, cut_logits=False, stand_ins=True
         )
         self.slicer.unpacking = True
+        self.slicer.across_modules = True  # a model or loss imported from the project
         self.instances: list[Instance] = []  # the objects whose methods are being followed
         self.modes = [False]  # Keras's training mode: a bare model call runs in inference
+
+    @property
+    def ctx(self) -> Context:
+        """The module being read (the slicer's: another one inside an imported model or
+        helper)."""
+        return self.slicer.ctx
+
+    @ctx.setter
+    def ctx(self, ctx: Context) -> None:
+        self.slicer.ctx = ctx
 
     def _source(
         self, node: cst.BaseExpression, scope: Scope, order: int, depth: int
@@ -198,7 +210,7 @@ class ProgramSlicer(FollowsModels, ReadsData):
     def _returned_item(self, call: cst.Call, found: Binding, depth: int) -> dict | None:
         assert found.index is not None
         if isinstance(call.func, cst.Name):
-            made = program_models.instance(self.ctx, call.func, found.scope, found.at)
+            made = program_models.instance(self.ctx, call.func, found.scope, found.at, self.slicer)
             if made is not None:
                 return self._method(made, call, found.scope, found.at, depth + 1, found.index)
         return self.slicer._inline(call, found.scope, found.at, depth + 1, found.index)
@@ -214,7 +226,7 @@ class ProgramSlicer(FollowsModels, ReadsData):
             return None
         layers = model_layers(self.ctx, call.func, scope, order)
         if layers is None:
-            made = program_models.instance(self.ctx, call.func, scope, order)
+            made = program_models.instance(self.ctx, call.func, scope, order, self.slicer)
             return self._method(made, call, scope, order, depth) if made else None
         mode = self.training(call, scope, order)
         if mode is None:
@@ -294,16 +306,21 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
         if not (isinstance(func, cst.Attribute) and func.attr.value == "compile"):
             continue
         loss_fn = ctx.arg(site.node, 1, "loss")
-        if not isinstance(loss_fn, cst.Name) or loss_fn.value not in ctx.info.functions:
+        loss_where = None  # the loss function's module, when it is imported
+        if isinstance(loss_fn, cst.Name) and loss_fn.value in ctx.info.functions:
+            fn_scope = ctx.info.functions[loss_fn.value]
+        elif loss_fn is not None and (found := program_modules.imported_function(ctx, loss_fn)):
+            fn_scope, loss_where = found
+        else:
             continue
-        fn_scope = ctx.info.functions[loss_fn.value]
         fn = fn_scope.node
         returns = fn_scope.returns  # (order, value) of each `return value`
         if not isinstance(fn, cst.FunctionDef) or len(returns) != 1 or len(fn.params.params) < 2:
             continue
         layers = model_layers(ctx, func.value, site.scope, site.order)
+        ps = ProgramSlicer(ctx, positions)
         made = (
-            program_models.instance(ctx, func.value, site.scope, site.order)
+            program_models.instance(ctx, func.value, site.scope, site.order, ps.slicer)
             if layers is None and isinstance(func.value, cst.Name)
             else None
         )
@@ -335,7 +352,6 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
             if batch_node is not None
             else KERAS_BATCH
         )
-        ps = ProgramSlicer(ctx, positions)
         names = []
         for node in (x, y):
             name = ctx.code(node)
@@ -358,7 +374,8 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
         params = fn.params.params
         ps.bound = {id(params[0]): {"k": "input", "name": names[1]}, id(params[1]): y_pred}
         order, returned = returns[0]
-        per_example = ps.slicer.tree(returned, fn_scope, order)
+        with ps.slicer.in_module(loss_where):
+            per_example = ps.slicer.tree(returned, fn_scope, order)
         loss = {"k": "call", "op": "reduce_mean", "args": [per_example], "kw": {}}
         if ps.slicer.truncated or ps.slicer.unsupported or ps.slicer.inputs:
             continue
@@ -419,6 +436,36 @@ def training_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec 
     return None
 
 
+def _depends(ctx: Context, ps: ProgramSlicer) -> None:
+    """The finding's result now depends on the code of each module the slice read."""
+    view = ctx.ev.project
+    if isinstance(view, ProjectView):
+        for module in sorted(ps.slicer.modules - {view.module}):
+            view.ask(f"mod|{module}")
+
+
+def imported_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec | None:
+    """The spec for a finding in code another module of the project trains: the objective
+    of a module that imports this one, whose slice reaches the flagged code here."""
+    pos = positions.get(hit.node)
+    if pos is None or not ctx.path:
+        return None
+    line, col = pos.start.line, pos.start.column + 1
+    with program_modules.seeded(ctx, positions):
+        for other, other_positions in program_modules.importers(ctx):
+            sliced = other.fact("program_objectives", partial(_sliced, other, other_positions))
+            ranked = sorted(sliced, key=lambda t: not contains_node(t[2], line, col, ctx.path))
+            for obj, ps, loss in ranked:
+                term = subtree_at(loss, line, col, tree_kind(hit.node), ctx.path)
+                spec = _spec(other, obj, ps, loss, term, dtype, line) if term else None
+                if spec is not None:
+                    _depends(ctx, ps)
+                    spec.span = [line, col, pos.end.line, pos.end.column + 1]
+                    spec.file = ctx.path
+                    return spec
+    return None
+
+
 def program_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec | None:
     """The training rung's spec for a finding inside an optimized objective, or None."""
     pos = positions.get(hit.node)
@@ -444,9 +491,10 @@ def program_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec |
                 continue
         spec = _spec(ctx, obj, ps, loss, term, dtype, line)
         if spec is not None:
+            _depends(ctx, ps)
             spec.span = [line, col, pos.end.line, pos.end.column + 1]
             return spec
-    return None
+    return imported_spec(ctx, hit, positions, dtype)
 
 
 def attach_program(

@@ -10,7 +10,7 @@ instance's own weights and layers.  Anything else is not followed, and the slice
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import libcst as cst
@@ -18,6 +18,8 @@ import libcst as cst
 from ... import ops
 from ..context import Context
 from ..module import Binding, ClassInfo, Scope, literal_item
+from . import program_modules
+from .program_modules import Where
 from .program_sources import (
     _number,
     dense_layer,
@@ -43,18 +45,28 @@ class Instance:
     made: cst.Call  # the constructor call
     scope: Scope  # where the constructor call is
     order: int
+    module: Where | None = None  # the module the class is in, when it is imported
+    caller: Where | None = None  # ... and the module the constructor call is in
 
 
-def instance(ctx: Context, node: cst.Name, scope: Scope, order: int) -> Instance | None:
+def instance(
+    ctx: Context, node: cst.Name, scope: Scope, order: int, reader: Slicer | None = None
+) -> Instance | None:
     """The object ``node`` names when it is made by a module class called through a
-    straight-line method, else None."""
+    straight-line method, else None.  With the ``reader`` of a program slice, also by a
+    class imported from another module of the project."""
     found = ctx.ev.lookup(node.value, scope, order)
     if not isinstance(found, Binding) or found.index is not None:
         return None
     made = found.value
-    if not isinstance(made, cst.Call) or not isinstance(made.func, cst.Name):
+    if not isinstance(made, cst.Call) or not isinstance(made.func, (cst.Name, cst.Attribute)):
         return None
-    cls = ctx.info.classes.get(made.func.value)
+    cls = ctx.info.classes.get(made.func.value) if isinstance(made.func, cst.Name) else None
+    module = caller = None
+    if cls is None and reader is not None and reader.across_modules:
+        imported = program_modules.imported_class(ctx, made.func)
+        if imported is not None:
+            (cls, module), caller = imported, reader.here()
     if cls is None:
         return None
     method = _called_method(cls)
@@ -65,7 +77,7 @@ def instance(ctx: Context, node: cst.Name, scope: Scope, order: int) -> Instance
         return None
     if len(method.returns) != 1:
         return None
-    return Instance(node.value, cls, method, made, found.scope, found.at)
+    return Instance(node.value, cls, method, made, found.scope, found.at, module, caller)
 
 
 def _called_method(cls: ClassInfo) -> Scope | None:
@@ -98,7 +110,10 @@ def init_arguments(inst: Instance, frame: str) -> dict[int, Argument] | None:
     if init is None:
         return {}
     assert isinstance(init.node, cst.FunctionDef)
-    return method_arguments(init.node, inst.made, inst.scope, inst.order, id(init), frame)
+    args = method_arguments(init.node, inst.made, inst.scope, inst.order, id(init), frame)
+    if args is None or inst.caller is None:
+        return args
+    return {k: replace(a, module=inst.caller) for k, a in args.items()}
 
 
 def attribute(inst: Instance, node: cst.BaseExpression) -> Binding | None:
@@ -228,6 +243,8 @@ class FollowsModels:
         assert isinstance(fn, cst.FunctionDef)
         frame = self.slicer._frame
         args = method_arguments(fn, call, scope, order, id(made.method), frame)
+        if args is not None and made.module is not None:  # read where the call is
+            args = {k: replace(a, module=self.slicer.here()) for k, a in args.items()}
         params = [p.name.value for p in fn.params.params[1:]]  # Keras passes the rest on
         at = params.index("training") if "training" in params else -1
         mode = self.training(call, scope, order, at)
@@ -296,7 +313,8 @@ class FollowsModels:
         s.memo, s._frame = None, frame
         self.instances.append(made)
         try:
-            return s.tree(returned, made.method, at, depth + 1)
+            with s.in_module(made.module):
+                return s.tree(returned, made.method, at, depth + 1)
         finally:
             self.instances.pop()
             for key in (*init, *args):

@@ -68,6 +68,8 @@ class Slicer(SlicesCalls):
         # ... also those that unpack a tuple (``mean, var = tf.nn.moments(x)``): only for a
         # caller whose substitute reads such values (the training rung's program slice)
         self.unpacking = False
+        # ... also those imported from another module of the project (the program slice)
+        self.across_modules = False
         self.inlined = 0  # helper calls followed so far
         # bind a non-literal axis/depth/shape to a stand-in the probe notes (verification
         # only: a fix proof under an assumed axis would prove nothing)
@@ -75,6 +77,8 @@ class Slicer(SlicesCalls):
         self.cut_logits = cut_logits  # stop at a sigmoid/softmax input (proofs need it all)
         self.ctx = ctx
         self.positions = positions
+        self.home = ctx  # the module the slice starts in; ``ctx`` is the one it is reading
+        self.modules: set[str] = set()  # the other modules of the project it read
         self.inputs: dict[str, dict[str, Any]] = {}
         self._input_keys: dict[str, str] = {}
         self.count = 0
@@ -212,12 +216,6 @@ class Slicer(SlicesCalls):
                 return self.origin(found.value, found.scope, found.at, depth + 1)
             return {"origin": "other"}
         return {"origin": "global"}
-
-    def _where(self, node: cst.CSTNode, out: dict) -> dict:
-        pos = self.positions.get(node)
-        if pos is not None:
-            out["line"], out["col"] = pos.start.line, pos.start.column + 1
-        return out
 
     # -- tree -----------------------------------------------------------------------------
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:

@@ -133,6 +133,7 @@ class Argument:
     order: int
     callee: int  # id of the helper's scope (no helper is inlined inside itself)
     frame: str  # the caller's inlining frame
+    module: Any = None  # the caller's module (context, positions) when the helper is elsewhere
 
 
 def straight_line(fn: cst.FunctionDef, unpacking: bool = False) -> bool:
@@ -521,16 +522,23 @@ def new_axes(node: cst.Subscript) -> list[int] | None:
     return front + back
 
 
-def contains_node(tree: dict, line: int, col: int) -> bool:
+def contains_node(tree: dict, line: int, col: int, file: str = "") -> bool:
     """Whether a slice holds a node made from the code at (line, col)."""
-    return subtree_at(tree, line, col) is not None
+    return subtree_at(tree, line, col, file=file) is not None
 
 
-def subtree_at(tree: dict, line: int, col: int, kind: str | None = None) -> dict | None:
+def subtree_at(
+    tree: dict, line: int, col: int, kind: str | None = None, file: str = ""
+) -> dict | None:
     """The node of a slice made from the code at (line, col): the term as the objective
     computes it, its helpers' parameters bound to what the objective passes them.  Nodes that
-    start at one place (``log(a) - b`` and its ``log(a)``) are told apart by their kind."""
-    at = [n for n in walk(tree) if n.get("line") == line and n.get("col") == col]
+    start at one place (``log(a) - b`` and its ``log(a)``) are told apart by their kind.
+    ``file``: the code is in that imported module, not in the slice's own."""
+    at = [
+        n
+        for n in walk(tree)
+        if n.get("line") == line and n.get("col") == col and n.get("file", "") == file
+    ]
     same = [n for n in at if kind is None or n.get("k") == kind]
     found = same or at
     return found[0] if found else None
