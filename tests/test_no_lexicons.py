@@ -125,6 +125,8 @@ API_TABLES: frozenset[str] = frozenset(
         "verify/verdicts.py:_CALL_TEXT",
         # the syntax of a zero-argument call in a dtype position (`dtype=f()`, `cast(x, f())`)
         "analysis/dtypectx.py:_DTYPE_USES",
+        # the optimizer, tape and compile methods an objective is made of (a text pre-check)
+        "analysis/slicing/program_modules.py:_TRAINING_CALL",
         # op names (the op table's canonical names) whose calls a parameter role reads
         "analysis/roles.py:_READ_OPS",
         # TF/NumPy functions and the array method that compute a maximum

@@ -349,3 +349,36 @@ def test_a_hazard_two_imports_away_is_trained_by_the_program_at_the_end_of_them(
     verdict = probing.verify(probe, 1e6)
     assert verdict["status"] == "confirmed", verdict
     assert "reaches it at step 0" in verdict["detail"]
+
+
+def test_an_importer_that_trains_nothing_is_not_parsed(tmp_path, monkeypatch) -> None:
+    """Only a module whose text calls an optimizer, a tape's gradient or compile can hold an
+    objective: the other modules that import the finding's module are not parsed for it."""
+    import libcst
+
+    from tfnumlint.analysis.slicing import program_modules
+
+    parts = write(tmp_path, "scripts", "pixels")
+    for i in range(3):  # library modules that use the helpers and train nothing
+        (tmp_path / f"lib{i}.py").write_text(
+            "import tensorflow as tf\n\nfrom parts import draw\n\n\n"
+            f"def use{i}(m, v):\n    return tf.reduce_sum(draw(m, v))\n"
+        )
+    parsed: list[str] = []
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(libcst, name)
+
+        @staticmethod
+        def parse_module(text, *args, **kwargs):
+            parsed.append(text)
+            return libcst.parse_module(text, *args, **kwargs)
+
+    monkeypatch.setattr(program_modules, "cst", Spy())
+    [probe] = exp_probes(tmp_path, parts)
+    assert probe["program"]["path"].endswith("train.py")  # still found in the training script
+    assert parsed and not any("def use" in text for text in parsed)
+    assert program_modules._TRAINING_CALL.search("opt.minimize(loss)")
+    assert program_modules._TRAINING_CALL.search("tape . gradient (loss, w)")
+    assert not program_modules._TRAINING_CALL.search("tf.gradients(loss, w)")

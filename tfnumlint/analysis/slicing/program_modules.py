@@ -17,6 +17,7 @@ one the slice started in carry that module's path (``"file"``) next to their lin
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,7 +38,7 @@ from ..project_imports import _THIRD_PARTY_ROOTS, imported_module, text_digest
 Where = tuple[Context, Any]  # a module's context and its positions
 
 MAX_LOADED = 8  # modules kept loaded (each holds its tree and walk)
-MAX_IMPORTERS = 8  # the modules importing a finding's module whose objectives are read
+MAX_IMPORTERS = 8  # the modules importing a finding's module that are looked at
 MAX_HOPS = 3  # ... importing it, or a module that does (and so on), this far out
 
 # path -> (the index it was loaded against, the module): a new index (a new round) reloads
@@ -54,6 +55,7 @@ def _view(ctx: Context) -> ProjectView | None:
 def forget() -> None:
     """Drop the loaded modules (the run is over)."""
     _LOADED.clear()
+    _UNTRAINED.clear()
 
 
 def _keep(path: str, index: object, where: Where) -> Where:
@@ -85,10 +87,17 @@ def seeded(ctx: Context, positions) -> Iterator[None]:
                 _LOADED[ctx.path] = before
 
 
-def load(ctx: Context, module: str) -> Where | None:
+# The method calls an objective is made of (``program_objectives.objectives``: ``minimize``,
+# ``compute_gradients``, a tape's ``gradient``; ``fit_objectives``: ``compile``).  A module whose
+# text has none has no objective: an importer without one is not parsed.
+_TRAINING_CALL = re.compile(r"\.[\s\\]*(?:minimize|compute_gradients|gradient|compile)[\s\\]*\(")
+_UNTRAINED: set[str] = set()  # text digests of modules read and found without such a call
+
+
+def load(ctx: Context, module: str, training: bool = False) -> Where | None:
     """The project module ``module`` as ``ctx``'s slice reads it: its context, over the same
     index and settings; None when it is not in the index or its file is not the text the
-    index summarised."""
+    index summarised (``training``: or when its text calls no optimizer, tape or compile)."""
     view = _view(ctx)
     if view is None:
         return None
@@ -100,6 +109,8 @@ def load(ctx: Context, module: str) -> Where | None:
     if held is not None and held[0] is view.index:
         _LOADED.move_to_end(summary.path)
         return held[1]
+    if training and summary.text_hash in _UNTRAINED:
+        return None
     path = Path(summary.file or summary.path)
     if path.suffix != ".py":
         return None
@@ -107,6 +118,9 @@ def load(ctx: Context, module: str) -> Where | None:
         text = decode_python(path.read_bytes())
         if text_digest(text) != summary.text_hash:
             return None  # changed since it was summarised
+        if training and not _TRAINING_CALL.search(text):
+            _UNTRAINED.add(summary.text_hash)
+            return None
         tree = cst.parse_module(text)
     except Exception:  # unreadable, undecodable or unparsable: not followed
         return None
@@ -184,11 +198,11 @@ def importers(ctx: Context) -> list[Where]:
         for module in frontier:
             found = view.ask(f"imp|{module}")
             for name, _path, _digest in found if isinstance(found, tuple) else ():
-                if name in seen or len(out) >= MAX_IMPORTERS:
+                if name in seen or len(seen) > MAX_IMPORTERS:
                     continue
                 seen.add(name)
                 ahead.append(name)
-                where = load(ctx, name)
+                where = load(ctx, name, training=True)  # one without a training call: unread
                 if where is not None:
                     out.append(where)
         frontier = ahead

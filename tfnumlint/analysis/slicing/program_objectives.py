@@ -72,11 +72,13 @@ def objectives(ctx: Context, positions) -> list[Objective]:
         if not isinstance(func, cst.Attribute) or not site.node.args:
             continue
         method = func.attr.value
-        pos = positions.get(site.node)
-        line = pos.start.line if pos else 0
+        if method not in ("minimize", "compute_gradients", "gradient"):
+            continue
         loss = ctx.arg(site.node, 0, "loss")
         if loss is None:
             continue
+        pos = positions.get(site.node)  # resolving a position costs a statement's codegen
+        line = pos.start.line if pos else 0
         if method in ("minimize", "compute_gradients"):
             opt = _optimizer(ctx, func.value, site.scope, site.order)
             if opt is not None:
