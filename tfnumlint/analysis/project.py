@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from .module import ModuleInfo
-from .project_imports import _THIRD_PARTY_ROOTS, import_table, project_files
+from .project_imports import _THIRD_PARTY_ROOTS, import_table, importer_table, project_files
 from .project_model import (
     MAX_CALL_SITES,
     MAX_DEPTH,
@@ -60,6 +60,7 @@ class ProjectIndex:
     _digests: dict[str, str] = field(default_factory=dict)
     _by_target: dict[tuple[str, str], list[tuple[CallSite, FunctionSummary]]] | None = None
     _opaque_targets: set[tuple[str, str]] | None = None
+    _importers: dict[str, tuple[tuple[str, str, str], ...]] | None = None  # importer_table
     _packages: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -113,7 +114,9 @@ class ProjectIndex:
         elif kind == "ext" and len(rest) == 2:
             value = True if self._imported_elsewhere(rest[0], rest[1]) else None
         elif kind in ("imp", "mod") and len(rest) == 1:  # a program slice's modules
-            value = project_files(self.summaries, kind, rest[0])
+            if self._importers is None:
+                self._importers = importer_table(self.summaries)
+            value = project_files(self.summaries, kind, rest[0], self._importers)
         elif kind == "ancestry" and len(rest) == 2:
             sym = self._dotted(rest[0], rest[1], 0)
             if sym is not None and sym.kind == "class":

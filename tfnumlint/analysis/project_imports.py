@@ -168,24 +168,40 @@ def imported_module(
     return target if target in summaries else None
 
 
-def project_files(summaries: dict[str, ModuleSummary], kind: str, module: str) -> object:
+def project_files(
+    summaries: dict[str, ModuleSummary],
+    kind: str,
+    module: str,
+    importers: dict[str, tuple[tuple[str, str, str], ...]] | None = None,
+) -> object:
     """``mod``: the path and text digest of ``module``; ``imp``: those of every module that
-    imports it (``from module import f``, ``import module``, ``from pkg import module``)."""
+    imports it (``from module import f``, ``import module``, ``from pkg import module``), from
+    ``importers`` (:func:`importer_table` of the same summaries) when given."""
     own = summaries.get(module)
     if own is None:
         return None
     if kind == "mod":
         return (own.path, own.text_hash)
+    table = importer_table(summaries) if importers is None else importers
+    return table.get(module) or None
+
+
+def importer_table(
+    summaries: dict[str, ModuleSummary],
+) -> dict[str, tuple[tuple[str, str, str], ...]]:
+    """Module -> (name, path, text digest) of each other module that imports it, sorted: one
+    pass over every module's imports (asked module by module, it was a pass per question)."""
     paths = _by_path(summaries)
-    found = set()
+    found: dict[str, set[tuple[str, str, str]]] = {}
     for name, summary in summaries.items():
-        if name == module:
+        if not summary.imports:
             continue
+        targets = set(summary.stars)
         for _, target, symbol in summary.imports:
-            got = {imported_module(summaries, name, target, paths)}
+            targets.add(imported_module(summaries, name, target, paths))
             if symbol is not None:
-                got.add(imported_module(summaries, name, f"{target}.{symbol}", paths))
-            if module in got or module in summary.stars:
-                found.add((name, summary.path, summary.text_hash))
-                break
-    return tuple(sorted(found)) or None
+                targets.add(imported_module(summaries, name, f"{target}.{symbol}", paths))
+        for target in targets:
+            if target is not None and target != name:
+                found.setdefault(target, set()).add((name, summary.path, summary.text_hash))
+    return {m: tuple(sorted(v)) for m, v in found.items()}
