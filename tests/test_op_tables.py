@@ -42,6 +42,9 @@ NOT_OP_FACTS: dict[Key, str] = {
         "alike, `astype`, `Policy`), read before any call resolves to an op"
     ),
     ("rules/datascale.py", ("reshape", "squeeze")): "NumPy array methods, not TF ops",
+    ("analysis/roles.py", ("clip_by_value", "divide", "log", "log1p", "maximum", "multiply")): (
+        "the parameter-roles walk's dispatch: the calls `_Walk._call` compares by op name"
+    ),
     ("rules/training_batch.py", ("sigmoid_xent", "softmax_xent")): (
         "the training simulation's loss forms, most specific first (two are named after the "
         "fused ops they model; `softmax_log` is none)"

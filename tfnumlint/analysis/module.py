@@ -11,16 +11,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import libcst as cst
 
 from .dtypectx import context_words
 from .names import ImportMap
 from .names import children as child_nodes
-
-if TYPE_CHECKING:
-    from .roles import Roles
 
 # Fields that never hold code: skipping them makes the walk several times cheaper.
 _SKIP_FIELDS = frozenset(
@@ -169,9 +166,10 @@ class Scope:
     self_name: str | None = None
     dtype_markers: set[str] = field(default_factory=set)
     returns: list[tuple[int, cst.BaseExpression]] = field(default_factory=list)
-    # how the body uses its names (roles.name_roles): a fact of the tree alone, kept here so
-    # that the evaluators of later rounds over the same walk do not walk the body again
-    roles: Roles | None = field(default=None, repr=False)
+    # how the body uses its names (a roles.Roles, from roles.name_roles): a fact of the tree
+    # alone, kept here so that the evaluators of later rounds over the same walk do not walk
+    # the body again (roles.py imports this module, so the type stays unnamed here)
+    roles: object = field(default=None, repr=False)
 
     @property
     def name(self) -> str:

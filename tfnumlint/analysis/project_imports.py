@@ -196,7 +196,7 @@ def importer_table(
     for name, summary in summaries.items():
         if not summary.imports:
             continue
-        targets = set(summary.stars)
+        targets: set[str | None] = set(summary.stars)
         for _, target, symbol in summary.imports:
             targets.add(imported_module(summaries, name, target, paths))
             if symbol is not None:

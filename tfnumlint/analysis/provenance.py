@@ -336,12 +336,13 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         node = scope.node if scope is not None else None
         if scope is None or not isinstance(node, (cst.FunctionDef, cst.Lambda, cst.Module)):
             return Roles(frozenset(), frozenset())
-        if scope.roles is None:
+        found = scope.roles
+        if not isinstance(found, Roles):
             if self._role_scopes is None:
                 self._role_scopes = scopes_with_roles(self.info, self.op)
             has_roles = id(scope) in self._role_scopes or not self._own(scope)
-            scope.roles = name_roles(node, self.op) if has_roles else NO_ROLES
-        return scope.roles
+            found = scope.roles = name_roles(node, self.op) if has_roles else NO_ROLES
+        return found
 
     def _own(self, scope: Scope) -> bool:
         """``scope`` is of this module's walk (a scope of another walk is read by walking)."""
