@@ -201,7 +201,7 @@ def importer_table(
             targets.add(imported_module(summaries, name, target, paths))
             if symbol is not None:
                 targets.add(imported_module(summaries, name, f"{target}.{symbol}", paths))
-        for target in targets:
-            if target is not None and target != name:
-                found.setdefault(target, set()).add((name, summary.path, summary.text_hash))
+        for imported in targets:
+            if imported is not None and imported != name:
+                found.setdefault(imported, set()).add((name, summary.path, summary.text_hash))
     return {m: tuple(sorted(v)) for m, v in found.items()}
