@@ -22,6 +22,7 @@ from .analysis.project_model import ModuleSummary
 from .analysis.project_summary import Summariser
 from .config import Settings
 from .model import FileError, FileResult, Finding
+from .parsing import parse_module
 from .positions import Positions
 from .ruledocs import all_docs
 from .rules import CHECKS, Check, load_all
@@ -261,7 +262,7 @@ def _parse(source: Source, result: FileResult) -> cst.Module | None:
     """The tree, or None with the reason in ``result.errors``."""
     try:
         with stages.stage("parse"):
-            return cst.parse_module(source.text)
+            return parse_module(source.text)
     except cst.ParserSyntaxError as exc:
         line, col = source.locate(exc.raw_line)[1], exc.raw_column + 1
         cell, _ = source.locate(exc.raw_line)

@@ -8,10 +8,10 @@ rewrite made dead, add ``import tensorflow as tf`` only when the file has no Ten
 (:mod:`.splice`), and re-lint.  Up to :data:`MAX_PASSES` passes, so overlapping fixes (TNL103
 around TNL102) settle; a second run changes nothing.
 
-* Only safe fixes are applied unless ``unsafe`` (``--unsafe-fixes``); suggestions never are.
+* Only safe fixes are applied unless ``unsafe`` (``--unsafe-fixes``); suggestions never are,
+  and notebooks are not rewritten (a notice says so).
 * A fix whose proof fails is not offered.  Without TensorFlow no fix can be proven, so none is
   applied and one notice says so.  ``--no-verify`` does not skip the proofs of ``--fix``.
-* Notebooks are not rewritten (a notice says so).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from ..config import Settings
 from ..discovery import Candidate
 from ..engine import LintOptions, Parsed, ProjectUnit, lint_unit, place_hits, run_checks
 from ..model import Finding, Fix
+from ..parsing import parse_module
 from ..positions import NodePositions
 from ..source import Source, SourceError, read_source
 from . import described, forked, tally
@@ -92,10 +93,9 @@ class _FilePass:
 def _analyse(
     text: str, options: LintOptions, unit: ProjectUnit | None = None, parsed: Parsed | None = None
 ) -> tuple[cst.Module, Context | None, list[Placed], NodePositions]:
-    """Parse (unless lint's tree and walk of this text are ``parsed``) and run the checks, with
-    the project facts lint had (``unit``), placed and suppressed exactly as lint places them.
-    Positions are resolved as lint does: per module-level statement, the hits' first."""
-    module = parsed.module if parsed is not None else cst.parse_module(text)
+    """Parse (unless lint's tree and walk of this text are ``parsed``) and run the checks with
+    lint's project facts (``unit``); hits placed, suppressed and positioned as lint does."""
+    module = parsed.module if parsed is not None else parse_module(text)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20000))
     try:

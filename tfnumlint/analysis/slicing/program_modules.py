@@ -26,6 +26,7 @@ from typing import Any
 
 import libcst as cst
 
+from ...parsing import parse_module
 from ...positions import NodePositions
 from ...source import decode_python
 from ..context import Context
@@ -121,7 +122,7 @@ def load(ctx: Context, module: str, training: bool = False) -> Where | None:
         if training and not _TRAINING_CALL.search(text):
             _UNTRAINED.add(summary.text_hash)
             return None
-        tree = cst.parse_module(text)
+        tree = parse_module(text)
     except Exception:  # unreadable, undecodable or unparsable: not followed
         return None
     is_package = path.stem == "__init__"

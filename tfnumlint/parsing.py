@@ -1,0 +1,54 @@
+"""Parse a module with libcst, without re-validating what the parser just built.
+
+Every libcst node validates itself on construction (``CSTNode.__post_init__`` calls
+``_validate``): that a keyword has the whitespace it needs, that parentheses pair up, that a
+name is an identifier.  For a tree that libcst's native parser builds from source text that it
+accepted, those checks restate the grammar, and libcst's own comment there says so ("It might
+make more sense to move validation work into the visitor, which would allow us to avoid
+validating the tree when parsing a file").  They are about a sixth of the parse, and the parse
+is most of the static pass (benchmarks/SPEED.md).  So a parse runs with the validation hook
+switched off; nodes built by hand (the fix rewrites) are validated as before, and every
+rewritten module is compiled before it is offered.
+
+The hook is a class attribute, so switching it is process-wide: a counter under a lock keeps
+it off while any thread parses, and restores it when the last parse ends.  A node another
+thread builds in that window is not validated; the rewrites' compile check still holds.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import libcst as cst
+from libcst._nodes.base import CSTNode
+
+_VALIDATE = CSTNode.__post_init__
+_lock = threading.Lock()
+_parsing = [0]
+
+
+def _no_validation(self: CSTNode) -> None:
+    """The parser's nodes are valid by construction (see the module docstring)."""
+
+
+@contextmanager
+def _unvalidated() -> Iterator[None]:
+    with _lock:
+        _parsing[0] += 1
+        if _parsing[0] == 1:
+            CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        with _lock:
+            _parsing[0] -= 1
+            if _parsing[0] == 0:
+                CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
+
+
+def parse_module(text: str) -> cst.Module:
+    """``libcst.parse_module``, raising what it raises, minus the per-node validation."""
+    with _unvalidated():
+        return cst.parse_module(text)
