@@ -10,12 +10,22 @@ two parses cannot be matched up, everything falls back to the full provider.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
-from .analysis.module import parent_map
+from .analysis.module import Site, parent_map
+from .statement_path import find_statement
+
+
+class _Hit(Protocol):
+    """What placing reads of a rule's hit (``analysis.context.Hit``)."""
+
+    node: cst.CSTNode
+    site: Site
 
 
 class Positions:
@@ -28,6 +38,8 @@ class Positions:
         self._parts: list[tuple[Mapping[cst.CSTNode, CodeRange], int]] = []
         self._done: set[int] = set()
         self._starts: dict[int, int] | None = None
+        self._tree: ast.Module | None = None
+        self._tops: dict[int, ast.stmt] | None = None
         self._full = False
 
     def get(self, node: cst.CSTNode) -> CodeRange | None:
@@ -63,7 +75,78 @@ class Positions:
         for top in present:
             self._resolve_one(top, starts[id(top)])
 
+    def resolve_statements(
+        self, statements: Iterable[tuple[cst.CSTNode, cst.CSTNode | None]]
+    ) -> None:
+        """Make positions available inside these statements, each given with the module-level
+        statement that holds it: ``(statement, top)``.  A statement is a small or compound
+        statement (``Site.statement``).  Each is generated on its own, at the indentation of
+        the blocks around it, with its first line from the stdlib parser: a hit in a method of
+        a 2,000-line class costs its own line, not the class.  A statement the two parses do
+        not line up on resolves its module-level statement instead."""
+        if self._full:
+            return
+        fallback: list[cst.CSTNode | None] = []
+        for stmt, top in statements:
+            if top is None or id(top) in self._done or id(stmt) in self._done:
+                continue
+            if stmt is top or not self._resolve_inside(top, stmt):
+                fallback.append(top)
+        if fallback:
+            self.resolve(fallback)
+
+    def place(self, hits: Sequence[tuple[object, _Hit]]) -> None:
+        """Positions for the hits' nodes and statements: by their statements, and by the
+        module-level statement for a hit reported outside its statement."""
+        sites = [hit.site for _check, hit in hits]
+        self.resolve_statements({(site.statement, site.top) for site in sites})
+        missing = {
+            site.top
+            for (_check, hit), site in zip(hits, sites, strict=True)
+            if self.get(hit.node) is None or self.get(site.statement) is None
+        }
+        if missing:
+            self.resolve(missing)
+
     # -- internals ----------------------------------------------------------------------------
+    def _resolve_inside(self, top: cst.CSTNode, stmt: cst.CSTNode) -> bool:
+        """Resolve the line (or compound statement) that holds ``stmt``; False when it is the
+        module-level statement itself or the parses do not line up."""
+        tops = self._top_statements()
+        if tops is None or id(top) not in tops:
+            return False
+        found = find_statement(top, tops[id(top)], stmt, self.module.default_indent)
+        if found is None or id(found.node) in self._done:
+            return found is not None
+        provider = PositionProvider()
+        state = PositionProvidingCodegenState(
+            default_indent=self.module.default_indent,
+            default_newline=self.module.default_newline,
+            provider=provider,
+            indent_tokens=list(found.indents),
+        )
+        found.node._codegen(state)
+        ranges = provider._computed
+        own_start = ranges[found.node].start.line
+        self._parts.append((ranges, _first_line(found.tree) - own_start))
+        self._done.add(id(found.node))
+        return True
+
+    def _top_statements(self) -> dict[int, ast.stmt] | None:
+        """id(module-level statement) -> the stdlib parser's statement for it (its first one
+        for a line of several)."""
+        if self._tops is not None:
+            return self._tops
+        if self._first_lines() is None or self._tree is None:
+            return None
+        tops: dict[int, ast.stmt] = {}
+        i = 0
+        for stmt in self.module.body:
+            tops[id(stmt)] = self._tree.body[i]
+            i += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+        self._tops = tops
+        return tops
+
     def _resolve_everything(self) -> None:
         wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self._map = dict(wrapper.resolve(PositionProvider))
@@ -86,6 +169,7 @@ class Positions:
             tree = ast.parse(self.text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
+        self._tree = tree
         lines = [_first_line(s) for s in tree.body]
         starts: dict[int, int] = {}
         i = 0

@@ -105,7 +105,7 @@ def _analyse(
     positions = NodePositions(module, text)
     if ctx is None:
         return module, None, [], positions
-    positions.resolve({hit.site.top for _check, hit in hits})
+    positions.place(hits)
     placed = place_hits(text, hits, positions, per_site=True)
     kept = [(check.code, hit, pos) for check, hit, pos in placed]
     return module, ctx, kept, positions
