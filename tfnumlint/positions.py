@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -126,7 +126,7 @@ class Positions:
             indent_tokens=list(found.indents),
         )
         found.node._codegen(state)
-        ranges = provider._computed
+        ranges = cast("dict[cst.CSTNode, CodeRange]", provider._computed)
         own_start = ranges[found.node].start.line
         self._parts.append((ranges, _first_line(found.tree) - own_start))
         self._done.add(id(found.node))

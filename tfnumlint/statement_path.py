@@ -110,7 +110,7 @@ def _blocks(node: cst.CSTNode, tree: ast.stmt) -> Iterator[_Block | None]:
             yield None
             return
         for h, th in zip(node.handlers, handlers, strict=True):
-            yield _body(h.body, th.body)
+            yield _body(h.body, th.body)  # type: ignore[attr-defined]
         if node.orelse is not None:
             yield _body(node.orelse.body, tree.orelse)  # type: ignore[attr-defined]
         if node.finalbody is not None:
