@@ -3,8 +3,11 @@
 libcst's PositionProvider re-generates the entire module with per-node tracking: on a
 60k-line file with one finding that is most of the run.  Instead, each module-level
 statement that holds a finding is wrapped in a one-statement module and resolved on its own;
-its line offset comes from the stdlib ``ast`` (a fast C parse) of the same text.  When the
-two parses cannot be matched up, everything falls back to the full provider.
+its line offset comes from the stdlib ``ast`` (a fast C parse) of the same text.  A hit's
+own statement can go further (:meth:`Positions.place`): the line that holds it is generated
+alone, at the indentation of the blocks around it (:mod:`.statement_path`), so a hit in a
+method of a large class does not pay for the class.  When the two parses cannot be matched
+up, everything falls back to the full provider.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from .analysis.module import Site, parent_map
-from .statement_path import find_statement
+from .statement_path import find_statement, pair_statements
 
 
 class _Hit(Protocol):
@@ -38,8 +41,8 @@ class Positions:
         self._parts: list[tuple[Mapping[cst.CSTNode, CodeRange], int]] = []
         self._done: set[int] = set()
         self._starts: dict[int, int] | None = None
-        self._tree: ast.Module | None = None
         self._tops: dict[int, ast.stmt] | None = None
+        self._unparsed = False  # the stdlib parser failed, or the two disagree
         self._full = False
 
     def get(self, node: cst.CSTNode) -> CodeRange | None:
@@ -132,21 +135,6 @@ class Positions:
         self._done.add(id(found.node))
         return True
 
-    def _top_statements(self) -> dict[int, ast.stmt] | None:
-        """id(module-level statement) -> the stdlib parser's statement for it (its first one
-        for a line of several)."""
-        if self._tops is not None:
-            return self._tops
-        if self._first_lines() is None or self._tree is None:
-            return None
-        tops: dict[int, ast.stmt] = {}
-        i = 0
-        for stmt in self.module.body:
-            tops[id(stmt)] = self._tree.body[i]
-            i += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
-        self._tops = tops
-        return tops
-
     def _resolve_everything(self) -> None:
         wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
         self._map = dict(wrapper.resolve(PositionProvider))
@@ -163,26 +151,23 @@ class Positions:
 
     def _first_lines(self) -> dict[int, int] | None:
         """id(module-level statement) -> its first line, from the stdlib parser."""
-        if self._starts is not None:
-            return self._starts
-        try:
-            tree = ast.parse(self.text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        self._tree = tree
-        lines = [_first_line(s) for s in tree.body]
-        starts: dict[int, int] = {}
-        i = 0
-        for stmt in self.module.body:
-            width = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
-            if i >= len(lines):
-                return None
-            starts[id(stmt)] = lines[i]
-            i += width
-        if i != len(lines):
-            return None  # the two parsers disagree on the statements: do not guess
-        self._starts = starts
-        return starts
+        if self._starts is None:
+            tops = self._top_statements()
+            if tops is not None:
+                self._starts = {k: _first_line(t) for k, t in tops.items()}
+        return self._starts
+
+    def _top_statements(self) -> dict[int, ast.stmt] | None:
+        """id(module-level statement) -> the stdlib parser's statement for it (the first one
+        of a line of several); None when the two parsers disagree on the statements."""
+        if self._tops is None and not self._unparsed:
+            try:
+                pairs = pair_statements(self.module.body, ast.parse(self.text).body)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pairs = None
+            self._unparsed = pairs is None
+            self._tops = {id(n): t for n, t in pairs} if pairs is not None else None
+        return self._tops
 
 
 def _first_line(stmt: ast.stmt) -> int:

@@ -75,7 +75,7 @@ def find_statement(
                 if any(s is target for s in block.statements.body):
                     return here  # a one-line body: generated with its header
                 continue
-            pairs = _pair(block.statements, block.trees)
+            pairs = pair_statements(block.statements, block.trees)
             if pairs is None:
                 return None
             if block.indent is None:
@@ -125,7 +125,7 @@ def _body(block: cst.BaseSuite | cst.CSTNode, trees: Sequence[ast.stmt]) -> _Blo
     return None
 
 
-def _pair(
+def pair_statements(
     statements: Sequence[cst.CSTNode], trees: Sequence[ast.stmt]
 ) -> list[tuple[cst.CSTNode, ast.stmt]] | None:
     """Each libcst statement with the stdlib's (the first, for a line of several); None when
