@@ -5,7 +5,7 @@
 Lints ``../shared/nanruns`` with verification (or reads a ``--format json`` report of it), and
 for every buggy program takes the finding at its hazard line (within one line, as ``check.py``
 counts it).  A training-rung confirmation records the step it reached (``observed.step``); a
-witness confirmation has none.  Prints, per program, the step ``truth.json`` records, the step
+confirmation by a witness or an optimizer simulation has none ("no step").  Prints, per program, the step ``truth.json`` records, the step
 reported, and whether the two agree within an order of magnitude: ``max(a, b) + 1 <= 10 *
 (min(a, b) + 1)``, so step 0 and step 9 agree and step 0 and step 10 do not.  Nothing is
 asserted: the table goes into benchmarks/SPEED.md with an explanation of every miss.
@@ -73,7 +73,7 @@ def main() -> int:
             verdict = "yes" if isinstance(real, int) and agree(step, real) else "**no**"
             shown, rung = str(step), "training"
         else:
-            shown, rung = "-", "witness" if near else "not confirmed"
+            shown, rung = "-", "no step" if near else "not confirmed"
             verdict = "-"
         print(f"| {t['id']} | {t['family']} | {real} | {shown} | {rung} | {verdict} |")
     return 0
