@@ -8,6 +8,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from tfnumlint.analysis.module import Site, build
 from tfnumlint.positions import Positions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,11 +57,11 @@ def _sources():
         yield path.name, path.read_text()
 
 
-@pytest.mark.parametrize(
-    ("name", "text"),
-    list(_sources()),
-    ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "",
-)
+def _short_ids(v: object) -> str:
+    return v if isinstance(v, str) and len(v) < 60 else ""
+
+
+@pytest.mark.parametrize(("name", "text"), list(_sources()), ids=_short_ids)
 def test_lazy_positions_match_the_full_provider(name, text):
     module = cst.parse_module(text)
     full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -146,39 +147,34 @@ def _nested_sources():
         yield path.name, path.read_text()
 
 
-@pytest.mark.parametrize(
-    ("name", "text"),
-    list(_nested_sources()),
-    ids=lambda v: v if isinstance(v, str) and len(v) < 60 else "",
-)
+def _by_statement(text: str) -> tuple[cst.Module, list[Site], Positions]:
+    """The module, its call and operator sites, and positions resolved by their statements."""
+    module = cst.parse_module(text)
+    info = build(module)
+    sites = [*info.calls, *info.binops]
+    lazy = Positions(module, text)
+    lazy.resolve_statements([(s.statement, s.top) for s in sites])
+    return module, sites, lazy
+
+
+@pytest.mark.parametrize(("name", "text"), list(_nested_sources()), ids=_short_ids)
 def test_positions_by_statement_match_the_full_provider(name, text):
     """Every call and operator site, and its statement, resolved by its own statement inside
     classes, methods and every kind of block, is where the whole-module provider puts it."""
-    from tfnumlint.analysis.module import build
-
-    module = cst.parse_module(text)
+    module, sites, lazy = _by_statement(text)
     full = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    sites = [*build(module).calls, *build(module).binops]
-    lazy = Positions(module, text)
-    lazy.resolve_statements([(s.statement, s.top) for s in sites])
     for site in sites:
         assert lazy.get(site.node) == full[site.node], (name, module.code_for_node(site.node))
         assert lazy.get(site.statement) == full[site.statement], name
-    assert sites or name != "nested"
 
 
-def test_a_statement_in_a_method_does_not_resolve_its_class():
-    module = cst.parse_module(NESTED)
-    info_sites = [
-        s
-        for s in __import__("tfnumlint.analysis.module", fromlist=["build"]).build(module).calls
-        if module.code_for_node(s.node) == "tf.sqrt(q)"
-    ]
-    (site,) = info_sites
-    lazy = Positions(module, NESTED)
-    lazy.resolve_statements([(site.statement, site.top)])
-    assert lazy.get(site.node) is not None
+def test_statements_in_a_class_do_not_resolve_the_class():
+    """No site of the fixture falls back to generating its module-level class."""
+    module, sites, lazy = _by_statement(NESTED)
     cls = module.body[1]
     assert isinstance(cls, cst.ClassDef)
-    assert lazy.get(cls) is None  # the class was not generated
+    inside = [s for s in sites if s.top is cls]
+    assert len(inside) > 30
+    assert all(lazy.get(s.node) is not None for s in inside)
+    assert lazy.get(cls) is None  # the class itself was never generated
     assert lazy.get(cls.name) is None
