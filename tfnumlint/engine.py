@@ -423,7 +423,10 @@ def place_hits(text: str, hits, positions, *, per_site: bool = False) -> list[tu
 def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx) -> list[Finding]:
     """Positions for the reported nodes only: PositionProvider is paid for files with hits."""
     with stages.stage("positions"):
-        positions.place(hits)
+        if options.slice_probes:  # the slicer reads positions across a hit's module-level statement
+            positions.resolve({hit.site.top for _, hit in hits})
+        else:  # a static run places each hit by its own line
+            positions.place(hits)
     lines = _LINE_BREAK.split(source.text)  # not splitlines(): a form feed does not end a line
     docs = all_docs()
     findings: list[Finding] = []
