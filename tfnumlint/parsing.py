@@ -22,9 +22,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import libcst as cst
-from libcst._nodes.base import CSTNode
+from libcst import CSTNode
 
-_VALIDATE = CSTNode.__post_init__
+# a libcst without the hook (it is not public API) parses as it always did
+_VALIDATE = CSTNode.__dict__.get("__post_init__")
 _lock = threading.Lock()
 _parsing = [0]
 
@@ -35,6 +36,9 @@ def _no_validation(self: CSTNode) -> None:
 
 @contextmanager
 def _unvalidated() -> Iterator[None]:
+    if _VALIDATE is None:
+        yield
+        return
     with _lock:
         _parsing[0] += 1
         if _parsing[0] == 1:
