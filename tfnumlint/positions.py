@@ -91,7 +91,7 @@ class Positions:
             return
         fallback: list[cst.CSTNode | None] = []
         for stmt, top in statements:
-            if top is None or id(top) in self._done or id(stmt) in self._done:
+            if top is None or id(top) in self._done:
                 continue
             if stmt is top or not self._resolve_inside(top, stmt):
                 fallback.append(top)

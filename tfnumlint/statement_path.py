@@ -29,9 +29,10 @@ class Found:
 
 @dataclass(frozen=True)
 class _Block:
-    statements: Sequence[cst.CSTNode]
+    statements: Sequence[cst.CSTNode]  # for a one-line body, its small statements
     trees: Sequence[ast.stmt]
-    indent: str | None  # None: not an indented block (an `elif` continues its `if`)
+    indent: str | None  # None: not indented (an `elif` continues its `if`; a one-line body)
+    one_line: bool = False  # `if x: return y`: generated with its header
 
 
 # libcst compound statement -> the stdlib statement types it may parse as
@@ -71,9 +72,9 @@ def find_statement(
         for block in _blocks(node, tree):
             if block is None:
                 return None
-            if isinstance(block.statements, cst.SimpleStatementSuite):
-                if any(s is target for s in block.statements.body):
-                    return here  # a one-line body: generated with its header
+            if block.one_line:
+                if any(s is target for s in block.statements):
+                    return here
                 continue
             pairs = pair_statements(block.statements, block.trees)
             if pairs is None:
@@ -121,7 +122,7 @@ def _body(block: cst.BaseSuite | cst.CSTNode, trees: Sequence[ast.stmt]) -> _Blo
     if isinstance(block, cst.IndentedBlock):
         return _Block(block.body, trees, block.indent or "")
     if isinstance(block, cst.SimpleStatementSuite):
-        return _Block(block, trees, None)  # type: ignore[arg-type]
+        return _Block(block.body, trees, None, one_line=True)
     return None
 
 
