@@ -380,9 +380,9 @@ def no_gradient(
     """The one decision of where gradients flow: why none does at this finding, or None.
 
     Code facts refute (a framework hook, stop_gradient, an integer result, no path to a
-    differentiation root); a function mapped over a dataset makes the gradient symptom
-    conditional (inconclusive).  A function with no caller in the project is not gated: a
-    library's loss has its callers elsewhere, so absence of a caller is no evidence."""
+    differentiation root); a function mapped over a dataset, or one with no caller in the
+    project, makes the gradient symptom conditional (inconclusive): it holds only if a caller
+    the project does not show differentiates it."""
     certain = (
         context_of_scope(scope, path)
         or enclosing_call_reason(statement, node)
@@ -397,6 +397,8 @@ def no_gradient(
     if found.path is ReachPath.REACHED:
         return None
     likely = dataset_map_reason(scope)
+    if not likely and found.path is ReachPath.FREE:
+        likely = found.fact
     return NoGradient(likely, certain=False) if likely else None
 
 

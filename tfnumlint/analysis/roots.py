@@ -11,10 +11,10 @@ reached too, to a fixed point.
 The answer for a finding is a :class:`Reach`: reached (no gate), unreached (the gradient
 symptom is refuted, and the fact says why), free (a function with no caller in the project)
 or unknown (callers elsewhere in the project, or a reference this module cannot follow).
-Free and unknown do not gate: a library's loss or layer has its callers outside the project,
-so a missing caller is no evidence either way (an earlier rule made free functions
-conditional, which turned every library function's finding inconclusive).  Only code structure decides; names
-of user functions, variables and files never do.
+Free makes a gradient-only symptom conditional: nothing in view differentiates the function,
+so its gradient is a claim about a caller the project does not show (a library's loss whose
+users differentiate it, or a statistic nobody does).  Unknown does not gate.  Only code
+structure decides; names of user functions, variables and files never do.
 """
 
 from __future__ import annotations
