@@ -56,6 +56,28 @@ def func(body: str, params: str = "x") -> str:
     return f"import tensorflow as tf\n\n\ndef f({params}):\n{indented}\n"
 
 
+# A caller that differentiates ``f``: a gradient-only symptom in a function with no caller in
+# the project is conditional (``analysis/roots.py``).  ``*args`` passes no call-site facts into
+# ``f``'s parameters, so the fixture's inputs stay as free as they were.
+DIFFERENTIATING_CALLER = """
+
+def train_step(*args):
+    with tf.GradientTape() as tape:
+        loss = {name}(*args)
+    return tape.gradient(loss, args)
+"""
+
+
+def differentiated(src: str, name: str = "f") -> str:
+    """``src`` (a module) with a training step that differentiates its function ``name``."""
+    return textwrap.dedent(src).rstrip("\n") + "\n" + DIFFERENTIATING_CALLER.format(name=name)
+
+
+def trained_func(body: str, params: str = "x") -> str:
+    """:func:`func`, differentiated by a training step."""
+    return differentiated(func(body, params))
+
+
 def hits(code: str, src: str):
     """Findings of rule ``code`` alone (selected on its own)."""
     findings = lint(src, select=[code])
