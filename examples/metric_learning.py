@@ -16,3 +16,15 @@ def masked_log(x):
 def normalise_rows(x):
     activity = tf.reduce_sum(tf.nn.relu(x), axis=-1, keepdims=True)
     return x / activity
+
+
+embed = tf.keras.Sequential([tf.keras.layers.Dense(32)])
+optimizer = tf.keras.optimizers.Adam(1e-3)
+
+
+def train_step(anchors, positives, negatives):
+    with tf.GradientTape() as tape:
+        loss = triplet_loss(embed(anchors), embed(positives), embed(negatives))
+    grads = tape.gradient(loss, embed.trainable_variables)
+    optimizer.apply_gradients(zip(grads, embed.trainable_variables))
+    return loss
