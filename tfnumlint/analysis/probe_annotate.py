@@ -51,6 +51,7 @@ from typing import Any
 
 from ..ops import FED, ops_with
 from .dead_stores import overwritten_reason
+from .discrete import discrete_returns
 from .domain_code import (
     assertion_domains,
     call_domain,
@@ -243,15 +244,32 @@ def _imported_elsewhere(ctx):
     return project.imported_elsewhere
 
 
+def _discrete_call(ctx):
+    """``dotted -> bool``: every return of the function a call names is a whole number or a
+    boolean (a module-level function here, or a project function through the index)."""
+    project = getattr(ctx.ev, "project", None)
+    functions = ctx.info.functions
+
+    def discrete(dotted: str) -> bool:
+        local = functions.get(dotted)
+        if local is not None:
+            return discrete_returns(local, ctx.ev.lookup)
+        return project is not None and project.discrete(dotted)
+
+    return discrete
+
+
 def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
 
     site = hit.site
     elsewhere = _imported_elsewhere(ctx)
-    flow = no_gradient(site.scope, site.statement, hit.node, ctx.path, probe, elsewhere)
+    flow = no_gradient(
+        site.scope, site.statement, hit.node, ctx.path, probe, elsewhere, _discrete_call(ctx)
+    )
     if flow:
         probe["no_gradient"] = flow.reason
         if not flow.certain:
-            probe["no_gradient_likely"] = True  # a dataset map function: inconclusive
+            probe["no_gradient_likely"] = True  # no caller, or a dataset map: conditional
     mapped = dataset_map_reason(site.scope) or element_map_reason(site.scope)
     if mapped:
         probe["per_example"] = mapped  # one example at a time: axis 0 is not the batch axis

@@ -93,6 +93,10 @@ class ProjectIndex:
                 value = returns_part(fs, passed=kind == "callp")
         elif kind == "pmeth" and len(rest) == 2:
             value = self._pending_method(rest[0], rest[1])
+        elif kind == "disc" and len(rest) == 2:  # every return a whole number or a boolean
+            sym = self._dotted(rest[0], rest[1], 0)
+            fs = self._functions[sym.module][sym.name] if sym and sym.kind == "function" else None
+            value = True if fs is not None and fs.discrete else None
         elif kind == "ret" and len(rest) == 2:
             value = self._functions.get(rest[0], {}).get(rest[1])
             value = value if informative_summary(value) else None
@@ -239,17 +243,14 @@ class ProjectIndex:
     def _pending_method(self, spec: str, name: str) -> FunctionSummary | None:
         module, _, dotted = spec.partition("?")
         sym = self._dotted(module, dotted, 0)
-        if sym is None or sym.kind != "class":
-            return None
-        found = self._method(sym.module, sym.name, name, 0)
+        found = self._method(sym.module, sym.name, name, 0) if sym and sym.kind == "class" else None
         return found if informative_summary(found) else None
 
     def _method(self, module: str, cname: str, name: str, depth: int) -> FunctionSummary | None:
         if depth > MAX_DEPTH or cname not in self._classes.get(module, {}):
             return None
         for candidate in (name, "call") if name == "__call__" else (name,):
-            own = self._functions[module].get(f"{cname}.{candidate}")
-            if own is not None:
+            if (own := self._functions[module].get(f"{cname}.{candidate}")) is not None:
                 return own
             for bm, bc in self._bases(module, cname):
                 found = self._method(bm, bc, candidate, depth + 1)
@@ -258,9 +259,7 @@ class ProjectIndex:
         return None
 
     def _attr(self, module: str, cname: str, name: str, depth: int) -> Val | None:
-        def own(cls: ClassSummary) -> Val | None:
-            return next((val for attr, val in cls.attrs if attr == name), None)
-
+        own = lambda cls: next((val for attr, val in cls.attrs if attr == name), None)  # noqa: E731
         return self._nearest(module, cname, own, depth)
 
     def _assigning(self, module: str, cname: str, name: str, depth: int) -> ClassSummary | None:
@@ -278,8 +277,7 @@ class ProjectIndex:
         cls = self._classes.get(module, {}).get(cname)
         if cls is None or depth > MAX_DEPTH:
             return None
-        found = own(cls)
-        if found is not None:
+        if (found := own(cls)) is not None:
             return found
         for bm, bc in self._bases(module, cname):
             found = self._nearest(bm, bc, own, depth + 1)
@@ -288,9 +286,7 @@ class ProjectIndex:
         return None
 
     def _derives(self, module: str, cname: str, target: tuple[str, str], depth: int) -> bool:
-        if depth > MAX_DEPTH:
-            return False
-        return any(
+        return depth <= MAX_DEPTH and any(
             (bm, bc) == target or self._derives(bm, bc, target, depth + 1)
             for bm, bc in self._bases(module, cname)
         )
@@ -521,6 +517,10 @@ class ProjectView:
         if root in self.imports:
             return self.imports[root][0].split(".")[0] not in _THIRD_PARTY_ROOTS
         return bool(self.stars)
+
+    def discrete(self, dotted: str) -> bool:
+        """Every return of the project function ``dotted`` is a whole number or a boolean."""
+        return self._may_resolve(dotted) and self.ask(f"disc|{self.module}|{dotted}") is True
 
     def symbol(self, dotted: str) -> Symbol | None:
         """A name (or dotted chain) of this module that no local binding explains."""

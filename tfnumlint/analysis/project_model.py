@@ -41,6 +41,7 @@ class FunctionSummary:
     keyword_only: tuple[str, ...]
     defaults: tuple[tuple[str, Val | None, bool], ...]  # name, its value, literally None
     returns: tuple[ReturnCandidate, ...]
+    discrete: bool = False  # every return is a whole number or a boolean (analysis/discrete.py)
 
     def default(self, name: str) -> tuple[Val | None, bool] | None:
         for n, val, is_none in self.defaults:

@@ -15,6 +15,7 @@ import libcst as cst
 
 from .. import ops, stages
 from .callplaces import call_starts, name_starts, scannable
+from .discrete import discrete_returns
 from .invariants import (
     Invariants,
     class_invariants,
@@ -218,6 +219,7 @@ def function_summary(ev, scope: Scope, module: str, portable_vals: bool = True) 
         tuple(p.name.value for p in params.kwonly_params),
         tuple(defaults),
         tuple(returns),
+        discrete_returns(scope, ev.lookup),
     )
 
 

@@ -1,0 +1,176 @@
+"""A value whose every use ends in whole numbers or booleans takes no gradient (issue 22).
+
+The wild review found dead-gradient confirmations in a DETR-style matcher: the focal cost
+``-log(p + 1e-8)`` only feeds a Hungarian assignment in another module, whose results are
+indices and masks, so the loss never differentiates it.  ``analysis/discrete.py`` follows the
+value forward (assignments, a nested function's return to its call site, the arguments of a
+project function whose every return is discrete); the project index keeps that fact per
+function.  Static side, no TensorFlow: the gate reads the probe's ``no_gradient``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from test_caller_ranges import probes
+from test_project import project
+from test_reachability import one_probe
+
+from tfnumlint.analysis.discrete import discrete_returns
+from tfnumlint.analysis.module import build
+from tfnumlint.analysis.project_model import from_jsonable, to_jsonable
+from tfnumlint.analysis.project_summary import function_summary
+from tfnumlint.analysis.provenance import Evaluator
+
+SOLVER = """\
+    import tensorflow as tf
+
+
+    def assign(cost):
+        rows = tf.range(tf.shape(cost)[0], dtype=tf.int32)
+        cols = tf.argmin(cost, axis=1)
+        valid = tf.logical_and(rows >= 0, cols >= 0)
+        return rows, cols, valid
+    """
+
+# A Keras loss whose matcher builds a focal cost in a nested function and hands it to the
+# solver: `{use}` is where the matcher's cost goes after `assign`.
+MATCHER = """\
+    import tensorflow as tf
+    from solver import assign
+
+
+    class MatchLoss(tf.keras.losses.Loss):
+        def call(self, y_true, logits):
+            def cost_matrix():
+                p = tf.sigmoid(logits)
+                pos = -tf.math.log(p + 1e-8)
+                cost = pos * 2.0
+                return tf.where(y_true > 0, cost, 1e9)
+
+            def match():
+                c = cost_matrix()
+                rows, cols, valid = assign(c)
+                {use}
+                return rows, cols, valid
+
+            rows, cols, valid = match()
+            return tf.reduce_mean(tf.square(tf.gather(logits, cols, axis=1) - y_true))
+    """
+
+
+def matcher_probe(tmp_path, use: str = "pass", solver: str = SOLVER) -> dict:
+    root = project(tmp_path, {"solver.py": solver, "losses.py": MATCHER.replace("{use}", use)})
+    [probe] = probes(root, "losses.py", "TNL102")
+    return probe
+
+
+def test_a_cost_that_only_feeds_an_assignment_solver_in_another_module_takes_no_gradient(
+    tmp_path,
+):
+    reason = matcher_probe(tmp_path).get("no_gradient")
+    assert reason is not None
+    assert "only feeds `assign`, whose results are whole numbers or booleans" in reason
+
+
+def test_the_same_cost_also_added_to_the_loss_keeps_its_gradient(tmp_path):
+    probe = matcher_probe(tmp_path, use="self.add_loss(tf.reduce_mean(c))")
+    assert "no_gradient" not in probe
+
+
+def test_a_solver_that_returns_a_float_is_no_sink(tmp_path):
+    float_solver = SOLVER.replace("return rows, cols, valid", "return rows, cols, cost")
+    assert "no_gradient" not in matcher_probe(tmp_path, solver=float_solver)
+
+
+def test_a_solver_in_the_same_module_is_read_from_its_own_returns():
+    code = """\
+        import tensorflow as tf
+
+
+        def assign(cost):
+            return tf.argmax(cost, axis=1)
+
+
+        def match(logits):
+            p = tf.sigmoid(logits)
+            cost = -tf.math.log(p + 1e-8)
+            return assign(cost)
+        """
+    reason = one_probe(code, "TNL102").get("no_gradient") or ""
+    assert "only feeds `assign`" in reason
+
+
+def test_a_closure_or_a_callback_ends_the_claim():
+    closure = """\
+        import tensorflow as tf
+
+
+        def assign(cost):
+            return tf.argmax(cost, axis=1)
+
+
+        def match(logits):
+            p = tf.sigmoid(logits)
+            cost = -tf.math.log(p + 1e-8)
+
+            def use():
+                return cost * 2.0
+
+            return assign(cost), use
+        """
+    assert "only feeds" not in (one_probe(closure, "TNL102").get("no_gradient") or "")
+    callback = """\
+        import tensorflow as tf
+
+
+        def assign(cost):
+            return tf.argmax(cost, axis=1)
+
+
+        def match(logits, flag):
+            def cost_matrix():
+                p = tf.sigmoid(logits)
+                return -tf.math.log(p + 1e-8)
+
+            return assign(cost_matrix()), tf.cond(flag, cost_matrix, cost_matrix)
+        """
+    assert "only feeds" not in (one_probe(callback, "TNL102").get("no_gradient") or "")
+
+
+# ---------------------------------------------------------------- the per-function fact
+
+
+def _summary(code: str, name: str):
+    text = textwrap.dedent(code)
+    info = build(cst.parse_module(text))
+    ev = Evaluator(info)
+    scope = info.functions[name]
+    return scope, ev, function_summary(ev, scope, "m")
+
+
+def test_whole_number_and_boolean_returns_are_discrete():
+    code = """\
+        import tensorflow as tf
+
+
+        def indices(x):
+            order = tf.argsort(x)
+            first = tf.argmax(x)
+            return tf.cast(x, tf.int64), first, x > 0, tf.zeros([3], dtype="bool"), not x
+
+
+        def floats(x):
+            return tf.argmax(x), x * 2.0
+        """
+    scope, ev, summary = _summary(code, "indices")
+    assert discrete_returns(scope, ev.lookup) and summary.discrete
+    scope, ev, summary = _summary(code, "floats")
+    assert not discrete_returns(scope, ev.lookup) and not summary.discrete
+
+
+def test_the_fact_survives_the_cache_form():
+    _, _, summary = _summary(SOLVER, "assign")
+    assert summary.discrete
+    assert from_jsonable(to_jsonable(summary)) == summary
