@@ -4,10 +4,11 @@ A NaN, inf, exploding or dead *gradient* only matters where something is differe
 *value* symptom (a NaN or inf in the forward result) matters wherever the code runs, so only
 the gradient-only symptoms are gated, and only by code facts: a framework hook that is never
 differentiated (an optimizer update, a metric update), ``tf.stop_gradient`` and other calls
-that pass no gradient, a value that only feeds an integer or boolean result, a dead store, and
-reachability (``roots.py``): no path from the hazard to a differentiation root refutes; a
-function with no caller in the project is not gated (its callers are not in view, so the
-finding keeps its status); one mapped over a dataset makes the symptom conditional.
+that pass no gradient, a value whose every use ends in an integer or boolean result
+(``discrete.py``), a dead store, and reachability (``roots.py``): no path from the hazard to a
+differentiation root refutes; a function with no caller in the project, or one mapped over a
+dataset, makes the symptom conditional (it holds only if a caller not in view differentiates
+it).
 Names of user functions, variables and files never decide.  The verdict side
 (``verify/gradient_gate.apply``) applies that decision with a reason the user reads.  Plain
 data only: no TensorFlow import.
@@ -33,8 +34,8 @@ from .dead_stores import (
     module_scope,
     reads_of,
     statements_after,
-    string_value,
 )
+from .discrete import STEP_FUNCTIONS, integer_cast, only_discrete_reason
 from .module import Scope, call_arg
 from .names import children, dotted_name
 from .roots import Path as ReachPath
@@ -307,7 +308,7 @@ def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | No
                     reason = f"the value only feeds the assertion `{name}`"
                 else:
                     reason = _NO_GRAD_CALL_REASON.get(last, f"the value only feeds `{name}`")
-            elif last in _STEP_FUNCTIONS or _integer_cast(current, last):
+            elif last in STEP_FUNCTIONS or integer_cast(current, last):
                 reason = (
                     f"the value only feeds `{name or last}`, whose result is an integer or a "
                     "boolean: no gradient flows back through it"
@@ -325,25 +326,6 @@ def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | No
 
 # Ops whose gradient is None or zero: their result is an integer, a boolean or piecewise constant.
 # (registered ones: ops.STEP_FUNCTIONS; the rest are names the registry does not hold)
-_STEP_FUNCTIONS = ops.STEP_FUNCTIONS | {
-    "rint", "floordiv", "floor_div", "argmax", "argmin", "is_nan", "is_inf", "is_finite", "int"
-}  # fmt: skip
-_INTEGER_DTYPE = re.compile(r"^(?:u?int(?:8|16|32|64)|bool)$")
-
-
-def _integer_cast(call: cst.Call, last: str) -> bool:
-    """``tf.cast(x, tf.int32)``, ``tf.cast(x, dtype="int64")``: a cast to an integer dtype."""
-    if last not in ("cast", "saturate_cast"):
-        return False
-    args = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    positional = [a.value for a in call.args if a.keyword is None and not a.star]
-    dtype = args.get("dtype", positional[1] if len(positional) > 1 else None)
-    if dtype is None:
-        return False
-    text = (
-        string_value(dtype) if isinstance(dtype, cst.SimpleString) else dotted_name(dtype)
-    ) or ""
-    return bool(_INTEGER_DTYPE.match(text.rsplit(".", 1)[-1]))
 
 
 def probe_reason(probe: dict[str, Any] | None) -> str | None:
@@ -362,8 +344,9 @@ class NoGradient:
 
     ``certain``: the code itself rules a gradient out (an optimizer step, ``stop_gradient``, a
     value rounded to an integer, no path to a differentiation root), so a gradient-only
-    confirmation is refuted.  Otherwise (a function mapped over a dataset) a project may still
-    differentiate it, so the confirmation only becomes inconclusive."""
+    confirmation is refuted.  Otherwise (a function mapped over a dataset, or one with no
+    caller in the project) a caller not in view may still differentiate it, so the
+    confirmation only becomes inconclusive, with the reason as its condition."""
 
     reason: str
     certain: bool = True
@@ -376,6 +359,7 @@ def no_gradient(
     path: str,
     probe: dict | None,
     imported: Callable[[str], bool] | None = None,
+    discrete_call: Callable[[str], bool] | None = None,
 ) -> NoGradient | None:
     """The one decision of where gradients flow: why none does at this finding, or None.
 
@@ -388,6 +372,11 @@ def no_gradient(
         or enclosing_call_reason(statement, node)
         or gradient_free_uses_reason(scope, statement)
         or probe_reason(probe)
+        or (
+            only_discrete_reason(scope, statement, node, discrete_call, enclosing_call_reason)
+            if discrete_call is not None
+            else None
+        )
     )
     if certain:
         return NoGradient(certain)

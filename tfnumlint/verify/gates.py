@@ -16,7 +16,7 @@ from typing import Any
 from ..analysis.domain_model import fmt_g
 from . import domains
 from .generic import all_free_reason, free_value_reason, special_value_reason
-from .gradient_gate import apply
+from .gradient_gate import apply, conditional
 
 Verdict = dict[str, Any]
 
@@ -81,8 +81,9 @@ def reachability(probe: dict[str, Any], out: Verdict) -> Verdict:
 
 def judge(probe: dict[str, Any], out: Verdict) -> Verdict:
     """The first three gates at once: the domains, where gradients flow, what the code
-    receives (for callers that judge a verdict outside :data:`probing.EXPR_GATES`)."""
-    return reachability(probe, gradient_flow(probe, in_domains(probe, out)))
+    receives, and a gradient symptom's condition (for callers that judge a verdict outside
+    :data:`probing.EXPR_GATES`)."""
+    return conditional(probe, reachability(probe, gradient_flow(probe, in_domains(probe, out))))
 
 
 def received(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:

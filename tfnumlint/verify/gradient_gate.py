@@ -163,13 +163,26 @@ def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             ),
         }
     if probe.get("no_gradient_likely"):
-        return {
-            **out,
-            "status": "inconclusive",
-            "detail": f"{out.get('detail', '')}; conditional: {reason}",
-        }
+        return out  # a condition, stated after the gates that may find a sharper one
     return {
         **out,
         "status": "refuted",
         "detail": f"{out.get('detail', '')}; but no gradient flows here: {reason}",
     }
+
+
+def conditional(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """A gradient-only symptom that only a caller not in view could differentiate (a function
+    with no caller in the project, one mapped over a dataset): it holds on that condition.
+    Run after the other gates, so that a sharper condition they state (a far tail, the sign
+    of a free parameter) comes first and this one is added to it."""
+    reason = probe.get("no_gradient")
+    if not (reason and probe.get("no_gradient_likely")) or out.get("symptom") not in GRADIENT_ONLY:
+        return out
+    detail = str(out.get("detail", ""))
+    if out.get("status") == "confirmed":
+        return {**out, "status": "inconclusive", "detail": f"{detail}; conditional: {reason}"}
+    if out.get("status") == "inconclusive":
+        head, seen, rest = detail.partition(" (seen: ")
+        return {**out, "detail": f"{head}; and conditional: {reason}{seen}{rest}"}
+    return out

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from . import compiled, domains, downstream, gates, preconditions, stand_ins
+from . import compiled, domains, downstream, gates, gradient_gate, preconditions, stand_ins
 from .climb import CLIMB_STEPS, climb
 from .points import point_grid
 from .program import Program, build_with_fallback, probe_dtype, recipe, run, user_rank
@@ -261,6 +261,7 @@ EXPR_GATES: tuple[gates.Gate, ...] = (
     gates.Gate("downstream", downstream.review),  # where the value goes: handled right after?
     gates.Gate("preconditions", preconditions.judge),  # a far tail, an empty selection
     gates.Gate("free signs", gates.free_signs),  # the sign of a parameter nothing drives
+    gates.Gate("conditional", gradient_gate.conditional),  # differentiated only by callers unseen
     gates.Gate("upstream", _attach_upstream),  # the report folds it into the upstream finding
     gates.Gate("stand-ins", stand_ins.with_note),  # the axis/depth/shape it was reached with
     gates.Gate("training rung", lambda probe, out: with_training(probe, out)),  # issue 23
