@@ -10,6 +10,7 @@ not show.  Each case has its counterpart that stays confirmed.
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ tf = pytest.importorskip("tensorflow")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from conftest import differentiated  # noqa: E402
 from test_reachability import one_probe  # noqa: E402
 
 from tfnumlint.verify import probing  # noqa: E402
@@ -28,6 +30,32 @@ THR = 1e6
 
 def verdict(src: str, rule: str) -> dict:
     return probing.verify(one_probe(src, rule), THR)
+
+
+# A module that trains a model of its own and calls `{name}` only from an evaluation loop: no
+# path from `{name}` to a differentiation root, so no gradient flows through it (roots.py).
+EVALUATED = """
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    return tape.gradient(loss, model.trainable_variables)
+
+
+def evaluate(batches):
+    return [{name}(*batch) for batch in batches]
+
+
+scores = evaluate(tf.data.Dataset.range(3))
+"""
+
+
+def evaluated(src: str, name: str) -> str:
+    """``src`` (a module) where only evaluation code calls its function ``name``."""
+    return textwrap.dedent(src).rstrip("\n") + "\n" + EVALUATED.format(name=name)
 
 
 # ---------------------------------------------------------------- 1. discarded by a select
@@ -191,19 +219,18 @@ def confirmed_log_at_zero(src: str) -> tuple[dict, dict]:
 
 def test_a_log_at_zero_into_a_logsumexp_keeps_only_its_inf_gradient():
     use = "tf.math.reduce_logsumexp(log_prob_pred + log_prob_true, axis=-1)"
-    probe, out = confirmed_log_at_zero(LOGSUMEXP.format(use=use))
+    probe, out = confirmed_log_at_zero(differentiated(LOGSUMEXP.format(use=use), "score"))
     assert probe["uses"]["sinks"][0]["kind"] == "logsumexp"
     assert out["status"] == "confirmed" and out["symptom"] == "inf-gradient"
     assert "a -inf entry of `tf.math.reduce_logsumexp" in out["detail"]
 
 
 def test_a_log_at_zero_into_a_logsumexp_where_no_gradient_flows_is_refuted():
-    from tfnumlint.verify import downstream
-
     use = "tf.math.reduce_logsumexp(log_prob_pred + log_prob_true, axis=-1)"
-    probe, out = confirmed_log_at_zero(LOGSUMEXP.format(use=use))
-    probe["no_gradient"] = "a metric update"
-    out = downstream.review(probe, {**out, "symptom": "inf-value"})
+    probe, out = confirmed_log_at_zero(evaluated(LOGSUMEXP.format(use=use), "score"))
+    # the module's structure says no gradient flows (a certain fact, not a conditional one)
+    assert probe["no_gradient"].startswith("no path to a differentiation root"), probe
+    assert not probe.get("no_gradient_likely"), probe
     assert out["status"] == "refuted"
     assert "where it is exact (exp(-inf) = 0)" in out["detail"]
 
@@ -277,7 +304,7 @@ HELPER = """\
 
 def test_a_minus_inf_passed_to_a_module_function_that_log_sub_exps_it_is_handled_there():
     body = "tf.math.reduce_logsumexp(2.0 * generic.log_sub_exp(loga, logb), axis=-1)"
-    probe, out = confirmed_log_at_zero(HELPER.format(body=body))
+    probe, out = confirmed_log_at_zero(differentiated(HELPER.format(body=body), "reliability"))
     [sink] = probe["uses"]["sinks"]
     assert sink["kind"] == "logsumexp" and sink["line"] == 6
     assert sink["arg"]["op"] == "log"  # the callee's `logb` stands for the caller's log(p)
@@ -362,6 +389,6 @@ def test_a_handled_minus_inf_whose_bad_gradient_is_only_wrt_counts_is_refuted():
 
 
 def test_a_weighted_confusion_matrix_is_not_a_count_and_keeps_its_gradient_symptom():
-    out = verdict(COUNTED.format(weights=", weights=w"), "TNL101")
+    out = verdict(differentiated(COUNTED.format(weights=", weights=w"), "reliability"), "TNL101")
     assert out["status"] == "confirmed", out
     assert out["symptom"] == "inf-gradient" or out["symptom"] == "nan-gradient"

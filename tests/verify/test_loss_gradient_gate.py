@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
+from conftest import differentiated
 from test_reachability_gate import one_verdict
 
 from tfnumlint.verify.gradient_gate import cancelled_downstream
@@ -46,7 +47,7 @@ def test_an_explosion_the_p_factor_cancels_is_not_confirmed():
 def test_an_explosion_the_loss_sees_passes_the_gradient_gate():
     """`labels * log(outputs + eps)`: the loss sees d/doutputs = 1e8, so the gradient gate keeps
     it; what stops a confirmation is that only the use of `outputs` says it is a probability."""
-    out = one_verdict(WEIGHTED, "TNL102")
+    out = one_verdict(differentiated(WEIGHTED, "weighted"), "TNL102")  # a training step's loss
     step = [s for s in out["trail"] if s["gate"] == "gradient flow"]
     assert step and step[0]["status"] == "confirmed", out["trail"]
     assert out["observed"]["gradient"]["outputs"] >= 1e7, out

@@ -20,6 +20,8 @@ tf = pytest.importorskip("tensorflow")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from conftest import differentiated  # noqa: E402
+from test_downstream import evaluated  # noqa: E402
 from test_reachability import one_probe, probed  # noqa: E402
 
 from tfnumlint.verify import downstream, gradient_gate, probing  # noqa: E402
@@ -213,15 +215,17 @@ BEST = """\
 
 
 def test_a_row_maximum_of_a_minus_inf_entry_keeps_only_its_gradient_trap():
-    probe, out = at_zero(BEST)
+    probe, out = at_zero(differentiated(BEST, "best"))
     assert kinds(probe) == ["max"]
     assert out["status"] == "confirmed" and out["symptom"] == "inf-gradient"
     assert "whose row keeps a finite maximum" in out["detail"]
 
 
 def test_a_row_maximum_where_no_gradient_flows_is_refuted():
-    probe = one_probe(BEST, "TNL101")
-    probe["no_gradient"] = "a metric update"
+    probe = one_probe(evaluated(BEST, "best"), "TNL101")
+    # the module's structure says no gradient flows (a certain fact, not a conditional one)
+    assert probe["no_gradient"].startswith("no path to a differentiation root"), probe
+    assert not probe.get("no_gradient_likely"), probe
     out = probing.verify(probe, THR)
     assert out["status"] == "refuted", out
     assert "whose row keeps a finite maximum" in out["detail"]

@@ -13,6 +13,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+from conftest import differentiated  # noqa: E402
 from probe_helpers import binop, call, const, expr, free, inp  # noqa: E402
 from test_reachability_gate import one_verdict, verdicts  # noqa: E402
 
@@ -155,7 +156,8 @@ def test_a_probability_taken_as_it_is_at_zero_is_at_its_domains_edge_not_in_a_ta
     its logit, so a logit of -100 asks for no far tail.  Only its use (log(1 - output)) says it
     is a probability, so each verdict is conditional on that use and on nothing else (issue
     22).  The control: a sigmoid layer's output is 0 only at a logit past the band."""
-    src = """\
+    src = differentiated(
+        """\
         import tensorflow as tf
 
 
@@ -164,7 +166,9 @@ def test_a_probability_taken_as_it_is_at_zero_is_at_its_domains_edge_not_in_a_ta
                 -(target * tf.math.log(output + epsilon)
                   + (1.0 - target) * tf.math.log(1.0 - output + epsilon))
             )
-        """
+        """,
+        "bce",
+    )  # a training step's loss: its gradient symptoms are not conditional on a caller
     out = verdicts(src, "TNL102")
     assert sorted(v["inputs"]["output"] for v in out) == [0.0, 1.0], out
     for v in out:
@@ -174,7 +178,7 @@ def test_a_probability_taken_as_it_is_at_zero_is_at_its_domains_edge_not_in_a_ta
     produced = src.replace(
         "def bce(output, target, epsilon=1e-8):",
         "def bce(x, target, epsilon=1e-8):\n"
-        '            output = tf.keras.layers.Dense(1, activation="sigmoid")(x)',
+        '    output = tf.keras.layers.Dense(1, activation="sigmoid")(x)',  # `src` is dedented
     )
     tails = [v["observed"].get("far_tail") for v in verdicts(produced, "TNL102")]
     assert {"inputs": {"logit(output)": -100.0}, "band": preconditions.BAND} in tails, tails

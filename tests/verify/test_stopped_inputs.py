@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
+from conftest import differentiated
 from test_reachability import probed
 from test_reachability_gate import verify
 
@@ -50,7 +51,7 @@ def test_the_gate_names_the_stop_gradient_a_dead_teacher_gradient_rests_on():
     checked on the witness itself, a dead gradient with respect to the stopped input."""
     from tfnumlint.verify import gradient_gate
 
-    teacher, _ = _findings(DISTILL)
+    teacher, _ = _findings(differentiated(DISTILL, "distill"))  # a training step's loss
     name = next(s["name"] for s in teacher.probe["inputs"] if s.get("stopped"))
     witness = {
         "status": "confirmed",
