@@ -164,9 +164,20 @@ def test_a_local_alias_of_the_annotated_parameter_keeps_the_bound(tmp_path):
     assert dom is not None and dom["lo"] == 0.0 and dom["strong"]
 
 
+# A training step that differentiates `f` and `g` without passing facts into their parameters
+# (a function with no caller in the project is conditional: the message would be that condition).
+TRAIN_F_AND_G = """\
+    def train_step(*args):
+        with tf.GradientTape() as tape:
+            loss = f(*args) + g(*args)
+        return tape.gradient(loss, args)
+    """
+
+
 def test_the_message_names_a_declared_parameter_trainable(tmp_path):
     root = project(tmp_path, {"params.py": PARAMS, "kernels.py": KERNELS})
-    (root / "use.py").write_text(use(det("f", "SqExp"), det("g", "Frozen")), encoding="utf-8")
+    code = use(det("f", "SqExp"), det("g", "Frozen"), TRAIN_F_AND_G)
+    (root / "use.py").write_text(code, encoding="utf-8")
     report = run_json("--show-refuted", "--select", "TNL204", ".", cwd=root)
     found = sorted(report["findings"], key=lambda f: f["line"])
     declared, frozen = (f["verification"].get("detail", "") for f in found)  # f, then g

@@ -1,9 +1,14 @@
 """Issue 22, item 2: a gradient symptom needs a path to a differentiation root; names and
-paths never decide.  Static side only (the probe annotations the verdict reads)."""
+paths never decide.  A function with no caller in the project (or a helper only such
+functions call, or module-level code of a module that differentiates nothing) is a free
+input: its gradient symptom is conditional on a caller the project does not show, whatever
+the function's name or the file's path.  Static side only (the probe annotations the verdict
+reads)."""
 
 from __future__ import annotations
 
 import pytest
+from conftest import differentiated
 from test_reachability import one_probe
 
 from tfnumlint.verify import gradient_gate
@@ -48,6 +53,14 @@ METRIC_AFTER_STEP = """\
         return grads, spread
     """
 
+MODULE_LEVEL_ONLY = """\
+    import tensorflow as tf
+
+    a = tf.Variable(tf.ones([3]))
+    b = tf.Variable(tf.zeros([3]))
+    spread = tf.sqrt(tf.reduce_sum(tf.square(a - b)))
+    """
+
 SESSION_ONLY = """\
     import tensorflow as tf
 
@@ -62,19 +75,34 @@ SESSION_ONLY = """\
 def _flow(code: str, rule: str, path: str = "model.py") -> tuple[str | None, bool]:
     """(why no gradient flows, whether that reason only makes the finding inconclusive)."""
     probe = one_probe(code, rule, path=path)
-    assert "conditional" not in probe  # no caller in the project is no evidence: no gate
+    # "likely" qualifies a reason: it never comes alone
+    assert probe.get("no_gradient") or not probe.get("no_gradient_likely")
     return probe.get("no_gradient"), bool(probe.get("no_gradient_likely"))
 
 
 CONFIRMED = {"status": "confirmed", "detail": "at x = 0", "inputs": {}, "symptom": "nan-gradient"}
 
 
+def _assert_conditional(probe: dict, fact: str) -> None:
+    """A conditional gradient symptom: the witness is inconclusive with its condition (not
+    refuted, not confirmed), and a value symptom at the same place still confirms."""
+    out = gradient_gate.apply(probe, dict(CONFIRMED))
+    assert out["status"] == "inconclusive"
+    assert "conditional" in out["detail"] and fact in out["detail"]
+    value = gradient_gate.apply(probe, {**CONFIRMED, "symptom": "nan-value"})
+    assert value["status"] == "confirmed"
+
+
 @pytest.mark.parametrize("name", ["bce_loss", "bce", "qzxv"])
-def test_a_free_function_is_not_gated_whatever_its_name(name):
-    """`log(1 - sigmoid(logits))` in `def bce_loss` and in `def bce`: one verdict."""
-    assert _flow(BODY.format(name=name), "TNL101") == (None, False)
-    out = gradient_gate.apply(one_probe(BODY.format(name=name), "TNL101"), dict(CONFIRMED))
-    assert out["status"] == "confirmed"
+def test_a_free_function_is_conditional_whatever_its_name(name):
+    """`log(1 - sigmoid(logits))` in `def bce_loss`, `def bce` and `def qzxv`, none of them
+    called in the project: one verdict, conditional on a caller that differentiates it."""
+    reason, likely = _flow(BODY.format(name=name), "TNL101")
+    assert likely is True
+    assert f"`{name}` has no caller in the project" in reason
+    other, _ = _flow(BODY.format(name="qzxv"), "TNL101")
+    assert reason.replace(f"`{name}`", "`qzxv`") == other  # the name is only quoted
+    _assert_conditional(one_probe(BODY.format(name=name), "TNL101"), "no caller in the project")
 
 
 @pytest.mark.parametrize("name", ["feature_loss", "feature_matching_loss", "qzxv"])
@@ -88,8 +116,13 @@ def test_paths_never_refute_a_reached_loss(path):
 
 
 @pytest.mark.parametrize("path", ["model.py", "tests/test_model.py", "optimization/step.py"])
-def test_paths_never_refute_a_free_function(path):
-    assert _flow(BODY.format(name="f"), "TNL101", path=path) == (None, False)
+def test_paths_never_decide_for_a_free_function(path):
+    """A test file or an optimization folder neither refutes nor confirms: the same condition
+    as in `model.py`."""
+    reason, likely = _flow(BODY.format(name="f"), "TNL101", path=path)
+    assert likely is True and "`f` has no caller in the project" in reason
+    assert (reason, likely) == _flow(BODY.format(name="f"), "TNL101", path="model.py")
+    _assert_conditional(one_probe(BODY.format(name="f"), "TNL101", path=path), "no caller")
 
 
 def test_a_value_computed_after_tape_gradient_has_no_path_to_a_root():
@@ -115,12 +148,32 @@ def test_the_unreached_gradient_symptom_is_refuted_and_a_value_symptom_is_not():
     )
 
 
-def test_a_free_gradient_symptom_keeps_its_status():
-    """A function with no caller here may be a library's loss: the witness is not gated (the
-    earlier rule made it conditional, so every library function turned inconclusive)."""
+def test_a_free_gradient_symptom_is_inconclusive_with_its_condition():
+    """A function with no caller here may be a library's loss that its users differentiate, or
+    a statistic nobody does: the witness holds only if a caller differentiates it."""
     probe = one_probe(BODY.format(name="bce"), "TNL101")
     out = gradient_gate.apply(probe, dict(CONFIRMED))
-    assert out["status"] == "confirmed" and "conditional" not in out["detail"]
+    assert out["status"] == "inconclusive"
+    assert "conditional: `bce` has no caller in the project" in out["detail"]
+    assert "holds only if a caller differentiates it" in out["detail"]
+
+
+def test_the_same_function_with_a_differentiating_caller_keeps_its_status():
+    """The condition is only the missing caller: a training step that differentiates the
+    function (passing no facts into its parameters) makes the witness confirm."""
+    code = differentiated(BODY.format(name="bce"), name="bce")
+    assert _flow(code, "TNL101") == (None, False)
+    assert gradient_gate.apply(one_probe(code, "TNL101"), dict(CONFIRMED))["status"] == "confirmed"
+
+
+def test_module_level_code_of_a_module_that_differentiates_nothing_is_conditional():
+    """No function, no caller: module-level code whose module differentiates nothing (and no
+    other module imports) is free too.  (A module that differentiates something else refutes:
+    SESSION_ONLY above.)"""
+    reason, likely = _flow(MODULE_LEVEL_ONLY, "TNL202")
+    assert likely is True
+    assert "nothing in this module differentiates it" in reason
+    _assert_conditional(one_probe(MODULE_LEVEL_ONLY, "TNL202"), "nothing in this module")
 
 
 def test_the_call_of_a_keras_layer_is_a_root():
@@ -172,15 +225,28 @@ def test_a_helper_called_only_from_an_unreached_function_is_refuted():
     assert "`g` is only called from `report`" in reason
 
 
-def test_a_helper_of_a_free_function_is_not_gated():
-    code = """        import tensorflow as tf
+HELPER_OF_A_FREE_FUNCTION = """\
+    import tensorflow as tf
 
 
-        def g(a, b):
-            return tf.sqrt(tf.reduce_sum(tf.square(a - b)))
+    def g(a, b):
+        return tf.sqrt(tf.reduce_sum(tf.square(a - b)))
 
 
-        def distance(a, b):
-            return g(a, b)
-        """
+    def distance(a, b):
+        return g(a, b)
+    """
+
+
+def test_a_helper_called_only_by_a_free_function_is_conditional():
+    """`g` has a caller, `distance`, but nothing calls `distance`: `g`'s gradient symptom holds
+    only if `distance`'s unseen callers differentiate it."""
+    reason, likely = _flow(HELPER_OF_A_FREE_FUNCTION, "TNL202")
+    assert likely is True
+    assert "`g` is only called from functions whose callers are not in view" in reason
+    _assert_conditional(one_probe(HELPER_OF_A_FREE_FUNCTION, "TNL202"), "callers are not in view")
+
+
+def test_a_helper_of_a_differentiated_function_is_reached():
+    code = differentiated(HELPER_OF_A_FREE_FUNCTION, name="distance")
     assert _flow(code, "TNL202") == (None, False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from conftest import differentiated
 from test_reachability import one_probe, probed
 
 from tfnumlint.model import Finding
@@ -64,6 +65,7 @@ HELPER_OF_A_SOLVER = """\
 
 
 def test_the_same_helper_also_called_from_training_code_keeps_its_gradient():
+    """`_proposal` is also called by `loss`, which a training step differentiates."""
     src = (
         HELPER_OF_A_SOLVER
         + """\
@@ -73,10 +75,11 @@ def test_the_same_helper_also_called_from_training_code_keeps_its_gradient():
         return _proposal(a, b, c)
 """
     )
-    assert "no_gradient" not in one_probe(src, "TNL203")
+    assert "no_gradient" not in one_probe(differentiated(src, "loss"), "TNL203")
 
 
 def test_a_model_module_with_a_plain_norm_keeps_its_gradient():
+    """A differentiated distance in `models/`: the path does not decide."""
     src = """\
         import tensorflow as tf
 
@@ -84,7 +87,10 @@ def test_a_model_module_with_a_plain_norm_keeps_its_gradient():
         def embedding_distance(x, y):
             return tf.norm(x - y)
         """
-    assert "no_gradient" not in one_probe(src, "TNL203", path="pkg/models/encoder.py")
+    probe = one_probe(
+        differentiated(src, "embedding_distance"), "TNL203", path="pkg/models/encoder.py"
+    )
+    assert "no_gradient" not in probe
 
 
 # ---------------------------------------------------------------- a flag that guards the value

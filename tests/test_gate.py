@@ -217,6 +217,8 @@ def test_fail_on_confirmed_needs_verification(tmp_path):
     assert "--fail-on confirmed needs verification" in proc.stderr
 
 
+# A hazard on a training path: a training step differentiates `loss` (a function with no
+# caller in the project would be conditional, an inconclusive finding that never fails the run).
 CONFIRMED = """\
 import tensorflow as tf
 
@@ -224,11 +226,18 @@ import tensorflow as tf
 def loss(logits, labels):
     p = tf.sigmoid(logits)
     return -tf.reduce_mean(labels * tf.math.log(p + 1e-10))
+
+
+def train_step(*args):
+    with tf.GradientTape() as tape:
+        value = loss(*args)
+    return tape.gradient(value, args)
 """
 
 
 def test_fail_on_confirmed_with_real_verification(tmp_path):
-    """Verification runs here: --fail-on confirmed depends on its verdicts."""
+    """Verification runs here: --fail-on confirmed depends on its verdicts (the hazard is on a
+    training path, so its gradient witness confirms)."""
     (tmp_path / "a.py").write_text(CONFIRMED)
     proc = run_cli("--select", "TNL102", "--fail-on", "confirmed", "a.py", cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -3,14 +3,17 @@
 Each context gets a snippet written for it, in the shape of a reviewed real-world finding: the
 gradient-only symptom there is not confirmed, the same code in a training function keeps its
 gradient, and a value symptom (a NaN or inf forward) still confirms in the context.  Contexts
-the code itself decides (an integer cast, a comparison) refute; contexts read from names and
-paths (evaluation code, input pipelines, sampling helpers, callers passing returns, logged
-values) only make the finding inconclusive.  Static side only: no TensorFlow.
+the code itself decides (an integer cast, a comparison) refute; a function mapped over a
+dataset only makes the finding inconclusive.  Names and paths (evaluation folders, parser-like
+or loss-like names) never decide.  A function with no caller in the project is conditional
+(``roots.py``), so a fixture that checks another mechanism gets a caller that differentiates it
+(``conftest.differentiated``).  Static side only: no TensorFlow.
 """
 
 from __future__ import annotations
 
 import pytest
+from conftest import differentiated
 from test_reachability import one_probe, probed
 
 from tfnumlint.verify import gradient_gate
@@ -26,8 +29,10 @@ SQRT_OF_VARIANCES = """\
     """
 
 
-def sqrt_probe(name: str = "distance", path: str = "model.py") -> dict:
-    return one_probe(SQRT_OF_VARIANCES.format(name=name), "TNL202", path=path)
+def sqrt_probe(name: str = "distance", path: str = "model.py", trained: bool = False) -> dict:
+    """The sqrt's probe; ``trained``: a training step differentiates the function."""
+    src = SQRT_OF_VARIANCES.format(name=name)
+    return one_probe(differentiated(src, name) if trained else src, "TNL202", path=path)
 
 
 def confirmed(symptom: str) -> dict:
@@ -48,24 +53,41 @@ def test_a_value_symptom_in_evaluation_code_still_confirms():
 
 
 def test_a_loss_in_a_metrics_module_keeps_its_gradient():
-    """`dice_loss` in `metrics.py` is differentiated: the function's name wins over the path."""
-    probe = sqrt_probe(name="dice_loss", path="seg/metrics.py")
+    """`dice_loss` in `metrics.py`, differentiated by a training step: the path does not
+    decide."""
+    probe = sqrt_probe(name="dice_loss", path="seg/metrics.py", trained=True)
     assert "no_gradient" not in probe
 
 
 def test_the_evaluation_word_must_be_a_word_of_the_path():
     """`metric_learning.py` (a triplet loss) and `medieval/` hold no evaluation word."""
-    assert "no_gradient" not in sqrt_probe(path="losses/metric_learning.py")
-    assert "no_gradient" not in sqrt_probe(path="medieval/model.py")
+    assert "no_gradient" not in sqrt_probe(path="losses/metric_learning.py", trained=True)
+    assert "no_gradient" not in sqrt_probe(path="medieval/model.py", trained=True)
 
 
 def test_only_the_last_folders_of_the_path_count():
     """A checkout under `~/eval/` does not make every file evaluation code."""
-    assert "no_gradient" not in sqrt_probe(path="/home/me/eval/proj/src/pkg/model.py")
+    probe = sqrt_probe(path="/home/me/eval/proj/src/pkg/model.py", trained=True)
+    assert "no_gradient" not in probe
+
+
+TRAIN_STEP = """\
+    import tensorflow as tf
+
+
+    def train_step(a, b):
+        with tf.GradientTape() as tape:
+            _, var = tf.nn.moments(a, axes=[0])
+            _, var_w = tf.nn.moments(b, axes=[0])
+            loss = tf.reduce_sum(var + var_w - 2.0 * tf.sqrt(var * var_w))
+        return tape.gradient(loss, [a, b])
+    """
 
 
 def test_a_train_step_in_an_evaluation_folder_keeps_its_gradient():
-    assert "no_gradient" not in sqrt_probe(name="train_step", path="pkg/evaluation/loop.py")
+    """A step that differentiates the sqrt itself, in `evaluation/`: the folder does not
+    decide."""
+    assert "no_gradient" not in one_probe(TRAIN_STEP, "TNL202", path="pkg/evaluation/loop.py")
 
 
 # ---------------------------------------------------------------- input pipelines
@@ -73,7 +95,7 @@ def test_a_train_step_in_an_evaluation_folder_keeps_its_gradient():
 
 def test_a_sparse_function_is_not_a_parser():
     """Words, not substrings: `sparse_distance` holds no `parse`."""
-    assert "no_gradient" not in sqrt_probe(name="sparse_distance")
+    assert "no_gradient" not in sqrt_probe(name="sparse_distance", trained=True)
 
 
 DATASET_MAP = """\
@@ -101,8 +123,14 @@ def test_a_dataset_map_function_and_its_private_helpers_carry_no_gradient():
 
 
 def test_a_helper_also_called_by_a_model_keeps_its_gradient():
+    """`_scale` is also called by `model_fn`, which a training step differentiates: it is not
+    a pipeline-only helper.  With `model_fn` left without a caller, `_scale`'s condition is that
+    unseen caller, not the input pipeline."""
     src = DATASET_MAP + "\n\n    def model_fn(x):\n        return _scale(x)\n"
-    assert "no_gradient" not in one_probe(src, "TNL202")
+    assert "no_gradient" not in one_probe(differentiated(src, "model_fn"), "TNL202")
+    free = one_probe(src, "TNL202")["no_gradient"]
+    assert "dataset map" not in free
+    assert "`_scale` is only called from functions whose callers are not in view" in free
 
 
 def test_tf_map_fn_is_not_an_input_pipeline():
@@ -152,7 +180,7 @@ def test_a_float_cast_keeps_the_gradient():
         "tf.cast(tf.math.round(tf.math.sqrt(var) / 2), dtype=tf.int32)",
         "tf.cast(tf.math.sqrt(var), dtype=tf.float16)",
     ).replace("image[half:]", "image * half")
-    assert "no_gradient" not in one_probe(src, "TNL202")
+    assert "no_gradient" not in one_probe(differentiated(src, "erase"), "TNL202")
 
 
 def test_a_value_only_compared_carries_no_gradient():
@@ -187,7 +215,7 @@ NORMALIZE = """\
 
 def test_the_same_function_also_called_with_logits_keeps_its_gradient():
     src = NORMALIZE + "\n\n    def head(logits):\n        return _standard_normalize(logits)\n"
-    assert "no_gradient" not in one_probe(src, "TNL202")
+    assert "no_gradient" not in one_probe(differentiated(src, "head"), "TNL202")
 
 
 # ---------------------------------------------------------------- values that are only logged
@@ -209,12 +237,12 @@ def test_a_value_added_to_the_loss_keeps_its_gradient():
     src = LOGGED_ENTROPY.replace(
         "binary_crossentropy(labels, outputs)", "binary_crossentropy(labels, outputs) + entropy"
     )
-    assert "no_gradient" not in one_probe(src, "TNL102")
+    assert "no_gradient" not in one_probe(differentiated(src, "build_losses"), "TNL102")
 
 
 def test_a_dict_entry_named_as_a_loss_keeps_its_gradient():
     src = LOGGED_ENTROPY.replace('"entropy": entropy', '"entropy_loss": entropy')
-    assert "no_gradient" not in one_probe(src, "TNL102")
+    assert "no_gradient" not in one_probe(differentiated(src, "build_losses"), "TNL102")
 
 
 # ---------------------------------------------------------------- random sampling helpers
@@ -300,7 +328,7 @@ def test_a_value_whose_every_use_is_a_comparison_carries_no_gradient():
 
 def test_one_differentiable_use_keeps_the_gradient():
     src = LEADER_SCORE.replace("return check", "return check, tf.reduce_sum(v)")
-    assert "no_gradient" not in one_probe(src, "TNL203")
+    assert "no_gradient" not in one_probe(differentiated(src, "leaders"), "TNL203")
 
 
 def test_uses_after_a_reassignment_read_another_value():
@@ -359,8 +387,17 @@ def test_a_finite_statement_value_leaves_the_gradient_witness_unconfirmed():
     assert out["symptom"] == "inf-gradient"
 
 
-def test_a_free_function_keeps_its_gradient_witness_whatever_its_path():
-    """No caller in the project is no evidence: the witness is not gated, under any path."""
+def test_a_free_function_is_conditional_whatever_its_path():
+    """No caller in the project: the gradient witness is conditional on one that differentiates
+    the function, the same under an `eval/` path as in `model.py` (paths never decide); a
+    training step that differentiates it makes the witness confirm, under either path."""
+    outs = []
     for path in ("gan/eval/swd.py", "model.py"):
         out = gradient_gate.apply(sqrt_probe(path=path), with_statement_value("inf-gradient", 1.0))
+        assert out["status"] == "inconclusive" and out["symptom"] == "inf-gradient"
+        assert "conditional: `distance` has no caller in the project" in out["detail"]
+        outs.append(out)
+        trained = sqrt_probe(path=path, trained=True)
+        out = gradient_gate.apply(trained, with_statement_value("inf-gradient", 1.0))
         assert out["status"] == "confirmed" and out["symptom"] == "inf-gradient"
+    assert outs[0] == outs[1]

@@ -11,7 +11,7 @@ import math
 import textwrap
 
 import pytest
-from conftest import hits, lint
+from conftest import differentiated, hits, lint
 
 from tfnumlint.analysis import domain_code, domain_model, probe_annotate
 from tfnumlint.engine import LintOptions, lint_source
@@ -227,8 +227,9 @@ def test_sampler_inputs_carry_no_gradient():
 
 
 def test_a_vae_reparameterisation_is_differentiated():
-    """`def sampling(args)` is the Keras VAE's reparameterisation: gradients flow through it,
-    so its loose-clip underflow (sqrt(exp(-100)) = 0, NaN gradient) must stay confirmable."""
+    """`def sampling(args)` is the Keras VAE's reparameterisation: gradients flow through it
+    (here a training step differentiates it) and its name does not make it a sampler, so its
+    loose-clip underflow (sqrt(exp(-100)) = 0, NaN gradient) must stay confirmable."""
     src = """\
         import tensorflow as tf
 
@@ -239,11 +240,12 @@ def test_a_vae_reparameterisation_is_differentiated():
             std = tf.sqrt(tf.exp(tf.clip_by_value(z_log_var, -100.0, 87.0)))
             return z_mean + std * epsilon
         """
-    probe = one_probe(src, "TNL202")
+    probe = one_probe(differentiated(src, "sampling"), "TNL202")
     assert not probe.get("no_gradient")
 
 
 def test_a_loss_keeps_its_gradient():
+    """A distance a training step differentiates: nothing gates its gradient."""
     src = """\
         import tensorflow as tf
 
@@ -251,7 +253,7 @@ def test_a_loss_keeps_its_gradient():
         def triplet(anchor, negative):
             return tf.norm(anchor - negative, axis=-1)
         """
-    assert "no_gradient" not in one_probe(src, "TNL203")
+    assert "no_gradient" not in one_probe(differentiated(src, "triplet"), "TNL203")
 
 
 def _confirmed(symptom: str) -> dict:
@@ -620,12 +622,12 @@ def test_a_division_in_a_where_branch_guarded_by_its_denominator_is_value_safe()
             g_norm = tf.norm(g, ord=2)
             return tf.where(tf.greater(g_norm, 0), w_norm / g_norm, 1.0)
         """
-    probe = one_probe(src, "TNL201")
+    probe = one_probe(differentiated(src, "trust"), "TNL201")
     assert "tests `g_norm`" in probe["value_guarded"]
     out = gradient_gate.apply(probe, _confirmed("inf-value"))
     assert out["status"] == "refuted" and "never selected" in out["detail"]
-    # its gradient still leaks through the untaken branch (TNL302's hazard): not refuted; `trust`
-    # has no caller here, which is no evidence either way, so the witness stays confirmed
+    # its gradient still leaks through the untaken branch (TNL302's hazard): not refuted; a
+    # training step differentiates `trust`, so the witness stays confirmed
     leaked = gradient_gate.apply(probe, _confirmed("nan-gradient"))
     assert leaked["status"] == "confirmed" and "never selected" not in leaked["detail"]
 
@@ -643,6 +645,8 @@ def test_a_where_testing_something_else_does_not_guard():
 
 
 def test_a_lone_learnable_looking_hyper_parameter_keeps_its_gradient():
+    """A parameter named `learning_rate`, in a function a training step differentiates: its
+    name does not make it a hyper-parameter no gradient reaches."""
     src = """\
         import tensorflow as tf
 
@@ -650,7 +654,7 @@ def test_a_lone_learnable_looking_hyper_parameter_keeps_its_gradient():
         def f(learning_rate):
             return tf.math.log(learning_rate + 1e-20)
         """
-    assert "no_gradient" not in one_probe(src, "TNL102")
+    assert "no_gradient" not in one_probe(differentiated(src), "TNL102")
 
 
 def test_an_attribute_read_twice_is_one_value():
