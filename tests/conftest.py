@@ -57,8 +57,9 @@ def func(body: str, params: str = "x") -> str:
 
 
 # A caller that differentiates ``f``: a gradient-only symptom in a function with no caller in
-# the project is conditional (``analysis/roots.py``).  ``*args`` passes no call-site facts into
-# ``f``'s parameters, so the fixture's inputs stay as free as they were.
+# the project is conditional (``analysis/roots.py``).  ``*args`` passes no call-site values
+# into ``f``'s parameters (no ranges, no producers); being called from differentiated code
+# does make them inputs training drives (``analysis/driven.py``).
 DIFFERENTIATING_CALLER = """
 
 def train_step(*args):
