@@ -174,3 +174,18 @@ def test_the_fact_survives_the_cache_form():
     _, _, summary = _summary(SOLVER, "assign")
     assert summary.discrete
     assert from_jsonable(to_jsonable(summary)) == summary
+
+
+def test_a_hazard_inside_a_lambda_makes_no_claim():
+    code = """\
+        import tensorflow as tf
+
+
+        def assign(cost):
+            return tf.argmax(cost, axis=1)
+
+
+        def match(logits, flag):
+            return assign(tf.cond(flag, lambda: -tf.math.log(tf.sigmoid(logits) + 1e-8), lambda: logits))
+        """
+    assert "only feeds" not in (one_probe(code, "TNL102").get("no_gradient") or "")

@@ -34,7 +34,9 @@ def test_a_gradient_symptom_without_a_caller_is_conditional_and_confirmed_once_t
     seen, _, condition = free["detail"].partition("; conditional: ")
     assert seen == trained["detail"], (free, trained)
     assert condition.startswith("`f` has no caller in the project"), free
-    step = [s for s in free["trail"] if s["gate"] == "gradient flow"]
+    # the condition is its own gate, after those that may state a sharper one
+    step = [s for s in free["trail"] if s["gate"] == "conditional"]
     assert step and step[0]["status"] == "inconclusive", free["trail"]
-    step = [s for s in trained["trail"] if s["gate"] == "gradient flow"]
+    assert "no caller in the project" in step[0]["why"], free["trail"]
+    step = [s for s in trained["trail"] if s["gate"] == "conditional"]
     assert step and step[0]["status"] == "confirmed", trained["trail"]

@@ -278,7 +278,8 @@ def only_discrete_reason(
     hops = 0
     while fs is not None:
         fn = fs.node
-        assert isinstance(fn, cst.FunctionDef)
+        if not isinstance(fn, cst.FunctionDef):
+            return None  # a lambda: its value goes where its caller takes it
         ended = flow.follow(fn, statement, node)
         if ended is None:
             return None
@@ -289,7 +290,7 @@ def only_discrete_reason(
         parent = _enclosing_def(fs.parent) if fs.parent is not None else None
         if parent is None or hops > MAX_HOPS:
             return None
-        sites = _call_sites(parent.node, fn)
+        sites = _call_sites(parent.node, fn) if isinstance(parent.node, cst.FunctionDef) else []
         if not sites:
             return None
         for site_stmt, call, owner in sites[1:]:
@@ -319,11 +320,10 @@ def _scope_like(fn: cst.FunctionDef, parent: Scope) -> Scope:
 
 
 def _call_sites(
-    parent: cst.CSTNode, fn: cst.FunctionDef
+    parent: cst.FunctionDef, fn: cst.FunctionDef
 ) -> list[tuple[cst.CSTNode, cst.Call, cst.CSTNode]]:
     """Every ``fn(...)`` under ``parent``, with its statement and owner; empty when ``fn`` is
     also used otherwise (passed as a callback, rebound), so its result may go anywhere."""
-    assert isinstance(parent, cst.FunctionDef)
     name = fn.name.value
     out: list[tuple[cst.CSTNode, cst.Call, cst.CSTNode]] = []
     for stmt, owner in _statements(parent):

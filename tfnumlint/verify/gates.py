@@ -16,7 +16,7 @@ from typing import Any
 from ..analysis.domain_model import fmt_g
 from . import domains
 from .generic import all_free_reason, free_value_reason, special_value_reason
-from .gradient_gate import apply, conditional
+from .gradient_gate import conditional, settle
 
 Verdict = dict[str, Any]
 
@@ -64,9 +64,10 @@ def _in_domains(probe: dict[str, Any], out: Verdict) -> Verdict:
 
 
 def gradient_flow(probe: dict[str, Any], out: Verdict) -> Verdict:
-    """Where gradients flow (``gradient_gate.apply``); a malformed probe keeps the verdict."""
+    """Where gradients flow (``gradient_gate.settle``; its condition is a later gate, see
+    :data:`probing.EXPR_GATES`); a malformed probe keeps the verdict."""
     try:
-        return apply(probe, out)
+        return settle(probe, out)
     except (KeyError, TypeError, ValueError):
         return out
 

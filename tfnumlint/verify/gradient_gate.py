@@ -107,8 +107,16 @@ def _fmt(v: Any) -> str:
 
 
 def apply(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """The whole gradient-flow decision on a verdict: :func:`settle`, then :func:`conditional`
+    (the verifier's gate list runs the two apart, with the other gates between them)."""
+    return conditional(probe, settle(probe, out))
+
+
+def settle(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """The verdict: a gradient-only symptom where no gradient flows is not confirmed, nor is a
-    value the code never computes (a guard), nor an explosion the loss does not see."""
+    value the code never computes (a guard), nor an explosion the loss does not see.  Where
+    only a caller not in view could differentiate it, the condition is left to
+    :func:`conditional`."""
     cancelled = cancelled_downstream(out) if out.get("status") == "confirmed" else None
     if cancelled:
         return {
