@@ -250,3 +250,25 @@ def test_a_helper_called_only_by_a_free_function_is_conditional():
 def test_a_helper_of_a_differentiated_function_is_reached():
     code = differentiated(HELPER_OF_A_FREE_FUNCTION, name="distance")
     assert _flow(code, "TNL202") == (None, False)
+
+
+def test_a_helper_of_a_callback_run_inside_a_tape_is_reached():
+    """`tf.while_loop(c, body, v)` runs `body` where it is passed: inside the tape block, so
+    what `body` calls is differentiated (not "only called from functions not in view")."""
+    code = """\
+        import tensorflow as tf
+
+
+        def g(a, b):
+            return tf.sqrt(tf.reduce_sum(tf.square(a - b)))
+
+
+        def step(x, y, w):
+            def body(i, acc):
+                return i + 1, acc + g(x * w, y)
+
+            with tf.GradientTape() as tape:
+                _, total = tf.while_loop(lambda i, acc: i < 3, body, (0, 0.0))
+            return tape.gradient(total, w)
+        """
+    assert _flow(code, "TNL202") == (None, False)

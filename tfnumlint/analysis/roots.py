@@ -89,6 +89,18 @@ def _called_names(node: cst.CSTNode) -> set[str]:
     return out
 
 
+def _passed_names(node: cst.CSTNode) -> set[str]:
+    """Last names of every callable passed by name as an argument under ``node``."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Arg) and isinstance(n.value, (cst.Name, cst.Attribute)):
+            out.add(_last(n.value))
+        stack.extend(child_nodes(n))
+    return out
+
+
 def _read_names(node: cst.CSTNode) -> set[str]:
     out: set[str] = set()
     stack = [node]
@@ -317,11 +329,15 @@ class _Builder:
                 self.g.calls.setdefault(name, []).append(id(owner) if owner else 0)
                 self.g.callers.setdefault(name, []).append(owner.name.value if owner else "")
             elif isinstance(n, cst.Arg) and isinstance(n.value, (cst.Name, cst.Attribute)):
-                self.g.passed.add(_last(n.value))
+                # a callback (`tf.cond(p, f, g)`, `tf.while_loop(c, body, v)`): the callee runs
+                # it where it is passed, so the passing function counts as a caller too
+                name = _last(n.value)
+                self.g.passed.add(name)
+                self.g.calls.setdefault(name, []).append(id(owner) if owner else 0)
+                self.g.callers.setdefault(name, []).append(owner.name.value if owner else "")
             if id(n) in self.g.marked:
-                marked_calls |= _called_names(
-                    _header(n) if isinstance(n, (cst.For, cst.With)) else n
-                )
+                marked = _header(n) if isinstance(n, (cst.For, cst.With)) else n
+                marked_calls |= _called_names(marked) | _passed_names(marked)
             stack.extend((c, owner) for c in child_nodes(n))
         reached = set(self.g.roots) | self.g.stepping
         for name in marked_calls:
