@@ -790,3 +790,35 @@ def test_an_inconclusive_finding_says_what_its_programs_own_training_did() -> No
         "training the program's slice" in v["detail"] and "stays finite for" in v["detail"]
         for v in logs
     ), [v["detail"] for v in logs]
+
+
+def _learning_rate_spec() -> dict:
+    """The training spec of the autoencoder example's TNL501 finding (the program's slice)."""
+    text = (Path(__file__).resolve().parents[2] / "examples" / "autoencoder_keras.py").read_text()
+    result = lint_source(
+        Source("autoencoder_keras.py", text, text.encode()),
+        LintOptions(codes=frozenset({"TNL501"}), slice_probes=True),
+    )
+    [finding] = [f for f in result.findings if f.rule == "TNL501" and f.probe]
+    return finding.probe["program"]
+
+
+@pytest.mark.parametrize(("control_steps", "confirmed"), [(1, False), (43, False), (440, True)])
+def test_a_control_cut_short_by_its_time_budget_does_not_confirm_a_learning_rate(
+    monkeypatch, control_steps, confirmed
+) -> None:
+    """The run breaks at step 43; a control at lr / 10 that stayed finite only because a busy
+    machine stopped it by step 43 shows nothing about the rate."""
+    from tfnumlint.verify import training_rung
+
+    run = {"step": 43, "steps": 44, "budget": 500, "loss": "nan", "first_loss": 201.0,
+           "loss_finite": False, "weights_finite": False, "origins": []}  # fmt: skip
+    control = {"step": None, "steps": control_steps, "budget": 500}
+    monkeypatch.setattr(
+        training_rung, "run_body", lambda *a, **k: {"run": run, "control": control, "steer": False}
+    )
+    verdict = training_rung.verify_program(_learning_rate_spec())
+    assert (verdict["status"] == "confirmed") is confirmed, verdict
+    if not confirmed:
+        assert "the control stopped at its time budget before step 43" in verdict["detail"]
+        assert "repro" not in verdict

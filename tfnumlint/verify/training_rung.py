@@ -129,11 +129,28 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
         "training_seconds": round(time.perf_counter() - start, 3),
     }
     verdict["reached"] = verdict["detail"]
-    if verdict["status"] == "confirmed":
+    if verdict["status"] == "confirmed" and whole and short_control(got, control):
+        verdict["status"] = "inconclusive"
+        verdict["detail"] = (
+            f"no verdict: {verdict['detail']}, but the control stopped at its time budget "
+            f"before step {got['step']}: it does not show that the learning rate breaks it"
+        )
+    elif verdict["status"] == "confirmed":
         verdict["repro"] = {"rung": "training-program", "spec": spec}
     else:
         verdict["detail"] = f"no verdict: {verdict['detail']}, which is not the program's own data"
     return verdict
+
+
+def short_control(got: dict[str, Any], control: dict[str, Any] | None) -> bool:
+    """The control stayed finite only because it stopped first: it ran no further than the
+    step at which the run broke (a busy machine's time budget), so it shows nothing."""
+    return (
+        control is not None
+        and control["step"] is None
+        and got["step"] is not None
+        and control["steps"] <= got["step"]
+    )
 
 
 def own_evidence(spec: dict[str, Any]) -> bool:
