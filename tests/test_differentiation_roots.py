@@ -272,3 +272,54 @@ def test_a_helper_of_a_callback_run_inside_a_tape_is_reached():
             return tape.gradient(total, w)
         """
     assert _flow(code, "TNL202") == (None, False)
+
+
+COST = """\
+    import tensorflow as tf
+
+
+    def nmse(output, target):
+        a = tf.sqrt(tf.reduce_sum(tf.square(output - target), axis=-1))
+        b = tf.sqrt(tf.reduce_sum(tf.square(target), axis=-1))
+        return tf.reduce_mean(a / b)
+    """
+
+
+def _cost_probes(tmp_path, files: dict[str, str]) -> list[dict]:
+    from test_caller_ranges import probes
+    from test_project import project
+
+    root = project(tmp_path, {"pkg/cost.py": COST, **files})
+    return probes(root, "pkg/cost.py", "TNL202")
+
+
+def test_a_function_only_re_exported_by_its_package_has_no_caller(tmp_path):
+    """`from pkg import cost` in the package's `__init__` reads nothing of `cost`: `nmse` has
+    no caller in the project, so its gradient symptoms are conditional."""
+    found = _cost_probes(tmp_path, {"pkg/__init__.py": "from pkg import cost\n"})
+    assert found and all(p.get("no_gradient_likely") for p in found), found
+    assert all("`nmse` has no caller in the project" in p["no_gradient"] for p in found)
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "from pkg.cost import nmse\n\n\ndef step(x, y):\n    return nmse(x, y)\n",
+        "import pkg.cost\n\nLOSSES = {'nmse': pkg.cost.nmse}\n",
+        "from pkg import cost as c\n\n\ndef pick():\n    return c.nmse\n",
+    ],
+)
+def test_a_function_another_module_reads_keeps_its_callers_unknown(tmp_path, use):
+    """Called, stored in a table, returned: whoever reads it may differentiate it, and its
+    callers there are not followed (no gate)."""
+    found = _cost_probes(tmp_path, {"pkg/__init__.py": "", "train.py": use})
+    assert found and not any(p.get("no_gradient") for p in found), found
+
+
+def test_reads_are_counted_outside_the_import_statements():
+    from tfnumlint.analysis.project_imports import project_reads
+
+    text = "from pkg import cost\nimport pkg.losses as L\nimport numpy as np\n\nf = L.focal\n"
+    imports = {"cost": ("pkg", "cost"), "L": ("pkg.losses", None), "np": ("numpy", None)}
+    code = ["from pkg import cost\n", "import pkg.losses as L\n", "import numpy as np\n"]
+    assert project_reads(text, imports, code) == ("L", "L.focal")  # `cost` only imported

@@ -10,9 +10,8 @@ asks through a :class:`ProjectView`, which records every key it asked about and 
 the answer: a file's result is a function of its text and of those facts only, so a file is
 re-linted (or served from the cache) exactly when one of them changed.
 
-The summaries' data classes (and their JSON form for the cache) are in ``project_model.py``,
-module names and import tables in ``project_imports.py``, and the summariser in
-``project_summary.py``; this module merges and answers.
+Data classes (and their cache JSON) are in ``project_model.py``, module names and imports in
+``project_imports.py``, the summariser in ``project_summary.py``; this module merges, answers.
 """
 
 from __future__ import annotations
@@ -22,7 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from .module import ModuleInfo
-from .project_imports import _THIRD_PARTY_ROOTS, import_table, importer_table, project_files
+from .project_imports import (
+    _THIRD_PARTY_ROOTS,
+    import_table,
+    importer_table,
+    module_imported_elsewhere,
+    project_files,
+    read_table,
+)
 from .project_model import (
     MAX_CALL_SITES,
     MAX_DEPTH,
@@ -62,6 +68,7 @@ class ProjectIndex:
     _opaque_targets: set[tuple[str, str]] | None = None
     _importers: dict[str, tuple[tuple[str, str, str], ...]] | None = None  # importer_table
     _packages: set[str] = field(default_factory=set)
+    _read: set[tuple[str, str]] | None = None  # (module, name) another module reads: read_table
 
     def __post_init__(self) -> None:
         self._functions = {m: dict(s.functions) for m, s in self.summaries.items()}
@@ -133,18 +140,12 @@ class ProjectIndex:
         return self._dotted(module, dotted, 0)
 
     def _imported_elsewhere(self, module: str, name: str) -> bool:
-        """Another module imports ``name`` from ``module``, the module itself, or all of it."""
-        for m, summary in self.summaries.items():
-            if m == module:
-                continue
-            if module in summary.stars:
-                return True
-            for _, target, symbol in summary.imports:
-                if target == module and symbol in (None, name):
-                    return True
-                if symbol is not None and f"{target}.{symbol}" == module:
-                    return True  # `from pkg import mod`
-        return False
+        """Another module reads function or class ``name`` of ``module`` (a re-export is no
+        read); for ``""``, it imports the module itself or all of it."""
+        if not name:
+            return module_imported_elsewhere(self.summaries, module)
+        self._read = read_table(self.summaries, self._dotted) if self._read is None else self._read
+        return (module, name) in self._read
 
     def digest(self, key: str) -> str:
         d = self._digests.get(key)
@@ -330,7 +331,9 @@ class ProjectIndex:
                 return self._method(sym.module, sym.name, site.callee[2], 0)
         return None
 
-    def _sites(self, module: str, qual: str) -> list[tuple[CallSite, FunctionSummary]]:
+    def _sites(
+        self, module: str, qual: str, limit: int | None = MAX_CALL_SITES
+    ) -> list[tuple[CallSite, FunctionSummary]]:
         if self._by_target is None:
             by: dict[tuple[str, str], list[tuple[CallSite, FunctionSummary]]] = {}
             for m in sorted(self.summaries):
@@ -341,7 +344,7 @@ class ProjectIndex:
             for sites in by.values():
                 sites.sort(key=lambda st: st[0].origin[:3])
             self._by_target = by
-        return self._by_target.get((module, qual), [])[:MAX_CALL_SITES]
+        return self._by_target.get((module, qual), [])[:limit]
 
     def _opaque(self) -> set[tuple[str, str]]:
         """The functions some call site calls passing nothing informative."""
@@ -364,9 +367,7 @@ class ProjectIndex:
         :data:`MAX_HOPS` out; a cycle or a longer chain is not known."""
         if (module, qual) in self._opaque() or (module, qual, name) in seen:
             return False
-        self._sites(module, qual)
-        assert self._by_target is not None
-        sites = self._by_target.get((module, qual), [])
+        sites = self._sites(module, qual, None)
         if not sites or len(sites) > MAX_CALL_SITES:
             return False
         seen = seen | {(module, qual, name)}
@@ -399,9 +400,7 @@ class ProjectIndex:
         class asserts so related (``a < b`` by ``assert_less(self.low, self.high)``)."""
         if (module, qual) in self._opaque():
             return ()
-        self._sites(module, qual)
-        assert self._by_target is not None
-        sites = self._by_target.get((module, qual), [])
+        sites = self._sites(module, qual, None)
         if not sites or len(sites) > MAX_CALL_SITES:
             return ()
         common: dict[tuple[str, str, str], str] | None = None

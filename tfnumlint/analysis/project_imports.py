@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -132,7 +134,14 @@ def imports_only(
                     table.append((alias.asname or alias.name, target, alias.name))
     if not table and not stars:
         return None
-    return ModuleSummary(module, path, tuple(table), tuple(stars), (), (), (), ())
+    lines = text.splitlines(keepends=True)
+    code = [
+        "".join(lines[node.lineno - 1 : node.end_lineno])
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    ]
+    reads = project_reads(text, {k: (m, s) for k, m, s in table}, code)
+    return ModuleSummary(module, path, tuple(table), tuple(stars), (), (), (), (), reads=reads)
 
 
 # -- the files a program slice reads ----------------------------------------------------------
@@ -205,3 +214,63 @@ def importer_table(
             if imported is not None and imported != name:
                 found.setdefault(imported, set()).add((name, summary.path, summary.text_hash))
     return {m: tuple(sorted(v)) for m, v in found.items()}
+
+
+# -- which project functions and classes other modules read ----------------------------------
+
+
+def project_reads(
+    text: str, imports: dict[str, tuple[str, str | None]], import_code: Iterable[str]
+) -> tuple[str, ...]:
+    """Dotted names of project imports the module reads (``f``, ``losses.f``, and each chain's
+    prefixes), outside its import statements: a function imported only to be re-exported
+    (a package ``__init__``) is read by nobody.  A text scan, so a name in a string or comment
+    counts too: that only keeps a function "read", as it was before anything was known."""
+    local = sorted(
+        (k for k, (m, _) in imports.items() if m.split(".")[0] not in _THIRD_PARTY_ROOTS),
+        key=len,
+        reverse=True,
+    )
+    if not local:
+        return ()
+    pattern = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, local)) + r")(?:\.\w+)*")
+    seen = Counter(pattern.findall(text))
+    seen.subtract(Counter(m for code in import_code for m in pattern.findall(code)))
+    out: set[str] = set()
+    for chain, n in seen.items():
+        if n > 0:
+            parts = chain.split(".")
+            out.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+    return tuple(sorted(out))
+
+
+def read_table(summaries: dict[str, ModuleSummary], resolve) -> set[tuple[str, str]]:
+    """(module, name) of every project function or class that another module reads; a module
+    that star-imports reads every name of the modules it star-imports."""
+    out: set[tuple[str, str]] = set()
+    for m, summary in summaries.items():
+        for dotted in summary.reads:
+            sym = resolve(m, dotted, 0)
+            if sym is not None and sym.kind in ("function", "class") and sym.module != m:
+                out.add((sym.module, sym.name))
+        for star in summary.stars:
+            source = summaries.get(star)
+            if source is not None:
+                out.update((star, name) for name, _ in (*source.functions, *source.classes))
+    return out
+
+
+def module_imported_elsewhere(summaries: dict[str, ModuleSummary], module: str) -> bool:
+    """Another module imports ``module`` itself (``import mod``, ``from pkg import mod``) or
+    all of it (a star): its module-level code runs there."""
+    for m, summary in summaries.items():
+        if m == module:
+            continue
+        if module in summary.stars:
+            return True
+        for _, target, symbol in summary.imports:
+            if target == module and symbol is None:
+                return True
+            if symbol is not None and f"{target}.{symbol}" == module:
+                return True  # `from pkg import mod`
+    return False

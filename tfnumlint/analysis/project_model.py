@@ -93,6 +93,7 @@ class ModuleSummary:
     opaque_calls: tuple[tuple[str, ...], ...] = ()
     text_hash: str = ""  # of the module's text: a program slice that reads it depends on it
     file: str = ""  # the file it was read from (``path`` is as the user named it)
+    reads: tuple[str, ...] = ()  # dotted project imports it reads (project_imports.project_reads)
 
 
 @dataclass(frozen=True)

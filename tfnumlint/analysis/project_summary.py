@@ -25,7 +25,7 @@ from .invariants import (
 )
 from .module import Binding, ModuleInfo, Scope, qualname
 from .names import dotted_name
-from .project_imports import _THIRD_PARTY_ROOTS, import_table, text_digest
+from .project_imports import _THIRD_PARTY_ROOTS, import_table, project_reads, text_digest
 from .project_model import (
     CallSite,
     ClassSummary,
@@ -301,6 +301,9 @@ class Summariser:
             tuple(opaque),
             text_digest(self.text),
             self.file,
+            project_reads(
+                self.text, self.imports, map(info.module.code_for_node, info.import_nodes)
+            ),
         )
 
     def _calls(self) -> tuple[list[CallSite], list[tuple[str, ...]]]:
