@@ -81,7 +81,8 @@ def _has_side_effect(value: cst.CSTNode, op: OpOf) -> bool:
 
 
 def reads_of(node: cst.CSTNode, name: str) -> list[cst.Name]:
-    """Every ``Name`` node reading ``name`` under ``node`` (assignment targets excluded)."""
+    """Every ``Name`` node reading ``name`` under ``node`` (assignment targets, attribute
+    names ``x.name`` and keywords ``f(name=...)`` excluded)."""
     out: list[cst.Name] = []
     stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
     while stack:
@@ -90,6 +91,12 @@ def reads_of(node: cst.CSTNode, name: str) -> list[cst.Name]:
             out.append(current)
         if isinstance(current, cst.AssignTarget):
             stack.append((current.target, True))
+            continue
+        if isinstance(current, cst.Attribute):
+            stack.append((current.value, is_target))
+            continue
+        if isinstance(current, cst.Arg) and current.keyword is not None:
+            stack.append((current.value, False))
             continue
         stack.extend((child, is_target) for child in children(current))
     return out

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from .. import ops
-from .dead_stores import string_value
+from .dead_stores import reads_of, string_value
 from .module import Scope
 from .names import children, dotted_name
 
@@ -204,7 +204,7 @@ class _Flow:
             name = next(iter(tainted - done))
             done.add(name)
             for s, owner in statements:
-                for read in _reads(s, name):
+                for read in reads_of(s, name):
                     if owner is not fn:
                         if _binds(owner, name):
                             continue  # a local of a nested function: another value
@@ -217,26 +217,6 @@ class _Flow:
                     elif isinstance(where, set):
                         tainted |= where
         return not returned
-
-
-def _reads(node: cst.CSTNode, name: str) -> list[cst.Name]:
-    out: list[cst.Name] = []
-    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
-    while stack:
-        current, is_target = stack.pop()
-        if isinstance(current, cst.Name) and current.value == name and not is_target:
-            out.append(current)
-        if isinstance(current, cst.AssignTarget):
-            stack.append((current.target, True))
-            continue
-        if isinstance(current, cst.Attribute):
-            stack.append((current.value, is_target))  # `x.name` reads x, never `name`
-            continue
-        if isinstance(current, cst.Arg) and current.keyword is not None:
-            stack.append((current.value, False))  # `f(name=...)` names a keyword
-            continue
-        stack.extend((child, is_target) for child in children(current))
-    return out
 
 
 def _binds(owner: cst.CSTNode, name: str) -> bool:
@@ -327,7 +307,7 @@ def _call_sites(
     name = fn.name.value
     out: list[tuple[cst.CSTNode, cst.Call, cst.CSTNode]] = []
     for stmt, owner in _statements(parent):
-        for read in _reads(stmt, name):
+        for read in reads_of(stmt, name):
             path = _path_to(stmt, read)
             call = path[-2] if path and len(path) >= 2 else None
             if not (isinstance(call, cst.Call) and call.func is read):
