@@ -217,29 +217,30 @@ def test_fail_on_confirmed_needs_verification(tmp_path):
     assert "--fail-on confirmed needs verification" in proc.stderr
 
 
-# A hazard on a training path: a training step differentiates `loss` (a function with no
+# A hazard on a training path: a training step differentiates `gap` (a function with no
 # caller in the project would be conditional, an inconclusive finding that never fails the run).
 CONFIRMED = """\
 import tensorflow as tf
 
-
-def loss(logits, labels):
-    p = tf.sigmoid(logits)
-    return -tf.reduce_mean(labels * tf.math.log(p + 1e-10))
+embed = tf.keras.Sequential([tf.keras.layers.Dense(8)])
 
 
-def train_step(*args):
+def gap(a, b):
+    return tf.reduce_mean(tf.norm(a - b, axis=-1))
+
+
+def train_step(x, y):
     with tf.GradientTape() as tape:
-        value = loss(*args)
-    return tape.gradient(value, args)
+        value = gap(embed(x), embed(y))
+    return tape.gradient(value, embed.trainable_variables)
 """
 
 
 def test_fail_on_confirmed_with_real_verification(tmp_path):
-    """Verification runs here: --fail-on confirmed depends on its verdicts (the hazard is on a
-    training path, so its gradient witness confirms)."""
+    """Verification runs here: --fail-on confirmed depends on its verdicts (the norm of two
+    embeddings of a training step: its NaN gradient at a == b confirms)."""
     (tmp_path / "a.py").write_text(CONFIRMED)
-    proc = run_cli("--select", "TNL102", "--fail-on", "confirmed", "a.py", cwd=tmp_path)
+    proc = run_cli("--select", "TNL203", "--fail-on", "confirmed", "a.py", cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "= verified confirmed" in proc.stdout
 

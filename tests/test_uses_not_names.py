@@ -112,3 +112,24 @@ def test_a_function_made_from_reduce_max_computes_a_max():
             return tf.math.log(tf.reduce_sum(tf.exp(x - m), axis=-1))
         """
     assert hits("TNL301", src) == []
+
+
+def test_the_weight_of_a_negated_log_is_never_negative():
+    """`-mean(y * log(p))`: `y` is the label (or weight) of a negative log-likelihood; a
+    witness with `y` = -1 would reward the error.  At logits = 17 and y >= 0 the saturated
+    sigmoid sits at the loss's minimum, so no dead gradient is found there."""
+    from test_reachability import one_probe
+
+    code = """\
+        import tensorflow as tf
+
+
+        def loss(logits, labels):
+            p = tf.sigmoid(logits)
+            return -tf.reduce_mean(labels * tf.math.log(p + 1e-10))
+        """
+    probe = one_probe(code, "TNL102")
+    [spec] = [i for i in probe["inputs"] if i["name"] == "labels"]
+    assert (spec["lo"], spec["hi"]) == (0.0, "inf"), spec
+    renamed = one_probe(code.replace("labels", "qz"), "TNL102")
+    assert [i["lo"] for i in renamed["inputs"] if i["name"] == "qz"] == [0.0]

@@ -367,6 +367,8 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                 zero="the probability saturates",
                 desc=desc,
             )
+        if name in roles.targets:
+            return replace(val, lo=max(val.lo, 0.0), desc=desc)
         return replace(val, desc=desc)
 
     def _passed(self, name: str, param: cst.Param, scope: Scope) -> Val | None:

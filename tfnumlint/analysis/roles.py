@@ -12,7 +12,9 @@ its meaning under any renaming:
 - an **elementwise gate** is a parameter defaulting to ``None`` that is only ever a factor
   (``s * mask``, ``s *= mask[0]``): the product stays in its other factor's range;
 - an **epsilon** is only ever added where 0 is the danger (``log(x + eps)``, ``x / (n + eps)``,
-  ``maximum(x, eps)``): positive by intent.
+  ``maximum(x, eps)``): positive by intent;
+- a **target by use** weighs a negated log (``-reduce_mean(y * log(p))``): the label or weight
+  of a negative log-likelihood, never negative (a negative one would reward the error).
 
 Each is weak evidence, like the names were: a finding that needs a probability by use is
 conditional on it, never confirmed (``Val.prob_by_use``).
@@ -40,6 +42,7 @@ class Roles:
     weights: frozenset[str]  # parameters used as the weights of a weighted mean
     factors: frozenset[str] = frozenset()  # used only as a factor of products (and `is None`)
     guards: frozenset[str] = frozenset()  # used only to keep a value from 0 (`x + eps`)
+    targets: frozenset[str] = frozenset()  # weigh a negated log: `-mean(y * log(p))`, y >= 0
 
 
 NONE = Roles(frozenset(), frozenset())
@@ -57,7 +60,11 @@ def name_roles(scope: cst.FunctionDef | cst.Lambda | cst.Module, op: OpOf) -> Ro
     factors = {n for n, k in walk.factor_uses.items() if k + walk.none_tests[n] == walk.uses[n]}
     guards = {n for n, k in walk.guard_uses.items() if k == walk.uses[n]}
     return Roles(
-        frozenset(walk.probability), frozenset(weights), frozenset(factors), frozenset(guards)
+        frozenset(walk.probability),
+        frozenset(weights),
+        frozenset(factors),
+        frozenset(guards),
+        frozenset(walk.targets),
     )
 
 
@@ -133,6 +140,7 @@ class _Walk:
     def __init__(self, op: OpOf) -> None:
         self.op = op
         self.probability: set[str] = set()
+        self.targets: set[str] = set()
         self.summed_in_denominator: set[str] = set()
         self.multiplied: set[str] = set()
         self.denominators: list[cst.BaseExpression] = []
@@ -197,8 +205,11 @@ class _Walk:
             self.guard_uses[floor.value] += 1
         if op == "log":
             logged = _without_epsilon(first)
-            if (p := self._name(logged)) is not None and _negated(up):
-                self.probability.add(p)
+            if _negated(up):
+                if (p := self._name(logged)) is not None:
+                    self.probability.add(p)
+                if (y := self._name(_other_factor(call, up))) is not None:
+                    self.targets.add(y)  # the label of a negative log-likelihood
             bound = self.assigned.get(first.value, []) if isinstance(first, cst.Name) else []
             for value in (first, *bound):  # log(1 - p), or q = 1 - p then log(q)
                 if (p := _complemented(value)) is not None:
@@ -304,6 +315,16 @@ def _without_epsilon(node: cst.BaseExpression | None) -> cst.BaseExpression | No
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
         return node.left
     return node
+
+
+def _other_factor(node: cst.CSTNode, up: Up) -> cst.BaseExpression | None:
+    """``y`` of ``y * node`` or ``node * y`` (``up``: the node's ancestors, innermost first)."""
+    if up is None:
+        return None
+    parent = up[0]
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Multiply):
+        return parent.left if parent.right is node else parent.right
+    return None
 
 
 def _negated(up: Up) -> bool:
