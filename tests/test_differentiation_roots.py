@@ -243,8 +243,8 @@ def test_a_helper_called_only_by_a_free_function_is_conditional():
     only if `distance`'s unseen callers differentiate it."""
     reason, likely = _flow(HELPER_OF_A_FREE_FUNCTION, "TNL202")
     assert likely is True
-    assert "`g` is only called from functions whose callers are not in view" in reason
-    _assert_conditional(one_probe(HELPER_OF_A_FREE_FUNCTION, "TNL202"), "callers are not in view")
+    assert "`g` is only called from functions with no caller in the project" in reason
+    _assert_conditional(one_probe(HELPER_OF_A_FREE_FUNCTION, "TNL202"), "no caller in the project")
 
 
 def test_a_helper_of_a_differentiated_function_is_reached():
@@ -323,3 +323,35 @@ def test_reads_are_counted_outside_the_import_statements():
     imports = {"cost": ("pkg", "cost"), "L": ("pkg.losses", None), "np": ("numpy", None)}
     code = ["from pkg import cost\n", "import pkg.losses as L\n", "import numpy as np\n"]
     assert project_reads(text, imports, code) == ("L", "L.focal")  # `cost` only imported
+
+
+def test_a_method_and_what_it_calls_have_unknown_callers_not_none():
+    """A distribution's `_log_cdf` is called by its base class (another module) through
+    `self`, and any method through instances anywhere: "no caller in the project" would be
+    false, so neither the method nor a helper only it calls is made conditional."""
+    code = """\
+        import tensorflow as tf
+
+
+        def _tail(x):
+            return tf.math.log(tf.sigmoid(x))
+
+
+        class Bernoulli(Base):
+            def _log_cdf(self, x):
+                return tf.math.log(tf.sigmoid(x)) + _tail(x)
+        """
+    from test_reachability import probed
+
+    found = [f.probe for f in probed(code, select=["TNL101"]) if f.probe]
+    assert len(found) == 2  # the method's log and the helper's
+    assert not [p["no_gradient"] for p in found if "no_gradient" in p]
+    free = code.replace(
+        "class Bernoulli(Base):\n            def _log_cdf(self, x):", "def log_cdf(x):"
+    )
+    free = free.replace(
+        "\n                return tf.math.log(tf.sigmoid(x)) + _tail(x)",
+        "\n            return tf.math.log(tf.sigmoid(x)) + _tail(x)",
+    )
+    found = [f.probe for f in probed(free, select=["TNL101"]) if f.probe]
+    assert len(found) == 2 and all(p.get("no_gradient_likely") for p in found)  # a plain function

@@ -63,6 +63,9 @@ class _Graph:
     marked: set[int] = field(default_factory=set)  # id(statement) feeding a root operand
     reached: set[int] = field(default_factory=set)  # id(FunctionDef) reached (fixed point)
     maybe: set[int] = field(default_factory=set)  # reached, or called from a free function
+    # called through what this module cannot follow: a method (instances, a base class's
+    # hook call) or a callback, and what they call: their callers are unknown, not absent
+    unseen: set[int] = field(default_factory=set)
     defs: dict[str, list[cst.FunctionDef]] = field(default_factory=dict)
     calls: dict[str, list[int]] = field(default_factory=dict)  # name -> ids of calling fns
     callers: dict[str, list[str]] = field(default_factory=dict)  # name -> calling fn names
@@ -353,6 +356,9 @@ class _Builder:
                     changed = True
         self.g.reached = reached
         self.g.maybe = self._closure(reached | self._open_functions())
+        methods = {id(fn) for fn, cls in self.functions if cls is not None}
+        passed = {id(f) for name in self.g.passed for f in self.g.defs.get(name, ())}
+        self.g.unseen = self._closure((methods | passed) - reached)
 
     def _open_functions(self) -> set[int]:
         """Functions whose callers this module does not show: nothing here calls them, or they
@@ -499,18 +505,22 @@ def reach(
     if name in g.passed or any(imported(n) for n in sorted(_ancestors(g, name) | _classes(fs))):
         return Reach(Path.UNKNOWN)
     callers = [c for c in g.callers.get(name, ()) if c != name]
+    unseen = id(fn) in g.unseen  # a method or a callback, or called from one: callers unknown
     if not callers and not g.calls.get(name):
+        if unseen:
+            return Reach(Path.UNKNOWN)
         return Reach(
             Path.FREE,
             f"`{name}` has no caller in the project: the gradient symptom holds only if a "
             "caller differentiates it",
         )
     if id(fn) in g.maybe:
+        if unseen:
+            return Reach(Path.UNKNOWN)
         return Reach(
             Path.FREE,
-            f"`{name}` is only called from functions whose callers are not in view (no caller "
-            "in the project, or passed as a callback): the gradient symptom holds only if "
-            "those callers differentiate it",
+            f"`{name}` is only called from functions with no caller in the project: the "
+            "gradient symptom holds only if a caller differentiates them",
         )
     shown = ", ".join(f"`{c}`" for c in sorted(set(callers)) if c) or "module-level code"
     return Reach(
