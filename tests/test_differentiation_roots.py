@@ -355,3 +355,27 @@ def test_a_method_and_what_it_calls_have_unknown_callers_not_none():
     )
     found = [f.probe for f in probed(free, select=["TNL101"]) if f.probe]
     assert len(found) == 2 and all(p.get("no_gradient_likely") for p in found)  # a plain function
+
+
+PLAIN_LOG_CDF = """\
+    import tensorflow as tf
+
+
+    def log_cdf(x):
+        return tf.math.log(tf.sigmoid(x))
+    """
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        PLAIN_LOG_CDF.replace("    def log_cdf", "    @registry.register('b')\n    def log_cdf"),
+        PLAIN_LOG_CDF + '\n\n    TABLE = {"b": log_cdf}\n',
+    ],
+    ids=["decorated", "stored in a table"],
+)
+def test_a_registered_or_stored_function_has_unknown_callers(src):
+    """A decorator may register the function (a dispatch table, a KL registry), and a table
+    that stores it is read by name: its callers are not in view, so no condition is stated."""
+    assert one_probe(PLAIN_LOG_CDF, "TNL101").get("no_gradient_likely")  # plain: no caller
+    assert "no_gradient" not in one_probe(src, "TNL101")

@@ -41,6 +41,10 @@ TRAINED_BASES = frozenset({"Layer", "Model", "Sequential", "Loss", "Network", "M
 TRAINED_METHODS = frozenset({"call", "__call__", "train_step"})
 
 
+# nodes whose ``value`` a name can be stored or returned in (not called there)
+_HOLDS_VALUE = (cst.DictElement, cst.Element, cst.Assign, cst.AnnAssign, cst.Return)
+
+
 class Path(enum.Enum):
     REACHED = "reached"
     UNREACHED = "unreached"
@@ -64,7 +68,8 @@ class _Graph:
     reached: set[int] = field(default_factory=set)  # id(FunctionDef) reached (fixed point)
     maybe: set[int] = field(default_factory=set)  # reached, or called from a free function
     # called through what this module cannot follow: a method (instances, a base class's
-    # hook call) or a callback, and what they call: their callers are unknown, not absent
+    # hook call), a decorated function, a callback or a stored function, and what they call:
+    # their callers are unknown, not absent
     unseen: set[int] = field(default_factory=set)
     defs: dict[str, list[cst.FunctionDef]] = field(default_factory=dict)
     calls: dict[str, list[int]] = field(default_factory=dict)  # name -> ids of calling fns
@@ -338,6 +343,8 @@ class _Builder:
                 self.g.passed.add(name)
                 self.g.calls.setdefault(name, []).append(id(owner) if owner else 0)
                 self.g.callers.setdefault(name, []).append(owner.name.value if owner else "")
+            elif isinstance(n, _HOLDS_VALUE) and isinstance(n.value, (cst.Name, cst.Attribute)):
+                self.g.passed.add(_last(n.value))  # stored or returned (`{"exp": f}`, `g = f`)
             if id(n) in self.g.marked:
                 marked = _header(n) if isinstance(n, (cst.For, cst.With)) else n
                 marked_calls |= _called_names(marked) | _passed_names(marked)
@@ -356,9 +363,11 @@ class _Builder:
                     changed = True
         self.g.reached = reached
         self.g.maybe = self._closure(reached | self._open_functions())
-        methods = {id(fn) for fn, cls in self.functions if cls is not None}
+        # a decorator may register the function (a dispatch table, a KL registry, a Keras
+        # serializable): callers by that name are not in view
+        hidden = {id(fn) for fn, cls in self.functions if cls is not None or fn.decorators}
         passed = {id(f) for name in self.g.passed for f in self.g.defs.get(name, ())}
-        self.g.unseen = self._closure((methods | passed) - reached)
+        self.g.unseen = self._closure((hidden | passed) - reached)
 
     def _open_functions(self) -> set[int]:
         """Functions whose callers this module does not show: nothing here calls them, or they
