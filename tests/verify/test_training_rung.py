@@ -822,3 +822,29 @@ def test_a_control_cut_short_by_its_time_budget_does_not_confirm_a_learning_rate
     if not confirmed:
         assert "the control stopped at its time budget before step 43" in verdict["detail"]
         assert "repro" not in verdict
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_a_training_run_stopped_by_its_time_budget_is_no_evidence_against_a_witness(
+    monkeypatch, cut
+) -> None:
+    """A run that stayed finite for all its steps says the witness is not a state training
+    reaches; one a busy machine stopped early (38 of 500 steps) says nothing either way."""
+    from tfnumlint.verify import training_rung
+
+    run = {"step": None, "steps": 38 if cut else 500, "budget": 500, "loss": 1.0,
+           "first_loss": 2.0, "origins": {}, "loss_finite": True, "weights_finite": True}  # fmt: skip
+    monkeypatch.setattr(
+        training_rung, "run_body",
+        lambda *a, **k: {"run": run, "control": None, "steer": False, "cut": cut},
+    )  # fmt: skip
+    spec = _learning_rate_spec()
+    trained = training_rung.verify_program(spec)
+    assert trained["status"] == "finite" and trained["cut"] is cut
+    witness = {"status": "confirmed", "symptom": "nan-value", "detail": "at x = 1, y = nan"}
+    out = probing.with_training({"program": spec}, witness, trained)
+    assert out["status"] == ("confirmed" if cut else "inconclusive"), out
+    if cut:
+        assert "was stopped by its time budget after 38 steps" in out["detail"]
+    else:
+        assert "stays finite for 500 steps" in out["detail"]

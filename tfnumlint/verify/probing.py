@@ -222,7 +222,7 @@ def with_training(
         return trained
     stand_in = probe.get("kind") == "train"  # a stand-in model's run, where the program's ran
     state = out.get("symptom") in STATE_SYMPTOMS or stand_in
-    if out.get("status") == "confirmed" and trained["own"] and state:
+    if out.get("status") == "confirmed" and trained["own"] and state and not trained.get("cut"):
         return {
             **out,
             "status": "inconclusive",
@@ -233,8 +233,8 @@ def with_training(
                 else "the witness is not a state its training was seen to reach"
             ),
         }
-    if out.get("status") == "inconclusive" and not stand_in:  # what the program's run saw
-        return {**out, "detail": f"{out['detail']}; {reached(trained)}"}
+    if (out.get("status") == "inconclusive" and not stand_in) or trained.get("cut"):
+        return {**out, "detail": f"{out['detail']}; {reached(trained)}"}  # what its run saw
     return out
 
 

@@ -71,12 +71,15 @@ def run_body(body: str, whole: bool, control_divisor: float = 10.0) -> dict[str,
     got: dict[str, Any] = {}
     broke: dict[str, Any] | None = None  # a run that broke at a tenth of the rate as well
     deadline = time.perf_counter() + safety_seconds()
+    cut = False  # a run stopped by the time budget, or a mode never run: no evidence
     with graph_optimizer():
         for steer in (False, True):
             left = deadline - time.perf_counter()
             if left <= 0:
+                cut = True
                 break
             got = _train(namespace, lr, steer, None, left)
+            cut = got["step"] is None and got["steps"] < got["budget"]
             if got["step"] is not None:
                 # the control runs ten times the steps the break took (a tenth of the rate
                 # goes as far in ten times the steps), within the run's own budget
@@ -89,7 +92,7 @@ def run_body(body: str, whole: bool, control_divisor: float = 10.0) -> dict[str,
                 return {"run": got, "control": control, "steer": steer}
     if broke is not None:
         return broke
-    return {"run": got, "control": None, "steer": False}
+    return {"run": got, "control": None, "steer": False, "cut": cut}
 
 
 def flagged_origin(got: dict[str, Any], layout: Rendered) -> int | None:
@@ -117,7 +120,8 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     origin = flagged_origin(got, layout)
     if origin is None or out.get("rate_free"):
         return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec),
-                "where": layout.where, "files": layout.files, "control": control}  # fmt: skip
+                "where": layout.where, "files": layout.files, "control": control,
+                "cut": bool(out.get("cut"))}  # fmt: skip
     spec = {**spec, "steer": out["steer"]}
     how = "value" if whole else got["origins"][origin]
     verdict = {
@@ -169,6 +173,8 @@ def reached(trained: dict[str, Any]) -> str:
     """What a run that did not confirm saw, for the verdict it leaves standing."""
     got, spec = trained["run"], trained["spec"]
     head = run_text(spec)
+    if trained.get("cut"):
+        return f"{head} was stopped by its time budget after {got['steps']} steps, finite so far"
     if got["step"] is None:
         return f"{head} stays finite for {got['steps']} steps"
     control = trained.get("control")
