@@ -317,4 +317,6 @@ def _call_sites(
 
 
 def _reason(sinks: list[str]) -> str:
-    return f"every use of the value is gradient-free ({sinks[0] if sinks else 'no use'})"
+    if not sinks:
+        return "nothing reads the value"
+    return f"every use of the value is gradient-free ({sinks[0]})"
