@@ -84,8 +84,8 @@ def test_a_solver_that_returns_a_float_is_no_sink(tmp_path):
     assert "no_gradient" not in matcher_probe(tmp_path, solver=float_solver)
 
 
-def test_a_solver_in_the_same_module_is_read_from_its_own_returns():
-    code = """\
+# a solver in the module itself: its one return is an index
+ARGMAX_ASSIGN = """\
         import tensorflow as tf
 
 
@@ -93,24 +93,27 @@ def test_a_solver_in_the_same_module_is_read_from_its_own_returns():
             return tf.argmax(cost, axis=1)
 
 
+"""  # indented as the test bodies appended to it (each test dedents the whole module)
+
+
+def test_a_solver_in_the_same_module_is_read_from_its_own_returns():
+    code = (
+        ARGMAX_ASSIGN
+        + """\
         def match(logits):
             p = tf.sigmoid(logits)
             cost = -tf.math.log(p + 1e-8)
             return assign(cost)
         """
+    )
     reason = one_probe(code, "TNL102").get("no_gradient") or ""
     assert "only feeds `assign`" in reason
 
 
 def test_a_closure_or_a_callback_ends_the_claim():
-    closure = """\
-        import tensorflow as tf
-
-
-        def assign(cost):
-            return tf.argmax(cost, axis=1)
-
-
+    closure = (
+        ARGMAX_ASSIGN
+        + """\
         def match(logits):
             p = tf.sigmoid(logits)
             cost = -tf.math.log(p + 1e-8)
@@ -120,15 +123,11 @@ def test_a_closure_or_a_callback_ends_the_claim():
 
             return assign(cost), use
         """
+    )
     assert "only feeds" not in (one_probe(closure, "TNL102").get("no_gradient") or "")
-    callback = """\
-        import tensorflow as tf
-
-
-        def assign(cost):
-            return tf.argmax(cost, axis=1)
-
-
+    callback = (
+        ARGMAX_ASSIGN
+        + """\
         def match(logits, flag):
             def cost_matrix():
                 p = tf.sigmoid(logits)
@@ -136,6 +135,7 @@ def test_a_closure_or_a_callback_ends_the_claim():
 
             return assign(cost_matrix()), tf.cond(flag, cost_matrix, cost_matrix)
         """
+    )
     assert "only feeds" not in (one_probe(callback, "TNL102").get("no_gradient") or "")
 
 
@@ -177,15 +177,11 @@ def test_the_fact_survives_the_cache_form():
 
 
 def test_a_hazard_inside_a_lambda_makes_no_claim():
-    code = """\
-        import tensorflow as tf
-
-
-        def assign(cost):
-            return tf.argmax(cost, axis=1)
-
-
+    code = (
+        ARGMAX_ASSIGN
+        + """\
         def match(logits, flag):
             return assign(tf.cond(flag, lambda: -tf.math.log(tf.sigmoid(logits) + 1e-8), lambda: logits))
         """
+    )
     assert "only feeds" not in (one_probe(code, "TNL102").get("no_gradient") or "")

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 
 import libcst as cst
 
 from .. import ops
 from .dead_stores import reads_of, string_value
-from .module import Scope
+from .module import Binding, Scope
 from .names import children, dotted_name
 
 # TF ops whose result is a whole number or a boolean (no gradient flows back through them):
@@ -79,13 +80,10 @@ def discrete_expr(expr: cst.BaseExpression, scope: Scope, at: int, lookup: Looku
         return last in STEP_FUNCTIONS or integer_cast(expr, last) or _integer_dtype_keyword(expr)
     if isinstance(expr, cst.Name):
         found = lookup(expr.value, scope, at)
-        value = getattr(found, "value", None)
-        if value is None or getattr(found, "index", None) is not None:
-            element = found.element() if hasattr(found, "element") else None
-            value = element
-        if value is None:
-            return False
-        return discrete_expr(value, found.scope, found.at, lookup, depth + 1)  # type: ignore[attr-defined]
+        if not isinstance(found, Binding):
+            return False  # a parameter, or nothing bound here
+        value = found.value if found.index is None else found.element()
+        return value is not None and discrete_expr(value, found.scope, found.at, lookup, depth + 1)
     return False
 
 
@@ -157,14 +155,10 @@ class _Flow:
         path = _path_to(stmt, node)
         if path is None:
             return None
-        for above in path[:-1]:
-            if isinstance(above, cst.Call):
+        for above, below in pairwise(path):
+            if isinstance(above, cst.Call) and above.func is not below:  # an argument of it
                 name = dotted_name(above.func) or ""
-                if (
-                    name
-                    and above.func is not path[path.index(above) + 1]
-                    and (self.is_discrete_call(name))
-                ):
+                if name and self.is_discrete_call(name):
                     self.sinks.append(
                         f"it only feeds `{name}`, whose results are whole numbers or booleans"
                     )
@@ -273,24 +267,17 @@ def only_discrete_reason(
         sites = _call_sites(parent.node, fn) if isinstance(parent.node, cst.FunctionDef) else []
         if not sites:
             return None
-        for site_stmt, call, owner in sites[1:]:
-            if not isinstance(owner, cst.FunctionDef):
-                return None
-            one = only_discrete_at(owner, site_stmt, call, flow)
-            if not one:
+        for site_stmt, call, owner in sites[1:]:  # each further site ends in its own function
+            if (
+                not isinstance(owner, cst.FunctionDef)
+                or flow.follow(owner, site_stmt, call) is not True
+            ):
                 return None
         statement, node, owner = sites[0]
         if not isinstance(owner, cst.FunctionDef):
             return None
         fs = _scope_like(owner, parent)
     return None
-
-
-def only_discrete_at(
-    fn: cst.FunctionDef, stmt: cst.CSTNode, node: cst.CSTNode, flow: _Flow
-) -> bool:
-    """A further call site: its value must end in sinks inside its own function."""
-    return flow.follow(fn, stmt, node) is True
 
 
 def _scope_like(fn: cst.FunctionDef, parent: Scope) -> Scope:
