@@ -43,6 +43,7 @@ TRAINED_METHODS = frozenset({"call", "__call__", "train_step"})
 
 # nodes whose ``value`` a name can be stored or returned in (not called there)
 _HOLDS_VALUE = (cst.DictElement, cst.Element, cst.Assign, cst.AnnAssign, cst.Return)
+_NAMED = (cst.Name, cst.Attribute)  # a function named by value: `f`, `self.f`, `mod.f`
 
 
 class Path(enum.Enum):
@@ -85,25 +86,17 @@ def _last(node: cst.BaseExpression) -> str:
     return node.value if isinstance(node, cst.Name) else ""
 
 
-def _called_names(node: cst.CSTNode) -> set[str]:
-    """Last names of every call under ``node`` (``f(x)``, ``self.f(x)``, ``mod.f(x)``)."""
+def _called_names(node: cst.CSTNode, callbacks: bool = False) -> set[str]:
+    """Last names of every call under ``node`` (``f(x)``, ``self.f(x)``, ``mod.f(x)``), and
+    with ``callbacks`` of every callable passed by name (``tf.while_loop(c, body, v)``: the
+    callee runs it there)."""
     out: set[str] = set()
     stack = [node]
     while stack:
         n = stack.pop()
         if isinstance(n, cst.Call):
             out.add(_last(n.func))
-        stack.extend(child_nodes(n))
-    return out
-
-
-def _passed_names(node: cst.CSTNode) -> set[str]:
-    """Last names of every callable passed by name as an argument under ``node``."""
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Arg) and isinstance(n.value, (cst.Name, cst.Attribute)):
+        elif callbacks and isinstance(n, cst.Arg) and isinstance(n.value, _NAMED):
             out.add(_last(n.value))
         stack.extend(child_nodes(n))
     return out
@@ -333,21 +326,17 @@ class _Builder:
             if isinstance(n, cst.FunctionDef):
                 owner = n
             if isinstance(n, cst.Call):
-                name = _last(n.func)
-                self.g.calls.setdefault(name, []).append(id(owner) if owner else 0)
-                self.g.callers.setdefault(name, []).append(owner.name.value if owner else "")
-            elif isinstance(n, cst.Arg) and isinstance(n.value, (cst.Name, cst.Attribute)):
+                self._called(_last(n.func), owner)
+            elif isinstance(n, cst.Arg) and isinstance(n.value, _NAMED):
                 # a callback (`tf.cond(p, f, g)`, `tf.while_loop(c, body, v)`): the callee runs
                 # it where it is passed, so the passing function counts as a caller too
-                name = _last(n.value)
-                self.g.passed.add(name)
-                self.g.calls.setdefault(name, []).append(id(owner) if owner else 0)
-                self.g.callers.setdefault(name, []).append(owner.name.value if owner else "")
-            elif isinstance(n, _HOLDS_VALUE) and isinstance(n.value, (cst.Name, cst.Attribute)):
+                self.g.passed.add(_last(n.value))
+                self._called(_last(n.value), owner)
+            elif isinstance(n, _HOLDS_VALUE) and isinstance(n.value, _NAMED):
                 self.g.passed.add(_last(n.value))  # stored or returned (`{"exp": f}`, `g = f`)
             if id(n) in self.g.marked:
                 marked = _header(n) if isinstance(n, (cst.For, cst.With)) else n
-                marked_calls |= _called_names(marked) | _passed_names(marked)
+                marked_calls |= _called_names(marked, callbacks=True)
             stack.extend((c, owner) for c in child_nodes(n))
         reached = set(self.g.roots) | self.g.stepping
         for name in marked_calls:
@@ -368,6 +357,11 @@ class _Builder:
         hidden = {id(fn) for fn, cls in self.functions if cls is not None or fn.decorators}
         passed = {id(f) for name in self.g.passed for f in self.g.defs.get(name, ())}
         self.g.unseen = self._closure((hidden | passed) - reached)
+
+    def _called(self, name: str, owner: cst.FunctionDef | None) -> None:
+        """``name`` is called (or run as a callback) by ``owner`` (None: module-level code)."""
+        self.g.calls.setdefault(name, []).append(id(owner) if owner else 0)
+        self.g.callers.setdefault(name, []).append(owner.name.value if owner else "")
 
     def _open_functions(self) -> set[int]:
         """Functions whose callers this module does not show: nothing here calls them, or they
