@@ -848,3 +848,9 @@ def test_a_training_run_stopped_by_its_time_budget_is_no_evidence_against_a_witn
         assert "was stopped by its time budget after 38 steps" in out["detail"]
     else:
         assert "stays finite for 500 steps" in out["detail"]
+    # a stand-in model's confirmation yields to the program's own slice either way (nanruns
+    # p02's clean twin: its slice ran 1 step on a busy machine, and it trains finite)
+    stand_in = {"status": "confirmed", "symptom": "dead-gradient", "detail": "a stand-in"}
+    out = probing.with_training({"program": spec, "kind": "train"}, stand_in, trained)
+    assert out["status"] == "inconclusive", out
+    assert out["detail"].endswith("the stand-in's run is not the program's"), out

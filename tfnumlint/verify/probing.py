@@ -222,7 +222,14 @@ def with_training(
         return trained
     stand_in = probe.get("kind") == "train"  # a stand-in model's run, where the program's ran
     state = out.get("symptom") in STATE_SYMPTOMS or stand_in
-    if out.get("status") == "confirmed" and trained["own"] and state and not trained.get("cut"):
+    # a run stopped by its time budget says nothing of the witness's state; a stand-in's
+    # confirmation still yields to the program's own slice, which was there to be trained
+    if (
+        out.get("status") == "confirmed"
+        and trained["own"]
+        and state
+        and (stand_in or not trained.get("cut"))
+    ):
         return {
             **out,
             "status": "inconclusive",
