@@ -52,7 +52,37 @@ def _unvalidated() -> Iterator[None]:
                 CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
 
 
-def parse_module(text: str) -> cst.Module:
+def parse_module(text: str, config: cst.PartialParserConfig | None = None) -> cst.Module:
     """``libcst.parse_module``, raising what it raises, minus the per-node validation."""
     with _unvalidated():
-        return cst.parse_module(text)
+        if config is None:
+            return cst.parse_module(text)
+        return cst.parse_module(text, config)
+
+
+def reparse_changed(old: cst.Module, new: cst.Module) -> cst.Module | None:
+    """``new``, a splice of ``old``, as a tree the walk can take, parsing only the
+    module-level statements that are not ``old``'s: a spliced statement may hold one node twice
+    (an operand a rewrite copies), and the walk needs each node once.  The statements ``old``
+    lends are shared, not copied.  None when a statement does not read back alone as the same
+    code (its trivia would then belong elsewhere): parse ``new.code`` instead."""
+    lent = {id(stmt) for stmt in old.body}
+    config = new.config_for_parsing
+    body: list[cst.BaseStatement] = []
+    for stmt in new.body:
+        if id(stmt) in lent:
+            lent.discard(id(stmt))  # a second occurrence is parsed afresh
+            body.append(stmt)
+            continue
+        code = new.code_for_node(stmt.with_changes(leading_lines=()))
+        try:
+            alone = parse_module(code, config)
+        except cst.ParserSyntaxError:
+            return None
+        if len(alone.body) != 1 or alone.header or alone.footer:
+            return None
+        fresh = alone.body[0].with_changes(leading_lines=stmt.leading_lines)
+        if new.code_for_node(fresh) != new.code_for_node(stmt):
+            return None
+        body.append(fresh)
+    return new.with_changes(body=body)

@@ -10,7 +10,6 @@ method of the class, and parameters through their defaults.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import libcst as cst
 
@@ -28,6 +27,7 @@ from .values import (
     Val,
     constant,
     number,
+    revalue,
 )
 
 # caller facts a callee keeps without a role asking: ranges that bound it, values training drives
@@ -101,7 +101,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             self._depth -= 1
             self._active.discard(key)
         if result.origin is None and len(self.origins) > seen:
-            result = replace(result, origin=self.origins[seen])  # made from a passed value
+            result = revalue(result, origin=self.origins[seen])  # made from a passed value
         self._memo[key] = result
         if result.origin is not None:
             self.origins.append(result.origin)
@@ -170,7 +170,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             model = self.compiled_model(fn.name.value)
             if model is None or not model.activation:
                 return None
-            return replace(
+            return revalue(
                 layer_output(model),
                 desc=f"`{param.name.value}` = "
                 + (f"the output of the model compiled with `{fn.name.value}` ({model.activation})"),
@@ -207,7 +207,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             if model.kind not in ("model", "layer") or not model.activation:
                 return None
             desc = f"`{param.name.value}` = the output of the compiled model ({model.activation})"
-            return replace(layer_output(model), desc=desc)
+            return revalue(layer_output(model), desc=desc)
         return None
 
     def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None:
@@ -248,7 +248,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         if isinstance(node, cst.UnaryOperation):
             inner = self.value(node.expression, scope, order)
             if isinstance(node.operator, cst.Minus):
-                return replace(
+                return revalue(
                     inner,
                     kind="neg" if inner.kind != "constant" else "constant",
                     lo=-inner.hi,
@@ -264,7 +264,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         if isinstance(node, cst.Subscript):
             base = self.value(node.value, scope, order)
             if base.tensor or base.prob or base.kind == "mask":  # `mask[0]` is still a mask
-                return replace(base, const=None, tuple_items=None, desc=f"{base.desc}[...]")
+                return revalue(base, const=None, tuple_items=None, desc=f"{base.desc}[...]")
             return Val(desc=f"{base.desc or '...'}[...]")
         if isinstance(node, cst.Comparison):
             return Val("bool", 0.0, 1.0, tensor=True, zero="the comparison is false")
@@ -285,7 +285,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             if found.default is not None:
                 default = self.value(found.default, scope, order)
                 if default.const is not None:
-                    return replace(
+                    return revalue(
                         default,
                         kind="constant",
                         desc=f"`{name}` (default {fmt_number(default.const)})",
@@ -313,14 +313,14 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                 return self._by_use(name, found.scope, val)
             if _weights_unknown_zero(val) and name in self.roles(found.scope).weights:
                 # `w = cast(mask)`, then sum(x * w) / sum(w): the weights' zero is the use's
-                return replace(val, kind="mask", lo=0.0, zero=f"every weight in `{name}` is 0",
+                return revalue(val, kind="mask", lo=0.0, zero=f"every weight in `{name}` is 0",
                                desc=_named(name, val))  # fmt: skip
-            return replace(val, desc=_named(name, val))
+            return revalue(val, desc=_named(name, val))
         if self.imports.resolve(cst.Name(name)) is not None:
             return Val("module")
         imported = self.project.value(name) if self.project is not None else None
         if imported is not None:
-            return replace(imported, desc=_named(name, imported))
+            return revalue(imported, desc=_named(name, imported))
         return Val("name", desc=f"`{name}`")
 
     def _owner(self, name: str, param: cst.Param, scope: Scope) -> Scope | None:
@@ -358,7 +358,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         if name in roles.weights:
             return Val("mask", 0.0, 1.0, zero=f"every weight in {desc} is 0", desc=desc)
         if name in roles.probability:
-            return replace(
+            return revalue(
                 val,
                 prob=True,
                 prob_by_use=True,
@@ -368,8 +368,8 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                 desc=desc,
             )
         if name in roles.targets:
-            return replace(val, lo=max(val.lo, 0.0), desc=desc)
-        return replace(val, desc=desc)
+            return revalue(val, lo=max(val.lo, 0.0), desc=desc)
+        return revalue(val, desc=desc)
 
     def _passed(self, name: str, param: cst.Param, scope: Scope) -> Val | None:
         """What callers pass for a parameter: an instance of its annotated class, or the
@@ -428,12 +428,12 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                                                        every=not same)  # fmt: skip
                         name = f"self.{node.attr.value}"
                         if val.kind in ("unknown", "call"):
-                            return replace(val, desc=f"`{name}`")
-                        return replace(val, desc=_named(name, val))
+                            return revalue(val, desc=f"`{name}`")
+                        return revalue(val, desc=_named(name, val))
                 elif self.project is not None:
                     inherited = self._inherited_attr(scope.cls.node, node.attr.value)
                     if inherited is not None:
-                        return replace(inherited, desc=_named(f"self.{node.attr.value}", inherited))
+                        return revalue(inherited, desc=_named(f"self.{node.attr.value}", inherited))
         if node.attr.value in FINFO_POSITIVE and _is_finfo(obj):
             return Val("finfo", math.ulp(0.0), INF, desc=f"`{_dotted(node)}`", guarded=True)
         resolved = self.imports.resolve(node)
@@ -446,7 +446,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             if dotted and self.lookup(dotted.split(".")[0], scope, order) is None:
                 val = self.project.value(dotted)
                 if val is not None:
-                    return replace(val, desc=_named(dotted, val))
+                    return revalue(val, desc=_named(dotted, val))
         return Val(desc=f"`{_dotted(node)}`")
 
     def layer_attribute(
@@ -468,7 +468,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             if other.kind not in LAYER_KINDS:
                 return Val("call", desc=val.desc)  # a layer here, something else there
             if other.activation != val.activation:
-                return replace(val, activation=None)
+                return revalue(val, activation=None)
         return val
 
     def _built_layer(self, attr: str | None, binding: Binding, val: Val, fn: Scope | None) -> Val:
@@ -484,7 +484,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         last = added[-1]
         layer = self.value(last.node.args[0].value, last.scope, last.order)
         act = layer.activation if layer.kind in LAYER_KINDS else None
-        return replace(val, activation=act, desc="a Sequential model")
+        return revalue(val, activation=act, desc="a Sequential model")
 
     def _adds_to(self, site, attr: str | None, binding: Binding, fn: Scope | None) -> bool:
         """``site`` is ``self.<attr>.add(layer)`` in a method of ``fn``'s class (with ``attr``),

@@ -4,7 +4,6 @@ function of the module or the project, or as a layer's output.  Static: libcst o
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import libcst as cst
@@ -17,6 +16,7 @@ from .values import (
     INF,
     UNKNOWN,
     Val,
+    revalue,
 )
 
 
@@ -132,7 +132,7 @@ class EvaluatesCalls:
                 inner = v.desc if v.desc and len(v.desc) <= 40 else f"a {v.kind}"
                 if inner.startswith("the return of"):
                     inner = f"a {v.kind}"
-                return replace(
+                return revalue(
                     v, desc=f"the return of `{callee_text(node.func)}` ({inner})" if v.desc else ""
                 )
         known = [v for v in values if v.known or v.tuple_items]
@@ -264,7 +264,7 @@ class EvaluatesCalls:
         else:
             default = summary.default(name)  # a default other than None is not kept as text
             act = "linear" if default is not None and default[1] else None
-        return replace(model, activation=act, activation_param=None)
+        return revalue(model, activation=act, activation_param=None)
 
     def _is_param(self, arg: cst.BaseExpression, scope: Scope, order: int) -> bool:
         found = isinstance(arg, cst.Name) and self.lookup(arg.value, scope, order)

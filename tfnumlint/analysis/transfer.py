@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Protocol
 
 import libcst as cst
@@ -25,7 +24,17 @@ from .conditions import (
 from .dtypectx import FLOAT_WORDS, dtype_word
 from .module import Binding, ModuleInfo, Scope, call_arg
 from .names import ImportMap
-from .values import INF, LAYER_KINDS, LINEAR_KINDS, UNKNOWN, Val, constant, join_vals, paren
+from .values import (
+    INF,
+    LAYER_KINDS,
+    LINEAR_KINDS,
+    UNKNOWN,
+    Val,
+    constant,
+    join_vals,
+    paren,
+    revalue,
+)
 
 
 class Evaluator(Protocol):
@@ -76,23 +85,23 @@ def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
             kind, lo, hi, tensor=True, zero=zero, desc=f"{kind}({inner.desc or '...'})", **extra
         )
         if kind in ops.PROBABILITY:
-            return replace(
+            return revalue(
                 val,
                 prob=True,
                 logits=args[0].value if args else None,
                 zero="the probability saturates",
             )
         if kind == "abs" and inner.prob:  # |p| of a probability is the probability
-            return replace(inner, tensor=True, const=None, desc=f"abs({inner.desc or '...'})")
+            return revalue(inner, tensor=True, const=None, desc=f"abs({inner.desc or '...'})")
         if kind == "sqrt":
-            return replace(
+            return revalue(
                 val,
                 lo=math.sqrt(inner.lo) if inner.lo > 0 else 0.0,
                 zero=inner.zero if inner.can_be_zero else None,
             )
         if kind in ops.ZERO_PRESERVING and inner.const is None:  # square, abs: 0 from a 0
             strong = inner.zero is not None and not inner.zero_weak
-            return replace(val, zero=inner.zero if strong else zero, zero_weak=not strong)
+            return revalue(val, zero=inner.zero if strong else zero, zero_weak=not strong)
         if kind == "exp":
             return _exp(ev, val, inner, scope)
         return val
@@ -115,7 +124,7 @@ def _exp(ev: Evaluator, val: Val, inner: Val, scope) -> Val:
             f"its input is below {under:.2f} (exp underflows to 0 in {dtype}; "
             f"{exp_underflow(dtype, flush_to_zero=False):.2f} without flush-to-zero)"
         )
-    return replace(
+    return revalue(
         val,
         has_exp=not shifted,
         hi=INF if inner.hi > over else math.exp(inner.hi),
@@ -163,7 +172,7 @@ def _reduce(kind: str):
                 desc=f"reduce_sum({inner.desc or '...'})",
             )
         if kind in ops.WITHIN_INPUTS:  # a mean, max or min keeps its entries' range
-            return replace(
+            return revalue(
                 inner,
                 kind=kind,
                 const=None,
@@ -265,7 +274,7 @@ def _where(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
 def _passthrough(kind: str):
     def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
         inner = ev.value(args[0].value, scope, order) if args else UNKNOWN
-        return replace(inner, tensor=True, const=None if kind != "constant" else inner.const)
+        return revalue(inner, tensor=True, const=None if kind != "constant" else inner.const)
 
     return handler
 
@@ -276,7 +285,7 @@ def _concat(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     if isinstance(pieces, (cst.List, cst.Tuple)) and pieces.elements:
         vals = [ev.value(e.value, scope, order) for e in pieces.elements]
         joined = join_vals(vals)
-        return replace(
+        return revalue(
             joined,
             tensor=True,
             const=None,
@@ -291,8 +300,8 @@ def _cast(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
     if inner.kind in ("bool", "mask"):
         return Val("mask", 0.0, 1.0, tensor=True, zero="the mask is all zeros")
     if inner.const is not None and _to_float(node, scope):
-        return replace(inner, tensor=True)  # cast(0, tf.float64) is still the constant 0
-    return replace(inner, tensor=True, const=None)
+        return revalue(inner, tensor=True)  # cast(0, tf.float64) is still the constant 0
+    return revalue(inner, tensor=True, const=None)
 
 
 def _to_float(cast: cst.Call, scope: Scope) -> bool:
@@ -320,7 +329,7 @@ def _arith_op(kind: str):
         synthetic = cst.BinaryOperation(
             left=args[0].value, operator=operator(), right=args[1].value
         )
-        return replace(ev._binop(synthetic, scope, order), tensor=True)
+        return revalue(ev._binop(synthetic, scope, order), tensor=True)
 
     return handler
 
@@ -365,7 +374,7 @@ def _source(kind: str):
         if kind == "constant" and args:
             inner = ev.value(args[0].value, scope, order)
             if inner.const is not None:
-                return replace(inner, tensor=True)
+                return revalue(inner, tensor=True)
         if kind == "zeros":
             return Val("zeros", 0.0, 0.0, tensor=True, zero="always", desc="zeros")
         if kind == "ones":
@@ -532,7 +541,7 @@ def _arg_desc(ev: Evaluator, args, scope, order) -> str:
 
 
 def _epsilon(ev, node, args, scope, order) -> Val:
-    return replace(constant(1e-7), desc="K.epsilon() = 1e-07")
+    return revalue(constant(1e-7), desc="K.epsilon() = 1e-07")
 
 
 # handler families whose handler depends on the op (its kind, and for unary ops its range)

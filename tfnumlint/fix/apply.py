@@ -34,21 +34,19 @@ from ..config import Settings
 from ..discovery import Candidate
 from ..engine import LintOptions, Parsed, ProjectUnit, lint_unit, place_hits, run_checks
 from ..model import Finding, Fix
-from ..parsing import parse_module
+from ..parsing import parse_module, reparse_changed
 from ..positions import NodePositions
 from ..source import Source, SourceError, read_source
 from . import described, forked, tally
 from . import proof as proofs
-from .bind import bind_moved
 from .hazards import counts, groups_by_hit, hit_spans, judge, leaves_detail, text_edits
 from .ir import Plan
 from .render import Namer, namer_for, render_plan
 from .rewrites import fixable, fixable_codes, plan_for
-from .splice import Replace, Span, add_import, covers, dead_statements, overlaps, replace_in
+from .splice import Rendered, Span, covers, overlaps, splice_plans
 
 MAX_PASSES = 4
 
-Rendered = dict[int, cst.CSTNode]  # id of an original node -> its replacement
 Placed = tuple[str, Hit, CodeRange]  # rule code, hit, where it sits
 
 
@@ -91,11 +89,19 @@ class _FilePass:
 
 
 def _analyse(
-    text: str, options: LintOptions, unit: ProjectUnit | None = None, parsed: Parsed | None = None
+    text: str,
+    options: LintOptions,
+    unit: ProjectUnit | None = None,
+    parsed: Parsed | None = None,
+    tree: cst.Module | None = None,
 ) -> tuple[cst.Module, Context | None, list[Placed], NodePositions]:
-    """Parse (unless lint's tree and walk of this text are ``parsed``) and run the checks with
-    lint's project facts (``unit``); hits placed, suppressed and positioned as lint does."""
-    module = parsed.module if parsed is not None else parse_module(text)
+    """Parse (unless lint's tree and walk of this text are ``parsed``, or ``tree`` is this
+    text's tree) and run the checks with lint's project facts (``unit``); hits placed,
+    suppressed and positioned as lint does."""
+    if parsed is not None:
+        module = parsed.module
+    else:
+        module = tree if tree is not None else parse_module(text)
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20000))
     try:
@@ -123,11 +129,12 @@ def _finding_key(f: Finding) -> tuple[str, int, int]:
 
 
 def _plan_file(
-    work: _Work, options: LintOptions, first: bool, parsed: Parsed | None = None
+    work: _Work, options: LintOptions, first: bool, parsed: Parsed | None = None, prove: bool = True
 ) -> _FilePass | None:
-    """Plans (and proof jobs) for one pass over one file; None when it does not analyse.
-    Each rendered plan is spliced alone and the file linted again (:mod:`.hazards`): a plan
-    that leaves a rule of its hazard group, or adds one, gets a failed proof and no job."""
+    """Plans (and, to ``prove`` them, proof jobs) for one pass over one file; None when it
+    does not analyse.  Each rendered plan is spliced alone and the file linted again
+    (:mod:`.hazards`): a plan that leaves a rule of its hazard group, or adds one, gets a
+    failed proof and no job."""
     try:
         module, ctx, hits, positions = _analyse(work.text, options, work.unit, parsed)
     except Exception:
@@ -160,9 +167,12 @@ def _plan_file(
         if rendered is None:
             continue
         _describe(plan, module, positions, rendered)
-        new_text = _splice(work, module, ctx, namer, parents, [(plan, rendered)])
-        after = _relint(new_text, options, work) if new_text is not None else None
-        if new_text is None or after is None:
+        spliced = splice_plans(work.display, module, ctx, namer, parents, [(plan, rendered)])
+        if spliced is None:
+            continue
+        new_text, new_module = spliced
+        after = _relint(new_text, options, work, reparse_changed(module, new_module))
+        if after is None:
             continue
         plan.edits_text = text_edits(work.text, new_text)
         judge(plan, [spans[j] for j in groups[i]], before, after)
@@ -171,15 +181,18 @@ def _plan_file(
             planned.append(_Planned(finding, plan, rendered))
             continue
         verification = finding.verification if finding else None
-        job = proofs.build_job(ctx, positions, hit, plan, verification)
+        job = proofs.build_job(ctx, positions, hit, plan, verification) if prove else None
         planned.append(_Planned(finding, plan, rendered, job))
     return _FilePass(work, module, ctx, namer, planned)
 
 
-def _relint(text: str, options: LintOptions, work: _Work) -> Counter[str] | None:
-    """The hits per rule of the same checks on a rewritten text (None: it does not analyse)."""
+def _relint(
+    text: str, options: LintOptions, work: _Work, tree: cst.Module | None = None
+) -> Counter[str] | None:
+    """The hits per rule of the same checks on a rewritten text, whose tree ``tree`` is when
+    given (None: it does not analyse)."""
     try:
-        _module, ctx, hits, _positions = _analyse(text, options, work.unit)
+        _module, ctx, hits, _positions = _analyse(text, options, work.unit, tree=tree)
     except Exception:
         return None
     if ctx is None:
@@ -193,40 +206,6 @@ def _relint(text: str, options: LintOptions, work: _Work) -> Counter[str] | None
 def _note_facts(work: _Work, ctx: Context) -> None:
     if ctx.ev.project is not None:
         work.touched.update(ctx.ev.project.touched)
-
-
-def _splice(
-    work: _Work,
-    module: cst.Module,
-    ctx: Context,
-    namer: Namer,
-    parents: dict[int, cst.CSTNode],
-    chosen: list[tuple[Plan, Rendered]],
-) -> str | None:
-    """The file's text with ``chosen`` spliced in (dead assignments removed, the import
-    added); None when the result does not compile."""
-    mapping: Rendered = {}
-    for _plan, rendered in chosen:
-        mapping.update(rendered)
-    plans = [plan for plan, _r in chosen]
-    remove = dead_statements(ctx, parents, plans, mapping)
-    binding = bind_moved(module, parents, plans, remove)
-    if binding.names:  # long operands copied from a statement that stays: name them once
-        for plan in plans:
-            again = render_plan(plan, module, namer, binding.names)
-            if again is None:
-                return None
-            mapping.update(again)
-        mapping.update(binding.uses)
-    new_module = replace_in(module, parents, Replace(mapping, remove, parents, binding.inserts))
-    if any(plan.uses_import for plan in plans) and namer.import_line:
-        new_module = add_import(new_module, namer.import_line)
-    code = new_module.code
-    try:
-        compile(code, work.display, "exec")
-    except SyntaxError:
-        return None
-    return code
 
 
 def _describe(
@@ -294,9 +273,10 @@ def _apply_pass(entries: list[_FilePass], unsafe: bool, first: bool) -> list[_Wo
         if not chosen:
             continue
         parents = parent_map(entry.module)
-        code = _splice(work, entry.module, entry.ctx, entry.namer, parents, chosen)
-        if code is None:
+        spliced = splice_plans(work.display, entry.module, entry.ctx, entry.namer, parents, chosen)
+        if spliced is None:
             continue
+        code = spliced[0]
         finding_of = {id(p.plan): p.finding for p in entry.planned}
         for plan, _r in chosen:
             work.applied.append((plan, finding_of.get(id(plan))))
@@ -468,7 +448,7 @@ def _describe_file(
     work: _Work, opts: LintOptions, k: str, cache: Cache, parsed: Parsed | None = None
 ) -> None:
     """Plan one file's fixes, attach them to its findings and cache them."""
-    entry = _plan_file(work, opts, True, parsed)
+    entry = _plan_file(work, opts, True, parsed, prove=False)
     if entry is not None:
         plans_first = [(p.finding, p.plan) for p in entry.planned if p.finding is not None]
         tally.attach(work.findings, plans_first, [], proven=False)

@@ -14,8 +14,12 @@ import libcst as cst
 from ..analysis.context import Context
 from ..analysis.module import contains
 from ..analysis.names import children as child_nodes
+from .bind import bind_moved
 from .ir import Edit, Plan
 from .match import pure
+from .render import Namer, render_plan
+
+Rendered = dict[int, cst.CSTNode]  # id of an original node -> its replacement
 
 Span = tuple[int, int, int, int]  # start line, start column, end line, end column
 
@@ -241,3 +245,38 @@ def _is_future_import(stmt: cst.CSTNode) -> bool:
         and getattr(b.module, "value", "") == "__future__"
         for b in stmt.body
     )
+
+
+def splice_plans(
+    display: str,
+    module: cst.Module,
+    ctx: Context,
+    namer: Namer,
+    parents: dict[int, cst.CSTNode],
+    chosen: list[tuple[Plan, Rendered]],
+) -> tuple[str, cst.Module] | None:
+    """The file's text and tree with ``chosen`` spliced in (dead assignments removed, the
+    import added); None when the result does not compile.  The tree shares ``module``'s
+    nodes, and may hold one twice (see ``parsing.reparse_changed``)."""
+    mapping: Rendered = {}
+    for _plan, rendered in chosen:
+        mapping.update(rendered)
+    plans = [plan for plan, _r in chosen]
+    remove = dead_statements(ctx, parents, plans, mapping)
+    binding = bind_moved(module, parents, plans, remove)
+    if binding.names:  # long operands copied from a statement that stays: name them once
+        for plan in plans:
+            again = render_plan(plan, module, namer, binding.names)
+            if again is None:
+                return None
+            mapping.update(again)
+        mapping.update(binding.uses)
+    new_module = replace_in(module, parents, Replace(mapping, remove, parents, binding.inserts))
+    if any(plan.uses_import for plan in plans) and namer.import_line:
+        new_module = add_import(new_module, namer.import_line)
+    code = new_module.code
+    try:
+        compile(code, display, "exec")
+    except SyntaxError:
+        return None
+    return code, new_module

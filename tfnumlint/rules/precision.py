@@ -121,15 +121,19 @@ def rounding_context(ctx: Context, site: Site) -> bool:
 @rule("TNL401", binops=(cst.Add, cst.Subtract), host_values=True)
 def epsilon_absorbed(site: Site, ctx: Context):
     node = site.node
-    dtype = ctx.dtype(site)
-    if not rounding_context(ctx, site):
-        return  # float64 host arithmetic: 1 - 1e-10 is exact enough there
     pairs = [(node.right, node.left)]
     if isinstance(node.operator, cst.Add):
         pairs.append((node.left, node.right))
-    for eps_node, other in pairs:
-        eps = eps_value(ctx, eps_node, site)
-        if eps is None or underflows(eps, dtype):
+    # the epsilon first: most sums hold none, and the rounding context reads the whole module
+    found = [(eps_value(ctx, eps_node, site), other) for eps_node, other in pairs]
+    epsilons = [(eps, other) for eps, other in found if eps is not None]
+    if not epsilons:
+        return
+    dtype = ctx.dtype(site)
+    if not rounding_context(ctx, site):
+        return  # float64 host arithmetic: 1 - 1e-10 is exact enough there
+    for eps, other in epsilons:
+        if underflows(eps, dtype):
             continue
         v = ctx.val(other, site)
         magnitude = _min_magnitude(v.lo, v.hi)
