@@ -45,13 +45,18 @@ def test_a_dead_gradient_of_the_detached_teacher_is_refuted_and_the_student_keep
     assert s_out["status"] != "refuted", s_out
 
 
-def test_the_gate_names_the_stop_gradient_a_dead_teacher_gradient_rests_on():
+@pytest.mark.parametrize("trained", [True, False])
+def test_the_gate_names_the_stop_gradient_a_dead_teacher_gradient_rests_on(trained):
     """Whether the search's grid reaches the teacher's exact saturation depends on whether
     the CPU flushes subnormals (softmax's exp(-100) is 3.7e-44, or 0): the gate's reason is
-    checked on the witness itself, a dead gradient with respect to the stopped input."""
+    checked on the witness itself, a dead gradient with respect to the stopped input.  Without
+    a training step the loss has no caller, which alone would make the symptom conditional:
+    the stopped input is a code fact about the witness, and it refutes first."""
     from tfnumlint.verify import gradient_gate
 
-    teacher, _ = _findings(differentiated(DISTILL, "distill"))  # a training step's loss
+    src = differentiated(DISTILL, "distill") if trained else DISTILL  # a training step's loss
+    teacher, _ = _findings(src)
+    assert bool(teacher.probe.get("no_gradient_likely")) is not trained
     name = next(s["name"] for s in teacher.probe["inputs"] if s.get("stopped"))
     witness = {
         "status": "confirmed",

@@ -155,13 +155,18 @@ def settle(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             "detail": f"{out.get('detail', '')}; but that value is never selected: {guard}",
         }
     reason = probe.get("no_gradient")
+    likely = bool(reason and probe.get("no_gradient_likely"))
     if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
         reason = labels_only_reason(out, probe)
+    elif likely and out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY:
+        # a code fact about the witness (a stopped or data input) outranks a caller not in view
+        certain = labels_only_reason(out, probe)
+        reason, likely = (certain, False) if certain else (reason, likely)
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
         return out
     statement = statement_value_symptom(out)
     if statement:
-        flows = "is likely to flow" if probe.get("no_gradient_likely") else "flows"
+        flows = "is likely to flow" if likely else "flows"
         return {
             **out,
             "symptom": "nan-value" if statement == "nan" else "inf-value",
@@ -170,7 +175,7 @@ def settle(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                 f"the enclosing statement's value is {statement}: a value symptom"
             ),
         }
-    if probe.get("no_gradient_likely"):
+    if likely:
         return out  # a condition, stated after the gates that may find a sharper one
     return {
         **out,
