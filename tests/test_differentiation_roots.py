@@ -316,6 +316,94 @@ def test_a_function_another_module_reads_keeps_its_callers_unknown(tmp_path, use
     assert found and not any(p.get("no_gradient") for p in found), found
 
 
+TEST_OF_COST = """\
+    import tensorflow as tf
+    from pkg.cost import nmse
+
+
+    class CostTest(tf.test.TestCase):
+        def {method}(self):
+            x = tf.ones([2, 3])
+            {body}
+    """
+
+
+def test_a_function_only_a_test_calls_is_conditional_not_unknown(tmp_path):
+    """A test runner calls a test class's methods and differentiates nothing they compute:
+    a metric only a test calls has no caller in the project that differentiates it."""
+    test = TEST_OF_COST.format(method="test_zero", body="self.assertAllClose(nmse(x, x), 0.0)")
+    found = _cost_probes(tmp_path, {"pkg/__init__.py": "", "pkg/cost_test.py": test})
+    assert found and all(p.get("no_gradient_likely") for p in found), found
+    for p in found:
+        assert "`nmse` has no caller in the project that differentiates it" in p["no_gradient"]
+        assert "`pkg.cost_test`" in p["no_gradient"]
+
+
+def test_the_test_method_rule_reads_the_base_class_not_the_method_name(tmp_path):
+    test = TEST_OF_COST.format(method="check", body="self.assertAllClose(nmse(x, x), 0.0)")
+    found = _cost_probes(tmp_path, {"pkg/__init__.py": "", "pkg/cost_test.py": test})
+    assert found and all(p.get("no_gradient_likely") for p in found), found
+    plain = test.replace("(tf.test.TestCase)", "(object)")
+    found = _cost_probes(tmp_path / "plain", {"pkg/__init__.py": "", "pkg/cost_test.py": plain})
+    assert found and not any(p.get("no_gradient") for p in found), found  # a method: unknown
+
+
+def test_a_test_that_differentiates_the_function_keeps_its_reach_unknown(tmp_path):
+    body = (
+        "with tf.GradientTape() as tape:\n"
+        "                tape.watch(x)\n"
+        "                loss = nmse(x, 2 * x)\n"
+        "            self.assertIsNotNone(tape.gradient(loss, x))"
+    )
+    test = TEST_OF_COST.format(method="test_grad", body=body)
+    found = _cost_probes(tmp_path, {"pkg/__init__.py": "", "pkg/cost_test.py": test})
+    assert found and not any(p.get("no_gradient") for p in found), found
+
+
+def test_a_reader_that_also_passes_the_function_on_keeps_its_reach_unknown(tmp_path):
+    body = "self.assertAllClose(nmse(x, x), 0.0)\n            tf.map_fn(nmse, x)"
+    test = TEST_OF_COST.format(method="test_zero", body=body)
+    found = _cost_probes(tmp_path, {"pkg/__init__.py": "", "pkg/cost_test.py": test})
+    assert found and not any(p.get("no_gradient") for p in found), found
+
+
+def test_a_test_reading_through_star_re_exports_is_followed(tmp_path):
+    """`import lib` then `lib.metrics.nmse`: the package star-imports a subpackage that imports
+    `metrics`, whose `__init__` star-imports `cost`.  The re-exports call nothing, and the one
+    reader that calls `nmse` is a test."""
+    from test_caller_ranges import probes
+    from test_project import project
+
+    body = "self.assertAllClose(lib.metrics.nmse(x, x), 0.0)"
+    test = TEST_OF_COST.format(method="test_zero", body=body)
+    test = test.replace("from pkg.cost import nmse", "import lib")
+    files = {
+        "lib/__init__.py": "from lib.python import *\n",
+        "lib/python/__init__.py": "from lib.python import metrics\n\n__all__ = ['metrics']\n",
+        "lib/python/metrics/__init__.py": "from .cost import *\n",
+        "lib/python/metrics/cost.py": COST,
+        "lib/python/metrics/cost_test.py": test,
+    }
+    found = probes(project(tmp_path, files), "lib/python/metrics/cost.py", "TNL202")
+    assert found and all(p.get("no_gradient_likely") for p in found), found
+    assert all("`lib.python.metrics.cost_test`" in p["no_gradient"] for p in found), found
+    assert not any("`lib.python.metrics`" in p["no_gradient"] for p in found)  # re-export only
+
+
+def test_a_hazard_inside_a_test_method_has_no_path_to_a_root():
+    code = """\
+        import tensorflow as tf
+
+
+        class NormTest(tf.test.TestCase):
+            def test_norm(self):
+                x = tf.zeros([3])
+                return tf.sqrt(tf.reduce_sum(tf.square(x)))  # the runner drops it
+        """
+    reason, likely = _flow(code, "TNL202")
+    assert reason and "is a test method" in reason and not likely, reason
+
+
 def test_reads_are_counted_outside_the_import_statements():
     from tfnumlint.analysis.project_imports import project_reads
 

@@ -246,7 +246,7 @@ def _lint_source(
             result.errors.append(FileError(source.path, error))
         if unit is not None and tree is not None:  # it may re-export project names (__init__)
             outcome.summary = imports_only(
-                source.text, unit.module, unit.is_package, source.path, tree
+                source.text, unit.module, unit.is_package, source.path, tree, source.file
             )
         return outcome
     if parsed is None:
@@ -315,7 +315,9 @@ def _analyse(
             outcome.deps = dict(ctx.ev.project.touched)
             outcome.parsed = Parsed(module, ctx.info)
         elif unit is not None:
-            outcome.summary = imports_only(source.text, unit.module, unit.is_package, source.path)
+            outcome.summary = imports_only(
+                source.text, unit.module, unit.is_package, source.path, file=source.file
+            )
     except RecursionError:
         result.errors.append(FileError(source.path, "cannot analyse: expression nested too deeply"))
     finally:

@@ -83,6 +83,7 @@ from .domain_relations import (
 from .driven import mark_inputs
 from .gradflow import dataset_map_reason, element_map_reason, no_gradient
 from .guards import cond_guard_reason, where_guard_reason
+from .readers import Readers
 
 
 def annotate(probe: dict[str, Any] | None, ctx, hit) -> None:
@@ -235,13 +236,14 @@ def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
 
 
 def _imported_elsewhere(ctx):
-    """``name -> bool``: another module of the project imports that name from this module
-    (``""``: the module itself); its callers there are not followed, so reachability stays
-    unknown.  Without a project index nothing is imported."""
+    """``name -> bool``: another module of the project reads that name from this module
+    (``""``: imports the module itself) and may differentiate it; a reader whose every call
+    of it is on no path to a differentiation root does not count (``readers.Readers``).
+    Without a project index nothing is imported."""
     project = getattr(ctx.ev, "project", None)
     if project is None:
         return None
-    return project.imported_elsewhere
+    return Readers(project.module, project.ask)
 
 
 def _discrete_call(ctx):

@@ -68,7 +68,7 @@ class ProjectIndex:
     _opaque_targets: set[tuple[str, str]] | None = None
     _importers: dict[str, tuple[tuple[str, str, str], ...]] | None = None  # importer_table
     _packages: set[str] = field(default_factory=set)
-    _read: set[tuple[str, str]] | None = None  # (module, name) another module reads: read_table
+    _read: dict[tuple[str, str], tuple] | None = None  # read_table: the readers
 
     def __post_init__(self) -> None:
         self._functions = {m: dict(s.functions) for m, s in self.summaries.items()}
@@ -122,8 +122,8 @@ class ProjectIndex:
             value = self._caller_relations(rest[0], rest[1]) or None
         elif kind == "pall" and len(rest) == 3:
             value = True if self._every_site_passes(rest[0], rest[1], rest[2]) else None
-        elif kind == "ext" and len(rest) == 2:
-            value = True if self._imported_elsewhere(rest[0], rest[1]) else None
+        elif kind == "ext" and len(rest) == 2:  # True, or the modules that read the name
+            value = self._imported_elsewhere(rest[0], rest[1]) or None
         elif kind in ("imp", "mod") and len(rest) == 1:  # a program slice's modules
             if self._importers is None:
                 self._importers = importer_table(self.summaries)
@@ -139,13 +139,13 @@ class ProjectIndex:
         """What ``dotted`` names in ``module`` (re-exports followed), useful or not."""
         return self._dotted(module, dotted, 0)
 
-    def _imported_elsewhere(self, module: str, name: str) -> bool:
-        """Another module reads function or class ``name`` of ``module`` (a re-export is no
-        read); for ``""``, it imports the module itself or all of it."""
+    def _imported_elsewhere(self, module: str, name: str) -> bool | tuple:
+        """The other modules that read function or class ``name`` of ``module`` (a re-export
+        is no read); for ``""``, whether one imports the module itself or all of it."""
         if not name:
             return module_imported_elsewhere(self.summaries, module)
         self._read = read_table(self.summaries, self._dotted) if self._read is None else self._read
-        return (module, name) in self._read
+        return self._read.get((module, name), ())
 
     def digest(self, key: str) -> str:
         d = self._digests.get(key)
@@ -186,7 +186,8 @@ class ProjectIndex:
             return found
         for star in self.summaries[module].stars:
             found = self._symbol(star, name, depth + 1)
-            if found is not None and found.kind != "module":
+            exported = found is not None and found.kind != "module"  # or a submodule it imports
+            if found is not None and (exported or name in self._imports.get(star, ())):
                 return found
         sub = f"{module}.{name}"
         return Symbol("module", sub) if sub in self._packages else None
@@ -587,7 +588,7 @@ class ProjectView:
 
     def imported_elsewhere(self, name: str) -> bool:
         """Another module of the project imports ``name`` (a function or class) from this one."""
-        return self.ask(f"ext|{self.module}|{name}") is True
+        return bool(self.ask(f"ext|{self.module}|{name}"))
 
     def caller_relations(self, qual: str) -> tuple[tuple[str, str, str, str], ...]:
         """(a, op, b, why): every call site passes parameters ``a op b`` (a class invariant)."""

@@ -102,12 +102,17 @@ _THIRD_PARTY_ROOTS = frozenset({"tensorflow", "keras", "tf_keras", "numpy", "jax
 
 
 def imports_only(
-    text: str, module: str, is_package: bool, path: str, tree: ast.Module | None = None
+    text: str,
+    module: str,
+    is_package: bool,
+    path: str,
+    tree: ast.Module | None = None,
+    file: str = "",
 ) -> ModuleSummary | None:
     """The summary of a module with no TensorFlow in it: only what it imports and re-exports
     (a package ``__init__`` that does ``from .layers import *``).  The stdlib parser is
     enough for that, and about ten times cheaper than libcst; ``tree`` is its parse of
-    ``text`` when the caller has one."""
+    ``text`` when the caller has one; ``file``, where it was read from."""
     if tree is None:
         try:
             tree = ast.parse(text)
@@ -141,7 +146,10 @@ def imports_only(
         if isinstance(node, (ast.Import, ast.ImportFrom))
     ]
     reads = project_reads(text, {k: (m, s) for k, m, s in table}, code)
-    return ModuleSummary(module, path, tuple(table), tuple(stars), (), (), (), (), reads=reads)
+    return ModuleSummary(
+        module, path, tuple(table), tuple(stars), (), (), (), (), text_hash=text_digest(text),
+        file=file, reads=reads,
+    )  # fmt: skip
 
 
 # -- the files a program slice reads ----------------------------------------------------------
@@ -244,20 +252,35 @@ def project_reads(
     return tuple(sorted(out))
 
 
-def read_table(summaries: dict[str, ModuleSummary], resolve) -> set[tuple[str, str]]:
-    """(module, name) of every project function or class that another module reads; a module
-    that star-imports reads every name of the modules it star-imports."""
-    out: set[tuple[str, str]] = set()
+# who reads a project function or class: (reader module, its file, its text hash, the dotted
+# names it reads it by); ``STAR`` as the names: it star-imports the defining module
+Reader = tuple[str, str, str, tuple[str, ...]]
+STAR = ("*",)
+
+
+def read_table(
+    summaries: dict[str, ModuleSummary], resolve
+) -> dict[tuple[str, str], tuple[Reader, ...]]:
+    """(module, name) of every project function or class that another module reads -> those
+    readers; a module that star-imports reads every name of the modules it star-imports."""
+    found: dict[tuple[str, str], dict[str, list[str]]] = {}
     for m, summary in summaries.items():
         for dotted in summary.reads:
             sym = resolve(m, dotted, 0)
             if sym is not None and sym.kind in ("function", "class") and sym.module != m:
-                out.add((sym.module, sym.name))
+                found.setdefault((sym.module, sym.name), {}).setdefault(m, []).append(dotted)
         for star in summary.stars:
             source = summaries.get(star)
             if source is not None:
-                out.update((star, name) for name, _ in (*source.functions, *source.classes))
-    return out
+                for name, _ in (*source.functions, *source.classes):
+                    found.setdefault((star, name), {})[m] = list(STAR)
+    return {
+        key: tuple(
+            (m, summaries[m].file, summaries[m].text_hash, tuple(sorted(names)))
+            for m, names in sorted(by.items())
+        )
+        for key, by in found.items()
+    }
 
 
 def module_imported_elsewhere(summaries: dict[str, ModuleSummary], module: str) -> bool:

@@ -39,6 +39,9 @@ DIFFERENTIATING_CALLS = frozenset(
 TRAINING_CALLS = frozenset({"fit", "train_on_batch", "fit_generator"})
 TRAINED_BASES = frozenset({"Layer", "Model", "Sequential", "Loss", "Network", "Module"})
 TRAINED_METHODS = frozenset({"call", "__call__", "train_step"})
+# The base of unittest, absltest, tf.test and parameterized test classes: a test runner calls
+# their methods, never differentiates what they compute, and discards what they return.
+TEST_CASE_BASE = "TestCase"
 
 
 # nodes whose ``value`` a name can be stored or returned in (not called there)
@@ -72,6 +75,7 @@ class _Graph:
     # hook call), a decorated function, a callback or a stored function, and what they call:
     # their callers are unknown, not absent
     unseen: set[int] = field(default_factory=set)
+    tests: set[int] = field(default_factory=set)  # id(FunctionDef): a test class's methods
     defs: dict[str, list[cst.FunctionDef]] = field(default_factory=dict)
     calls: dict[str, list[int]] = field(default_factory=dict)  # name -> ids of calling fns
     callers: dict[str, list[str]] = field(default_factory=dict)  # name -> calling fn names
@@ -245,6 +249,10 @@ class _Builder:
     def build(self) -> _Graph:
         self._collect(self.module, None)
         trained = self._trained_classes()
+        tests = {id(c) for c in self._derived({TEST_CASE_BASE})}
+        self.g.tests = {
+            id(fn) for fn, cls in self.functions if cls is not None and id(cls) in tests
+        }
         for fn, cls in self.functions:
             if (
                 cls is not None
@@ -272,16 +280,21 @@ class _Builder:
 
     def _trained_classes(self) -> set[str]:
         """Classes of this module deriving (through this module) from a trained base."""
-        classes = self.classes  # order does not matter: the set is a fixed point
-        trained: set[str] = set()
+        return {c.name.value for c in self._derived(set(TRAINED_BASES))}
+
+    def _derived(self, bases: set[str]) -> list[cst.ClassDef]:
+        """The classes of this module deriving (through this module) from one of ``bases``."""
+        names = set(bases)
+        found: dict[int, cst.ClassDef] = {}
         changed = True
-        while changed:
+        while changed:  # order does not matter: the set is a fixed point
             changed = False
-            for c in classes:
-                if c.name.value not in trained and _trained_class(c, trained):
-                    trained.add(c.name.value)
+            for c in self.classes:
+                if id(c) not in found and any(_last(b.value) in names for b in c.bases):
+                    found[id(c)] = c
+                    names.add(c.name.value)
                     changed = True
-        return trained
+        return list(found.values())
 
     def _root(self, fn: cst.FunctionDef) -> None:
         self.g.roots.add(id(fn))
@@ -354,7 +367,11 @@ class _Builder:
         self.g.maybe = self._closure(reached | self._open_functions())
         # a decorator may register the function (a dispatch table, a KL registry, a Keras
         # serializable): callers by that name are not in view
-        hidden = {id(fn) for fn, cls in self.functions if cls is not None or fn.decorators}
+        hidden = {
+            id(fn)
+            for fn, cls in self.functions
+            if (cls is not None or fn.decorators) and id(fn) not in self.g.tests
+        }
         passed = {id(f) for name in self.g.passed for f in self.g.defs.get(name, ())}
         self.g.unseen = self._closure((hidden | passed) - reached)
 
@@ -371,6 +388,7 @@ class _Builder:
             for name, fns in self.g.defs.items()
             if not self.g.calls.get(name) or name in self.g.passed
             for f in fns
+            if id(f) not in self.g.tests  # the test runner calls it, and differentiates nothing
         }
 
     def _closure(self, start: set[int]) -> set[int]:
@@ -479,8 +497,10 @@ def reach(
     """Whether the statement at ``scope`` is on a path to a differentiation root.
 
     ``imported(name)``: another module of the project imports that function or class of this
-    module (``""``: the module itself).  Callers there are not followed, so a function that
-    they may reach (it, a class around it, or a function calling it here) stays unknown."""
+    module (``""``: the module itself) and may differentiate it.  Callers there are not
+    followed, so a function that they may reach (it, a class around it, or a function calling
+    it here) stays unknown.  Its ``shown(names)``, when it has one (``readers.Readers``),
+    names the modules that read those names only where nothing is differentiated."""
     g = _graph(_root_scope(scope))
     if g is None:
         return Reach(Path.UNKNOWN)
@@ -509,27 +529,37 @@ def reach(
         return Reach(Path.UNKNOWN)
     callers = [c for c in g.callers.get(name, ()) if c != name]
     unseen = id(fn) in g.unseen  # a method or a callback, or called from one: callers unknown
+    if id(fn) in g.tests and not callers:
+        return Reach(
+            Path.UNREACHED,
+            f"no path to a differentiation root: `{name}` is a test method: the test runner "
+            "calls it, discards what it returns, and differentiates nothing it computes",
+        )
+    quiet = getattr(imported, "shown", lambda names: "")(_ancestors(g, name) | _classes(fs))
+    aside = f"called in {quiet} only where nothing is differentiated" if quiet else ""
     if not callers and not g.calls.get(name):
         if unseen:
             return Reach(Path.UNKNOWN)
         return Reach(
             Path.FREE,
-            f"`{name}` has no caller in the project: the gradient symptom holds only if a "
-            "caller differentiates it",
+            f"`{name}` has no caller in the project"
+            + (f" that differentiates it ({aside})" if quiet else "")
+            + ": the gradient symptom holds only if a caller differentiates it",
         )
     if id(fn) in g.maybe:
         if unseen:
             return Reach(Path.UNKNOWN)
         return Reach(
             Path.FREE,
-            f"`{name}` is only called from functions with no caller in the project: the "
-            "gradient symptom holds only if a caller differentiates them",
+            f"`{name}` is only called from functions with no caller in the project"
+            + (f" that differentiates them ({aside})" if quiet else "")
+            + ": the gradient symptom holds only if a caller differentiates them",
         )
     shown = ", ".join(f"`{c}`" for c in sorted(set(callers)) if c) or "module-level code"
     return Reach(
         Path.UNREACHED,
         f"no path to a differentiation root: `{name}` is only called from {shown}, which "
-        "nothing differentiates",
+        "nothing differentiates" + (f" (and {aside})" if quiet else ""),
     )
 
 
