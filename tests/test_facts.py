@@ -126,3 +126,20 @@ def test_log_of_a_linear_output_outside_a_loss_stays_tnl104():
     body = "z = tf.matmul(x, w) + b\nreturn tf.math.log(z)"
     assert hits("TNL503", func(body, "x, w, b")) == []
     assert len(hits("TNL104", func(body, "x, w, b"))) == 1
+
+
+def test_a_val_copy_is_dataclasses_replace_without_its_cost():
+    """``values.revalue`` (the evaluator's copy of a value with changes) gives what
+    ``dataclasses.replace`` gives, field for field, and refuses a field Val does not have."""
+    import dataclasses
+
+    from tfnumlint.analysis.values import Val, revalue
+
+    base = Val("sigmoid", 0.0, 1.0, tensor=True, prob=True, desc="`p`", zero="it saturates")
+    for changes in ({}, {"desc": "`q`"}, {"lo": -1.0, "hi": 2.0, "const": None, "prob": False}):
+        ours, theirs = revalue(base, **changes), dataclasses.replace(base, **changes)
+        assert ours == theirs and ours is not base and hash(ours) == hash(theirs)
+        assert type(ours) is Val and vars(ours) == vars(theirs)
+    assert base.desc == "`p`"  # the original is untouched
+    with pytest.raises(TypeError):
+        revalue(base, colour="red")

@@ -29,8 +29,10 @@ from .names import children, dotted_name
 from .project_imports import STAR, text_digest
 from .roots import Path, reach
 
-# (file, text hash) -> the reader's walk; None when it cannot be read as the index saw it
+# (file, text hash) -> the reader's walk; None when it cannot be read as the index saw it.
+# The most recent few are kept: a module's findings ask about the same readers.
 _WALKS: dict[tuple[str, str], ModuleInfo | None] = {}
+_KEEP = 32
 
 
 @dataclass
@@ -94,6 +96,8 @@ def _walk(file: str, text_hash: str) -> ModuleInfo | None:
                 info = build(parse_module(source.text))
         except (SourceError, OSError, cst.ParserSyntaxError, RecursionError, ValueError):
             info = None
+        if len(_WALKS) >= _KEEP:
+            del _WALKS[next(iter(_WALKS))]
         _WALKS[key] = info
     return _WALKS[key]
 
