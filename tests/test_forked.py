@@ -23,13 +23,15 @@ def test_a_child_that_dies_leaves_the_tasks_to_the_caller():
     assert forked.run_forked(die, [1, 1], 2) is None
 
 
-def test_shares_are_balanced_by_weight_and_keep_task_order():
-    parts = forked.shares([9, 1, 5, 4, 3, 2], 2)
-    assert sorted(i for p in parts for i in p) == list(range(6))
-    assert all(p == sorted(p) for p in parts)
-    loads = sorted(sum([9, 1, 5, 4, 3, 2][i] for i in p) for p in parts)
-    assert loads[1] - loads[0] <= 2
-    assert forked.shares([1], 4) == [[0]]
+def test_chunks_hold_every_task_once_heaviest_first():
+    weights = [9, 1, 5, 4, 3, 2, 30, 1, 1, 1]
+    parts = forked.chunks(weights, 2, per_worker=2)
+    assert sorted(i for p in parts for i in p) == list(range(len(weights)))
+    assert parts[0] == [6]  # the heaviest task goes out first, alone (it fills a chunk)
+    firsts = [weights[p[0]] for p in parts]
+    assert firsts == sorted(firsts, reverse=True)
+    assert len(parts) <= 2 * 2 + 1
+    assert forked.chunks([1], 4) == [[0]]
 
 
 def test_parallel_fix_descriptions_equal_serial_ones(tmp_path):

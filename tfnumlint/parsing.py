@@ -80,9 +80,6 @@ def reparse_changed(old: cst.Module, new: cst.Module) -> cst.Module | None:
         except cst.ParserSyntaxError:
             return None
         if len(alone.body) != 1 or alone.header or alone.footer:
-            return None
-        fresh = alone.body[0].with_changes(leading_lines=stmt.leading_lines)
-        if new.code_for_node(fresh) != new.code_for_node(stmt):
-            return None
-        body.append(fresh)
+            return None  # libcst reads text back as it was: the statement alone is ``code``
+        body.append(alone.body[0].with_changes(leading_lines=stmt.leading_lines))
     return new.with_changes(body=body)

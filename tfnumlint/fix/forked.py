@@ -3,9 +3,9 @@ run (:func:`.apply.describe_fixes`) plan each file on its own, after the static 
 large tree they were a fifth of a ``--jobs 2`` run spent in the parent alone.
 
 The children are forked, so they inherit the task and everything it reads (the findings, the
-project index) without pickling any of it; only each task's result travels back.  Each child
-gets one share of the tasks, balanced by weight (a file's size stands for its cost), and runs
-it on a large-stack thread as the lint does.  Where ``fork`` is not available, or a child dies,
+project index) without pickling any of it; only each task's result travels back.  The tasks go
+out in chunks, heaviest first (a file's size stands for its cost), to whichever child is free,
+and each chunk runs on a large-stack thread as the lint does.  Where ``fork`` is not available, or a child dies,
 the caller is told (``None``) and runs the tasks itself.
 """
 
@@ -22,15 +22,24 @@ _TASK: list[Callable[[int], Any]] = []  # the running map's task, inherited by t
 STACK_BYTES = 512 * 1024 * 1024
 
 
-def shares(weights: Sequence[int], jobs: int) -> list[list[int]]:
-    """Task indices per worker: heaviest first to the least loaded, each share in task order."""
-    load = [0] * jobs
-    out: list[list[int]] = [[] for _ in range(jobs)]
-    for i in sorted(range(len(weights)), key=lambda i: (-weights[i], i)):
-        w = min(range(jobs), key=lambda w: (load[w], w))
-        out[w].append(i)
-        load[w] += weights[i] + 1
-    return [sorted(s) for s in out if s]
+def chunks(weights: Sequence[int], jobs: int, per_worker: int = 8) -> list[list[int]]:
+    """Task indices in chunks of about equal weight, heaviest first, about ``per_worker`` per
+    worker: the pool hands the next chunk to whichever child is free, so a weight that
+    misjudges a task's cost (a small file with many fixes) costs at most one chunk's time."""
+    order = sorted(range(len(weights)), key=lambda i: (-weights[i], i))
+    target = (sum(weights) + len(weights)) / max(1, jobs * per_worker)
+    out: list[list[int]] = []
+    part: list[int] = []
+    load = 0
+    for i in order:
+        part.append(i)
+        load += weights[i] + 1
+        if load >= target:
+            out.append(part)
+            part, load = [], 0
+    if part:
+        out.append(part)
+    return out
 
 
 def run_forked(task: Callable[[int], Any], weights: Sequence[int], jobs: int) -> list[Any] | None:
@@ -40,12 +49,12 @@ def run_forked(task: Callable[[int], Any], weights: Sequence[int], jobs: int) ->
         return None
     from concurrent.futures import ProcessPoolExecutor
 
-    parts = shares(weights, jobs)
+    parts = chunks(weights, jobs)
     out: list[Any] = [None] * len(weights)
     _TASK[:] = [task]
     try:
         context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=len(parts), mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(parts)), mp_context=context) as pool:
             futures = [pool.submit(_run_share, part) for part in parts]
             for part, future in zip(parts, futures, strict=True):
                 results, times = future.result()
