@@ -140,8 +140,8 @@ class ProjectIndex:
         return self._dotted(module, dotted, 0)
 
     def _imported_elsewhere(self, module: str, name: str) -> bool | tuple:
-        """The other modules that read function or class ``name`` of ``module`` (a re-export
-        is no read); for ``""``, whether one imports the module itself or all of it."""
+        """The modules reading function or class ``name`` of ``module`` (a re-export is none);
+        for ``""``, whether one imports the module itself or all of it."""
         if not name:
             return module_imported_elsewhere(self.summaries, module)
         self._read = read_table(self.summaries, self._dotted) if self._read is None else self._read
@@ -186,8 +186,8 @@ class ProjectIndex:
             return found
         for star in self.summaries[module].stars:
             found = self._symbol(star, name, depth + 1)
-            exported = found is not None and found.kind != "module"  # or a submodule it imports
-            if found is not None and (exported or name in self._imports.get(star, ())):
+            names = self._imports.get(star, {})  # a star exports a submodule only if imported
+            if found is not None and (found.kind != "module" or name in names):
                 return found
         sub = f"{module}.{name}"
         return Symbol("module", sub) if sub in self._packages else None
