@@ -26,5 +26,5 @@ def train_step(anchors, positives, negatives):
     with tf.GradientTape() as tape:
         loss = triplet_loss(embed(anchors), embed(positives), embed(negatives))
     grads = tape.gradient(loss, embed.trainable_variables)
-    optimizer.apply_gradients(zip(grads, embed.trainable_variables))
+    optimizer.apply_gradients(zip(grads, embed.trainable_variables, strict=True))
     return loss
