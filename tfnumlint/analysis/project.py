@@ -586,10 +586,6 @@ class ProjectView:
         fact = self.ask(f"ancestry|{self.module}|{dotted}")
         return fact if isinstance(fact, tuple) else ()
 
-    def imported_elsewhere(self, name: str) -> bool:
-        """Another module of the project imports ``name`` (a function or class) from this one."""
-        return bool(self.ask(f"ext|{self.module}|{name}"))
-
     def caller_relations(self, qual: str) -> tuple[tuple[str, str, str, str], ...]:
         """(a, op, b, why): every call site passes parameters ``a op b`` (a class invariant)."""
         fact = self.ask(f"prel|{self.module}|{qual}")

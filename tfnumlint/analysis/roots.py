@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -235,10 +235,6 @@ def _value_names(v: cst.CSTNode) -> list[cst.BaseExpression]:
     return out
 
 
-def _trained_class(cls: cst.ClassDef, trained: set[str]) -> bool:
-    return any(_last(b.value) in TRAINED_BASES | trained for b in cls.bases)
-
-
 class _Builder:
     def __init__(self, module: cst.Module) -> None:
         self.module = module
@@ -248,17 +244,11 @@ class _Builder:
 
     def build(self) -> _Graph:
         self._collect(self.module, None)
-        trained = self._trained_classes()
-        tests = {id(c) for c in self._derived({TEST_CASE_BASE})}
-        self.g.tests = {
-            id(fn) for fn, cls in self.functions if cls is not None and id(cls) in tests
-        }
+        trained = self._derived(TRAINED_BASES)
+        tests = self._derived({TEST_CASE_BASE})
+        self.g.tests = {id(fn) for fn, cls in self.functions if id(cls) in tests}
         for fn, cls in self.functions:
-            if (
-                cls is not None
-                and fn.name.value in TRAINED_METHODS
-                and _trained_class(cls, trained)
-            ):
+            if id(cls) in trained and fn.name.value in TRAINED_METHODS:
                 self._root(fn)
         self._scope_roots(self.module.body, None)
         for fn, _ in self.functions:
@@ -278,23 +268,20 @@ class _Builder:
             else:
                 self._collect(child, cls)
 
-    def _trained_classes(self) -> set[str]:
-        """Classes of this module deriving (through this module) from a trained base."""
-        return {c.name.value for c in self._derived(set(TRAINED_BASES))}
-
-    def _derived(self, bases: set[str]) -> list[cst.ClassDef]:
-        """The classes of this module deriving (through this module) from one of ``bases``."""
+    def _derived(self, bases: Collection[str]) -> set[int]:
+        """ids of the classes of this module deriving (through this module) from one of
+        ``bases`` (a trained base, a test case)."""
         names = set(bases)
-        found: dict[int, cst.ClassDef] = {}
+        found: set[int] = set()
         changed = True
         while changed:  # order does not matter: the set is a fixed point
             changed = False
             for c in self.classes:
                 if id(c) not in found and any(_last(b.value) in names for b in c.bases):
-                    found[id(c)] = c
+                    found.add(id(c))
                     names.add(c.name.value)
                     changed = True
-        return list(found.values())
+        return found
 
     def _root(self, fn: cst.FunctionDef) -> None:
         self.g.roots.add(id(fn))

@@ -5,8 +5,8 @@ large tree they were a fifth of a ``--jobs 2`` run spent in the parent alone.
 The children are forked, so they inherit the task and everything it reads (the findings, the
 project index) without pickling any of it; only each task's result travels back.  The tasks go
 out in chunks, heaviest first (a file's size stands for its cost), to whichever child is free,
-and each chunk runs on a large-stack thread as the lint does.  Where ``fork`` is not available, or a child dies,
-the caller is told (``None``) and runs the tasks itself.
+and each chunk runs on a large-stack thread as the lint does.  Where ``fork`` is not
+available, or a child dies, the caller is told (``None``) and runs the tasks itself.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def run_forked(task: Callable[[int], Any], weights: Sequence[int], jobs: int) ->
     try:
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=min(jobs, len(parts)), mp_context=context) as pool:
-            futures = [pool.submit(_run_share, part) for part in parts]
+            futures = [pool.submit(_run_chunk, part) for part in parts]
             for part, future in zip(parts, futures, strict=True):
                 results, times = future.result()
                 stages.merge(times)
@@ -68,8 +68,8 @@ def run_forked(task: Callable[[int], Any], weights: Sequence[int], jobs: int) ->
     return out
 
 
-def _run_share(part: list[int]) -> tuple[list[Any], dict[str, tuple[float, float]]]:
-    """In a child: the tasks of one share, on a large-stack thread (deep expressions)."""
+def _run_chunk(part: list[int]) -> tuple[list[Any], dict[str, tuple[float, float]]]:
+    """In a child: the tasks of one chunk, on a large-stack thread (deep expressions)."""
     task = _TASK[0]
     box: list[Any] = []
     if stages.enabled():

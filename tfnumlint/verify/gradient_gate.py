@@ -156,12 +156,12 @@ def settle(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         }
     reason = probe.get("no_gradient")
     likely = bool(reason and probe.get("no_gradient_likely"))
-    if out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY and not reason:
-        reason = labels_only_reason(out, probe)
-    elif likely and out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY:
+    gradient_witness = out.get("status") == "confirmed" and out.get("symptom") in GRADIENT_ONLY
+    if gradient_witness and (not reason or likely):
         # a code fact about the witness (a stopped or data input) outranks a caller not in view
         certain = labels_only_reason(out, probe)
-        reason, likely = (certain, False) if certain else (reason, likely)
+        if certain:
+            reason, likely = certain, False
     if not reason or out.get("status") != "confirmed" or out.get("symptom") not in GRADIENT_ONLY:
         return out
     statement = statement_value_symptom(out)
