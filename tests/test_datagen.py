@@ -432,6 +432,40 @@ with tf.compat.v1.Session() as sess:
     assert squares["rows"] == "batch" and squares["batch"] is None  # 2i + 1 rows: not fixed
 
 
+def test_a_table_lookup_is_the_data_and_a_row_pick_stays_a_batch() -> None:
+    """``np.eye(10)[labels]`` with 512 labels is a one-hot encoding of every row, and
+    ``table[tokens]`` with a 2-D index an embedding: both are the fed data, evaluated whole.
+    Read as a batch pick, the one-hot table's 10 rows were sampled with the images' 512 row
+    indices, and the training rung of the classic MNIST tutorial failed on an IndexError."""
+    text = """
+import numpy as np
+import tensorflow as tf
+rng = np.random.RandomState(0)
+xs = rng.rand(512, 4).astype("float32")
+labels = rng.randint(0, 10, 512)
+ys = np.eye(10, dtype="float32")[labels]
+table = rng.rand(10, 3)
+tokens = rng.randint(0, 10, (512, 6))
+x_ph = tf.compat.v1.placeholder(tf.float32, (None, 4))
+with tf.compat.v1.Session() as sess:
+    sess.run(out, feed_dict={x_ph: ys})
+    sess.run(out, feed_dict={x_ph: table[tokens]})
+    for i in range(9):
+        idx = rng.randint(0, 512, 64)
+        sess.run(out, feed_dict={x_ph: xs[idx]})
+"""
+    feeds = fed(text)
+    hot = feeds["ys"]
+    assert hot is not None and (hot["rows"], hot["batch"]) == ("all", None)
+    got = values({"hot": hot})["hot"]
+    assert got.shape == (512, 10) and np.array_equal(got.sum(axis=1), np.ones(512))
+    embedded = feeds["table[tokens]"]
+    assert embedded is not None and embedded["rows"] == "all"
+    assert values({"e": embedded})["e"].shape == (512, 6, 3)
+    pick = feeds["xs[idx]"]
+    assert pick is not None and (pick["rows"], pick["batch"]) == ("batch", 64)
+
+
 # -- the evaluator -----------------------------------------------------------------------------
 def _draw(size: list[int]) -> dict:
     return {"k": "draw", "dist": "standard_normal", "p": {}, "size": size}

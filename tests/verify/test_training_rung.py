@@ -286,6 +286,40 @@ def test_the_tf1_tutorial_is_confirmed_on_a_stand_in_for_its_mnist() -> None:
     assert "the real images are not read" in v["detail"] and "batches of 100" in v["detail"]
 
 
+# The tutorial's model fed whole each step, its targets one-hot by ``np.eye(10)[labels]``: run
+# as written, its loss is NaN at step 5
+FULL_BATCH = """\
+    import numpy as np
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+    rng = np.random.RandomState(0)
+    xs = rng.rand(512, 784).astype("float32")
+    labels = rng.randint(0, 10, 512)
+    ys = np.eye(10, dtype="float32")[labels]
+    x = tf.compat.v1.placeholder(tf.float32, [None, 784])
+    W = tf.Variable(tf.zeros([784, 10]))
+    b = tf.Variable(tf.zeros([10]))
+    y = tf.nn.softmax(tf.matmul(x, W) + b)
+    y_ = tf.compat.v1.placeholder(tf.float32, [None, 10])
+    cross_entropy = tf.reduce_mean(-tf.reduce_sum(y_ * tf.math.log(y), axis=[1]))
+    train_step = tf.compat.v1.train.GradientDescentOptimizer(0.5).minimize(cross_entropy)
+    with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        for i in range(1000):
+            sess.run(train_step, feed_dict={x: xs, y_: ys})
+"""
+
+
+def test_one_hot_targets_fed_whole_train_with_their_images() -> None:
+    """The one-hot table lookup is the targets' data, not a batch pick of the table's 10 rows
+    (the rung failed on an IndexError and the finding stayed "a far tail")."""
+    results = on_line(verified(FULL_BATCH), "tf.math.log(y)", FULL_BATCH)
+    logs = [v for f, v in results if f.rule == "TNL101"]
+    assert logs and by_training(logs[0]), logs and logs[0].get("detail")
+    assert logs[0]["observed"]["step"] <= 50 and "every fed row" in logs[0]["detail"]
+
+
 # Ten separable clusters of 64 features and their one-hot labels: the data of the programs below
 CLUSTERS = """\
     rng = np.random.RandomState(0)

@@ -119,17 +119,44 @@ def _pick(builder: Builder, node: cst.Subscript, scope: Scope, order: int) -> bo
         return False
     if builder.number(value, scope, order, ()) is not None:
         return False
-    return not _fixed_rows(builder, value, scope, order)
+    return not _fixed_rows(builder, node.value, value, scope, order)
 
 
-def _fixed_rows(builder: Builder, value: cst.BaseExpression, scope: Scope, order: int) -> bool:
+def _fixed_rows(
+    builder: Builder,
+    table: cst.BaseExpression,
+    value: cst.BaseExpression,
+    scope: Scope,
+    order: int,
+) -> bool:
     """A boolean index (``X[y > 0]``) or a literal list of rows (``X[[0, 2]]``) selects fixed
-    rows: the data, not a batch of it."""
+    rows: the data, not a batch of it.  So does a lookup (:func:`_looks_up`)."""
     try:
         index = builder.tree(value, scope, order, ())
     except Unknown:
         return False
-    return index["k"] == "array" or is_mask(index, builder.shapes)
+    if index["k"] == "array" or is_mask(index, builder.shapes):
+        return True
+    return _looks_up(builder, table, index, scope, order)
+
+
+def _looks_up(
+    builder: Builder, table: cst.BaseExpression, index: dict, scope: Scope, order: int
+) -> bool:
+    """A fixed index array that is not a list of rows of its table: more entries than the
+    table has rows (``np.eye(10)[labels]`` with 512 labels, a one-hot encoding), or more than
+    one axis (``embedding[tokens]``).  A batch takes a 1-D pick of at most the data's rows, so
+    this gather is the data itself, evaluated whole."""
+    picked = builder.shapes.of(index)
+    if picked is None or not picked:
+        return False
+    if len(picked) > 1:
+        return True
+    try:
+        rows = builder.shapes.of(builder.tree(table, scope, order, ()))
+    except Unknown:
+        return False
+    return bool(rows) and picked[0] > rows[0]  # type: ignore[index]
 
 
 def pick_size(builder: Builder, index, scope: Scope, order: int, hops: int) -> int | None:
