@@ -11,7 +11,7 @@ import libcst as cst
 
 from tfnumlint.analysis.context import Context
 from tfnumlint.analysis.module import build
-from tfnumlint.analysis.slicing.program_sources import initializer, inlined
+from tfnumlint.analysis.slicing.program_sources import initializer, inlined, model_layers
 from tfnumlint.config import Settings
 
 HELPERS = """\
@@ -55,3 +55,40 @@ def test_a_helper_variable_starts_as_the_helper_makes_it_with_the_calls_argument
 
 def test_a_helper_is_not_read_where_a_local_shadows_a_name_it_reads() -> None:
     assert _read("weight_variable([10, 10])") is None  # STD is 5.0 in build(), not 0.1
+
+
+ADDED = """\
+    import tensorflow as tf
+    from tensorflow.keras.layers import Dense, Dropout
+
+    m = tf.keras.Sequential(name="net")
+    m.add(Dense(64, activation="relu", input_dim=30))
+    m.add(Dropout(0.5))
+    m.add(Dense(5, activation="softmax"))
+    m.compile(loss="mse", optimizer="sgd")
+
+    k = tf.keras.Sequential()
+    k.add(Dense(8, input_dim=3))
+    if WIDE:
+        k.add(Dense(8))
+    k.add(Dense(1))
+    k.compile(loss="mse", optimizer="sgd")
+"""
+
+
+def _layers(receiver: str) -> list[dict] | None:
+    ctx = Context(build(cst.parse_module(textwrap.dedent(ADDED))), Settings())
+    site = _site(ctx, f'{receiver}.compile(loss="mse", optimizer="sgd")')
+    return model_layers(ctx, site.node.func.value, site.scope, site.order)
+
+
+def test_a_sequential_built_by_add_statements_has_their_layers_in_order() -> None:
+    layers = _layers("m")
+    assert layers is not None
+    assert [layer.get("units") for layer in layers] == [64, None, 5]
+    assert [layer.get("activation") for layer in layers if "units" in layer] == ["relu", "softmax"]
+    assert layers[0]["input_dim"] == 30
+
+
+def test_an_add_under_a_condition_leaves_the_stack_unknown() -> None:
+    assert _layers("k") is None  # two or three layers: the run decides

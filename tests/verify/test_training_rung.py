@@ -320,6 +320,70 @@ def test_one_hot_targets_fed_whole_train_with_their_images() -> None:
     assert logs[0]["observed"]["step"] <= 50 and "every fed row" in logs[0]["detail"]
 
 
+# A Keras model built by ``add`` statements, with its own loss, and a GradientTape step written
+# inline in the loop over a ``tf.data`` pipeline: both run as written to NaN within 100 steps
+ADDED_LAYERS = """\
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.keras import backend as K
+    from tensorflow.keras.layers import Dense
+    from tensorflow.keras.models import Sequential
+
+    def calc(t, o):
+        return -K.sum(t * K.log(o), axis=-1)
+
+    rng = np.random.RandomState(1)
+    centers = rng.randn(5, 30) * 5
+    lab = rng.randint(0, 5, 2000)
+    X = centers[lab] + rng.randn(2000, 30)
+    Y = tf.keras.utils.to_categorical(lab, 5)
+    m = Sequential()
+    m.add(Dense(64, activation="relu", input_dim=30))
+    m.add(Dense(5, activation="softmax"))
+    m.compile(loss=calc, optimizer=tf.keras.optimizers.SGD(learning_rate=0.5))
+    m.fit(X, Y, epochs=30, batch_size=64)
+"""
+
+INLINE_STEP = """\
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(3)
+    feat = rng.normal(size=(1000, 12)).astype(np.float32)
+    tgt = (feat[:, :3].sum(1) > 0).astype(np.float32)[:, None]
+    net = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="tanh"), tf.keras.layers.Dense(1)])
+    opt = tf.keras.optimizers.Adam(0.05)
+    ds = tf.data.Dataset.from_tensor_slices((feat, tgt)).shuffle(1000).batch(50)
+    for epoch in range(40):
+        for xb, yb in ds:
+            with tf.GradientTape() as tape:
+                p = tf.sigmoid(net(xb))
+                l = -tf.reduce_mean(yb * tf.math.log(p) + (1 - yb) * tf.math.log(1 - p))
+            gr = tape.gradient(l, net.trainable_variables)
+            opt.apply_gradients(zip(gr, net.trainable_variables))
+"""
+
+
+def test_a_model_built_by_add_statements_is_trained_as_the_program_builds_it() -> None:
+    results = on_line(verified(ADDED_LAYERS), "K.log(o)", ADDED_LAYERS)
+    confirmed = [v for _, v in results if by_training(v)]
+    assert confirmed, [(f.rule, v.get("detail")) for f, v in results]
+    assert confirmed[0]["observed"]["step"] <= 20 and "batches of 64" in confirmed[0]["detail"]
+
+
+def test_a_tape_step_inline_in_the_dataset_loop_trains_on_the_datasets_batches() -> None:
+    results = verified(INLINE_STEP)
+    logs = [v for f, v in on_line(results, "tf.math.log(1 - p)", INLINE_STEP) if f.rule == "TNL101"]
+    trained = [v for v in logs if by_training(v)]  # log(1 - p): its value is the first to break
+    assert trained, [v.get("detail") for v in logs]
+    assert "batches of 50" in trained[0]["detail"]
+    # the learning-rate finding reports the program's own run (it also breaks at lr / 10), not
+    # a stand-in model's
+    rate = [v for f, v in on_line(results, "Adam(0.05)", INLINE_STEP) if f.rule == "TNL501"]
+    assert rate and rate[0]["status"] == "inconclusive"
+    assert "the program's slice" in rate[0]["detail"] and "a tenth of the rate" in rate[0]["detail"]
+
+
 # Ten separable clusters of 64 features and their one-hot labels: the data of the programs below
 CLUSTERS = """\
     rng = np.random.RandomState(0)

@@ -125,6 +125,8 @@ class ProgramSlicer(FollowsModels, ReadsData):
         value = found.value if found.index is None else found.element()
         if found.index is not None and value is None:
             return self._unpacked(found, depth)
+        if value is None and found.nested is None:  # for xb, yb in dataset: ... xb ...
+            return self._loop_element(node, found.scope)
         if not isinstance(value, cst.Call):  # xb = X[idx]: a batch of the program's data
             return self._data(node, scope, order) if value is not None else None
         op = ctx.op(value)

@@ -92,8 +92,18 @@ class ReadsData:
         self.data.setdefault(key, {"shape": None, "feeds": feeds_})
         return {"k": "input", "name": key}
 
+    def _loop_element(self, node: cst.Name, scope: Scope) -> dict | None:
+        """``for xb, yb in dataset:`` with ``xb`` read in the loop's own body (a training step
+        written inline): a batch of the dataset's data, as :meth:`_dataset_element` reads it."""
+        feed = self._dataset_element(node, node, scope)
+        if feed is None:
+            return None
+        key = self.ctx.code(node)
+        self.data.setdefault(key, {"shape": None, "feeds": [feed]})
+        return {"k": "input", "name": key}
+
     def _dataset_element(
-        self, arg: cst.BaseExpression, call: cst.Call, scope: Scope
+        self, arg: cst.BaseExpression, call: cst.CSTNode, scope: Scope
     ) -> dict | None:
         """``for xb, yb in dataset: step(xb, yb)`` with ``dataset =
         tf.data.Dataset.from_tensor_slices((X, y)).shuffle(n).batch(B)``: ``xb`` is a batch

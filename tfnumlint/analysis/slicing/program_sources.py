@@ -307,11 +307,60 @@ def model_layers(
         return None
     name = ctx.info.imports.resolve(built.func) or ""
     fn_scope = _scope_of(ctx, built) or scope
+    if name.endswith("Sequential") and ctx.arg(built, 0, "layers") is None:
+        added = added_layers(ctx, node, scope, order)
+        return sequential_layers(ctx, built, fn_scope, order, given=added) if added else None
     if name.endswith("Sequential"):
         return sequential_layers(ctx, built, fn_scope, order)
     if name.endswith("Model"):
         return functional_layers(ctx, built, fn_scope)
     return None
+
+
+def added_layers(
+    ctx: Context, node: cst.BaseExpression, scope: Scope, order: int
+) -> list[cst.BaseExpression] | None:
+    """``model = Sequential()`` then ``model.add(layer)`` statements: the layers, in order.
+    Each ``add`` must be a statement of the block that binds the model, before ``order`` (an
+    ``add`` under an ``if`` or in a loop makes the stack depend on the run: None)."""
+    if not isinstance(node, cst.Name):
+        return None
+    bound = ctx.ev.lookup(node.value, scope, order)
+    if not isinstance(bound, Binding):
+        return None
+    block = _block_statements(bound.scope)
+    layers: list[cst.BaseExpression] = []
+    for site in ctx.info.calls:
+        func = site.node.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "add"
+            and isinstance(func.value, cst.Name)
+            and func.value.value == node.value
+            and site.order < order
+            and ctx.ev.lookup(node.value, site.scope, site.order) is bound
+        ):
+            continue
+        statement = site.statement
+        if id(statement) not in block or not isinstance(statement, cst.Expr):
+            return None
+        if statement.value is not site.node or len(site.node.args) != 1:
+            return None
+        layers.append(site.node.args[0].value)
+    return layers or None
+
+
+def _block_statements(scope: Scope) -> set[int]:
+    """The small statements that sit directly in ``scope``'s own block (not under an ``if``,
+    a loop or a ``with``)."""
+    body = getattr(scope.node, "body", None)
+    lines = body if isinstance(body, (list, tuple)) else getattr(body, "body", ())
+    return {
+        id(small)
+        for line in lines
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+    }
 
 
 def _returned_call(ctx: Context, call: cst.Call) -> cst.Call | None:
@@ -455,20 +504,25 @@ def _bias_initializer(
 
 
 def sequential_layers(
-    ctx: Context, built: cst.Call, scope: Scope, order: int, num: Number | None = None
+    ctx: Context,
+    built: cst.Call,
+    scope: Scope,
+    order: int,
+    num: Number | None = None,
+    given: list[cst.BaseExpression] | None = None,
 ) -> list[dict] | None:
-    """The Dense layers of ``keras.Sequential([...])``, or None for any other layer or model."""
+    """The Dense layers of ``keras.Sequential([...])`` (or of the layers ``given``, which
+    :func:`added_layers` read), or None for any other layer or model."""
     number = num or _numbers(ctx)
-    if not built.args:
-        return None
-    items = built.args[0].value
-    if not isinstance(items, (cst.List, cst.Tuple)):
-        return None
+    if given is None:
+        items = ctx.arg(built, 0, "layers")
+        if not isinstance(items, (cst.List, cst.Tuple)):
+            return None
+        given = [e.value for e in items.elements]
     layers: list[dict] = []
     input_dim = None
     input_shape: list | None = None
-    for e in items.elements:
-        layer = e.value
+    for layer in given:
         if not isinstance(layer, cst.Call):
             return None
         kind = _leaf(ctx, layer)
