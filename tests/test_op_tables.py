@@ -61,7 +61,7 @@ NOT_OP_FACTS: dict[Key, str] = {
         "abs", "acos", "asin", "lgamma", "reciprocal", "relu", "relu6", "rsqrt", "softplus",
         "sqrt", "square",
     )): "interval transfers the registry's `interval=` field names",
-    ("verify/intervals.py", ("exp", "expm1", "log", "log1p", "round", "sigmoid", "sign")): (
+    ("verify/intervals.py", ("elu", "exp", "expm1", "log", "log1p", "round", "selu", "sigmoid", "sign")): (
         "monotone functions the registry's `interval='monotone:...'` names"
     ),
     ("verify/intervals.py", ("add", "matmul", "maximum", "minimum")): (

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from .optimizers import OPTIMIZERS
 
+SELU_FLOOR = 1.0507009873554805 * 1.6732632423543772  # selu's infimum is -scale * alpha
 INF = math.inf
 
 
@@ -429,6 +430,48 @@ for _op in (
         trace="nn.relu6",
         graph=("Relu6",),
         interval="relu6",
+    ),
+    Op(
+        "elu",
+        keras_activation="elu",
+        shape_keeping=True,
+        range=Range(-1.0, INF, lo_open=True),
+        spellings=("tf.nn.elu", "keras.ops.elu", "keras.activations.elu", "keras.backend.elu"),
+        transfer=Transfer("unary", -1.0, INF),
+        params=("x",),
+        trace="nn.elu",
+        float_only=True,
+        graph=("Elu",),
+        interval="monotone:elu",
+        render=("nn.elu", "elu"),
+    ),
+    Op(
+        "selu",
+        keras_activation="selu",
+        shape_keeping=True,
+        range=Range(-SELU_FLOOR, INF, lo_open=True),
+        spellings=("tf.nn.selu", "keras.ops.selu", "keras.activations.selu"),
+        transfer=Transfer("unary", -SELU_FLOOR, INF),
+        params=("x",),
+        trace="nn.selu",
+        float_only=True,
+        graph=("Selu",),
+        interval="monotone:selu",
+        render=("nn.selu", None),
+    ),
+    Op(
+        "leaky_relu",
+        keras_activation="leaky_relu",
+        shape_keeping=True,
+        spellings=("tf.nn.leaky_relu", "keras.ops.leaky_relu", "keras.activations.leaky_relu"),
+        transfer=Transfer("unary", -INF, INF),
+        params=("x", "alpha"),
+        param_aliases=(("negative_slope", "alpha"),),
+        trace="nn.leaky_relu",
+        float_only=True,
+        graph=("LeakyRelu",),
+        interval="top",
+        render=("nn.leaky_relu", None),
     ),
     Op(
         "softplus",

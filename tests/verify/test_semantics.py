@@ -129,6 +129,8 @@ SPELLINGS = [
     "tf.transpose(tf.identity(tf.transpose(x))) + tf.cast(tf.greater(y, 0.0), tf.float32)",
     "tf.reduce_sum(tf.transpose(x), axis=0) * y",
     "tf.nn.softmax(logits=x, axis=-1) * y",
+    "tf.nn.elu(x) + tf.nn.selu(features=y) + K.elu(x * y)",
+    "tf.nn.leaky_relu(x) * tf.nn.leaky_relu(y, alpha=0.3)",
 ]
 
 

@@ -204,6 +204,8 @@ _MONOTONE: dict[str, Callable[[float], float]] = {
     "log1p": lambda v: _log(1 + v),
     "round": lambda v: float(round(v)),  # half to even, as tf.math.round
     "sign": lambda v: float((v > 0) - (v < 0)),
+    "elu": lambda v: v if v > 0 else _exp(v) - 1,
+    "selu": lambda v: 1.0507009873554805 * (v if v > 0 else 1.6732632423543772 * (_exp(v) - 1)),
 }
 BINARY_TRANSFERS: dict[str, Callable[[Interval, Interval], Interval]] = {
     "add": lambda x, y: (x[0] + y[0], x[1] + y[1]),
