@@ -242,7 +242,7 @@ def with_training(
         }
     if (out.get("status") == "inconclusive" and not stand_in) or trained.get("cut"):
         return {**out, "detail": f"{out['detail']}; {reached(trained)}"}  # what its run saw
-    if out.get("status") == "inconclusive" and trained["own"]:  # the program's run, not a stand-in's
+    if out.get("status") == "inconclusive" and trained["own"]:  # a stand-in's: the program's run
         return {**out, "detail": reached(trained)}
     return out
 
