@@ -155,3 +155,19 @@ def test_a_helper_whose_body_makes_the_slice_too_large_stays_one_input():
     probe = finding.probe
     assert probe is not None and not probe["truncated"]
     assert names(probe) == ["_big(y)", "w"]
+
+
+SCALE = """def scaled(x, k):
+    return x * k + 1.0
+"""
+
+
+def test_a_helper_called_in_its_own_argument_is_inlined_at_both_calls():
+    """``scaled(scaled(y, 2.0), 3.0)``: the inner call is read where the outer call is, not
+    inside the helper's body, so it is no recursion; the outer call's parameters still stand
+    for its own arguments after the inner call."""
+    probe = probe_of(SCALE, "tf.math.log(scaled(scaled(y, 2.0), 3.0) - 4.0)", "y", rule="TNL101")
+    assert names(probe) == ["y"]  # neither call stays a free input
+    text = str(probe["target"])
+    assert "2.0" in text and "3.0" in text
+    assert probing.verify(probe, 1e6)["status"] == "confirmed"  # log(6y) at y <= 0

@@ -384,6 +384,54 @@ def test_a_tape_step_inline_in_the_dataset_loop_trains_on_the_datasets_batches()
     assert "the program's slice" in rate[0]["detail"] and "a tenth of the rate" in rate[0]["detail"]
 
 
+# TF1 layers made by a helper with get_variable, called three times (one call inside another's
+# argument); run as written, exp(-s) overflows within 10 steps
+HELPER_LAYERS = """\
+    import numpy as np
+    import tensorflow as tf
+
+    tf1 = tf.compat.v1
+    tf1.disable_eager_execution()
+    gen = np.random.RandomState(6)
+    km = gen.uniform(0.5, 30, 4000)
+    stops = gen.randint(1, 15, 4000)
+    X = np.stack([km, stops], 1).astype(np.float32)
+    T = (5 + 2.0 * km + 3 * stops + gen.randn(4000) * (2 + 0.3 * km)).astype(np.float32)[:, None]
+    xx = tf1.placeholder(tf.float32, [None, 2])
+    tt = tf1.placeholder(tf.float32, [None, 1])
+
+    def fc(a, n_out, nm):
+        w = tf1.get_variable(nm + "_w", [a.shape[1], n_out], initializer=tf1.glorot_uniform_initializer())
+        b = tf1.get_variable(nm + "_b", [n_out], initializer=tf1.zeros_initializer())
+        return tf.matmul(a, w) + b
+
+    h = tf.nn.relu(fc(xx, 32, "l1"))
+    mu = fc(h, 1, "l2")
+    s = fc(tf.nn.relu(fc(xx, 16, "l3")), 1, "l4")
+    out = tf.reduce_mean(0.5 * tf.exp(-s) * tf.square(tt - mu) + 0.5 * s)
+    step = tf1.train.MomentumOptimizer(0.01, 0.9).minimize(out)
+    with tf1.Session() as sess:
+        sess.run(tf1.global_variables_initializer())
+        for it in range(300):
+            b = gen.randint(0, 4000, 64)
+            sess.run(step, {xx: X[b], tt: T[b]})
+"""
+
+
+def test_layers_a_helper_makes_are_weights_of_their_own_call() -> None:
+    """Each call of ``fc`` makes its own weights, shaped by its arguments and by its input's
+    width (``a.shape[1]``), and a call inside another call's argument is inlined too: the
+    log-variance head is the program's, and its training overflows ``exp(-s)``."""
+    results = verified(HELPER_LAYERS)
+    overflow = [v for f, v in on_line(results, "tf.exp(-s)", HELPER_LAYERS) if f.rule == "TNL301"]
+    assert overflow and by_training(overflow[0]), [v.get("detail") for v in overflow]
+    weights = overflow[0]["repro"]["spec"]["weights"]
+    kernels = sorted(w["shape"] for k, w in weights.items() if k.split("#")[0] == "w")
+    assert kernels == [[2, 16], [2, 32], [16, 1], [32, 1]]  # numbered in the order sliced
+    assert sorted(w["shape"] for k, w in weights.items() if k.split("#")[0] == "b") == [
+        [1], [1], [16], [32]]  # fmt: skip
+
+
 # Ten separable clusters of 64 features and their one-hot labels: the data of the programs below
 CLUSTERS = """\
     rng = np.random.RandomState(0)

@@ -188,8 +188,8 @@ class SlicesCalls:
                 fn, where = found
         if fn is None or not isinstance(fn.node, cst.FunctionDef) or fn.parent is None:
             return None
-        if fn.parent.kind != "module" or id(fn) in self._inlining:
-            return None
+        if fn.parent.kind != "module" or id(fn) in self._bodies:
+            return None  # a helper calling itself: its body is being sliced
         return (fn, where) if straight_line(fn.node, self.unpacking) else None
 
     def _inlinable(self, node: cst.Call, seen: frozenset[int] = frozenset()) -> bool:
@@ -207,10 +207,6 @@ class SlicesCalls:
             return False
         with self.in_module(where):
             return not self._is_opaque(fn.returns[0][1], seen | {id(fn)})
-
-    @property
-    def _inlining(self) -> set[int]:
-        return {a.callee for a in self._args.values()}
 
     def _inline(
         self, node: cst.Call, scope: Scope, order: int, depth: int, element: int | None = None
@@ -240,17 +236,22 @@ class SlicesCalls:
             return None
         args = {k: replace(a, module=self.here()) for k, a in args.items()}
         saved_memo, saved_frame = self.memo, self._frame
+        # fc(fc(x)): the inner call binds the same parameters while the outer's are read
+        outer = {k: self._args[k] for k in args if k in self._args}
         self._args.update(args)
         self.memo = None  # the helper's names stand for other values at another call
         self._frame = f"{saved_frame}@{id(node)}"
+        self._bodies.append(id(fn))
         mark = self._checkpoint()
         before, _, truncated, unsupported = mark
         try:
             with self.in_module(where):
                 tree = self.tree(returned, fn, at, depth + 1)
         finally:
+            self._bodies.pop()
             for key in args:
                 self._args.pop(key, None)
+            self._args.update(outer)
             self.memo, self._frame = saved_memo, saved_frame
         whole_cut = tree.get("k") == "input" and tree.get("name") not in before
         if whole_cut or len(self.unsupported) > unsupported or (self.truncated and not truncated):
@@ -299,13 +300,15 @@ class SlicesCalls:
 
     def _argument(self, arg: Argument, depth: int) -> dict:
         """A parameter of an inlined helper: the argument, sliced where the call is."""
-        saved = self._frame
+        saved, bodies = self._frame, self._bodies
         self._frame = arg.frame
+        if arg.callee in bodies:  # the argument is read where the call is, outside the helper
+            self._bodies = bodies[: len(bodies) - 1 - bodies[::-1].index(arg.callee)]
         try:
             with self.in_module(arg.module):
                 return self.tree(arg.value, arg.scope, arg.order, depth + 1)
         finally:
-            self._frame = saved
+            self._frame, self._bodies = saved, bodies
 
     def _caller_reads(self, reads: list[str], scope: Scope, order: int) -> list[str]:
         """Reads of a value cut inside an inlined helper, in the caller's names: a parameter

@@ -81,6 +81,7 @@ class ProgramSlicer(FollowsModels, ReadsData):
         self.data: dict[str, dict] = {}
         self.assumed: list[str] = []
         self.bound: dict[int, dict] = {}  # a Keras loss's parameters: what ``fit`` passes them
+        self._frames: dict[str, list[str]] = {}  # a helper's variable: the calls that made it
         self.slicer = Slicer(
             ctx, positions, substitute=self._source, cut_logits=False, stand_ins=True
         )
@@ -136,10 +137,11 @@ class ProgramSlicer(FollowsModels, ReadsData):
             if isinstance(made, cst.Call) and ctx.op(made) == "variable":
                 value, op = made, "variable"
         if op == "variable":
+            key = self._weight_key(key, found.scope)
             if key not in self.weights:
-                init = initializer(ctx, value, found.scope, found.at)
+                init = initializer(ctx, value, found.scope, found.at, self.number)
                 if init is None:
-                    self.assumed.append(f"`{node.value}` starts as glorot-uniform")
+                    self.assumed.append(f"`{key}` starts as glorot-uniform")
                     init = {"init": "unknown"}
                 self.weights[key] = init
             return {"k": "input", "name": key}
@@ -154,6 +156,18 @@ class ProgramSlicer(FollowsModels, ReadsData):
         if op == "random":  # ``eps = tf.random.normal(tf.shape(z))``: one draw per step
             return self._normal_draw(value, found.scope, found.at, depth + 1)
         return None
+
+    def _weight_key(self, name: str, scope: Scope) -> str:
+        """A variable a helper makes is a new weight at each call the slice inlines
+        (``fc(x, 32)``, then ``fc(h, 1)``): its name, numbered from the second call on."""
+        frame = self.slicer._frame
+        if scope.kind == "module" or not frame:
+            return name
+        frames = self._frames.setdefault(name, [])
+        if frame not in frames:
+            frames.append(frame)
+        at = frames.index(frame)
+        return name if at == 0 else f"{name}#{at + 1}"
 
     def _normal_draw(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
         """``tf.random.normal(tf.shape(z), mean, stddev)`` (a reparameterisation's noise): a

@@ -216,11 +216,21 @@ class FollowsModels:
         return None
 
     def number(self, node: cst.BaseExpression | None, scope: Scope, order: int) -> float | None:
-        """A number the code fixes, also through an inlined method's bound parameters
-        (``Dense(hidden)`` in ``__init__(self, hidden)``, made as ``Net(64)``)."""
+        """A number the code fixes, also through an inlined method's or helper's bound
+        parameters (``Dense(hidden)`` in ``__init__(self, hidden)``, made as ``Net(64)``;
+        ``[n_in, n_out]`` in ``fc(x, n_in, n_out)``)."""
         c = _number(self.ctx, node, scope, order)
-        if c is not None or node is None or not self.instances:
+        if c is not None or node is None or not (self.instances or self.slicer._args):
             return c
+        of = _last_axis_of(node)
+        if of is not None:  # ``a.shape[1]`` of a helper's input: its width, from the slice
+            weights = dict(self.weights)
+            got = width(self.slicer.peek(of, scope, order), self.weights, self.data)
+            self.weights = weights
+            if isinstance(got, str):  # a placeholder: its declared width
+                shape = self.data.get(got, {}).get("shape") or []
+                got = shape[-1] if len(shape) == 2 else None
+            return float(got) if isinstance(got, int) else None
         weights = dict(self.weights)
         tree = self.slicer.peek(node, scope, order)
         self.weights = weights  # a weight read on the way is not a weight of the slice
@@ -363,3 +373,25 @@ class FollowsModels:
             return None
         out = self.slicer.tree(call.args[0].value, scope, order, depth + 1)
         return self.unrolled(name, layers, out, single=layer is not None, training=mode)
+
+
+def _last_axis_of(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` of ``x.shape[1]``, ``x.shape[-1]`` or ``x.get_shape()[1]``: the width of a matrix
+    (a layer's input), None for anything else."""
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1):
+        return None
+    index = node.slice[0].slice
+    if not isinstance(index, cst.Index):
+        return None
+    at = index.value
+    text = at.value if isinstance(at, cst.Integer) else None
+    if isinstance(at, cst.UnaryOperation) and isinstance(at.expression, cst.Integer):
+        text = "-" + at.expression.value
+    if text not in ("1", "-1"):
+        return None
+    shape = node.value
+    if isinstance(shape, cst.Call) and not shape.args:
+        shape = shape.func  # x.get_shape()
+    if isinstance(shape, cst.Attribute) and shape.attr.value in ("shape", "get_shape"):
+        return shape.value
+    return None

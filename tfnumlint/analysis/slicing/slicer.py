@@ -92,6 +92,7 @@ class Slicer(SlicesCalls):
         # helpers being inlined: id of a parameter -> the argument it is called with
         self._args: dict[int, Argument] = {}
         self._frame = ""  # the inlined call the slice is in: its cut inputs are its own
+        self._bodies: list[int] = []  # the helpers whose bodies are being sliced, innermost last
 
     # -- reaching definitions under Python branches ----------------------------------------
     def run_under(self, scope: Scope, statement: cst.CSTNode) -> None:
