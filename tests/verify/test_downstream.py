@@ -105,6 +105,33 @@ def test_a_discarded_nan_where_the_select_takes_a_finite_value_instead_stays_con
     assert out["status"] == "confirmed" and out["symptom"] == "nan-gradient"
 
 
+ATTRIBUTE_VARIANCE = """\
+    import tensorflow as tf
+
+
+    class Spread:
+        def __init__(self, concentration, scale):
+            self.concentration = concentration
+            self.scale = scale
+
+        def variance(self):
+            c = tf.convert_to_tensor(self.concentration)
+            valid = self.scale**2 * c / ((c - 1.0) ** 2 * (c - 2.0))
+            return tf.where(c > 2.0, valid, tf.ones_like(c) * 1e30)
+    """
+
+
+def test_an_unreached_witness_discarded_by_a_where_says_only_its_gradient_is_left():
+    """Inconclusive (the witness needs an attribute at 1) and discarded by the select there:
+    the condition the verdict states is the gradient trap's, and it says the value is
+    handled, instead of stating the -inf value as if it escaped (review round 16, TFP's
+    Pareto variance)."""
+    out = verdict(ATTRIBUTE_VARIANCE, "TNL201")
+    assert out["status"] == "inconclusive", out["detail"]
+    assert "discarded by `tf.where(c > 2.0" in out["detail"]
+    assert out["symptom"] in ("nan-gradient", "inf-gradient") and "its gradient is" in out["detail"]
+
+
 def test_a_discarded_nan_where_no_gradient_flows_is_refuted():
     probe = one_probe(DISCARDED.format(cond="tailweight < 0.5"), "TNL204")
     probe["no_gradient"] = "the value is under tf.stop_gradient"

@@ -56,7 +56,8 @@ class Handled:
 def review(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """The verdict for a value-symptom witness whose value the code handles downstream.  An
     inconclusive witness (one the code may not reach) is refuted too when the value is handled
-    and no gradient symptom is left; otherwise it keeps its own reason."""
+    and no gradient symptom is left; when only the gradient trap is left, it keeps its own
+    reason as the trap's condition, and says that the value is handled."""
     uses = probe.get("uses")
     status = out.get("status")
     if status not in ("confirmed", "inconclusive") or not uses:
@@ -67,7 +68,9 @@ def review(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     if handled is None:
         return out
     verdict = _gradient_verdict(probe, out, handled)
-    return out if status == "inconclusive" and verdict["status"] != "refuted" else verdict
+    if status == "inconclusive" and verdict["status"] != "refuted":
+        return {**verdict, "status": "inconclusive"}  # the value is handled: only its gradient
+    return verdict
 
 
 def _gradient_verdict(probe: dict[str, Any], out: dict[str, Any], handled: Handled) -> dict:
