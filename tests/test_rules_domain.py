@@ -261,6 +261,36 @@ def test_tnl204_silent(expr):
     assert hits("TNL204", func(body, "x, y, d_k=64")) == []
 
 
+GEM = """\
+    import tensorflow as tf
+
+
+    class Pool(tf.keras.layers.Layer):
+        def build(self, shape):
+            self.p = self.add_weight(shape=(), initializer="ones")
+            self.q = tf.Variable(3.0)
+            self.r = 3.0
+
+        def call(self, x):
+            h = tf.nn.relu(x)
+            a = tf.pow(tf.reduce_mean(h, axis=1), 1.0 / self.p)
+            b = tf.reduce_mean(h, axis=1) ** self.q
+            c = tf.pow(tf.reduce_mean(tf.maximum(h, 1e-6), axis=1), 1.0 / self.p)
+            d = tf.pow(tf.reduce_mean(h, axis=1), self.r)
+            return a + b + c + d
+    """
+
+
+def test_tnl204_a_trained_exponent_on_a_base_that_can_be_zero():
+    """GeM pooling: a trained exponent leaves any integer, and x ** p's gradient is NaN at a
+    base of 0 for any p; a clamped base or a fixed integer exponent is not flagged."""
+    found = hits("TNL204", GEM)
+    assert [f.line for f in found] == [12, 13]
+    assert "`self.p` is a trainable weight" in found[0].message
+    assert "`self.q` is a trainable weight" in found[1].message
+    assert all("NaN" in f.message for f in found)
+
+
 # -- TNL205 inverse-trig-domain ---------------------------------------------------------
 
 

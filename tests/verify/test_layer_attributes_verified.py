@@ -100,3 +100,26 @@ def test_a_relu_attribute_through_a_helper_stays_confirmed(tmp_path):
     [probe] = probes(project(tmp_path, {"pool.py": HELPER.format(act="relu")}), "pool.py",
                      "TNL203")  # fmt: skip
     assert verify(probe)["status"] == "confirmed"
+
+
+GEM = """\
+    import tensorflow as tf
+
+
+    class GeM(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.p = self.add_weight(shape=(), initializer="ones", trainable=True)
+
+        def call(self, x):
+            return tf.pow(tf.reduce_mean(tf.nn.relu(x), axis=1), 1.0 / self.p)
+    """
+
+
+def test_a_weight_a_layer_adds_is_a_source_named_by_its_attribute():
+    """``self.p = self.add_weight(...)`` is a weight of the slice, as ``tf.Variable`` is (not
+    an untraced call whose value nothing gives): GeM's NaN gradient at a ReLU's 0 is confirmed,
+    and the witness names `self.p`."""
+    out = one_verdict(GEM, "TNL204")
+    assert out["status"] == "confirmed", out["detail"]
+    assert "self.p = " in out["detail"] and "add_weight" not in out["detail"]
+    assert "gradient" in out["detail"] and "nan" in out["detail"]

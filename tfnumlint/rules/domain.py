@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..analysis.context import Context, Hit
+from ..analysis.driven import trainable_attribute
 from ..analysis.epsilons import first_arg, split_eps
 from ..analysis.module import Site
 from ..analysis.values import Val
@@ -139,7 +140,10 @@ def fractional_power(site: Site, ctx: Context):
     if base is None or exponent is None:
         return
     p = ctx.val(exponent, site).const
-    if p is None or not _fractional(p):
+    if p is None:
+        yield from _trained_power(node, base, exponent, site, ctx)
+        return
+    if not _fractional(p):
         return
     b = ctx.val(base, site)
     if isinstance(node, cst.BinaryOperation) and not b.tensor:
@@ -153,6 +157,59 @@ def fractional_power(site: Site, ctx: Context):
         f"{hazard} (d/dx x**{fmt(p)} = {fmt(p)}*x**{fmt(p - 1)}); clamp the base with tf.maximum(x, eps)",
         site,
     )
+
+
+def _trained_power(
+    node: cst.CSTNode,
+    base: cst.BaseExpression,
+    exponent: cst.BaseExpression,
+    site: Site,
+    ctx: Context,
+):
+    """``x ** self.p`` with ``self.p`` a trainable weight (GeM pooling, a learned compression):
+    training moves the exponent off any integer, and d/dp x**p = x**p * log(x) is 0 * -inf =
+    NaN at x = 0 whatever p is."""
+    weight = _trained_weight(exponent, site, ctx)
+    b = ctx.val(base, site)
+    if weight is None or b.positive or b.guarded or b.const is not None or b.hi <= 0:
+        return
+    yield Hit(
+        node,
+        f"power of {b.desc or 'a base'} that can be {'negative' if b.lo < 0 else '0'} to a "
+        f"trained exponent (`{weight}` is a trainable weight): at a base of 0 the gradient of "
+        "the exponent, x**p * log(x), is NaN (0 * -inf), and for p < 1 so is the base's through "
+        "a ReLU; a negative base gives NaN; clamp the base with tf.maximum(x, eps)",
+        site,
+    )
+
+
+def _trained_weight(exponent: cst.BaseExpression, site: Site, ctx: Context) -> str | None:
+    """The code of a trainable weight the exponent reads: ``self.p`` that its class assigns
+    ``self.add_weight(...)`` or ``tf.Variable(...)``, or a name bound to a ``tf.Variable``."""
+    fn = site.scope
+    while fn is not None and fn.kind != "function":
+        fn = fn.parent
+    for node in _walk(exponent):
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and fn is not None
+            and node.value.value == fn.self_name
+            and trainable_attribute(node.attr.value, fn)
+        ):
+            return ctx.code(node)
+        if isinstance(node, cst.Name):
+            found = ctx.ev.lookup(node.value, site.scope, site.order)
+            value = getattr(found, "value", None)
+            if isinstance(value, cst.Call) and ctx.op(value) == "variable":
+                return node.value
+    return None
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 
 @rule("TNL205", ops={"acos", "asin", "atanh"})

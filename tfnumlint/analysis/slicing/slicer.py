@@ -44,11 +44,13 @@ from .tools import (
     host_function,
     input_names,
     jfloat,
+    makes_weight,
     names_read,
     new_axes,
     scale_inputs,
     self_binding,
     statement_value,
+    weight_attribute,
 )
 from .uses import consumers
 
@@ -175,6 +177,8 @@ class Slicer(SlicesCalls):
         if isinstance(node, cst.Call):
             return self._call_origin(node, scope, order)
         if isinstance(node, cst.Attribute):
+            if weight_attribute(self.ctx, node, scope, order):
+                return {"origin": "data"}  # `self.p = self.add_weight(...)`: a source
             if attribute_chain(node):
                 return {"origin": "attr"}
             return {"origin": "call", "source": self._source(node)}
@@ -193,7 +197,7 @@ class Slicer(SlicesCalls):
     def _call_origin(self, node: cst.Call, scope: Scope, order: int) -> dict:
         func = node.func
         callee = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if callee in DATA_CALLS:
+        if callee in DATA_CALLS or makes_weight(self.ctx, node):
             return {"origin": "data"}
         if self.ctx.ev.value(func, scope, order).kind in ("layer", "model"):
             return {"origin": "model"}
@@ -466,6 +470,8 @@ class Slicer(SlicesCalls):
             number = NUMERIC_CONSTANTS.get((module or "", node.attr.value))
             if number is not None:
                 return {"k": "const", "v": jfloat(number)}
+        if weight_attribute(self.ctx, node, scope, order):
+            return self._opaque(node, scope, order)  # `self.p`: a weight, by its own name
         binding = self_binding(node, scope, order)
         if binding is not None and binding.value is not None:
             value = ev.value(binding.value, binding.scope, binding.at)
@@ -474,10 +480,6 @@ class Slicer(SlicesCalls):
             if value.kind not in ("layer", "model"):
                 return self.tree(binding.value, binding.scope, binding.at, depth + 1)
         return self._opaque(node, scope, order)
-
-
-# attributes of a value that describe it without its values: a helper reading only these
-# of a parameter does not compute from the parameter's values
 
 
 def slice_finding(

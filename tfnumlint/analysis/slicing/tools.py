@@ -15,6 +15,7 @@ from typing import Any
 import libcst as cst
 
 from ... import ops
+from ..driven import WEIGHT_CALLS
 from ..module import Binding, Scope
 from ..names import children
 from ..recipe_code import BINARY, COMPARE
@@ -551,3 +552,18 @@ def tree_kind(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.BinaryOperation):
         return "bin"
     return None
+
+
+def weight_attribute(ctx: Any, node: cst.Attribute, scope: Any, order: int) -> bool:
+    """``self.p`` bound to ``tf.Variable(...)`` or a Layer's ``self.add_weight(...)``."""
+    binding = self_binding(node, scope, order)
+    return binding is not None and makes_weight(ctx, binding.value)
+
+
+def makes_weight(ctx: Any, value: cst.BaseExpression | None) -> bool:
+    """``tf.Variable(...)`` or a Layer's ``self.add_weight(...)``: a trainable weight."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func  # a Layer's weight method (``self.add_weight``), an API name
+    method = isinstance(func, cst.Attribute) and func.attr.value in WEIGHT_CALLS
+    return method or ctx.op(value) == "variable"
