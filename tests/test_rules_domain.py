@@ -379,3 +379,20 @@ def test_tnl206_fires(expr):
 )
 def test_tnl206_silent(body):
     assert hits("TNL206", func(body)) == []
+
+
+def test_a_message_describes_a_converted_parameter_and_a_squared_difference_as_written():
+    """``tf.convert_to_tensor(self.c)`` is not "a constant", and ``(c - 1.) ** 2`` is not
+    ``c - 1.0**2`` (review round 16: TFP's Pareto variance)."""
+    src = """\
+        import tensorflow as tf
+
+
+        class Spread:
+            def variance(self):
+                c = tf.convert_to_tensor(self.concentration)
+                return self.scale**2 * c / ((c - 1.0) ** 2 * (c - 2.0))
+        """
+    [f] = hits("TNL201", src)
+    assert "a constant" not in f.message
+    assert "((`c` - 1.0)**2)" in f.message or "(`c` - 1.0)**2" in f.message, f.message

@@ -152,7 +152,7 @@ class EvaluatesArithmetic:
                     tensor=tensor,
                     zero=a.zero if strong else "its base is 0",
                     zero_weak=not strong,
-                    desc=f"{a.desc}**{fmt_number(b.const)}",
+                    desc=f"{paren(a.desc)}**{fmt_number(b.const)}",
                 )
             return Val("arith", tensor=tensor)
         return Val("arith", tensor=tensor)

@@ -369,12 +369,19 @@ def literal_axes(node: cst.BaseExpression | None) -> list[int]:
     return []
 
 
+CONVERTS = "convert_to_tensor"  # the API's pass-through: its value is its argument's
+
+
 def _source(kind: str):
     def handler(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
         if kind == "constant" and args:
             inner = ev.value(args[0].value, scope, order)
             if inner.const is not None:
                 return revalue(inner, tensor=True)
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == CONVERTS:
+                # x as a tensor: described as x is, never as "a constant" (its kind stays the
+                # source's, as the rules have always read it)
+                return Val(kind, tensor=True, desc=inner.desc)
         if kind == "zeros":
             return Val("zeros", 0.0, 0.0, tensor=True, zero="always", desc="zeros")
         if kind == "ones":
