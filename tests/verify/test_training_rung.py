@@ -833,6 +833,39 @@ def test_labels_the_code_does_not_feed_are_drawn_as_labels_of_their_loss() -> No
     assert "`y_` = one-hot rows of 3 classes" in text and "`t` = 0/1 labels" in text
 
 
+UNFED_ACTIONS = """\
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+    obs = tf.compat.v1.placeholder(tf.float32, [None, 4])
+    act = tf.compat.v1.placeholder(tf.int32, [None])
+    W = tf.Variable(tf.zeros([4, 5]))
+    probs = tf.nn.softmax(tf.matmul(obs, W))
+    taken = tf.reduce_sum(probs * tf.one_hot(act, 5), axis=1)
+    loss = -tf.reduce_mean(tf.math.log(taken))
+    step = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+"""
+
+
+def test_indices_a_one_hot_reads_are_drawn_as_whole_numbers_below_its_depth() -> None:
+    """An action or class id the code feeds without data code is drawn as what ``one_hot``
+    reads: whole numbers in [0, depth), not uniform draws in [-1, 1] (whose one-hot rows are
+    empty or the first class)."""
+    from test_reachability import probed
+
+    from tfnumlint.verify import training_rung
+
+    found = [f for f in probed(UNFED_ACTIONS, "train.py", ["TNL101"]) if f.probe]
+    assert found and found[0].probe.get("program"), [f.rule for f in found]
+    spec = found[0].probe["program"]
+    namespace: dict = {}
+    exec(compile(training_rung.rendered(spec).body, "<rung>", "exec"), namespace)
+    arrays = namespace["data"]()
+    [actions] = [v for v in arrays.values() if v.ndim == 1]
+    assert set(actions.tolist()) == {0.0, 1.0, 2.0, 3.0, 4.0}
+    assert "`act` = whole numbers drawn uniformly in [0, 5)" in training_rung.sources(spec)
+
+
 VAE = """\
     import numpy as np
     import tensorflow as tf

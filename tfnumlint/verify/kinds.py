@@ -28,6 +28,7 @@ BINARY = "binary"
 INDEX = "index"
 WHOLE = "whole"
 CLASSES = "classes"  # a class distribution: one row of a softmax cross-entropy's target
+INDICES = "indices"  # whole numbers in [0, depth): the indices of a one-hot
 BINARY_SET = (0.0, 1.0)
 INDEX_VALUES = (0.0, 1.0, 2.0)  # class indices a generic trial or a replacement may take
 WHOLE_VALUES = (1.0, 2.0, 3.0)  # an ordinary count
@@ -98,14 +99,25 @@ def _described(kind: str) -> str:
     }[kind]
 
 
-def _one_hot_indices(trees: list[Any]) -> set[str]:
-    out = set()
+def _one_hot_indices(trees: list[Any]) -> dict[str, int | None]:
+    """Inputs read directly as the indices of a ``one_hot``: name -> its depth when a literal
+    gives it (else None)."""
+    out: dict[str, int | None] = {}
     for node in walk(trees):
         if node.get("k") == "call" and node.get("op") == "one_hot":
             args = node.get("args") or []
-            first = args[0] if args else (node.get("kw") or {}).get("indices")
+            kw = node.get("kw") or {}
+            first = args[0] if args else kw.get("indices")
             if isinstance(first, dict) and first.get("k") == "input":
-                out.add(str(first["name"]))
+                depth = args[1] if len(args) > 1 else kw.get("depth")
+                literal = (
+                    depth.get("v")
+                    if isinstance(depth, dict) and depth.get("k") == "const"
+                    else None
+                )
+                value = _number(literal)
+                whole = value is not None and value.is_integer() and value >= 1
+                out[str(first["name"])] = int(value) if whole else out.get(str(first["name"]))
     return out
 
 
@@ -148,10 +160,19 @@ def class_targets(trees: Any) -> set[str]:
 
 
 def label_kinds(trees: Any) -> dict[str, str]:
-    """Input name -> ``binary`` or ``classes`` for the labels a loss reads (see above)."""
-    out = {name: CLASSES for name in class_targets(trees)}
+    """Input name -> ``binary``, ``classes`` or ``indices`` for the labels a loss reads (see
+    above; :func:`one_hot_depths` for the indices)."""
+    out = {name: INDICES for name in one_hot_depths(trees)}
+    out.update({name: CLASSES for name in class_targets(trees)})
     out.update({name: BINARY for name in _binary_labels(trees)})
     return out
+
+
+def one_hot_depths(trees: Any) -> dict[str, int]:
+    """Inputs read directly as the indices of ``tf.one_hot(x, depth)`` with a literal depth
+    (a chosen action, a class id): name -> depth.  Their values are whole numbers in
+    [0, depth), which a draw in [-1, 1] is not."""
+    return {k: v for k, v in _one_hot_indices([trees]).items() if v is not None}
 
 
 def _input_name(tree: Any) -> str:

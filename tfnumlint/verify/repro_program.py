@@ -118,6 +118,12 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
         dims = ", ".join(str(x if x is not None else 1) for x in width)
         rows = RANGE_ROWS * (batch or DEFAULT_BATCH)
         label = labels.get(name)
+        if label == kinds.INDICES:  # a one-hot's indices: whole numbers below its depth
+            depth = kinds.one_hot_depths(spec.get("loss"))[name]
+            lines.append(
+                f"    out[{ident!r}] = RNG.integers(0, {depth}, size=({rows},)).astype(np.float32)"
+            )
+            continue
         if label == kinds.CLASSES:  # one class per row, as labelled data gives
             lines.append(
                 f"    out[{ident!r}] = np.eye({width[0]}, dtype=np.float32)"

@@ -272,6 +272,12 @@ def sources(spec: dict[str, Any]) -> str:
                 if spec.get("steer")
                 else f"uniform draws in its fed range [{lo}, {hi}]"
             )
+        elif labels.get(name) == kinds.INDICES:
+            depth = kinds.one_hot_depths(spec.get("loss"))[name]
+            how = (
+                f"whole numbers drawn uniformly in [0, {depth}) (read as a one-hot's indices; "
+                "their values are not read from the code)"
+            )
         elif name in labels:
             how = (
                 f"one-hot rows of {(d.get('shape') or [None, '?'])[1]} classes"
