@@ -243,8 +243,31 @@ def test_a_helper_called_only_by_a_free_function_is_conditional():
     only if `distance`'s unseen callers differentiate it."""
     reason, likely = _flow(HELPER_OF_A_FREE_FUNCTION, "TNL202")
     assert likely is True
-    assert "`g` is only called from functions with no caller in the project" in reason
-    _assert_conditional(one_probe(HELPER_OF_A_FREE_FUNCTION, "TNL202"), "no caller in the project")
+    assert reason.startswith(
+        "`g` is only called from functions that nothing in the project differentiates "
+        "(the calls end at `distance`, with no caller)"
+    )
+    _assert_conditional(
+        one_probe(HELPER_OF_A_FREE_FUNCTION, "TNL202"), "the calls end at `distance`"
+    )
+
+
+def test_a_chain_of_callers_is_named_by_the_functions_it_ends_at():
+    """`g` <- `distance` <- `report`, and nothing calls `report`: `distance` has a caller, so
+    the condition names where the calls end (review round 16: `iou` <- `box_voting` <-
+    `refine_boxes` <- `refine_boxes_multi_class`), not "functions with no caller"."""
+    code = HELPER_OF_A_FREE_FUNCTION + (
+        """
+
+    def report(a, b):
+        return distance(a, b) * 2.0
+    """
+    )
+    reason, likely = _flow(code, "TNL202")
+    assert likely is True
+    assert "`g` is only called from functions that nothing in the project differentiates" in reason
+    assert "(the calls end at `report`, with no caller)" in reason
+    assert "`distance`" not in reason
 
 
 def test_a_helper_of_a_differentiated_function_is_reached():

@@ -22,6 +22,9 @@ from tfnumlint.analysis.module import build
 from tfnumlint.analysis.project_model import from_jsonable, to_jsonable
 from tfnumlint.analysis.project_summary import function_summary
 from tfnumlint.analysis.provenance import Evaluator
+from tfnumlint.verify import gradient_gate
+
+CONFIRMED = {"status": "confirmed", "detail": "at x = 0", "inputs": {}, "symptom": "nan-gradient"}
 
 SOLVER = """\
     import tensorflow as tf
@@ -185,3 +188,109 @@ def test_a_hazard_inside_a_lambda_makes_no_claim():
         """
     )
     assert "only feeds" not in (one_probe(code, "TNL102").get("no_gradient") or "")
+
+
+# ------------------------------------------------ a module function's value, at its callers
+
+# Review round 16 (tf-models-official's box_list_ops): `iou`'s only caller compares its value
+# with a threshold, so no gradient reaches `iou`'s tf.where; `{use}` is where the vote's
+# matches go (`more`: code appended to the module).
+IOU = """\
+    import tensorflow as tf
+
+
+    def iou(a, b):
+        inter = tf.reduce_sum(a * b, axis=-1)
+        unions = tf.reduce_sum(a, axis=-1) + tf.reduce_sum(b, axis=-1) - inter
+        return tf.where(tf.equal(inter, 0.0), tf.zeros_like(inter), tf.truediv(inter, unions))
+
+
+    def box_voting(selected, pool, thresh=0.5):
+        iou_ = iou(selected, pool)
+        {use}
+        return tf.matmul(matches, pool)
+
+
+    def refine(pool, thresh):
+        return box_voting(pool, pool, thresh)
+    """
+COMPARED = "matches = tf.cast(tf.greater(iou_, thresh), dtype=tf.float32)"
+
+
+def iou_module(use: str = COMPARED, more: str = "") -> str:
+    return textwrap.dedent(IOU.replace("{use}", use)) + textwrap.dedent(more)
+
+
+def iou_flow(use: str = COMPARED, more: str = "") -> dict:
+    return one_probe(iou_module(use, more), "TNL302")
+
+
+def test_a_module_function_whose_callers_only_compare_its_value_takes_no_gradient():
+    probe = iou_flow()
+    reason = probe.get("no_gradient") or ""
+    assert "no_gradient_likely" not in probe
+    assert reason.startswith(
+        "`iou`'s value only reaches whole numbers or booleans in its callers "
+        "(`box_voting` at line 11: the value only feeds `tf.greater`"
+    ), reason
+    out = gradient_gate.apply(probe, {**CONFIRMED})
+    assert out["status"] == "refuted" and "`box_voting` at line 11" in out["detail"]
+
+
+def test_a_caller_that_returns_the_value_to_a_comparing_caller_is_followed():
+    use = "matches = tf.cast(tf.greater(passed(selected, pool), thresh), tf.float32)"
+    more = """
+    def passed(a, b):
+        return iou(a, b)
+    """
+    reason = iou_flow(use=use, more=more).get("no_gradient") or ""
+    assert "`passed` at line" in reason and "`box_voting` at line" in reason, reason
+
+
+def discrete_claim(probe: dict) -> bool:
+    return "whole numbers or booleans in its callers" in (probe.get("no_gradient") or "")
+
+
+def test_a_caller_that_keeps_the_value_as_a_float_keeps_the_gradient():
+    assert discrete_claim(iou_flow())  # the control: the same module with a comparison
+    reason = iou_flow(use="matches = iou_ * thresh").get("no_gradient") or ""
+    assert "whole numbers or booleans" not in reason
+    assert "only called from functions that nothing in the project differentiates" in reason
+
+
+def test_a_module_function_read_otherwise_than_called_makes_no_claim():
+    for more in (
+        "\ntable = {'iou': iou}\n",  # stored: called anywhere
+        "\ndef scores(a, b):\n    return tf.map_fn(lambda x: iou(x, b), a)\n",  # in a lambda
+        "\ndef soft(a, b):\n    return 1.0 - iou(a, b)\n",  # another caller, a float
+        "\ndef local(a, b, iou):\n    return iou(a, b)\n",  # a parameter of that name
+    ):
+        assert not discrete_claim(iou_flow(more=more)), more
+    assert discrete_claim(iou_flow())  # the control: `iou` only called, by `box_voting`
+
+
+def test_a_decorated_module_function_makes_no_claim():
+    code = (
+        IOU.replace("{use}", COMPARED)
+        .replace("{more}", "")
+        .replace("    def iou(", "    @tf.function\n    def iou(")
+    )
+    assert not discrete_claim(one_probe(code, "TNL302"))
+    assert discrete_claim(iou_flow())  # the control: undecorated
+
+
+def test_a_module_function_another_module_reads_makes_no_claim(tmp_path):
+    code = iou_module()
+    reader = """\
+        from boxes import iou
+
+
+        def soft_loss(a, b):
+            return 1.0 - iou(a, b)
+        """
+    alone = project(tmp_path / "alone", {"boxes.py": code})
+    [probe] = probes(alone, "boxes.py", "TNL302")
+    assert discrete_claim(probe)  # the control: no other module reads `iou`
+    root = project(tmp_path / "read", {"boxes.py": code, "losses.py": reader})
+    [probe] = probes(root, "boxes.py", "TNL302")
+    assert not discrete_claim(probe)

@@ -12,6 +12,7 @@ import pytest
 from tfnumlint.analysis import domain_code, domain_model
 from tfnumlint.analysis.context import Context
 from tfnumlint.analysis.module import build
+from tfnumlint.analysis.slicing.contract import walk
 from tfnumlint.config import Settings
 from tfnumlint.engine import LintOptions, lint_source
 from tfnumlint.ruledocs import all_docs
@@ -137,3 +138,87 @@ def test_a_witness_outside_a_log1mexp_range_is_refuted():
     out = {"status": "confirmed", "symptom": "inf-value", "inputs": {d.name: 100.0}}
     verdict = gates.judge(probe, out)
     assert verdict["status"] == "refuted" and "log1mexp" in verdict["detail"]
+
+
+# ------------------------------------------------ indices: top_k's second output, argsort
+
+# Review round 16 (tf-models-official's moe.py): a witness set the indices `top_k` returned
+# to -1, which no top_k gives; `{indices}` binds `idx`.
+ROUTE = """\
+    import tensorflow as tf
+
+
+    def route(p, k, n):
+        {indices}
+        mask = tf.one_hot(idx, n, dtype=p.dtype)
+        combined = tf.expand_dims(p, axis=2) * mask
+        total = tf.math.reduce_sum(mask)
+        return tf.math.reduce_sum(combined) / total
+    """
+
+
+def route_probe(indices: str) -> dict:
+    return probe_of(ROUTE.replace("{indices}", indices), "TNL201")
+
+
+def index_domain(probe: dict, name: str) -> dict | None:
+    found = [d for d in probe.get("domains") or [] if d["name"] == name and d.get("integer")]
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize(
+    "indices, name",
+    [
+        ("_, idx = tf.math.top_k(p, k=k, sorted=False)", "idx"),
+        ("idx = tf.nn.top_k(p, k=k)[1]", "idx"),
+        ("idx = tf.math.top_k(p, k=k).indices", "tf.math.top_k(p, k=k).indices"),
+        ("idx = tf.argsort(p)", "idx"),
+    ],
+)
+def test_indices_are_whole_numbers_at_least_zero(indices, name):
+    probe = route_probe(indices)
+    dom = index_domain(probe, name)
+    assert dom is not None and dom["strong"] and dom["lo"] == 0.0, probe.get("domains")
+    witness = {
+        "status": "confirmed",
+        "symptom": "nan-value",
+        "detail": f"at {name} = -1, x / 0 = nan",
+        "dtype": "float32",
+        "inputs": {"p": 1.0, name: -1.0},
+        "observed": {"needed": [name]},
+    }
+    verdict = gates.judge(probe, witness)
+    assert verdict["status"] == "refuted", verdict
+    assert "whole number" in verdict["detail"]
+
+
+@pytest.mark.parametrize(
+    "values, indices",
+    [
+        ("idx, _ = tf.math.top_k(p, k=k)", "_, idx = tf.math.top_k(p, k=k)"),
+        ("idx = tf.nn.top_k(p, k=k)[0]", "idx = tf.nn.top_k(p, k=k)[1]"),
+    ],
+)
+def test_top_k_values_are_no_indices(values, indices):
+    assert index_domain(route_probe(values), "idx") is None
+    assert index_domain(route_probe(indices), "idx") is not None
+
+
+def test_an_index_past_the_depth_of_its_one_hot_is_no_witness():
+    """Inside [0, inf), a witness can still put the index past the one_hot's depth (a row of
+    zeros): no top_k over that axis gives such an index, so it does not confirm."""
+    probe = route_probe("_, idx = tf.math.top_k(p, k=k, sorted=False)")
+    [depth] = {n["v"] for n in walk(probe["target"]) if n.get("k") == "const" and n.get("assumed")}
+    witness = {
+        "status": "confirmed",
+        "symptom": "nan-value",
+        "detail": "x / 0 = nan",
+        "dtype": "float32",
+        "inputs": {"p": 1.0, "idx": float(depth) + 96.0},
+        "observed": {"needed": ["idx"]},
+    }
+    verdict = gates.judge(probe, witness)
+    assert verdict["status"] == "inconclusive", verdict
+    assert f"past the depth {depth:g} of the one_hot it indexes" in verdict["detail"]
+    inside = {**witness, "inputs": {"p": 1.0, "idx": 1.0}}
+    assert gates.judge(probe, inside)["status"] == "confirmed"

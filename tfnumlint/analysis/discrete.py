@@ -3,9 +3,11 @@
 A matching cost that only feeds an assignment solver (the Hungarian matcher of a DETR-style
 loss), scores that only feed ``argmax`` or a comparison: the loss never differentiates them, so
 a gradient-only symptom there is refuted.  The hazard's value is followed forward through the
-assignments of its function, out of a nested function's ``return`` to its call sites, and into
-the arguments of project functions whose every return is a whole number or a boolean (the
-project index keeps that fact per function: :func:`discrete_returns`).  Anything else the value
+assignments of its function, out of a nested function's ``return`` to its call sites, out of
+a module-level function's ``return`` to every call of it in the module (when nothing else names
+it and no other module reads it: :func:`callers_reason`), and into the arguments of project
+functions whose every return is a whole number or a boolean (the project index keeps that fact
+per function: :func:`discrete_returns`).  Anything else the value
 reaches (another call, an attribute or subscript store, a closure, a callback) ends the claim.
 Only code structure and TensorFlow API names decide; user names never do.
 """
@@ -13,10 +15,12 @@ Only code structure and TensorFlow API names decide; user names never do.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Iterator
 from itertools import pairwise
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .. import ops
 from .dead_stores import reads_of, string_value
@@ -99,10 +103,12 @@ def discrete_returns(scope: Scope, lookup: Lookup) -> bool:
 _OWNERS = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
-def _statements(fn: cst.FunctionDef) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
-    """(statement, the innermost def, lambda or class holding it) under ``fn``: small
-    statements, and the headers of compound ones (an ``if`` test, a ``for`` iterable)."""
-    stack: list[tuple[cst.CSTNode, cst.CSTNode]] = [(fn.body, fn)]
+def _statements(fn: cst.FunctionDef | cst.Module) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
+    """(statement, the innermost def, lambda or class holding it) under ``fn`` (a function or
+    a whole module): small statements, and the headers of compound ones (an ``if`` test, a
+    ``for`` iterable)."""
+    start = fn.body if isinstance(fn, cst.FunctionDef) else fn
+    stack: list[tuple[cst.CSTNode, cst.CSTNode]] = [(start, fn)]
     while stack:
         node, owner = stack.pop()
         if isinstance(node, cst.SimpleStatementLine):
@@ -243,10 +249,13 @@ def only_discrete_reason(
     node: cst.CSTNode,
     is_discrete_call: Callable[[str], bool],
     sink_reason,
+    imported: Callable[[str], object] | None = None,
 ) -> str | None:
     """Why the value of ``node`` (in ``statement``) takes no gradient: every path from it ends
-    in a whole-number or boolean result, also through the returns of nested functions; None
-    when one path may reach something differentiated (or cannot be followed)."""
+    in a whole-number or boolean result, also through the returns of nested functions and of
+    module-level functions whose every caller in the module uses the result only so
+    (``imported(name)``: another module reads that function, so its callers are not all in
+    view); None when one path may reach something differentiated (or cannot be followed)."""
     flow = _Flow(is_discrete_call, sink_reason)
     fs = _enclosing_def(scope)
     hops = 0
@@ -262,6 +271,8 @@ def only_discrete_reason(
         # returned: follow a nested function's result to its call sites in the function around it
         hops += 1
         parent = _enclosing_def(fs.parent) if fs.parent is not None else None
+        if parent is None and fs.parent is not None and fs.parent.kind == "module":
+            return callers_reason(fs.parent, fn, flow, imported, hops)
         if parent is None or hops > MAX_HOPS:
             return None
         sites = _call_sites(parent.node, fn) if isinstance(parent.node, cst.FunctionDef) else []
@@ -307,3 +318,170 @@ def _reason(sinks: list[str]) -> str:
     if not sinks:
         return "nothing reads the value"
     return f"every use of the value is gradient-free ({sinks[0]})"
+
+
+# -- a module-level function's value, followed to its callers -------------------------------
+
+
+def callers_reason(
+    root: Scope,
+    fn: cst.FunctionDef,
+    flow: _Flow,
+    imported: Callable[[str], object] | None,
+    hops: int,
+) -> str | None:
+    """``fn`` returns the value: why it takes no gradient in any caller (every call of ``fn`` in
+    the module uses the result only as whole numbers or booleans, following a caller that
+    returns it in turn to its own callers); None when a call may differentiate it, when ``fn``
+    is named otherwise than called (passed, stored, decorated: its callers are not all in
+    view), or when another module reads it."""
+    if not isinstance(root.node, cst.Module):
+        return None
+    names = _names(root)
+    start = len(flow.sinks)
+    uses = _discrete_callers(names, fn, flow, imported, hops)
+    if not uses:
+        return None
+    shown = []
+    for caller, stmt in uses:
+        line = _line(names, caller, stmt)
+        shown.append(f"`{caller.name.value}`" + (f" at line {line}" if line else ""))
+    head = flow.sinks[start] if len(flow.sinks) > start else "nothing reads it"
+    return (
+        f"`{fn.name.value}`'s value only reaches whole numbers or booleans in its callers "
+        f"({', '.join(shown)}: {head})"
+    )
+
+
+def _discrete_callers(
+    names: _Names,
+    fn: cst.FunctionDef,
+    flow: _Flow,
+    imported: Callable[[str], object] | None,
+    hops: int,
+) -> list[tuple[cst.FunctionDef, cst.CSTNode]] | None:
+    """(caller, statement) of each call of ``fn`` whose result ends in sinks (through callers
+    that return it, up to :data:`MAX_HOPS`), or None."""
+    name = fn.name.value
+    if fn.decorators or hops > MAX_HOPS:
+        return None  # a decorator may register it: callers by that name are not in view
+    if (imported is not None and imported(name)) or getattr(imported, "quiet", {}).get(name):
+        return None  # another module reads it: its callers there are not followed here
+    sites = _module_sites(names, fn)
+    if not sites:
+        return None
+    out: list[tuple[cst.FunctionDef, cst.CSTNode]] = []
+    for stmt, call, owner in sites:
+        if not isinstance(owner, cst.FunctionDef):
+            return None  # module-level or class-level code: its value goes anywhere
+        ended = flow.follow(owner, stmt, call)
+        if ended is None:
+            return None
+        if not ended:  # the caller returns it: its own callers decide
+            if owner is fn or not any(owner is b for b in names.module.body):
+                return None
+            further = _discrete_callers(names, owner, flow, imported, hops + 1)
+            if not further:
+                return None
+            out.extend(further)
+        out.append((owner, stmt))
+    return out
+
+
+class _Names:
+    """One walk of a module: where each name is read (statement, node, owner), and how many
+    times each is spelled at all (imports, parameters, assignments, ``def`` names too)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.reads: dict[str, list[tuple[cst.CSTNode, cst.Name, cst.CSTNode]]] = {}
+        for stmt, owner in _statements(module):
+            for read in _reads(stmt):
+                self.reads.setdefault(read.value, []).append((stmt, read, owner))
+        self.spelled: dict[str, int] = {}
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name):
+                self.spelled[node.value] = self.spelled.get(node.value, 0) + 1
+                continue
+            if isinstance(node, cst.Attribute):  # `x.f`: another name
+                stack.append(node.value)
+                continue
+            if isinstance(node, cst.Arg) and node.keyword is not None:  # `g(f=...)`
+                stack.append(node.value)
+                continue
+            stack.extend(children(node))
+        self.lines: list[int] | None = None  # the first line of each module-level statement
+
+
+_NAMES: weakref.WeakKeyDictionary[Scope, _Names] = weakref.WeakKeyDictionary()
+
+
+def _names(root: Scope) -> _Names:
+    """The walk of the module ``root`` (its module scope) is the scope of, once per scope."""
+    found = _NAMES.get(root)
+    if found is None:
+        assert isinstance(root.node, cst.Module)
+        found = _NAMES[root] = _Names(root.node)
+    return found
+
+
+def _reads(node: cst.CSTNode) -> list[cst.Name]:
+    """Every ``Name`` read under ``node``, whatever it spells (:func:`reads_of`'s exclusions)."""
+    out: list[cst.Name] = []
+    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
+    while stack:
+        current, is_target = stack.pop()
+        if isinstance(current, cst.Name) and not is_target:
+            out.append(current)
+        if isinstance(current, cst.AssignTarget):
+            stack.append((current.target, True))
+            continue
+        if isinstance(current, cst.Attribute):
+            stack.append((current.value, is_target))
+            continue
+        if isinstance(current, cst.Arg) and current.keyword is not None:
+            stack.append((current.value, False))
+            continue
+        stack.extend((child, is_target) for child in children(current))
+    return out
+
+
+def _module_sites(
+    names: _Names, fn: cst.FunctionDef
+) -> list[tuple[cst.CSTNode, cst.Call, cst.CSTNode]] | None:
+    """Every ``fn(...)`` in the module, with its statement and owner; None when the module also
+    names ``fn`` otherwise (passed, stored, rebound, imported, shadowed, inside a lambda), so its
+    result may go anywhere."""
+    name = fn.name.value
+    out: list[tuple[cst.CSTNode, cst.Call, cst.CSTNode]] = []
+    for stmt, read, owner in names.reads.get(name, ()):
+        path = _path_to(stmt, read) or []
+        call = path[-2] if len(path) >= 2 else None
+        if not (isinstance(call, cst.Call) and call.func is read):
+            return None
+        if any(isinstance(n, cst.Lambda) for n in path):
+            return None
+        out.append((stmt, call, owner))
+    # every other spelling of the name (but its own `def`) is one of these calls
+    return out if len(out) == names.spelled.get(name, 0) - 1 else None
+
+
+def _line(names: _Names, fn: cst.FunctionDef, stmt: cst.CSTNode) -> int | None:
+    """The line of ``stmt`` in ``fn`` (a module-level def), or None: the module's lines counted
+    once, and positions resolved in ``fn`` alone (only for a message)."""
+    module = names.module
+    index = next((i for i, b in enumerate(module.body) if b is fn), None)
+    if index is None:
+        return None
+    try:
+        if names.lines is None:
+            lines = [len(module.header)]
+            for b in module.body:
+                lines.append(lines[-1] + module.code_for_node(b).count("\n"))
+            names.lines = lines
+        alone = MetadataWrapper(cst.Module(body=[fn]), unsafe_skip_copy=True)
+        return names.lines[index] + alone.resolve(PositionProvider)[stmt].start.line
+    except (KeyError, ValueError, RecursionError):
+        return None

@@ -142,7 +142,8 @@ def _labels(ctx, node, names: set[str]) -> str | None:
 
 # Calls whose results are whole numbers: sizes and counts (>= 0), and the ones of any sign.
 SIZE_CALLS = frozenset(
-    {"shape", "size", "rank", "count_nonzero", "bincount", "argmax", "argmin", "num_elements",
+    {"shape", "size", "rank", "count_nonzero", "bincount", "argmax", "argmin", "argsort",
+     "num_elements",
      "shape_tensor", "prefer_static_shape", "prefer_static_size", "prefer_static_rank",
      "confusion_matrix", "histogram_fixed_width"}
 )  # fmt: skip
@@ -155,19 +156,46 @@ _ASSERT_INTEGER = {
 }
 
 
-def _whole_source(source: str) -> tuple[float, str] | None:
-    """(lower bound, why) when ``source`` (a call's text) gives whole numbers."""
+# the element of `tf.math.top_k`'s result (values, indices) that holds the indices
+_TOP_K_INDICES = 1
+
+
+def _top_k_indices(node: cst.BaseExpression, element: object) -> bool | None:
+    """True for the indices of a ``top_k`` (``top_k(x)[1]``, ``top_k(x).indices``, the second
+    name of ``_, i = top_k(x)``), False for its values, None when ``node`` is no top_k."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Call):
+        if call_name(node.value) == "top_k":
+            return node.attr.value == "indices"
+        return None
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call):
+        if call_name(node.value) != "top_k":
+            return None
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        value = getattr(index, "value", None)
+        return isinstance(value, cst.Integer) and value.evaluated_value == _TOP_K_INDICES
+    if isinstance(node, cst.Call) and call_name(node) == "top_k":
+        return element == _TOP_K_INDICES
+    return None
+
+
+def _whole_source(source: str, element: object = None) -> tuple[float, str] | None:
+    """(lower bound, why) when ``source`` (a call's text; ``element``: the item of the tuple it
+    returns that the input is) gives whole numbers."""
     try:
         node = cst.parse_expression(source)
     except cst.ParserSyntaxError:
         return None
+    indices = _top_k_indices(node, element)
+    if indices is not None:
+        why = "`top_k`'s indices are positions in its input: whole numbers >= 0"
+        return (0.0, why) if indices else None
     if isinstance(node, cst.Subscript):
         node = node.value  # tf.shape(x)[0]: an item of a shape
     if not isinstance(node, cst.Call):
         return None
     what = call_name(node)
     if what in SIZE_CALLS:
-        return 0.0, f"`{what}` gives sizes and counts: whole numbers >= 0"
+        return 0.0, f"`{what}` gives sizes, counts or positions: whole numbers >= 0"
     if what in WHOLE_CALLS:
         return -math.inf, f"`{what}` gives whole numbers"
     if what == "cast" and len(node.args) > 1:
@@ -188,7 +216,7 @@ def integer_inputs(ctx, probe: dict[str, Any], fn_scope) -> dict[str, tuple[floa
         names.add(name)
         origin = spec.get("origin")
         if origin == "call" or (origin == "subscript" and spec.get("of") == "call"):
-            found = _whole_source(str(spec.get("source") or name))
+            found = _whole_source(str(spec.get("source") or name), spec.get("element"))
             if found is not None:
                 out[name] = found
     if fn_scope is None:

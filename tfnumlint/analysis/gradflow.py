@@ -373,7 +373,9 @@ def no_gradient(
         or gradient_free_uses_reason(scope, statement)
         or probe_reason(probe)
         or (
-            only_discrete_reason(scope, statement, node, discrete_call, enclosing_call_reason)
+            only_discrete_reason(
+                scope, statement, node, discrete_call, enclosing_call_reason, imported
+            )
             if discrete_call is not None
             else None
         )

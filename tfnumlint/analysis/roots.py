@@ -524,9 +524,9 @@ def reach(
         )
     quiet = getattr(imported, "shown", lambda names: "")(_ancestors(g, name) | _classes(fs))
     aside = f"called in {quiet} only where nothing is differentiated" if quiet else ""
+    if unseen and ((not callers and not g.calls.get(name)) or id(fn) in g.maybe):
+        return Reach(Path.UNKNOWN)
     if not callers and not g.calls.get(name):
-        if unseen:
-            return Reach(Path.UNKNOWN)
         return Reach(
             Path.FREE,
             f"`{name}` has no caller in the project"
@@ -534,13 +534,13 @@ def reach(
             + ": the gradient symptom holds only if a caller differentiates it",
         )
     if id(fn) in g.maybe:
-        if unseen:
-            return Reach(Path.UNKNOWN)
+        tops = sorted(c for c in _ancestors(g, name) if c and c != name and not g.calls.get(c))
         return Reach(
             Path.FREE,
-            f"`{name}` is only called from functions with no caller in the project"
-            + (f" that differentiates them ({aside})" if quiet else "")
-            + ": the gradient symptom holds only if a caller differentiates them",
+            f"`{name}` is only called from functions that nothing in the project differentiates "
+            f"(the calls end at {', '.join(f'`{t}`' for t in tops) or 'them'}, with no caller"
+            + (f" that differentiates them: {aside}" if quiet else "")
+            + "): the gradient symptom holds only if a caller differentiates them",
         )
     shown = ", ".join(f"`{c}`" for c in sorted(set(callers)) if c) or "module-level code"
     return Reach(

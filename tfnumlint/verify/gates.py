@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.domain_model import fmt_g
-from . import domains
+from . import domains, kinds
 from .generic import all_free_reason, free_value_reason, special_value_reason
 from .gradient_gate import conditional, settle
 
@@ -93,6 +93,9 @@ def received(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     parameter nothing drives (``generic.special_value_reason``).  One finding, one reason: the
     gates' reasons are joined, and what was seen stays in the detail."""
     reasons = domains.reach_reasons(probe, out)
+    observed, point = out.get("observed"), out.get("inputs")
+    if out.get("status") == "confirmed" and isinstance(observed, dict) and isinstance(point, dict):
+        reasons += kinds.past_depth(probe, point, list(observed.get("needed") or []))
     named = use_only_reason(probe, out)
     if named:
         reasons.insert(0, named)

@@ -81,13 +81,29 @@ def values_of(kind: str) -> tuple[float, ...]:
 
 
 def wrong_kind(probe: dict[str, Any], point: dict[str, float], names: list[str]) -> list[str]:
-    """Why inputs of a point hold values their kind cannot take (a label of 2)."""
+    """Why inputs of a point hold values their kind cannot take (a label of 2, the index 7 of
+    a one_hot of depth 4)."""
     kinds = input_kinds(probe)
     out = []
     for name in names:
         kind, v = kinds.get(name), point.get(name)
         if kind is not None and isinstance(v, float) and not allowed(kind, v):
             out.append(f"`{name}` = {v:g} is not a value of a {_described(kind)}")
+    return out + past_depth(probe, point, names)
+
+
+def past_depth(probe: dict[str, Any], point: dict[str, Any], names: list[str]) -> list[str]:
+    """Why indices of a one_hot at or past its depth are no witness: such an index selects no
+    class (its row is all 0), which no index the program computes over that axis does."""
+    depths = _one_hot_depths([probe.get("target"), probe.get("loss")])
+    out = []
+    for name in names:
+        v, depth = point.get(name), depths.get(name)
+        if depth is not None and isinstance(v, (int, float)) and depth <= v < math.inf:
+            out.append(
+                f"needs `{name}` = {v:g}, past the depth {depth:g} of the one_hot it indexes "
+                f"(a class index is a whole number in [0, {depth:g}); this one selects no class)"
+            )
     return out
 
 
@@ -118,6 +134,23 @@ def _one_hot_indices(trees: list[Any]) -> dict[str, int | None]:
                 value = _number(literal)
                 whole = value is not None and value.is_integer() and value >= 1
                 out[str(first["name"])] = int(value) if whole else out.get(str(first["name"]))
+    return out
+
+
+def _one_hot_depths(trees: list[Any]) -> dict[str, float]:
+    """Input -> the smallest constant depth of a one_hot it is the indices of."""
+    out: dict[str, float] = {}
+    for node in walk(trees):
+        if node.get("k") != "call" or node.get("op") != "one_hot":
+            continue
+        args, kw = node.get("args") or [], node.get("kw") or {}
+        first = args[0] if args else kw.get("indices")
+        depth = args[1] if len(args) > 1 else kw.get("depth")
+        if not (isinstance(first, dict) and first.get("k") == "input"):
+            continue
+        if isinstance(depth, dict) and depth.get("k") == "const":
+            name = str(first["name"])
+            out[name] = min(out.get(name, math.inf), float(depth["v"]))
     return out
 
 

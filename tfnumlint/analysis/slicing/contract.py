@@ -73,11 +73,12 @@ NODE_KEYS: dict[str, frozenset[str]] = {
     "bin": frozenset({"k", "op", "l", "r", "line", "col", "as"}),
     "call": frozenset({"k", "op", "args", "kw", "line", "col", "as"}),
 }
-# A free input's spec: what provenance knows of its value, and where it comes from.
+# A free input's spec: what provenance knows of its value, and where it comes from
+# (``element``: the item of the tuple its source call returns, `_, i = tf.math.top_k(x)`).
 INPUT_KEYS = frozenset(
     {"name", "producer", "lo", "hi", "prob", "role", "origin", "source", "owner", "drive",
      "drive_why", "batch_of", "row", "declared", "masked_by", "of", "reads", "prob_by_use",
-     "stopped", "exponent", "trained"}
+     "stopped", "exponent", "trained", "element"}
 )  # fmt: skip
 
 

@@ -51,6 +51,7 @@ from .tools import (
     self_binding,
     statement_value,
     weight_attribute,
+    with_element,
 )
 from .uses import consumers
 
@@ -184,7 +185,7 @@ class Slicer(SlicesCalls):
             return {"origin": "call", "source": self._source(node)}
         if isinstance(node, cst.Subscript):
             base = self._base_origin(node.value, scope, order, depth)
-            out = {"origin": "subscript", "of": base["origin"]}
+            out = with_element({"origin": "subscript", "of": base["origin"]}, node.value, node)
             if "source" in base:
                 out["source"] = base["source"]
             return out
@@ -218,7 +219,8 @@ class Slicer(SlicesCalls):
             if found.index is None and not self._is_opaque(found.value):
                 return {"origin": "other"}  # computed by code the slice can follow
             if depth < 8:
-                return self.origin(found.value, found.scope, found.at, depth + 1)
+                out = self.origin(found.value, found.scope, found.at, depth + 1)
+                return with_element(out, found.value, found.index)  # `_, i = top_k(x)`
             return {"origin": "other"}
         return {"origin": "global"}
 

@@ -567,3 +567,25 @@ def makes_weight(ctx: Any, value: cst.BaseExpression | None) -> bool:
     func = value.func  # a Layer's weight method (``self.add_weight``), an API name
     method = isinstance(func, cst.Attribute) and func.attr.value in WEIGHT_CALLS
     return method or ctx.op(value) == "variable"
+
+
+def item(node: cst.Subscript) -> int | None:
+    """The literal index of ``x[1]`` (None for a slice, a name, several indices)."""
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    value = index.value if isinstance(index, cst.Index) else None
+    if isinstance(value, cst.Integer):
+        return int(value.evaluated_value)
+    return None
+
+
+def with_element(
+    origin: dict, value: cst.BaseExpression, index: int | cst.Subscript | None
+) -> dict:
+    """A cut input's origin, with the item of the tuple its source call returns that the input
+    is (``_, i = tf.math.top_k(x)``, ``tf.nn.top_k(x)[1]``: ``index`` is the subscript): the
+    call's text alone does not say which of its results the input holds."""
+    if isinstance(index, cst.Subscript):
+        index = item(index)
+    if index is None or not isinstance(value, cst.Call):
+        return origin
+    return {**origin, "element": index}
