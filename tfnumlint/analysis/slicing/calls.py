@@ -1,6 +1,7 @@
 """How the slicer reads a call: the op's signature binds its arguments, a plain helper of the
-module is inlined, a branch op keeps its branches, anything else is a free input.  Mixed
-into :class:`~.slicer.Slicer`; static, no TensorFlow.
+module (or a plain method of the class, called on ``self``) is inlined, a branch op keeps its
+branches, anything else is a free input.  Mixed into :class:`~.slicer.Slicer`; static, no
+TensorFlow.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .tools import (
     Argument,
     bind_arguments,
     lambda_body,
+    new_axes,
     short_label,
     stand_in_for,
     static_tree,
@@ -57,6 +59,10 @@ class SlicesCalls:
     cut_logits: bool
     _args: dict[int, Argument]
     _frame: str
+    _bodies: list[int]
+    # the methods being inlined (id of the method's scope) -> where their ``self`` is read:
+    # the caller's scope, the call's order, the caller's frame
+    _callers: dict[int, tuple[Scope, int, str]]
     positions: Any
     home: Context
     modules: set[str]
@@ -81,7 +87,27 @@ class SlicesCalls:
     def _reads(self, node: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
         raise NotImplementedError
 
-    def _is_opaque(self, node: cst.BaseExpression, seen: frozenset[int] = frozenset()) -> bool:
+    def _is_opaque(
+        self,
+        node: cst.BaseExpression,
+        scope: Scope | None = None,
+        seen: frozenset[int] = frozenset(),
+    ) -> bool:
+        """An expression the slice cannot enter (in ``scope``, where a call may be a method of
+        its class): a call that is not on the allow-list."""
+        if isinstance(node, cst.Call):
+            op = self.op_of(node)
+            if op is None and self._inlinable(node, scope, seen):
+                return False  # a plain helper of the module (or method): inlined (`_inline`)
+            return op is None or op not in ALLOWED_OPS | {"cond", "case"}
+        if isinstance(node, cst.Subscript):
+            return new_axes(node) is None
+        return isinstance(node, (cst.Await, cst.Yield))
+
+    def _attribute(self, node: cst.Attribute, scope: Scope, order: int, depth: int) -> dict:
+        raise NotImplementedError
+
+    def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None:
         raise NotImplementedError
 
     def _input(self, label: str, val: Val, key: str, origin: dict[str, str]) -> dict:
@@ -170,32 +196,54 @@ class SlicesCalls:
         """The module being read, as :meth:`in_module` takes it."""
         return self.ctx, self.positions
 
-    # -- plain helpers of the module, inlined ----------------------------------------------
-    def _helper(self, node: cst.Call) -> tuple[Scope, Where | None] | None:
-        """The module-level function ``node`` calls when its body is straight-line code the
+    # -- plain helpers of the module, and methods of the class on ``self``, inlined --------
+    def _helper(self, node: cst.Call, scope: Scope | None) -> tuple[Scope, Where | None] | None:
+        """The module-level function ``node`` calls (or the method of the caller's own class
+        it calls on ``self``: :meth:`_own_method`) when its body is straight-line code the
         slice can follow (:func:`straight_line`), or None: slicing its returned expression
         with the call's arguments keeps the values it reads related to the caller's.  A
         function imported from another module of the project is that module's (``Where``);
-        one of this module, None."""
+        one of this module, None.  ``scope``: where the call is (None: unknown, no method)."""
         func = node.func
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return None
         where = None
         fn = self.ctx.info.functions.get(func.value) if isinstance(func, cst.Name) else None
+        if fn is None and scope is not None:
+            fn = self._own_method(func, scope)
         if fn is None and self.across_modules:  # the program slice's
             found = program_modules.imported_function(self.ctx, func)
             if found is not None:
                 fn, where = found
         if fn is None or not isinstance(fn.node, cst.FunctionDef) or fn.parent is None:
             return None
-        if fn.parent.kind != "module" or id(fn) in self._bodies:
+        if fn.parent.kind not in ("module", "class") or id(fn) in self._bodies:
             return None  # a helper calling itself: its body is being sliced
         return (fn, where) if straight_line(fn.node, self.unpacking) else None
 
-    def _inlinable(self, node: cst.Call, seen: frozenset[int] = frozenset()) -> bool:
+    @staticmethod
+    def _own_method(func: cst.BaseExpression, scope: Scope) -> Scope | None:
+        """``self.m`` called in a method of a class that defines ``m`` itself: that method.
+        A subclass may override ``m``, and a method ``m`` only inherits is not looked for:
+        the finding is about this class's code as written, and this class's ``m`` is what
+        its own objects run, so its body relates the values as the code in view does."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return None
+        if scope.kind != "function" or scope.cls is None or scope.self_name != func.value.value:
+            return None
+        if func.attr.value in scope.cls.attrs:  # `self.m = ...` somewhere: not surely the def
+            return None
+        method = scope.cls.method_scopes.get(func.attr.value)
+        if method is None or method.parent is None or method.parent.cls is not scope.cls:
+            return None
+        return method
+
+    def _inlinable(
+        self, node: cst.Call, scope: Scope | None, seen: frozenset[int] = frozenset()
+    ) -> bool:
         """A helper call ``_inline`` may follow: plain arguments, one returned expression
         that is not itself an untraced call (``seen``: the helpers asked about already)."""
-        helper = self._helper(node)
+        helper = self._helper(node, scope)
         if helper is None:
             return False
         fn, where = helper
@@ -203,10 +251,11 @@ class SlicesCalls:
             return False
         if not isinstance(fn.node, cst.FunctionDef):
             return False
-        if bind_arguments(fn.node, node, fn, 0, id(fn), "") is None:
+        method = fn.cls is not None
+        if bind_arguments(fn.node, node, fn, 0, id(fn), "", method) is None:
             return False
         with self.in_module(where):
-            return not self._is_opaque(fn.returns[0][1], seen | {id(fn)})
+            return not self._is_opaque(fn.returns[0][1], fn, seen | {id(fn)})
 
     def _inline(
         self, node: cst.Call, scope: Scope, order: int, depth: int, element: int | None = None
@@ -215,14 +264,16 @@ class SlicesCalls:
         the argument the call gives it (sliced where the call is).  None when the call does
         not bind its parameters plainly (``*args``, a missing argument, a default that is not
         a literal): the call stays one untraced input.  ``element``: the item of a returned
-        tuple that ``a, b = helper(x)`` unpacks."""
+        tuple that ``a, b = helper(x)`` unpacks.  In a method called on ``self``, ``self.x``
+        reads what the caller's ``self.x`` does (:meth:`_read_in_caller`)."""
         if not self.inline:
             return None
-        helper = self._helper(node)
+        helper = self._helper(node, scope)
         if helper is None:
             return None
         fn, where = helper
-        if len(fn.returns) != 1 or self._shadowed(node, scope, order):
+        method = fn.cls is not None
+        if len(fn.returns) != 1 or (not method and self._shadowed(node, scope, order)):
             return None
         assert isinstance(fn.node, cst.FunctionDef)
         at, returned = fn.returns[0]
@@ -231,7 +282,7 @@ class SlicesCalls:
             if item is None:
                 return None
             returned = item
-        args = bind_arguments(fn.node, node, scope, order, id(fn), self._frame)
+        args = bind_arguments(fn.node, node, scope, order, id(fn), self._frame, method)
         if args is None:
             return None
         args = {k: replace(a, module=self.here()) for k, a in args.items()}
@@ -239,6 +290,8 @@ class SlicesCalls:
         # fc(fc(x)): the inner call binds the same parameters while the outer's are read
         outer = {k: self._args[k] for k in args if k in self._args}
         self._args.update(args)
+        if method:  # a method inlined in an inlined method: its `self` is the first caller's
+            self._callers[id(fn)] = self._callers.get(id(scope), (scope, order, self._frame))
         self.memo = None  # the helper's names stand for other values at another call
         self._frame = f"{saved_frame}@{id(node)}"
         self._bodies.append(id(fn))
@@ -249,11 +302,16 @@ class SlicesCalls:
                 tree = self.tree(returned, fn, at, depth + 1)
         finally:
             self._bodies.pop()
+            self._callers.pop(id(fn), None)
             for key in args:
                 self._args.pop(key, None)
             self._args.update(outer)
             self.memo, self._frame = saved_memo, saved_frame
-        whole_cut = tree.get("k") == "input" and tree.get("name") not in before
+        frame = f"{saved_frame}@{id(node)}"
+        whole_cut = tree.get("k") == "input" and any(  # cut inside the body, not an argument
+            n == tree.get("name") and n not in before and (k.endswith(frame) or frame + "@" in k)
+            for k, n in self._input_keys.items()
+        )
         if whole_cut or len(self.unsupported) > unsupported or (self.truncated and not truncated):
             # the helper's whole result is cut, or its body has what the probe cannot model:
             # the call itself stays the input, as when no helper is followed
@@ -261,6 +319,82 @@ class SlicesCalls:
             return None
         self.inlined += 1
         return tree
+
+    def _read_in_caller(self, node: cst.Attribute, scope: Scope, depth: int) -> dict | None:
+        """``self.x`` (or ``self.x.y``) read in a method being inlined: the caller's
+        ``self.x``, read where the call is, so that the method and its caller read one value
+        (one probe input), not two.  None elsewhere."""
+        caller = self._callers.get(id(scope))
+        head: cst.BaseExpression = node
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if caller is None or not isinstance(head, cst.Name) or head.value != scope.self_name:
+            return None
+        where, order, frame = caller
+        if where.self_name != scope.self_name:  # another spelling of the object: not followed
+            return None
+        saved, self._frame = self._frame, frame
+        try:
+            return self._attribute(node, where, order, depth + 1)
+        finally:
+            self._frame = saved
+
+    def _unpacked(self, found: Binding | cst.Param | None, depth: int) -> dict | None:
+        """``a, b = 64, 1 - p``: the item of the literal the name unpacks; ``a, b = f(x)`` of
+        a helper or ``a, b = self.m(x)`` of a method returning a literal tuple: that item,
+        inlined (the other names it unpacks are inlined at the same call, so the values cut
+        inside are the same inputs).  None for anything else."""
+        if not isinstance(found, Binding) or found.index is None:
+            return None
+        element = found.element()
+        if element is not None:
+            return self.tree(element, found.scope, found.at, depth + 1)
+        call = found.value
+        if isinstance(call, cst.Call) and found.nested is None and self.op_of(call) is None:
+            return self._inline(call, found.scope, found.at, depth + 1, found.index)
+        return None
+
+    def _if_exp(self, node: cst.IfExp, scope: Scope, order: int, depth: int) -> dict:
+        """``a if x is None else b`` where ``x`` is a parameter of an inlined helper: the
+        branch the call's argument takes (``logits=logits``, a value the caller computes, is
+        not None); any other conditional expression is one input, as before."""
+        test = node.test
+        if (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+            and isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value == "None"
+        ):
+            none = self._is_none(test.left, scope, order)
+            if none is not None:
+                none ^= isinstance(test.comparisons[0].operator, cst.IsNot)
+                return self.tree(node.body if none else node.orelse, scope, order, depth + 1)
+        return self._opaque(node, scope, order)
+
+    def _is_none(
+        self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0
+    ) -> bool | None:
+        """Whether a parameter of an inlined helper is None at the call: True for a ``None``
+        argument, False for one the caller computes (a call, arithmetic, a number), through
+        names a few assignments back; None when unknown (an attribute or a parameter of the
+        caller may hold None)."""
+        if depth > 8:
+            return None
+        if isinstance(node, cst.Name):
+            if node.value == "None":
+                return True
+            found = self.lookup(node.value, scope, order)
+            if isinstance(found, cst.Param) and id(found) in self._args:
+                arg = self._args[id(found)]
+                return self._is_none(arg.value, arg.scope, arg.order, depth + 1)
+            if depth == 0:  # only a parameter of an inlined helper is decided
+                return None
+            if isinstance(found, Binding) and found.value is not None and found.index is None:
+                return self._is_none(found.value, found.scope, found.at, depth + 1)
+            return None
+        kinds = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Integer, cst.Float)
+        return False if depth > 0 and isinstance(node, kinds) else None
 
     def peek(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
         """The tree of ``node``, leaving no trace in the slice (no input, cut or count): a
@@ -385,7 +519,10 @@ class SlicesCalls:
     def _logits(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
         """The stable cut at a sigmoid/softmax: its input is a free logit.  Whatever computed
         the logits (a matmul chain, a layer), any real value can reach the activation, and
-        the hazards downstream depend only on that value."""
+        the hazards downstream depend only on that value.  ``sigmoid(-x)``: the cut is at
+        ``x``, negated, so that ``x`` read elsewhere in the statement stays one value."""
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            return {"k": "neg", "x": self._logits(node.expression, scope, order)}
         ev = self.ctx.ev
         label = node.value if isinstance(node, cst.Name) else short_label(self.ctx.code(node))
         val = replace(

@@ -16,7 +16,6 @@ from ..context import Context, Hit
 from ..module import Binding, Scope, contains
 from ..values import Val, literal_number
 from .calls import SlicesCalls
-from .contract import ALLOWED_OPS
 from .tools import (
     BINOPS,
     BOOLEAN_OPS,
@@ -96,6 +95,7 @@ class Slicer(SlicesCalls):
         self._args: dict[int, Argument] = {}
         self._frame = ""  # the inlined call the slice is in: its cut inputs are its own
         self._bodies: list[int] = []  # the helpers whose bodies are being sliced, innermost last
+        self._callers: dict[int, tuple[Scope, int, str]] = {}  # methods inlined: their `self`
 
     # -- reaching definitions under Python branches ----------------------------------------
     def run_under(self, scope: Scope, statement: cst.CSTNode) -> None:
@@ -216,7 +216,7 @@ class Slicer(SlicesCalls):
         if isinstance(found, Binding):
             if found.value is None:
                 return {"origin": "other"}  # a loop variable, an import, a `with ... as`
-            if found.index is None and not self._is_opaque(found.value):
+            if found.index is None and not self._is_opaque(found.value, found.scope):
                 return {"origin": "other"}  # computed by code the slice can follow
             if depth < 8:
                 out = self.origin(found.value, found.scope, found.at, depth + 1)
@@ -311,6 +311,8 @@ class Slicer(SlicesCalls):
                 "k": "tuple",
                 "items": [self.tree(e.value, scope, order, depth + 1) for e in node.elements],
             }
+        if isinstance(node, cst.IfExp):  # `a if x is None else b` with x a helper's parameter
+            return self._if_exp(node, scope, order, depth)
         return self._opaque(node, scope, order)
 
     def _opaque(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
@@ -371,7 +373,7 @@ class Slicer(SlicesCalls):
             value = ev.value(found.value, found.scope, found.at)
             if value.const is not None:
                 return {"k": "const", "v": jfloat(value.const)}
-            if self._is_opaque(found.value):  # P = tf.placeholder(...): the input is `P`
+            if self._is_opaque(found.value, found.scope):  # P = tf.placeholder(...): `P`
                 return self._input(
                     node.value,
                     value,
@@ -379,10 +381,9 @@ class Slicer(SlicesCalls):
                     self._cut_origin(found.value, found.scope, found.at),
                 )
             return self._expand_once(found, node.value, depth)
-        element = found.element() if isinstance(found, Binding) else None
-        if isinstance(found, Binding) and element is not None:
-            # `a, b = 64, 1 - p`: the item of the literal the name unpacks
-            return self.tree(element, found.scope, found.at, depth + 1)
+        unpacked = self._unpacked(found, depth)  # `a, b = 64, 1 - p`, `a, b = self.m(x)`
+        if unpacked is not None:
+            return unpacked
         if isinstance(found, cst.Param) and id(found) in self._args:
             return self._argument(self._args[id(found)], depth)
         if isinstance(found, cst.Param) and found.default is not None:
@@ -454,18 +455,9 @@ class Slicer(SlicesCalls):
             return host_eval(fn, value) if value is not None else None
         return None
 
-    def _is_opaque(self, node: cst.BaseExpression, seen: frozenset[int] = frozenset()) -> bool:
-        """An expression the slice cannot enter: a call that is not on the allow-list."""
-        if isinstance(node, cst.Call):
-            op = self.op_of(node)
-            if op is None and self._inlinable(node, seen):
-                return False  # a plain helper of the module: inlined (`_inline`)
-            return op is None or op not in ALLOWED_OPS | {"cond", "case"}
-        if isinstance(node, cst.Subscript):
-            return new_axes(node) is None
-        return isinstance(node, (cst.Await, cst.Yield))
-
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int, depth: int) -> dict:
+        if (read := self._read_in_caller(node, scope, depth)) is not None:
+            return read  # `self.x` in an inlined method: the caller's `self.x`
         ev = self.ctx.ev
         if isinstance(node.value, cst.Name):  # np.inf, math.pi: a number, not an input
             module = self.ctx.info.imports.aliases.get(node.value.value)

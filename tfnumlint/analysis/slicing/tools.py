@@ -185,12 +185,23 @@ def _literal_default(node: cst.BaseExpression) -> bool:
 
 
 def bind_arguments(
-    fn: cst.FunctionDef, call: cst.Call, scope: Scope, order: int, callee: int, frame: str
+    fn: cst.FunctionDef,
+    call: cst.Call,
+    scope: Scope,
+    order: int,
+    callee: int,
+    frame: str,
+    method: bool = False,
 ) -> dict[int, Argument] | None:
     """Each parameter of ``fn`` (by id) and the argument ``call`` gives it, or its literal
     default; None when the binding is not plain (a star argument, an unknown keyword, a
-    missing argument, a default that is not a literal)."""
+    missing argument, a default that is not a literal).  ``method``: ``self.m(...)`` binds
+    the first parameter to the object, which no argument gives."""
     params = [*fn.params.posonly_params, *fn.params.params]
+    if method:
+        if not params:
+            return None
+        params = params[1:]
     by_name = {p.name.value: p for p in (*params, *fn.params.kwonly_params)}
     given: dict[str, cst.BaseExpression] = {}
     positional = [a for a in call.args if a.keyword is None]
