@@ -580,23 +580,16 @@ def makes_weight(ctx: Any, value: cst.BaseExpression | None) -> bool:
     return method or ctx.op(value) == "variable"
 
 
-def item(node: cst.Subscript) -> int | None:
-    """The literal index of ``x[1]`` (None for a slice, a name, several indices)."""
-    index = node.slice[0].slice if len(node.slice) == 1 else None
-    value = index.value if isinstance(index, cst.Index) else None
-    if isinstance(value, cst.Integer):
-        return int(value.evaluated_value)
-    return None
-
-
 def with_element(
     origin: dict, value: cst.BaseExpression, index: int | cst.Subscript | None
 ) -> dict:
     """A cut input's origin, with the item of the tuple its source call returns that the input
     is (``_, i = tf.math.top_k(x)``, ``tf.nn.top_k(x)[1]``: ``index`` is the subscript): the
     call's text alone does not say which of its results the input holds."""
-    if isinstance(index, cst.Subscript):
-        index = item(index)
+    if isinstance(index, cst.Subscript):  # the literal index of ``x[1]``, else None
+        one = index.slice[0].slice if len(index.slice) == 1 else None
+        at = one.value if isinstance(one, cst.Index) else None
+        index = int(at.evaluated_value) if isinstance(at, cst.Integer) else None
     if index is None or not isinstance(value, cst.Call):
         return origin
     return {**origin, "element": index}
