@@ -593,6 +593,46 @@ def test_tnl506_gradient_tape_with_the_only_optimizer_sgd():
     assert probe_of("TNL506", src)["loss"] == "softmax_xent"
 
 
+PICKED = """\
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1000, 8)).astype(np.float32)
+    Y = rng.standard_normal((1000, 1)).astype(np.float32)
+    w = tf.Variable(tf.zeros([8, 1]))
+    opt = tf.keras.optimizers.SGD(0.01)
+
+
+    def step(xb, yb):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum((tf.matmul(xb, w) - yb) ** 2)
+        opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+
+
+    for i in range(10):
+        print(X[i:i + 3])
+        {pick}
+    """
+
+
+@pytest.mark.parametrize(
+    "pick",
+    [
+        "step(X[i * 200:(i + 1) * 200], Y[i * 200:(i + 1) * 200])",
+        "idx = rng.choice(1000, 200)\n        xb, yb = X[idx], Y[idx]\n        step(xb, yb)",
+    ],
+)
+def test_tnl506_reads_the_batch_size_from_a_pick_of_the_fed_data(pick):
+    """A batch the code picks from its data with a size it fixes (a slice, a sized draw of
+    rows) is the batch size; a square written ``** 2`` is a squared error."""
+    [f] = hits("TNL506", PICKED.format(pick=pick))
+    assert "0.01 x 200 = 2 times the mean gradient" in f.message
+    assert probe_of("TNL506", PICKED.format(pick=pick))["loss"] == "squared"
+    # the slice the loop prints is not fed to the training: no batch size
+    assert hits("TNL506", PICKED.format(pick="step(X, Y)")) == []
+
+
 RBM = """\
     import numpy as np
     import tensorflow as tf

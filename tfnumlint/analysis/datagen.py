@@ -38,7 +38,7 @@ from .recipe_datasets import next_batch
 from .recipe_shapes import is_mask, largest, recipe_shape
 from .recipe_tables import MAX_ELEMENTS
 
-__all__ = ["data_recipe", "fed_data", "recipe_shape"]
+__all__ = ["batch_pick", "data_recipe", "fed_data", "recipe_shape"]
 
 
 # -- public -------------------------------------------------------------------------------
@@ -64,6 +64,27 @@ def fed_data(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) 
     except (Unknown, RecursionError):
         return None
     return got if largest(got["data"]) <= MAX_ELEMENTS else None
+
+
+def batch_pick(ev: Evaluator, node: cst.BaseExpression, scope: Scope, order: int) -> int | None:
+    """How many rows ``node`` picks from its array when it is a batch pick whose size the code
+    says (``X[j:j + 4096]``, ``xb`` of ``xb = X[idx]`` with ``idx = choice(N, 64)``), without
+    reading the array itself; None otherwise."""
+    builder = Builder(ev)
+    if isinstance(node, cst.Name):
+        found = ev.lookup(node.value, scope, order)
+        if not isinstance(found, Binding):
+            return None
+        value = found.value if found.index is None else found.element()  # xb, yb = X[i], Y[i]
+        node, scope, order = value, found.scope, found.at  # type: ignore[assignment]
+    if not isinstance(node, cst.Subscript):
+        return None
+    try:
+        if not _pick(builder, node, scope, order):
+            return None
+        return pick_size(builder, node.slice[0].slice, scope, order, 0)
+    except (Unknown, RecursionError):
+        return None
 
 
 def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:

@@ -11,6 +11,7 @@ import libcst as cst
 
 from .. import ops
 from ..analysis.context import Context, Hit
+from ..analysis.datagen import batch_pick
 from ..analysis.module import Site
 from ..analysis.names import children as child_nodes
 from ..analysis.optimizer_calls import optimizer_spec
@@ -23,6 +24,7 @@ from .training import (
 )
 from .training_sgd import (
     feature_data,
+    feed_entries,
     known_first,
 )
 
@@ -31,7 +33,9 @@ from .training_sgd import (
 
 def batch_size(ctx: Context) -> int | None:
     """The batch size when the source states it: ``.batch(200)``, ``next_batch(200)``,
-    ``batch_size=200``, or the rows of a literal array fed to the model."""
+    ``batch_size=200``, a batch pick of the fed data whose size the code says (``train(X[j:j
+    + 200], ...)``, ``xb = X[idx]`` with ``idx = choice(N, 200)``), or the rows of a literal
+    array fed to the model."""
 
     def compute() -> int | None:
         for s in ctx.info.calls:
@@ -47,12 +51,32 @@ def batch_size(ctx: Context) -> int | None:
             n = int_literal(ctx, kw, s)
             if n:
                 return n
+        for value, s in _fed_values(ctx):
+            n = batch_pick(ctx.ev, value, s.scope, s.order)
+            if n and n > 1:
+                return n
         for d, _ in feature_data(ctx):
             if d.scale is not None and d.scale.rows and d.scale.rows > 1:
                 return d.scale.rows
         return None
 
     return ctx.fact("batch_size", compute)
+
+
+def _fed_values(ctx: Context) -> Iterator[tuple[cst.BaseExpression, Site]]:
+    """The values the program feeds its training: ``feed_dict`` values, ``fit``'s ``x``, and
+    the arguments of the calls to the module's own functions (a training step's batch)."""
+    for _, value, s in feed_entries(ctx):
+        yield value, s
+    for s in ctx.info.calls:
+        func = s.node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "fit":
+            x = ctx.arg(s.node, 0, "x")
+            if x is not None:
+                yield x, s
+        elif isinstance(func, cst.Name) and func.value in ctx.info.functions:
+            for arg in s.node.args:
+                yield arg.value, s
 
 
 def _sgd_receiver(ctx: Context, node: cst.BaseExpression, site: Site) -> cst.Call | None:
@@ -99,6 +123,8 @@ def _loss_form(ctx: Context, node: cst.BaseExpression, site: Site) -> str:
             seen.add("softmax_log" if v.kind == "softmax" or v.prob else "log")
         elif op:
             seen.add(op)
+    if _squares(ctx, node, site):  # x ** 2: a square, as tf.square(x) is
+        seen.add("square")
     for form in ("softmax_xent", "sigmoid_xent", "softmax_log"):
         if form in seen:
             return form
@@ -114,6 +140,21 @@ def _walk_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
         if isinstance(n, cst.Call):
             yield n
         stack.extend(child_nodes(n))
+
+
+def _squares(ctx: Context, node: cst.CSTNode, site: Site) -> bool:
+    """Is a square written with the operator (``x ** 2``) under ``node``?"""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if (
+            isinstance(n, cst.BinaryOperation)
+            and isinstance(n.operator, cst.Power)
+            and ctx.val(n.right, site).const == 2
+        ):
+            return True
+        stack.extend(child_nodes(n))
+    return False
 
 
 @rule("TNL506", methods={"minimize"})
@@ -205,6 +246,7 @@ def _summed_loss(ctx: Context, site: Site, loss: cst.BaseExpression, opt: dict,
         {
             "kind": "train",
             "recipe": "summed",
+            "rate_claim": True,  # its step size breaks it: the training rung's smaller rates
             **opt,
             "batch": batch,
             "loss": _loss_form(ctx, term, at),

@@ -95,7 +95,7 @@ def _model_inputs(ctx: Context) -> Iterator[tuple[cst.BaseExpression, Site]]:
                 yield b, s
 
 
-def _feeds(ctx: Context) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, Site]]:
+def feed_entries(ctx: Context) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, Site]]:
     """(placeholder, value, site) for every ``feed_dict={X: value}`` entry."""
     for s in ctx.info.calls:
         feed = ctx.arg(s.node, -1, "feed_dict")
@@ -117,7 +117,7 @@ def feature_data(ctx: Context) -> list[tuple[DataScale, Site]]:
                 x = ctx.arg(s.node, 0, "x")
                 if x is not None:
                     out.append((data_scale(ctx, x, s), s))
-        feeds = list(_feeds(ctx))
+        feeds = list(feed_entries(ctx))
         for expr, s in _model_inputs(ctx):
             target, _, _ = resolve(ctx, expr, s.scope, s.order)
             if isinstance(target, cst.Call) and ctx.op(target) == "placeholder":
@@ -138,7 +138,7 @@ def _replayable(ctx: Context) -> bool:
     from ..analysis.datagen import fed_data
 
     def compute() -> bool:
-        for _key, value, s in _feeds(ctx):
+        for _key, value, s in feed_entries(ctx):
             if fed_data(ctx.ev, value, s.scope, s.order) is not None:
                 return True
         for s in ctx.info.calls:
@@ -173,7 +173,7 @@ def sgd_diverges_on_raw_features(site: Site[cst.Call], ctx: Context):
     data, _ = found
     momentum = opt["momentum"]
     what = "SGD" if not momentum else f"SGD with momentum {fmt(momentum)}"
-    spec = {"kind": "train", "recipe": "divergence", **opt, "data": data.name}
+    spec = {"kind": "train", "recipe": "divergence", "rate_claim": True, **opt, "data": data.name}
     if data.scale is not None:
         scale = data.scale
         lam = curvature(scale)

@@ -492,7 +492,7 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None):
                 tf.stack([finite(g) for g in grads[len(names):]]),
                 finite(*grads[:len(names)]), finite(*[w[n] for n in names]))
 
-    first = None
+    losses = []  # each step's loss, up to the break: whether it blew up geometrically
     for i in range(steps):
         if steer:  # every row is the same example: a batch of its copies (a summed loss
             pick = np.arange(rows_per_step(arrays, steer))  # steps no further than the program's)
@@ -500,11 +500,13 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None):
             pick = RNG.integers(0, rows, BATCH) if BATCH else np.arange(rows)
         batch = {k: tf.constant(a[pick], DTYPE) for k, a in arrays.items()}
         loss, values_ok, grads_ok, g_ok, w_ok = (x.numpy() for x in step(batch))
-        first = float(loss) if first is None else first
+        losses.append(float(loss))
+        first = losses[0]
         if not (values_ok.all() and grads_ok.all() and g_ok and w_ok and np.isfinite(loss)):
             return {"step": i, "loss": float(loss), "first_loss": first,
                     "origins": origins(values_ok, grads_ok), "steps": i + 1, "budget": budget,
-                    "loss_finite": bool(np.isfinite(loss)), "weights_finite": bool(w_ok)}
+                    "loss_finite": bool(np.isfinite(loss)), "weights_finite": bool(w_ok),
+                    "losses": losses}
         if deadline is not None and time.perf_counter() > deadline:
             break
     return {"step": None, "loss": float(loss), "first_loss": first, "origins": {},

@@ -16,6 +16,8 @@ stays finite says nothing either way: it keeps the verdict of the rungs below.
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import time
 from typing import Any
 
@@ -62,10 +64,15 @@ def _train(namespace: dict[str, Any], lr: float, steer: bool, steps: int | None,
     return runs[key]
 
 
-def run_body(body: str, whole: bool, control_divisor: float = 10.0) -> dict[str, Any]:
+def run_body(
+    body: str, whole: bool, control_divisor: float = 10.0, further: tuple[float, ...] = ()
+) -> dict[str, Any]:
     """Run an objective's ``train`` on the program's data, then, if nothing breaks, steered
-    to one example; a run that breaks is repeated at a tenth of the rate (the control).  The
-    runs are shared by every finding of the objective."""
+    to one example; a run that breaks is repeated at a tenth of the rate (the control).  For a
+    claim about the step size (``further``: a finding on the whole run's learning rate), a
+    control that breaks too is followed by smaller rates (``lr / d`` for each ``d``), when the
+    run's own break was a geometric blow-up.  The runs are shared by every finding of the
+    objective."""
     namespace = _namespace(body)
     lr = float(namespace["LEARNING_RATE"])
     got: dict[str, Any] = {}
@@ -86,13 +93,59 @@ def run_body(body: str, whole: bool, control_divisor: float = 10.0) -> dict[str,
                 steps = min(got["budget"], max(100, 10 * (got["step"] + 1)))
                 left = max(deadline - time.perf_counter(), 1.0)
                 control = _train(namespace, lr / control_divisor, steer, steps, left)
-                if whole and control["step"] is not None:
-                    broke = {"run": got, "control": control, "steer": steer, "rate_free": True}
-                    continue  # the learning rate is not what breaks it: try the other mode
-                return {"run": got, "control": control, "steer": steer}
+                tried = [(control_divisor, control)]
+                if whole and control["step"] is not None and further and blew_up(got, steps):
+                    tried += _smaller_rates(namespace, lr, steer, steps, further, deadline)
+                    control = tried[-1][1]
+                short = len(tried) > 1 and control["steps"] < steps  # a smaller rate was cut
+                if whole and (control["step"] is not None or short):
+                    # every rate broke, or the last smaller one was stopped by the budget
+                    broke = {"run": got, "control": control, "steer": steer, "rate_free": True,
+                             "tried": tried, "steps": steps}  # fmt: skip
+                    continue  # the learning rate is not shown to break it: try the other mode
+                return {"run": got, "control": control, "steer": steer, "tried": tried}
     if broke is not None:
         return broke
     return {"run": got, "control": None, "steer": False, "cut": cut}
+
+
+def _smaller_rates(
+    namespace: dict[str, Any], lr: float, steer: bool, steps: int, further, deadline: float
+) -> list[tuple[float, dict[str, Any]]]:
+    """Runs at ``lr / d`` for each ``d`` in turn, ``steps`` steps each (the control's), up
+    to the first that stays finite; one the time budget leaves no room for is marked as
+    run for 0 steps."""
+    out: list[tuple[float, dict[str, Any]]] = []
+    for divisor in further:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            out.append((divisor, {"step": None, "steps": 0}))
+            break
+        out.append((divisor, _train(namespace, lr / divisor, steer, steps, left)))
+        if out[-1][1]["step"] is None:
+            break
+    return out
+
+
+def blew_up(got: dict[str, Any], steps: int) -> bool:
+    """Did the run's break come as a geometric blow-up, early?  Within a tenth of ``steps``
+    (the control's), the loss rose at every step from its lowest value to the break (a
+    non-finite loss counts as a rise), over two steps or more, at least twofold a step on
+    average while it was finite.  A slow drift, or a break out of a calm run, is not one."""
+    losses = [abs(v) for v in got.get("losses") or []]
+    if got["step"] is None or 10 * (got["step"] + 1) > steps or not losses:
+        return False
+    finite = [i for i, v in enumerate(losses) if math.isfinite(v)]
+    if not finite:
+        return False
+    low = min(finite, key=lambda i: losses[i])
+    tail = losses[low:]
+    if len(tail) < 3 or losses[low] <= 0:
+        return False
+    if any(math.isfinite(b) and b <= a for a, b in itertools.pairwise(tail)):
+        return False
+    last = max(i for i in finite if i >= low)
+    return last > low and (losses[last] / losses[low]) ** (1 / (last - low)) >= 2.0
 
 
 def flagged_origin(got: dict[str, Any], layout: Rendered) -> int | None:
@@ -113,7 +166,8 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     layout = rendered(spec)
     whole = layout.term < 0
-    out = run_body(layout.body, whole, float(spec.get("control") or 10.0))
+    further = tuple(float(d) for d in spec.get("further") or ())
+    out = run_body(layout.body, whole, float(spec.get("control") or 10.0), further)
     got, control = out["run"], out["control"]
     if not got:  # the safety net stopped it before a run was made
         return {"status": "not run"}
@@ -121,12 +175,12 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     if origin is None or out.get("rate_free"):
         return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec),
                 "where": layout.where, "files": layout.files, "control": control,
-                "cut": bool(out.get("cut"))}  # fmt: skip
+                "tried": out.get("tried") or [], "cut": bool(out.get("cut"))}  # fmt: skip
     spec = {**spec, "steer": out["steer"]}
     how = "value" if whole else got["origins"][origin]
     verdict = {
         "status": "confirmed" if own_evidence(spec) else "inconclusive",
-        "detail": describe(spec, got, control, how),
+        "detail": describe(spec, got, control, how, out.get("tried")),
         "symptom": symptom(got, how, whole),
         "dtype": spec.get("dtype"),
         "observed": {"step": got["step"], "loss": got["loss"]},
@@ -178,13 +232,56 @@ def reached(trained: dict[str, Any]) -> str:
     if got["step"] is None:
         return f"{head} stays finite for {got['steps']} steps"
     control = trained.get("control")
+    if spec.get("whole") and control is not None and len(trained.get("tried") or []) > 1:
+        return f"{head} goes non-finite at step {got['step']}, and {smaller_rates(trained)}"
     if spec.get("whole") and control is not None and control["step"] is not None:
+        if spec.get("further"):  # a claim about the step size, but no blow-up to take smaller
+            return (
+                f"{head} goes non-finite at step {got['step']}, and at a tenth of the rate too "
+                f"(step {control['step']}), with no geometric blow-up of the loss before its "
+                "break: the learning rate is not shown to be what breaks it"
+            )
         return (
             f"{head} goes non-finite at step {got['step']}, and at a tenth of the rate too (step "
             f"{control['step']}): the learning rate is not what breaks it"
         )
     starts = ", ".join(place(trained, i) for i in got["origins"]) or "an update"
     return f"{head} goes non-finite at step {got['step']}, starting at {starts}, not at this term"
+
+
+def smaller_rates(trained: dict[str, Any]) -> str:
+    """What the controls of a claim about the step size saw, when none confirmed it: every
+    rate tried broke too, or the last one was stopped by the time budget."""
+    spec, tried = trained["spec"], trained["tried"]
+    rates = [rate_text(spec, d, i == 0) for i, (d, _) in enumerate(tried)]
+    last = tried[-1][1]
+    if last["step"] is None:  # stopped by the budget (or never started) while finite
+        broken = " and ".join(rates[:-1])  # the first control and at most one smaller rate
+        steps = " and ".join(str(run["step"]) for _, run in tried[:-1])
+        cut = (
+            f"{rates[-1]} did not start within the time budget"
+            if not last["steps"]
+            else f"{rates[-1]} was stopped by the time budget after {last['steps']} steps, "
+            "finite so far"
+        )
+        return (
+            f"at {broken} too (step{'s' if len(tried) > 2 else ''} {steps}); {cut}: "
+            "whether a smaller rate trains is not shown"
+        )
+    breaks = [str(run["step"]) for _, run in tried]
+    return (
+        f"at {', '.join(rates[:-1])} and {rates[-1]} too (steps {', '.join(breaks[:-1])} and "
+        f"{breaks[-1]}): no rate tried trains it, so the runs do not show that the learning "
+        f"rate is what breaks it (something else does, or it needs less than {rates[-1]})"
+    )
+
+
+def rate_text(spec: dict[str, Any], divisor: float, first: bool) -> str:
+    """A control's rate: the spec's own wording for the first control, ``lr / 100`` for a
+    smaller one."""
+    if first:
+        return str(spec.get("control_text") or "lr / 10")
+    return f"lr / {format_number(divisor)}"
 
 
 def place(trained: dict[str, Any], i: int) -> str:
@@ -205,7 +302,7 @@ def symptom(got: dict[str, Any], how: str, whole: bool) -> str:
 
 
 def describe(spec: dict[str, Any], got: dict[str, Any], control: dict[str, Any] | None,
-             how: str) -> str:  # fmt: skip
+             how: str, tried: list | None = None) -> str:  # fmt: skip
     """``training the program's slice (adam at lr 0.01, batches of 128, ...) reaches it at
     step 16: its value is not finite``, with the control and what was assumed."""
     what = {
@@ -218,12 +315,12 @@ def describe(spec: dict[str, Any], got: dict[str, Any], control: dict[str, Any] 
         f"{run_text(spec)} reaches it at step {got['step']}: {what} "
         f"(the loss was {format_number(got['first_loss'])} at step 0)"
     )
-    if control is not None:
-        at = spec.get("control_text") or "lr / 10"
+    for i, (divisor, run) in enumerate(tried or ([(0.0, control)] if control else [])):
+        at = rate_text(spec, divisor, i == 0)
         text += (
-            f"; at {at} it stays finite for {control['steps']} steps"
-            if control["step"] is None
-            else f"; at {at} too (step {control['step']})"
+            f"; at {at} it stays finite for {run['steps']} steps"
+            if run["step"] is None
+            else f"; at {at} too (step {run['step']})"
         )
     if spec.get("assumed"):
         text += "; assumed: " + "; ".join(spec["assumed"])

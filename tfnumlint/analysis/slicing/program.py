@@ -39,6 +39,7 @@ from .program_sources import (
     _number,
     initializer,
     inlined,
+    lone_layer,
     model_layers,
 )
 from .slicer import Slicer
@@ -64,6 +65,8 @@ class ProgramSpec:
     span: list[int] = field(default_factory=list)  # the flagged code: line, col, end line, col
     control: float = 10.0  # the control run's learning rate is lr / control
     control_text: str = "lr / 10"
+    # a claim about the step size: the smaller rates (lr / each) tried when the control breaks
+    further: list[float] = field(default_factory=list)
     file: str = ""  # the flagged code's module, when the objective imports it from there
 
     def as_probe(self) -> dict[str, Any]:
@@ -235,12 +238,15 @@ class ProgramSlicer(FollowsModels, ReadsData):
     def _model_call(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
         """``net(x)`` of a ``keras.Sequential`` of Dense layers: its layers, unrolled; of an
         object of a model class of the module: its ``call``/``__call__``, followed; inside
-        it, ``self.dense(x)`` of a Dense layer made in ``__init__``."""
+        it, ``self.dense(x)`` of a Dense layer made in ``__init__``; ``layer1(x)`` of a Dense
+        layer made in place: that layer."""
         if isinstance(call.func, cst.Attribute) and self.instances and call.args:
             return self._instance_layer(call, scope, order, depth)
         if not isinstance(call.func, cst.Name) or not call.args:
             return None
         layers = model_layers(self.ctx, call.func, scope, order)
+        single = layers is None  # ``layer1(xb)`` of a Dense layer called directly
+        layers = layers or lone_layer(self.ctx, call.func, scope, order)
         if layers is None:
             made = program_models.instance(self.ctx, call.func, scope, order, self.slicer)
             return self._method(made, call, scope, order, depth) if made else None
@@ -248,7 +254,7 @@ class ProgramSlicer(FollowsModels, ReadsData):
         if mode is None:
             return None
         out = self.slicer.tree(call.args[0].value, scope, order, depth + 1)
-        return self.unrolled(call.func.value, layers, out, training=mode)
+        return self.unrolled(call.func.value, layers, out, single=single, training=mode)
 
     def unrolled(
         self, model: str, layers: list[dict], out: dict, single: bool = False, training=False
@@ -527,6 +533,8 @@ def attach_program(
         if spec is not None and str(probe.get("recipe", "")).startswith("summed") and batch:
             spec.control = float(batch)  # the batch mean's step: lr / batch
             spec.control_text = f"lr / {int(batch)} (the step of the batch mean)"
+        if spec is not None and probe.get("rate_claim"):  # the step size is what it blames
+            spec.further = [spec.control * 10, spec.control * 100]
     elif probe is None or probe.get("kind", "expr") == "expr":
         spec = program_spec(ctx, hit, positions, dtype)
     else:
