@@ -7,7 +7,7 @@ import libcst as cst
 from ..analysis.context import Context, Hit
 from ..analysis.driven import trainable_attribute
 from ..analysis.epsilons import first_arg, split_eps
-from ..analysis.module import Site
+from ..analysis.module import Scope, Site
 from ..analysis.values import Val
 from .common import fmt, underflows
 from .graph import Hazard as GraphHazard
@@ -186,7 +186,7 @@ def _trained_power(
 def _trained_weight(exponent: cst.BaseExpression, site: Site, ctx: Context) -> str | None:
     """The code of a trainable weight the exponent reads: ``self.p`` that its class assigns
     ``self.add_weight(...)`` or ``tf.Variable(...)``, or a name bound to a ``tf.Variable``."""
-    fn = site.scope
+    fn: Scope | None = site.scope
     while fn is not None and fn.kind != "function":
         fn = fn.parent
     for node in _walk(exponent):

@@ -132,8 +132,11 @@ def _one_hot_indices(trees: list[Any]) -> dict[str, int | None]:
                     else None
                 )
                 value = _number(literal)
-                whole = value is not None and value.is_integer() and value >= 1
-                out[str(first["name"])] = int(value) if whole else out.get(str(first["name"]))
+                name = str(first["name"])
+                if value is not None and value.is_integer() and value >= 1:
+                    out[name] = int(value)
+                else:
+                    out.setdefault(name, None)
     return out
 
 

@@ -359,9 +359,10 @@ def added_layers(
         statement = site.statement
         if id(statement) not in block or not isinstance(statement, cst.Expr):
             return None
-        if statement.value is not site.node or len(site.node.args) != 1:
+        call = site.node
+        if statement.value is not call or not isinstance(call, cst.Call) or len(call.args) != 1:
             return None
-        layers.append(site.node.args[0].value)
+        layers.append(call.args[0].value)
     return layers or None
 
 
