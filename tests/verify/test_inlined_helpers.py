@@ -31,6 +31,12 @@ def probe_of(helpers: str, body: str, args: str, rule: str = "TNL201", pre: str 
     ``pre``, with ``helpers`` defined in the module."""
     first = f"    {pre}\n" if pre else ""
     src = HEADER + helpers + f"\n\ndef f({args}):\n{first}    return tf.identity({body})\n"
+    return sliced(src, rule)
+
+
+def sliced(src: str, rule: str) -> dict:
+    """The probe of the argument of the one ``tf.identity(...)`` in ``src``, sliced where it
+    is (whether or not a rule flags it)."""
     module = cst.parse_module(src)
     _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)

@@ -9,34 +9,22 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import libcst as cst
 import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from libcst.metadata import MetadataWrapper, PositionProvider  # noqa: E402
-from probe_helpers import expr  # noqa: E402
+from test_inlined_helpers import sliced  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from test_reachability import one_probe  # noqa: E402
 
-from tfnumlint.analysis.slicing import slicer  # noqa: E402
-from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
 from tfnumlint.verify import probing  # noqa: E402
 
 HEADER = "import tensorflow as tf\n\n\n"
 
 
 def probe_of(src: str, rule: str = "TNL201") -> dict:
-    """The probe of the argument of the one ``tf.identity(...)`` in ``src``, sliced where it
-    is (whether or not a rule flags it)."""
-    module = cst.parse_module(src)
-    _hits, _errors, ctx = run_checks(module, LintOptions(codes=frozenset()))
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    site = next(s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.identity("))
-    sl = slicer.Slicer(ctx, positions)
-    target = sl.tree(site.node.args[0].value, site.scope, site.order)
-    return {**expr(rule, target, list(sl.inputs.values())), "unsupported": sl.unsupported}
+    return sliced(src, rule)
 
 
 def names(probe: dict) -> list[str]:

@@ -81,13 +81,18 @@ def _has_side_effect(value: cst.CSTNode, op: OpOf) -> bool:
 
 
 def reads_of(node: cst.CSTNode, name: str) -> list[cst.Name]:
-    """Every ``Name`` node reading ``name`` under ``node`` (assignment targets, attribute
-    names ``x.name`` and keywords ``f(name=...)`` excluded)."""
+    """Every ``Name`` node reading ``name`` under ``node`` (:func:`reads`'s exclusions)."""
+    return [n for n in reads(node) if n.value == name]
+
+
+def reads(node: cst.CSTNode) -> list[cst.Name]:
+    """Every ``Name`` node read under ``node``: assignment targets, attribute names
+    ``x.name`` and keywords ``f(name=...)`` excluded."""
     out: list[cst.Name] = []
     stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
     while stack:
         current, is_target = stack.pop()
-        if isinstance(current, cst.Name) and current.value == name and not is_target:
+        if isinstance(current, cst.Name) and not is_target:
             out.append(current)
         if isinstance(current, cst.AssignTarget):
             stack.append((current.target, True))

@@ -23,7 +23,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .. import ops
-from .dead_stores import reads_of, string_value
+from .dead_stores import reads, reads_of, string_value
 from .module import Binding, Scope
 from .names import children, dotted_name
 
@@ -396,7 +396,7 @@ class _Names:
         self.module = module
         self.reads: dict[str, list[tuple[cst.CSTNode, cst.Name, cst.CSTNode]]] = {}
         for stmt, owner in _statements(module):
-            for read in _reads(stmt):
+            for read in reads(stmt):
                 self.reads.setdefault(read.value, []).append((stmt, read, owner))
         self.spelled: dict[str, int] = {}
         stack: list[cst.CSTNode] = [module]
@@ -425,27 +425,6 @@ def _names(root: Scope) -> _Names:
         assert isinstance(root.node, cst.Module)
         found = _NAMES[root] = _Names(root.node)
     return found
-
-
-def _reads(node: cst.CSTNode) -> list[cst.Name]:
-    """Every ``Name`` read under ``node``, whatever it spells (:func:`reads_of`'s exclusions)."""
-    out: list[cst.Name] = []
-    stack: list[tuple[cst.CSTNode, bool]] = [(node, False)]
-    while stack:
-        current, is_target = stack.pop()
-        if isinstance(current, cst.Name) and not is_target:
-            out.append(current)
-        if isinstance(current, cst.AssignTarget):
-            stack.append((current.target, True))
-            continue
-        if isinstance(current, cst.Attribute):
-            stack.append((current.value, is_target))
-            continue
-        if isinstance(current, cst.Arg) and current.keyword is not None:
-            stack.append((current.value, False))
-            continue
-        stack.extend((child, is_target) for child in children(current))
-    return out
 
 
 def _module_sites(
