@@ -10,6 +10,7 @@ function.  Static side, no TensorFlow: the gate reads the probe's ``no_gradient`
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import libcst as cst
@@ -245,6 +246,21 @@ def test_a_caller_that_returns_the_value_to_a_comparing_caller_is_followed():
     """
     reason = iou_flow(use=use, more=more).get("no_gradient") or ""
     assert "`passed` at line" in reason and "`box_voting` at line" in reason, reason
+
+
+def test_a_caller_reached_through_several_calls_is_named_once():
+    """``passed`` calls ``iou`` twice and returns what it computes from both: its one caller
+    is named once, not once per call of ``iou``."""
+    use = "matches = tf.cast(tf.greater(passed(selected, pool), thresh), tf.float32)"
+    more = """
+    def passed(a, b):
+        first = iou(a, b)
+        second = iou(b, a)
+        return tf.maximum(first, second)
+    """
+    reason = iou_flow(use=use, more=more).get("no_gradient") or ""
+    places = re.findall(r"`\w+` at line \d+", reason)
+    assert "`passed` at line" in reason and len(places) == len(set(places)), reason
 
 
 def discrete_claim(probe: dict) -> bool:

@@ -342,10 +342,12 @@ def callers_reason(
     uses = _discrete_callers(names, fn, flow, imported, hops)
     if not uses:
         return None
-    shown = []
+    shown: list[str] = []
     for caller, stmt in uses:
         line = _line(names, caller, stmt)
-        shown.append(f"`{caller.name.value}`" + (f" at line {line}" if line else ""))
+        place = f"`{caller.name.value}`" + (f" at line {line}" if line else "")
+        if place not in shown:  # a caller reached through several calls is named once
+            shown.append(place)
     head = flow.sinks[start] if len(flow.sinks) > start else "nothing reads it"
     return (
         f"`{fn.name.value}`'s value only reaches whole numbers or booleans in its callers "
