@@ -763,6 +763,14 @@ def test_a_stand_in_confirmation_where_the_programs_slice_failed_to_train_is_not
     assert "could not be trained (ValueError: the script did not render)" in out["detail"]
     witness = {"status": "confirmed", "detail": "at p = 0, log(p) = -inf"}
     assert probing.with_training({"kind": "expr", "program": {"loss": {}}}, witness) == witness
+    # an inconclusive witness says why the training rung gave no verdict
+    far = {"status": "inconclusive", "detail": "needs `logits` = -100, a far tail"}
+    out = probing.with_training({"kind": "expr", "program": {"loss": {}}}, far)
+    assert out["status"] == "inconclusive"
+    assert out["detail"].endswith(
+        "a far tail; the program's own slice could not be trained (ValueError: the script did "
+        "not render)"
+    )
 
 
 def test_a_decaying_learning_rate_schedule_trains_as_the_program_schedules_it() -> None:

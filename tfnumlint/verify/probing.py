@@ -210,6 +210,9 @@ def with_training(
                 "detail": f"{out['detail']}; but the program's own slice could not be trained "
                 f"({trained['detail']}): the stand-in's run is not the program's",
             }
+        if out.get("status") == "inconclusive":  # why the strongest rung says nothing
+            return {**out, "detail": f"{out['detail']}; the program's own slice could not be "
+                    f"trained ({trained['detail']})"}  # fmt: skip
         return out
     if trained is None or trained["status"] == "not run":
         return out
