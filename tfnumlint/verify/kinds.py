@@ -95,7 +95,7 @@ def wrong_kind(probe: dict[str, Any], point: dict[str, float], names: list[str])
 def past_depth(probe: dict[str, Any], point: dict[str, Any], names: list[str]) -> list[str]:
     """Why indices of a one_hot at or past its depth are no witness: such an index selects no
     class (its row is all 0), which no index the program computes over that axis does."""
-    depths = _one_hot_depths([probe.get("target"), probe.get("loss")])
+    depths = one_hot_depths([probe.get("target"), probe.get("loss")])
     out = []
     for name in names:
         v, depth = point.get(name), depths.get(name)
@@ -116,44 +116,24 @@ def _described(kind: str) -> str:
 
 
 def _one_hot_indices(trees: list[Any]) -> dict[str, int | None]:
-    """Inputs read directly as the indices of a ``one_hot``: name -> its depth when a literal
-    gives it (else None)."""
+    """Inputs read directly as the indices of a ``one_hot``: name -> the smallest depth a
+    literal gives such a ``one_hot`` (None when no literal does)."""
     out: dict[str, int | None] = {}
-    for node in walk(trees):
-        if node.get("k") == "call" and node.get("op") == "one_hot":
-            args = node.get("args") or []
-            kw = node.get("kw") or {}
-            first = args[0] if args else kw.get("indices")
-            if isinstance(first, dict) and first.get("k") == "input":
-                depth = args[1] if len(args) > 1 else kw.get("depth")
-                literal = (
-                    depth.get("v")
-                    if isinstance(depth, dict) and depth.get("k") == "const"
-                    else None
-                )
-                value = _number(literal)
-                name = str(first["name"])
-                if value is not None and value.is_integer() and value >= 1:
-                    out[name] = int(value)
-                else:
-                    out.setdefault(name, None)
-    return out
-
-
-def _one_hot_depths(trees: list[Any]) -> dict[str, float]:
-    """Input -> the smallest constant depth of a one_hot it is the indices of."""
-    out: dict[str, float] = {}
     for node in walk(trees):
         if node.get("k") != "call" or node.get("op") != "one_hot":
             continue
         args, kw = node.get("args") or [], node.get("kw") or {}
         first = args[0] if args else kw.get("indices")
-        depth = args[1] if len(args) > 1 else kw.get("depth")
         if not (isinstance(first, dict) and first.get("k") == "input"):
             continue
-        if isinstance(depth, dict) and depth.get("k") == "const":
-            name = str(first["name"])
-            out[name] = min(out.get(name, math.inf), float(depth["v"]))
+        depth = args[1] if len(args) > 1 else kw.get("depth")
+        literal = depth.get("v") if isinstance(depth, dict) and depth.get("k") == "const" else None
+        value, name = _number(literal), str(first["name"])
+        known = out.get(name)
+        if value is not None and value.is_integer() and value >= 1:
+            out[name] = int(value) if known is None else min(known, int(value))
+        else:
+            out.setdefault(name, None)
     return out
 
 
