@@ -306,12 +306,19 @@ def _call_sites(
     out: list[tuple[cst.CSTNode, cst.Call, cst.CSTNode]] = []
     for stmt, owner in _statements(parent):
         for read in reads_of(stmt, name):
-            path = _path_to(stmt, read)
-            call = path[-2] if path and len(path) >= 2 else None
-            if not (isinstance(call, cst.Call) and call.func is read):
+            call, _ = _called(stmt, read)
+            if call is None:
                 return []
             out.append((stmt, call, owner))
     return out
+
+
+def _called(stmt: cst.CSTNode, read: cst.Name) -> tuple[cst.Call | None, list[cst.CSTNode]]:
+    """The call ``read`` is the callee of in ``stmt`` (None when it is read otherwise), and
+    the path from ``stmt`` down to ``read``."""
+    path = _path_to(stmt, read) or []
+    call = path[-2] if len(path) >= 2 else None
+    return (call if isinstance(call, cst.Call) and call.func is read else None), path
 
 
 def _reason(sinks: list[str]) -> str:
@@ -438,11 +445,8 @@ def _module_sites(
     name = fn.name.value
     out: list[tuple[cst.CSTNode, cst.Call, cst.CSTNode]] = []
     for stmt, read, owner in names.reads.get(name, ()):
-        path = _path_to(stmt, read) or []
-        call = path[-2] if len(path) >= 2 else None
-        if not (isinstance(call, cst.Call) and call.func is read):
-            return None
-        if any(isinstance(n, cst.Lambda) for n in path):
+        call, path = _called(stmt, read)
+        if call is None or any(isinstance(n, cst.Lambda) for n in path):
             return None
         out.append((stmt, call, owner))
     # every other spelling of the name (but its own `def`) is one of these calls

@@ -222,18 +222,16 @@ class FollowsModels:
         c = _number(self.ctx, node, scope, order)
         if c is not None or node is None or not (self.instances or self.slicer._args):
             return c
-        of = _last_axis_of(node)
-        if of is not None:  # ``a.shape[1]`` of a helper's input: its width, from the slice
-            weights = dict(self.weights)
-            got = width(self.slicer.peek(of, scope, order), self.weights, self.data)
-            self.weights = weights
+        of = _last_axis_of(node)  # ``a.shape[1]`` of a helper's input: its width
+        weights = dict(self.weights)
+        tree = self.slicer.peek(node if of is None else of, scope, order)
+        got = width(tree, self.weights, self.data) if of is not None else None
+        self.weights = weights  # a weight read on the way is not a weight of the slice
+        if of is not None:
             if isinstance(got, str):  # a placeholder: its declared width
                 shape = self.data.get(got, {}).get("shape") or []
                 got = shape[-1] if len(shape) == 2 else None
             return float(got) if isinstance(got, int) else None
-        weights = dict(self.weights)
-        tree = self.slicer.peek(node, scope, order)
-        self.weights = weights  # a weight read on the way is not a weight of the slice
         v = tree.get("v") if tree.get("k") == "const" else None
         return float(v) if isinstance(v, (int, float)) else None
 
