@@ -217,6 +217,12 @@ def test_tnl404_exp_and_square_of_unbounded_in_float16(op, bound):
     assert bound in f.message
 
 
+def test_tnl404_power_of_two_is_a_square():
+    [f] = hits("TNL404", func(F16 + "return tf.matmul(x, w) ** 2", "x, w"))
+    assert "square" in f.message and "255.9" in f.message
+    assert hits("TNL404", func(F16 + "return tf.matmul(x, w) ** 0.5", "x, w")) == []
+
+
 def test_tnl404_mixed_precision_custom_loop_without_loss_scaling():
     src = """\
         import tensorflow as tf
@@ -273,6 +279,7 @@ def test_tnl404_silent_with_fit_instead_of_custom_loop():
         "return tf.exp(tf.matmul(x, m)) + tf.square(tf.matmul(x, m))",  # float32
         F16 + "return x + (1.0 - m) * -1e4",  # within the float16 range
         F16 + "return tf.exp(tf.clip_by_value(x, -10.0, 10.0))",
+        F16 + "return tf.clip_by_value(x, -10.0, 10.0) ** 2",
     ],
 )
 def test_tnl404_silent(body):

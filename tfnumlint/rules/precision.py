@@ -232,12 +232,15 @@ def optimizer_epsilon_too_small(site: Site[cst.Call], ctx: Context):
 _F16_OVERFLOW_OPS = frozenset({"exp", "square"})
 
 
-@rule("TNL404", ops=_F16_OVERFLOW_OPS, binops=(cst.Add, cst.Subtract, cst.Multiply))
+@rule("TNL404", ops=_F16_OVERFLOW_OPS, binops=(cst.Add, cst.Subtract, cst.Multiply, cst.Power))
 def float16_overflow(site: Site, ctx: Context):
     if ctx.dtype(site) != "float16":
         return
     node = site.node
     limit = MAX_VALUE["float16"]
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power):
+        yield from _power_overflow(node, site, ctx)
+        return
     if isinstance(node, cst.BinaryOperation):
         for side in (node.left, node.right):
             c = ctx.val(side, site).const
@@ -251,8 +254,19 @@ def float16_overflow(site: Site, ctx: Context):
         return
     op = ctx.op(node)
     x = first_arg(node, "x")
-    if x is None:
-        return
+    if x is not None:
+        yield from _unbounded_overflow(node, x, op or "", site, ctx)
+
+
+def _power_overflow(node: cst.BinaryOperation, site: Site, ctx: Context):
+    """`x ** 2` is a square: it overflows float16 past 255.9 as `tf.square(x)` does."""
+    if ctx.val(node.right, site).const == 2:
+        yield from _unbounded_overflow(node, node.left, "square", site, ctx)
+
+
+def _unbounded_overflow(
+    node: cst.CSTNode, x: cst.BaseExpression, op: str, site: Site, ctx: Context
+):
     v = ctx.val(x, site)
     bound = 11.09 if op == "exp" else 255.9
     if v.hi > bound and v.kind not in ("param", "unknown", "name"):
