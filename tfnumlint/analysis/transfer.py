@@ -378,7 +378,7 @@ def _source(kind: str):
             inner = ev.value(args[0].value, scope, order)
             if inner.const is not None:
                 return revalue(inner, tensor=True)
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value == CONVERTS:
+            if (ev.imports.resolve(node.func) or "").endswith(CONVERTS):
                 # x as a tensor: described as x is, never as "a constant" (its kind stays the
                 # source's, as the rules have always read it)
                 return Val(kind, tensor=True, desc=inner.desc)
