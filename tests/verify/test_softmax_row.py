@@ -19,7 +19,7 @@ from test_reachability import one_probe  # noqa: E402
 from test_reachability_gate import one_verdict  # noqa: E402
 
 from tfnumlint.analysis.slicing.tools import scale_inputs  # noqa: E402
-from tfnumlint.verify.program import build, to_batch  # noqa: E402
+from tfnumlint.verify.program import build, one_hot_width, to_batch  # noqa: E402
 
 GAUSSIAN = """\
     import tensorflow as tf
@@ -114,3 +114,32 @@ def test_a_hazard_on_the_logits_keeps_its_contrast():
     out = one_verdict(src, "TNL101")
     assert out["status"] == "confirmed", out
     assert "logits = [" in out["detail"] and ", 0]" in out["detail"], out
+
+
+# ---------------------------------------------------------------- one_hot rows
+
+
+def picked_log_probability() -> dict:
+    """log(reduce_sum(softmax(logits) * one_hot(act, 6), 1)): a REINFORCE log-probability."""
+    picked = binop("*", call("softmax", inp("logits")), call("one_hot", inp("act"), const(6.0)))
+    return call("log", call("reduce_sum", picked, const(1.0)))
+
+
+def test_a_softmax_row_meets_a_one_hot_row_of_its_literal_depth():
+    probe = expr("TNL101", picked_log_probability(), [free("logits"), free("act", 0.0)])
+    program = build(probe)
+    assert program.k == 6  # not the generic 2, which a [?, 6] one_hot cannot multiply
+    rows = np.array([[-120.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    out = program.fn(*to_batch(program, rows))
+    value = np.asarray(out["t"]).reshape(-1)
+    # logits [-120, 0, ...] picking class 0: exp(-120) underflows, log(0) = -inf; class 0 of
+    # equal logits: log(1/6); index 1 picks a 0 logit of the row [0, 0, ...]: log(1/6) too
+    assert value[0] == -np.inf
+    assert value[1] == pytest.approx(np.log(1 / 6), rel=1e-5)
+    assert value[2] == pytest.approx(np.log(1 / 6), rel=1e-5)
+
+
+def test_one_hot_rows_of_different_or_huge_depths_keep_the_generic_width():
+    assert one_hot_width({"a": 3, "b": 5}, 2) == 2
+    assert one_hot_width({"a": 30000}, 2) == 2
+    assert one_hot_width({"a": 4, "b": 4}, 1) == 4

@@ -20,7 +20,7 @@ import tensorflow as tf
 from .. import ops as registry
 from ..rules.recipes import recipe_for
 from . import intervals as iv
-from . import trace, trace_ops
+from . import kinds, trace, trace_ops
 from .trace import UnsupportedProbe
 
 
@@ -89,6 +89,19 @@ def declared_inputs(probe: dict[str, Any]) -> list[Input]:
     return out
 
 
+MAX_ONE_HOT_WIDTH = 64  # wider rows cost more per point than a probe can spend
+
+
+def one_hot_width(depths: dict[str, int], k: int) -> int:
+    """The row width of a probe that one_hot rows meet: their literal depth, when every
+    one_hot of the probe's inputs agrees on it (a chosen action's one_hot times a softmax row
+    of the same width); ``k`` otherwise."""
+    widths = set(depths.values())
+    if len(widths) == 1 and 1 < (width := widths.pop()) <= MAX_ONE_HOT_WIDTH:
+        return width
+    return k
+
+
 def without_eps(tree: Any, eps: float) -> Any:
     """A copy of the tree with the epsilon constant replaced by 0: what the eps changes."""
     if isinstance(tree, dict):
@@ -126,6 +139,8 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
         )
     k = 2 if ops & trace_ops.SOFTMAX_OPS else 1
     rank = user_rank(target_tree, loss_tree)
+    indices = kinds.one_hot_depths([target_tree, loss_tree])
+    k = one_hot_width(indices, k)
     if shape is not None:
         k, rank = shape
     logits = trace.logit_inputs(target_tree) | trace.logit_inputs(loss_tree)
@@ -140,6 +155,8 @@ def build(probe: dict[str, Any], dtype: str | None = None, extras: bool = True,
                 values: dict[str, Any] = {"dtype_same": tf_dtype}
                 for spec, x in zip(inputs, xs, strict=True):
                     values[spec.ident] = tf.math.sigmoid(x) if spec.prob else x
+                    if k > 1 and spec.name in indices:  # one index per row, as one_hot takes
+                        values[spec.ident] = x[..., 0]
                 with tf.name_scope("target"):
                     target = trace.evaluate(target_code, values)
                 term = values[TERM_ID] = tf.convert_to_tensor(target)
