@@ -15,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("tensorflow")
@@ -1041,3 +1042,73 @@ def test_a_training_run_stopped_by_its_time_budget_is_no_evidence_against_a_witn
     out = probing.with_training({"program": spec, "kind": "train"}, stand_in, trained)
     assert out["status"] == "inconclusive", out
     assert out["detail"].endswith("the stand-in's run is not the program's"), out
+
+
+BANDIT = """\
+    import numpy as np
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+    rng = np.random.RandomState(3)
+    n_arms, n_feat = 4, 8
+    obs = tf.compat.v1.placeholder(tf.float32, [None, n_feat])
+    choice = tf.compat.v1.placeholder(tf.int32, [None])
+    gain = tf.compat.v1.placeholder(tf.float32, [None])
+    W = tf.Variable(tf.zeros([n_feat, n_arms]))
+    pi = tf.nn.softmax(tf.matmul(obs, W))
+    picked = tf.reduce_sum(pi * tf.one_hot(choice, n_arms), axis=1)
+    loss = -tf.reduce_mean(tf.math.log(picked) * gain)
+    step = tf.compat.v1.train.GradientDescentOptimizer(0.05).minimize(loss)
+    sess = tf.compat.v1.Session()
+    sess.run(tf.compat.v1.global_variables_initializer())
+    avg = 0.0
+    for t in range(200):
+        x = rng.poisson(20, (32, n_feat)).astype(np.float32)
+        p = sess.run(pi, {obs: x})
+        a = np.array([rng.choice(n_arms, p=q / q.sum()) for q in p])
+        r = (a == 0).astype(np.float32)
+        avg = 0.9 * avg + 0.1 * r.mean()
+        sess.run(step, {obs: x, choice: a, gain: r - avg})
+"""
+
+
+def test_a_policy_gradient_is_confirmed_with_actions_and_advantages_the_code_allows() -> None:
+    """REINFORCE on raw counts: the chosen actions are whole numbers below the one_hot's depth
+    (any of them the program can pick) and the advantage ``r - avg`` lies in the range the
+    code gives it, so a run on them is the program's; its log-probability underflows."""
+    logs = [v for f, v in on_line(verified(BANDIT), "tf.math.log(picked)", BANDIT)]
+    assert any(by_training(v) for v in logs), [v.get("detail") for v in logs]
+    detail = next(v["detail"] for v in logs if by_training(v))
+    assert "`choice` = whole numbers drawn uniformly in [0, 4)" in detail
+    assert "`gain` = uniform draws in its fed range" in detail
+
+
+def test_the_log_softmax_twin_of_the_policy_gradient_has_nothing_to_confirm() -> None:
+    fused = (
+        BANDIT.replace(
+            "pi = tf.nn.softmax(tf.matmul(obs, W))\n",
+            "logp = tf.nn.log_softmax(tf.matmul(obs, W))\n    pi = tf.exp(logp)\n",
+        )
+        .replace("pi * tf.one_hot", "logp * tf.one_hot")
+        .replace("tf.math.log(picked)", "picked")
+    )
+    assert "log_softmax" in fused and "math.log" not in fused
+    assert not [v for _, v in verified(fused) if v.get("status") == "confirmed"]
+
+
+def test_a_feed_drawn_from_a_range_is_also_held_at_each_end_of_it() -> None:
+    """A sign decides which way training pushes: an advantage held at its lowest pushes the
+    chosen action's probability down at every step (GRIST steers toward the hazard so)."""
+    from tfnumlint.verify import training_rung
+
+    [f] = [f for f, _ in verified(BANDIT) if f.probe and f.probe.get("program")][:1]
+    body = training_rung.rendered(f.probe["program"]).body
+    namespace: dict = {}
+    exec(compile(body, "<rung>", "exec"), namespace)
+    assert training_rung.steer_modes(namespace) == (False, True, "low", "high")
+    arrays = {k: v.astype("float32") for k, v in namespace["data"]().items()}
+    (name,) = namespace["RANGES"]
+    lo, hi = namespace["RANGES"][name]
+    assert (namespace["steered"](arrays, "low")[name] == np.float32(lo)).all()
+    assert (namespace["steered"](arrays, "high")[name] == np.float32(hi)).all()
+    assert training_rung.steer_modes({"RANGES": {}}) == (False, True)

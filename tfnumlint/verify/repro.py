@@ -90,7 +90,7 @@ def program_script(finding: Finding, spec: dict[str, Any]) -> str:
         "inside a tf.function (TensorFlow's graph optimizer on, as the program runs)."
     )
     layout = render(spec, evaluator_source())
-    return header(finding, how) + "\n\n" + layout.script(bool(spec.get("steer")))
+    return header(finding, how) + "\n\n" + layout.script(spec.get("steer") or False)
 
 
 # ---------------------------------------------------------------- the witness rung

@@ -296,10 +296,10 @@ class Rendered:
             or (files[i] == self.file and (l1, c1) <= tuple(self.where[i]) <= (l2, c2))
         }
 
-    def script(self, steer: bool) -> str:
+    def script(self, steer: bool | str) -> str:
         """The body with its ``__main__``: the reproducer (after ``repro_code.header``)."""
         main = MAIN.replace("TERM_INDEX", repr(sorted(self.flagged()))).replace(
-            "STEER_FLAG", str(steer)
+            "STEER_FLAG", repr(steer)
         )
         return self.body + "\n\n" + main.strip("\n") + "\n"
 
@@ -409,15 +409,20 @@ def finite(*tensors):
     return tf.reduce_all([tf.reduce_all(tf.math.is_finite(t)) for t in tensors if t is not None])
 
 
-def steered(arrays):
+def steered(arrays, steer=True):
     """Every row one example: the first of the program's own rows, or, for a feed drawn from
-    its range, a corner of that range.  Training on one example drives the outputs to its
-    targets, as far as the optimizer can take them."""
+    its range, a corner of that range (each entry either end, or every entry at the low or
+    the high end).  Training on one example drives the outputs to its targets, as far as the
+    optimizer can take them; a feed held at one end of its range (an advantage at its lowest)
+    pushes the same way at every step."""
     out = {}
     for k, a in arrays.items():
         if k in RANGES:
             lo, hi = RANGES[k]
-            row = np.where(RNG.random(a.shape[1:]) < 0.5, lo, hi)
+            if steer in ("low", "high"):
+                row = np.full(a.shape[1:], lo if steer == "low" else hi)
+            else:
+                row = np.where(RNG.random(a.shape[1:]) < 0.5, lo, hi)
         else:
             row = a[0]
         out[k] = np.ascontiguousarray(np.broadcast_to(row, a.shape), np.float32)
@@ -473,7 +478,7 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None):
     MASKS.reset_from_seed(0)
     arrays = {k: np.asarray(v, np.float32) for k, v in data().items()}
     if steer:
-        arrays = steered(arrays)
+        arrays = steered(arrays, steer)
     w = weights(arrays)
     names = list(w)
     opt = optimizer(lr)

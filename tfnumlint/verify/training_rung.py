@@ -55,7 +55,16 @@ def _namespace(body: str) -> dict[str, Any]:
     return namespace
 
 
-def _train(namespace: dict[str, Any], lr: float, steer: bool, steps: int | None, seconds: float):
+def steer_modes(namespace: dict[str, Any]) -> tuple[bool | str, ...]:
+    """The program's data, then one example repeated; a feed drawn from a range (an advantage,
+    a reward) is also held at each end of it, since the sign it takes decides which way
+    training pushes the flagged term (GRIST steers its inputs toward the hazard the same way)."""
+    return (False, True, "low", "high") if namespace.get("RANGES") else (False, True)
+
+
+def _train(
+    namespace: dict[str, Any], lr: float, steer: bool | str, steps: int | None, seconds: float
+):
     """One run, or the same run made for another finding of this objective."""
     key = (lr, steer, steps)
     runs = namespace["__runs__"]
@@ -80,7 +89,7 @@ def run_body(
     deadline = time.perf_counter() + safety_seconds()
     cut = False  # a run stopped by the time budget, or a mode never run: no evidence
     with graph_optimizer():
-        for steer in (False, True):
+        for steer in steer_modes(namespace):
             left = deadline - time.perf_counter()
             if left <= 0:
                 cut = True
@@ -110,7 +119,7 @@ def run_body(
 
 
 def _smaller_rates(
-    namespace: dict[str, Any], lr: float, steer: bool, steps: int, further, deadline: float
+    namespace: dict[str, Any], lr: float, steer: bool | str, steps: int, further, deadline: float
 ) -> list[tuple[float, dict[str, Any]]]:
     """Runs at ``lr / d`` for each ``d`` in turn, ``steps`` steps each (the control's), up
     to the first that stays finite; one the time budget leaves no room for is marked as
@@ -213,14 +222,17 @@ def short_control(got: dict[str, Any], control: dict[str, Any] | None) -> bool:
 
 def own_evidence(spec: dict[str, Any]) -> bool:
     """Is the run the program's own?  Every weight starts as the code starts it, and every
-    feed is replayed from its data code (steered, the repeated example is one of its rows).
-    Draws in a fed range are not the program's data: a target ``np.exp(normal)`` is mostly
-    near its median while its range reaches 1e5, and a range's corner may be six standard
-    deviations of a normal draw away from every row the program feeds."""
+    feed is the program's: replayed from its data code (steered, the repeated example is one
+    of its rows), a whole number below the depth of the one_hot that reads it (an action,
+    a class id: each one the program can pick), or a value inside the range the code gives
+    the feed (an advantage ``r - baseline``), held at one end of it when steered."""
     if spec.get("assumed"):
         return False
-    feeds = [(d.get("feeds") or [{}])[0] for d in spec["data"].values()]
-    return all(f.get("data") for f in feeds)
+    indices = {n for n, kind in drawn_labels(spec).items() if kind == kinds.INDICES}
+    return all(
+        feed.get("data") or feed.get("range") is not None or name in indices
+        for name, feed in ((n, (d.get("feeds") or [{}])[0]) for n, d in spec["data"].items())
+    )
 
 
 def reached(trained: dict[str, Any]) -> str:
@@ -364,17 +376,18 @@ def sources(spec: dict[str, Any]) -> str:
             how = "one of its rows, repeated" if spec.get("steer") else "its data code replayed"
         elif feed.get("range") is not None:
             lo, hi = (format_number(v) for v in feed["range"])
-            how = (
-                f"a corner of its fed range [{lo}, {hi}], repeated"
-                if spec.get("steer")
-                else f"uniform draws in its fed range [{lo}, {hi}]"
-            )
+            how = {
+                False: f"uniform draws in its fed range [{lo}, {hi}]",
+                "low": f"the low end of its fed range [{lo}, {hi}] ({lo}), repeated",
+                "high": f"the high end of its fed range [{lo}, {hi}] ({hi}), repeated",
+            }.get(spec.get("steer") or False, f"a corner of its fed range [{lo}, {hi}], repeated")
         elif labels.get(name) == kinds.INDICES:
             depth = kinds.one_hot_depths(spec.get("loss"))[name]
             how = (
-                f"whole numbers drawn uniformly in [0, {depth}) (read as a one-hot's indices; "
-                "their values are not read from the code)"
-            )
+                f"one whole number in [0, {depth}), repeated"
+                if spec.get("steer")
+                else f"whole numbers drawn uniformly in [0, {depth})"
+            ) + f" (indices of a one_hot of depth {depth}: each a class the program can pick)"
         elif name in labels:
             how = (
                 f"one-hot rows of {(d.get('shape') or [None, '?'])[1]} classes"
