@@ -323,6 +323,35 @@ def test_tnl104_silent(expr):
     assert hits("TNL104", src) == []
 
 
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.math.log(1.0 - tf.square(tf.tanh(u)))",  # a tanh-squashed policy's Jacobian
+        "tf.math.log(1.0 - tf.tanh(u) ** 2)",
+        "tf.math.log(1.0 - tf.tanh(u))",
+        "tf.math.log(1.0 + tf.tanh(u))",
+        "tf.math.log(1.0 - tf.abs(tf.tanh(u)))",
+    ],
+)
+def test_tnl104_a_gap_that_closes_once_tanh_saturates(expr):
+    """tanh rounds to exactly +-1 at a finite input (past about 7.9 in TensorFlow's float32),
+    so 1 - tanh(u)**2 is exactly 0 there although its range never goes below 0."""
+    [f] = hits("TNL104", func(f"return {expr}", "u"))
+    assert "exactly 0 once tanh saturates" in f.message, f.message
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.math.log(2.0 - tf.square(tf.tanh(u)))",  # never below 1
+        "tf.math.log(1.5 + tf.tanh(u))",
+        "tf.math.log(1.0 - tf.square(tf.tanh(u)) + 1e-6)",  # the guard is TNL102's business
+    ],
+)
+def test_tnl104_silent_where_the_gap_never_closes(expr):
+    assert hits("TNL104", func(f"return {expr}", "u")) == []
+
+
 # -- TNL105 log1p-expm1 -----------------------------------------------------------------
 
 

@@ -294,3 +294,14 @@ def dotted_name(node: cst.BaseExpression | None) -> str:
 def tokens(name: str) -> list[str]:
     """The words of an identifier or dotted name: `self.logVar_scale` -> self, log, Var, scale."""
     return [t for t in re.split(r"[\W_]+|(?<=[a-z])(?=[A-Z])", name) if t]
+
+
+def literal_axes(node: cst.BaseExpression | None) -> list[int]:
+    """The axes a literal ``axis``/``axes`` argument names (``0``, ``[0, 1]``, ``(-1,)``)."""
+    if isinstance(node, cst.Integer):
+        return [int(node.evaluated_value)]
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return [-a for a in literal_axes(node.expression)]
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return [a for e in node.elements for a in literal_axes(e.value)]
+    return []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .. import ops
 from .module import ModuleInfo, Scope
 from .names import ImportMap
 from .values import (
@@ -17,6 +18,7 @@ from .values import (
     constant,
     interval_mul,
     paren,
+    revalue,
     rounded,
 )
 
@@ -50,6 +52,8 @@ class EvaluatesArithmetic:
             # a sum of non-negatives is 0 only when both are: keep a reason only then
             both = a.lo >= 0 and b.lo >= 0 and a.can_be_zero and b.can_be_zero
             zero = (a.zero or b.zero) if both and (a.zero or b.zero) else None
+            gap = saturation_gap(a, b, -b.lo) or saturation_gap(b, a, -a.lo)  # 1 + tanh(u)
+            zero = zero or gap
             guarded = (a.guarded or b.guarded) or (
                 (a.lo >= 0 and b.const is not None and b.const > 0)
                 or (b.lo >= 0 and a.const is not None and a.const > 0)
@@ -65,6 +69,7 @@ class EvaluatesArithmetic:
                 guarded=guarded,
                 zero=zero,
                 zero_weak=a.zero_weak and b.zero_weak,
+                saturates=(a.saturates or b.saturates) if gap else None,
                 desc=f"{paren(a.desc)} + {paren(b.desc)}",
                 has_exp=a.has_exp or b.has_exp,
                 log_space=a.log_space or b.log_space,
@@ -75,6 +80,7 @@ class EvaluatesArithmetic:
             lo, hi = a.lo - b.hi, a.hi - b.lo
             prob = a.const == 1.0 and b.prob
             kind = "diff" if a.const is None and b.const is None else "arith"
+            gap = saturation_gap(a, b, b.hi)
             return Val(
                 kind,
                 lo,
@@ -82,7 +88,8 @@ class EvaluatesArithmetic:
                 tensor=tensor,
                 prob=prob,
                 prob_by_use=prob and b.prob_by_use,
-                zero="its operands are equal" if kind == "diff" else None,
+                zero="its operands are equal" if kind == "diff" else gap,
+                saturates=b.saturates if gap else None,
                 desc=f"{paren(a.desc)} - {paren(b.desc)}",
                 logits=b.logits if prob else None,
                 has_exp=a.has_exp or b.has_exp,
@@ -145,14 +152,16 @@ class EvaluatesArithmetic:
                 and b.const > 0
             ):
                 strong = a.zero is not None and not a.zero_weak
+                bound = max(abs(a.lo), abs(a.hi)) if a.saturates else INF  # tanh(u)**2 <= 1
                 return Val(
                     "square",
                     0.0,
-                    INF,
+                    bound**b.const,
                     tensor=tensor,
                     zero=a.zero if strong else "its base is 0",
                     zero_weak=not strong,
                     desc=f"{paren(a.desc)}**{fmt_number(b.const)}",
+                    saturates=a.saturates,
                 )
             return Val("arith", tensor=tensor)
         return Val("arith", tensor=tensor)
@@ -203,6 +212,27 @@ def _normalised_by_own_sum(imports, num: cst.BaseExpression, den: cst.BaseExpres
         ):
             return True
     return False
+
+
+def saturating(kind: str, val: Val, inner: Val) -> Val | None:
+    """``tanh(u)`` reaches +-1 exactly once it saturates (tanh(9.1) rounds to 1.0), and so do
+    its square and absolute value (to 1): the ends a ``1 - tanh(u)**2`` gap closes at."""
+    if kind in ops.SIGNED_SQUASHING:
+        return revalue(val, saturates=kind)
+    if kind in ops.ZERO_PRESERVING and inner.saturates:
+        bound = max(abs(inner.lo), abs(inner.hi))
+        hi = bound * bound if kind == "square" else bound
+        return revalue(val, lo=0.0, hi=hi, saturates=inner.saturates)
+    return None
+
+
+def saturation_gap(bound: Val, squashed: Val, end: float) -> str | None:
+    """Why ``c - tanh(u)**2`` (``c`` the end tanh**2 reaches) is exactly 0: the squashing op
+    saturates, and floating point rounds it onto that end (TensorFlow's float32 tanh is
+    exactly +-1 past |u| of about 7.9), so the gap closes at a finite input."""
+    if squashed.saturates and bound.const is not None and bound.const == end:
+        return f"{squashed.saturates} saturates ({paren(squashed.desc)} rounds to {end:g})"
+    return None
 
 
 def _fold(op: cst.BaseBinaryOp, a: float, b: float) -> float | None:

@@ -23,7 +23,8 @@ from .conditions import (
 )
 from .dtypectx import FLOAT_WORDS, dtype_word
 from .module import Binding, ModuleInfo, Scope, call_arg
-from .names import ImportMap
+from .names import ImportMap, literal_axes
+from .provenance_arith import saturating
 from .values import (
     INF,
     LAYER_KINDS,
@@ -99,6 +100,8 @@ def _unary(kind: str, lo: float, hi: float, zero: str | None = None, **extra):
                 lo=math.sqrt(inner.lo) if inner.lo > 0 else 0.0,
                 zero=inner.zero if inner.can_be_zero else None,
             )
+        if (squashed := saturating(kind, val, inner)) is not None:  # tanh(u), tanh(u)**2
+            return squashed
         if kind in ops.ZERO_PRESERVING and inner.const is None:  # square, abs: 0 from a 0
             strong = inner.zero is not None and not inner.zero_weak
             return revalue(val, zero=inner.zero if strong else zero, zero_weak=not strong)
@@ -356,17 +359,6 @@ def _moments(ev: Evaluator, node: cst.Call, args, scope, order) -> Val:
             ),
         ),
     )
-
-
-def literal_axes(node: cst.BaseExpression | None) -> list[int]:
-    """The axes a literal ``axis``/``axes`` argument names (``0``, ``[0, 1]``, ``(-1,)``)."""
-    if isinstance(node, cst.Integer):
-        return [int(node.evaluated_value)]
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        return [-a for a in literal_axes(node.expression)]
-    if isinstance(node, (cst.List, cst.Tuple)):
-        return [a for e in node.elements for a in literal_axes(e.value)]
-    return []
 
 
 CONVERTS = "convert_to_tensor"  # the API's pass-through: its value is its argument's

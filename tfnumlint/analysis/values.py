@@ -58,6 +58,9 @@ class Val:
     # a dispersion (a moments variance) over the batch axis 0: the producer of what it
     # reduces (`relu` when a dead unit can make it 0 across the whole batch)
     batch_of: str | None = None
+    # the squashing op whose saturation makes this value reach an end of its range exactly
+    # (`tanh`: tanh(u), tanh(u)**2 and 1 - tanh(u)**2 reach +-1, 1 and 0 in floating point)
+    saturates: str | None = None
 
     @property
     def known(self) -> bool:

@@ -200,6 +200,14 @@ def log_of_unbounded(site: Site[cst.Call], ctx: Context):
             site,
         )
         return
+    if v.lo == 0 and v.saturates and v.zero:  # log(1 - tanh(u)**2): 0 once tanh saturates
+        yield Hit(
+            site.node,
+            f"log of {v.desc or 'a computed value'}, which is exactly 0 once {v.zero} "
+            f"(range [0, {fmt(v.hi)}]): log(0) = -inf, and its gradient 1/x is inf there",
+            site,
+        )
+        return
     fed_zero = v.lo == 0 and v.kind == "placeholder"  # fed data whose range reaches 0
     if (v.lo >= 0 and not fed_zero) or v.kind not in _COMPUTED:
         return
