@@ -19,6 +19,7 @@ import numpy as np
 
 from ..optimizers import OPTIMIZERS
 from . import kinds
+from .batch_spread import reads_batch_spread
 from .repro_code import Renderer, identifier, number
 
 # on the program's data: a sigmoid output of an Adam(0.01) autoencoder with 16 hidden units
@@ -225,6 +226,7 @@ class Steps:
         self.children: list[list[int]] = []  # watched index -> watched children
         self.where: list[list[int]] = []  # watched index -> [line, col] of its code
         self.files: list[str] = []  # ... and its module, when the objective imports it
+        self.spread: list[int] = []  # watched indices that read the batch's spread
 
     def node(self, tree: Any) -> Any:
         """The tree with its operations computed on lines of their own (a reference each)."""
@@ -253,6 +255,8 @@ class Steps:
         )
         self.where.append([int(tree.get("line") or 0), int(tree.get("col") or 0)])
         self.files.append(str(tree.get("file") or ""))
+        if reads_batch_spread(tree):
+            self.spread.append(i)
         return self._ref(i)
 
     def _ref(self, i: int) -> dict:
@@ -378,6 +382,7 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
                 f"STEERED_STEPS = {STEERED_STEPS}",
                 f"WORK = {WORK:g}",
                 f"BATCH = {batch_expr}",
+                f"EPOCHS = {spec.get('style') == 'fit'}  # Keras fit's order: shuffled passes",
                 f"LEARNING_RATE = {lr}",
                 "RNG = np.random.default_rng(0)",
                 "SEEDS = itertools.count(1)",
@@ -387,6 +392,7 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
                 f"FILES = {steps.files!r}  # an imported module's code: its path (else this one's)",
                 f"CHILDREN = {steps.children!r}",
                 f"IN_OBJECTIVE = {n_loss}  # operations 0..{n_loss - 1} make the loss",
+                f"SPREAD = {steps.spread!r}  # operations that read the batch's spread",
             ]
         ),
         evaluator_source,
@@ -450,6 +456,19 @@ def origins(values_ok, grads_ok):
     return found
 
 
+def batches(rows):
+    """The rows of each step: under Keras ``fit``, each epoch is a shuffled pass over the data
+    in slices of BATCH, the last one shorter (4097 rows in batches of 64 end each epoch with a
+    batch of one); otherwise BATCH rows drawn at random, or every row."""
+    while True:
+        if EPOCHS and BATCH:
+            shuffled = RNG.permutation(rows)
+            for start in range(0, rows, BATCH):
+                yield shuffled[start:start + BATCH]
+        else:
+            yield RNG.integers(0, rows, BATCH) if BATCH else np.arange(rows)
+
+
 STEERED_ROWS = 128  # one example repeated: more copies of it add nothing to a mean
 
 
@@ -498,11 +517,12 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None):
                 finite(*grads[:len(names)]), finite(*[w[n] for n in names]))
 
     losses = []  # each step's loss, up to the break: whether it blew up geometrically
+    order = batches(rows)
     for i in range(steps):
         if steer:  # every row is the same example: a batch of its copies (a summed loss
             pick = np.arange(rows_per_step(arrays, steer))  # steps no further than the program's)
         else:
-            pick = RNG.integers(0, rows, BATCH) if BATCH else np.arange(rows)
+            pick = next(order)
         batch = {k: tf.constant(a[pick], DTYPE) for k, a in arrays.items()}
         loss, values_ok, grads_ok, g_ok, w_ok = (x.numpy() for x in step(batch))
         losses.append(float(loss))

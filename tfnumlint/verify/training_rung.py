@@ -85,6 +85,7 @@ def run_body(
     namespace = _namespace(body)
     lr = float(namespace["LEARNING_RATE"])
     got: dict[str, Any] = {}
+    copies: dict[str, Any] | None = None  # a steered break where the batch's spread is read
     broke: dict[str, Any] | None = None  # a run that broke at a tenth of the rate as well
     deadline = time.perf_counter() + safety_seconds()
     cut = False  # a run stopped by the time budget, or a mode never run: no evidence
@@ -94,7 +95,11 @@ def run_body(
             if left <= 0:
                 cut = True
                 break
-            got = _train(namespace, lr, steer, None, left)
+            run = _train(namespace, lr, steer, None, left)
+            if steer and on_copies_spread(run, namespace):
+                copies = run  # copies of one example have no spread: no evidence either way
+                continue
+            got = run
             cut = got["step"] is None and got["steps"] < got["budget"]
             if got["step"] is not None:
                 # the control runs ten times the steps the break took (a tenth of the rate
@@ -115,7 +120,14 @@ def run_body(
                 return {"run": got, "control": control, "steer": steer, "tried": tried}
     if broke is not None:
         return broke
-    return {"run": got, "control": None, "steer": False, "cut": cut}
+    return {"run": got, "control": None, "steer": False, "cut": cut, "copies": copies}
+
+
+def on_copies_spread(got: dict[str, Any], namespace: dict[str, Any]) -> bool:
+    """A steered run's break that starts only where the batch's spread is read: its batch
+    is copies of one example, whose standard deviation or centred value is exactly 0."""
+    origins = set(got.get("origins") or {})
+    return got["step"] is not None and bool(origins) and origins <= set(namespace["SPREAD"])
 
 
 def _smaller_rates(
@@ -184,7 +196,8 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     if origin is None or out.get("rate_free"):
         return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec),
                 "where": layout.where, "files": layout.files, "control": control,
-                "tried": out.get("tried") or [], "cut": bool(out.get("cut"))}  # fmt: skip
+                "tried": out.get("tried") or [], "cut": bool(out.get("cut")),
+                "copies": out.get("copies")}  # fmt: skip
     spec = {**spec, "steer": out["steer"]}
     how = "value" if whole else got["origins"][origin]
     verdict = {
@@ -242,7 +255,13 @@ def reached(trained: dict[str, Any]) -> str:
     if trained.get("cut"):
         return f"{head} was stopped by its time budget after {got['steps']} steps, finite so far"
     if got["step"] is None:
-        return f"{head} stays finite for {got['steps']} steps"
+        copies = trained.get("copies")
+        return f"{head} stays finite for {got['steps']} steps" + (
+            f" (a batch of copies of one example breaks at step {copies['step']}, where the "
+            "batch's spread is read: copies have none, the program's batches do)"
+            if copies
+            else ""
+        )
     control = trained.get("control")
     if spec.get("whole") and control is not None and len(trained.get("tried") or []) > 1:
         return f"{head} goes non-finite at step {got['step']}, and {smaller_rates(trained)}"
