@@ -4,11 +4,11 @@ A NaN, inf, exploding or dead *gradient* only matters where something is differe
 *value* symptom (a NaN or inf in the forward result) matters wherever the code runs, so only
 the gradient-only symptoms are gated, and only by code facts: a framework hook that is never
 differentiated (an optimizer update, a metric update), ``tf.stop_gradient`` and other calls
-that pass no gradient (a variable's ``assign`` too), a value whose every use ends in an integer or boolean result
-(``discrete.py``), a dead store, and reachability (``roots.py``): no path from the hazard to a
-differentiation root refutes; a function with no caller in the project, or one mapped over a
-dataset, makes the symptom conditional (it holds only if a caller not in view differentiates
-it).
+that pass no gradient (a variable's ``assign`` too), a value whose every use ends in an integer
+or boolean result (``discrete.py``), a dead store, and reachability (``roots.py``): no path from
+the hazard to a differentiation root refutes; a function with no caller in the project, or one
+mapped over a dataset, makes the symptom conditional (it holds only if a caller not in view
+differentiates it).
 Names of user functions, variables and files never decide.  The verdict side
 (``verify/gradient_gate.apply``) applies that decision with a reason the user reads.  Plain
 data only: no TensorFlow import.
@@ -342,9 +342,7 @@ def enclosing_call_reason(
         current, reason = stack.pop()
         if current is node:
             return reason
-        stored = stored_value(current, resolve) if isinstance(current, cst.Call) else None
-        if stored is not None:
-            assert isinstance(current, cst.Call)
+        if isinstance(current, cst.Call) and (stored := stored_value(current, resolve)) is not None:
             why = _store_reason(current, line)
             for child in children(current):
                 value = child.value if isinstance(child, cst.Arg) else child
