@@ -399,3 +399,100 @@ def test_a_free_function_is_conditional_whatever_its_path():
         out = gradient_gate.apply(trained, with_statement_value("inf-gradient", 1.0))
         assert out["status"] == "confirmed" and out["symptom"] == "inf-gradient"
     assert outs[0] == outs[1]
+
+
+# ---------------------------------------------------------------- variable stores
+
+# A layer's data-dependent init: the norm of its kernel only feeds the variable `g` it stores
+# into (round 17 review #15).  `{use}` is what `init_norm` does with `norm` after the store.
+DATA_INIT = """\
+    import tensorflow as tf
+
+
+    class Normed(tf.keras.layers.Layer):
+        def build(self, input_shape):
+            self.v = self.add_weight(shape=(input_shape[-1], 4))
+            self.g = self.add_weight(shape=(4,))
+
+        def init_norm(self):
+            norm = tf.sqrt(tf.reduce_sum(tf.square(self.v), axis=0))
+            self.g.assign(norm)
+            {use}
+
+        def call(self, x):
+            self.init_norm()
+            return tf.matmul(x, tf.nn.l2_normalize(self.v, axis=0)) * self.g
+    """
+
+
+def test_a_value_only_stored_into_a_variable_passes_no_gradient():
+    """`call` differentiates `init_norm`, but the norm only reaches `self.g.assign(...)`: an
+    assignment passes no gradient back to the value it stores.  Its NaN or inf value would be
+    stored in the variable: that still confirms."""
+    probe = one_probe(DATA_INIT.format(use="return None"), "TNL202")
+    out = judged(probe, "nan-gradient")
+    assert out["status"] == "refuted", out
+    assert (
+        "its value only reaches `self.g.assign(...)` at line 11, which passes no gradient"
+        in out["detail"]
+    ), out
+    assert judged(probe, "nan-value")["status"] == "confirmed"
+    assert judged(probe, "inf-value")["status"] == "confirmed"
+
+
+def test_a_stored_value_that_also_reaches_the_output_keeps_its_gradient():
+    probe = one_probe(DATA_INIT.format(use="return norm"), "TNL202")
+    assert "no_gradient" not in probe, probe.get("no_gradient")
+
+
+STORE = """\
+    import tensorflow as tf
+
+    scale = tf.Variable(tf.ones([3]))
+
+
+    def rescale(var):
+        {store}
+        return var
+    """
+
+
+@pytest.mark.parametrize(
+    ("store", "shown"),
+    [
+        ("scale.assign(1.0 / tf.sqrt(tf.reduce_sum(tf.square(var))))", "scale.assign"),
+        ("scale.assign_sub(value=tf.sqrt(tf.reduce_sum(tf.square(var))))", "scale.assign_sub"),
+        (
+            "tf.compat.v1.assign(scale, tf.sqrt(tf.reduce_sum(tf.square(var))))",
+            "tf.compat.v1.assign",
+        ),
+        (
+            "tf.compat.v1.assign_add(scale, tf.sqrt(tf.reduce_sum(tf.square(var))))",
+            "tf.compat.v1.assign_add",
+        ),
+    ],
+)
+def test_a_value_stored_in_its_own_statement_passes_no_gradient(store, shown):
+    """The store in the hazard's own statement, as a method of the variable or TensorFlow's
+    function of it; a training step differentiates `rescale`."""
+    probe = one_probe(differentiated(STORE.format(store=store), "rescale"), "TNL202")
+    out = judged(probe, "nan-gradient")
+    assert out["status"] == "refuted", out
+    fact = f"its value only reaches `{shown}(...)` at line 7, which passes no gradient"
+    assert fact in out["detail"], out
+    assert judged(probe, "inf-value")["status"] == "confirmed"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        # a project object's `assign` taking two values: not tf.Variable's `assign(value)`
+        "helper.assign(var, tf.sqrt(tf.reduce_sum(tf.square(var))))",
+        # the stored variable itself is not what is flagged: `scale` here is read, not written
+        "tf.sqrt(tf.reduce_sum(tf.square(scale.assign(var))))",
+    ],
+)
+def test_only_the_value_a_variable_stores_is_a_store(call):
+    src = differentiated(STORE.format(store=f"return {call}"), "rescale")
+    probe = one_probe(src.replace("def rescale(var):", "def rescale(var, helper=None):"), "TNL202")
+    assert "no_gradient" not in probe, probe.get("no_gradient")

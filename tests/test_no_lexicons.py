@@ -180,6 +180,9 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/guards.py:_NONZERO_ASSERTS",
         "analysis/gradflow.py:_NO_GRAD_CALL",
         "analysis/gradflow.py:_NO_GRAD_CALL_REASON",
+        # tf.Variable's store methods and the keywords of their signatures
+        "analysis/gradflow.py:_STORE_KEYWORDS",
+        "analysis/gradflow.py:_STORE_METHODS",
         "analysis/guards.py:_OR_CALLS",
         "verify/gradient_gate.py:_SOFTMAX_FAMILY",
         "analysis/gradflow.py:_UPDATE_METHODS",

@@ -464,7 +464,7 @@ def _place(source: Source, positions: Positions, hits, options: LintOptions, ctx
             with stages.stage("probes"):
                 recipe = recipe_for(check.code).as_probe()
                 finding.probe = slice_finding(ctx, hit, check.code, positions, recipe)
-                annotate_probe(finding.probe, ctx, hit)  # issue #11: gradient flow, input domains
+                annotate_probe(finding.probe, ctx, hit, positions)  # #11: gradient flow, domains
                 # issue #23: the training rung (also for a rule with no witness probe)
                 finding.probe = attach_program(finding.probe, ctx, hit, positions, check.code)
         findings.append(finding)

@@ -4,11 +4,11 @@ A NaN, inf, exploding or dead *gradient* only matters where something is differe
 *value* symptom (a NaN or inf in the forward result) matters wherever the code runs, so only
 the gradient-only symptoms are gated, and only by code facts: a framework hook that is never
 differentiated (an optimizer update, a metric update), ``tf.stop_gradient`` and other calls
-that pass no gradient, a value whose every use ends in an integer or boolean result
-(``discrete.py``), a dead store, and reachability (``roots.py``): no path from the hazard to a
-differentiation root refutes; a function with no caller in the project, or one mapped over a
-dataset, makes the symptom conditional (it holds only if a caller not in view differentiates
-it).
+that pass no gradient (a variable's ``assign`` too), a value whose every use ends in an integer
+or boolean result (``discrete.py``), a dead store, and reachability (``roots.py``): no path from
+the hazard to a differentiation root refutes; a function with no caller in the project, or one
+mapped over a dataset, makes the symptom conditional (it holds only if a caller not in view
+differentiates it).
 Names of user functions, variables and files never decide.  The verdict side
 (``verify/gradient_gate.apply``) applies that decision with a reason the user reads.  Plain
 data only: no TensorFlow import.
@@ -77,6 +77,16 @@ _NO_GRAD_CALL_REASON = {
     "numpy_function": "the value goes through numpy_function (no gradient)",
     "py_function": "the value goes through py_function",
 }
+# tf.Variable's writes (`v.assign(x)`, also `tf.compat.v1.assign(v, x)`): TensorFlow defines no
+# gradient for Assign, AssignAdd or AssignSub, so the value stored gets none back from them.
+_STORE_METHODS = frozenset({"assign", "assign_add", "assign_sub"})
+# the keywords of their signatures (a call with any other is some other object's method)
+_STORE_KEYWORDS = frozenset(
+    {"ref", "value", "delta", "use_locking", "name", "read_value", "validate_shape"}
+)
+
+Line = Callable[[cst.CSTNode], int | None]  # where a node starts (for a message)
+Resolve = Callable[[cst.BaseExpression], str | None]  # a callee's TensorFlow path
 
 
 def _function_scopes(scope: Scope) -> list[Scope]:
@@ -293,13 +303,51 @@ def context_of_scope(scope: Scope, path: str = "") -> str | None:
     return custom_gradient_reason(scope)
 
 
-def enclosing_call_reason(statement: cst.CSTNode, node: cst.CSTNode) -> str | None:
-    """The node sits inside the arguments of a call that blocks or never takes gradients."""
+def stored_value(call: cst.Call, resolve: Resolve | None = None) -> cst.BaseExpression | None:
+    """The value ``call`` writes into a variable, or None: ``var.assign(x)``, ``assign_add``,
+    ``assign_sub`` with tf.Variable's signature (one value), or TensorFlow's function of the
+    variable, ``tf.compat.v1.assign(var, x)`` (its callee resolves through the imports)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _STORE_METHODS:
+        return None
+    if any(a.star or (a.keyword and a.keyword.value not in _STORE_KEYWORDS) for a in call.args):
+        return None
+    index = 1 if resolve is not None and resolve(func) is not None else 0
+    positional = [a.value for a in call.args if a.keyword is None]
+    keyword = [a.value for a in call.args if a.keyword and a.keyword.value in ("value", "delta")]
+    if keyword and len(positional) == index:
+        return keyword[0]
+    return positional[index] if len(positional) == index + 1 and not keyword else None
+
+
+def _store_reason(call: cst.Call, line: Line | None) -> str:
+    at = line(call) if line is not None else None
+    where = f" at line {at}" if at else ""
+    return (
+        f"its value only reaches `{dotted_name(call.func)}(...)`{where}, which passes no gradient"
+    )
+
+
+def enclosing_call_reason(
+    statement: cst.CSTNode,
+    node: cst.CSTNode,
+    resolve: Resolve | None = None,
+    line: Line | None = None,
+) -> str | None:
+    """The node sits inside the arguments of a call that blocks or never takes gradients, or in
+    the value a variable stores (``resolve``: a callee's TensorFlow path; ``line``: where a
+    node starts, for the message)."""
     stack: list[tuple[cst.CSTNode, str | None]] = [(statement, None)]
     while stack:
         current, reason = stack.pop()
         if current is node:
             return reason
+        if isinstance(current, cst.Call) and (stored := stored_value(current, resolve)) is not None:
+            why = _store_reason(current, line)
+            for child in children(current):
+                value = child.value if isinstance(child, cst.Arg) else child
+                stack.append((child, why if value is stored else reason))
+            continue
         if isinstance(current, cst.Call):
             name = dotted_name(current.func)
             last = name.rsplit(".", 1)[-1]
@@ -360,22 +408,27 @@ def no_gradient(
     probe: dict | None,
     imported: Callable[[str], bool] | None = None,
     discrete_call: Callable[[str], bool] | None = None,
+    resolve: Resolve | None = None,
+    line: Line | None = None,
 ) -> NoGradient | None:
     """The one decision of where gradients flow: why none does at this finding, or None.
 
-    Code facts refute (a framework hook, stop_gradient, an integer result, no path to a
-    differentiation root); a function mapped over a dataset, or one with no caller in the
-    project, makes the gradient symptom conditional (inconclusive): it holds only if a caller
-    the project does not show differentiates it."""
+    Code facts refute (a framework hook, stop_gradient, a variable store, an integer result,
+    no path to a differentiation root); a function mapped over a dataset, or one with no
+    caller in the project, makes the gradient symptom conditional (inconclusive): it holds
+    only if a caller the project does not show differentiates it.  ``resolve`` and ``line``
+    tell a TensorFlow callee and where a sink is (:func:`enclosing_call_reason`)."""
+
+    def sink(stmt: cst.CSTNode, at: cst.CSTNode) -> str | None:
+        return enclosing_call_reason(stmt, at, resolve, line)
+
     certain = (
         context_of_scope(scope, path)
-        or enclosing_call_reason(statement, node)
-        or gradient_free_uses_reason(scope, statement)
+        or sink(statement, node)
+        or gradient_free_uses_reason(scope, statement, sink)
         or probe_reason(probe)
         or (
-            only_discrete_reason(
-                scope, statement, node, discrete_call, enclosing_call_reason, imported
-            )
+            only_discrete_reason(scope, statement, node, discrete_call, sink, imported)
             if discrete_call is not None
             else None
         )
@@ -500,10 +553,15 @@ def _enclosing_region(scope: Scope, regions: dict[int, str]) -> tuple[Scope, str
     return None
 
 
-def gradient_free_uses_reason(scope: Scope, statement: cst.CSTNode) -> str | None:
+def gradient_free_uses_reason(
+    scope: Scope,
+    statement: cst.CSTNode,
+    sink: Callable[[cst.CSTNode, cst.CSTNode], str | None] = enclosing_call_reason,
+) -> str | None:
     """``v = tf.norm(...)`` whose every later read (up to a reassignment in the same block)
-    only feeds a comparison, an integer cast, ``argmax``, ``round``, ``stop_gradient`` or a
-    summary: a leader score compared with ``>=``.  No gradient flows back into ``v``."""
+    only feeds a comparison, an integer cast, ``argmax``, ``round``, ``stop_gradient``, a
+    summary or a variable's ``assign``: a leader score compared with ``>=``, a data-dependent
+    init.  No gradient flows back into ``v`` (``sink``: why one read takes none)."""
     assigned = assigned_name(scope, statement)
     if assigned is None:
         return None
@@ -514,7 +572,7 @@ def gradient_free_uses_reason(scope: Scope, statement: cst.CSTNode) -> str | Non
     why: list[str] = []
     for line in following:
         for read in reads_of(line, name):
-            reason = enclosing_call_reason(line, read)
+            reason = sink(line, read)
             if reason is None:
                 return None
             why.append(reason)

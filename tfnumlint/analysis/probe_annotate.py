@@ -213,13 +213,14 @@ def mark_masked(probe: dict[str, Any], ctx, site) -> None:
             spec["masked_by"] = list(masked)
 
 
-def annotate_probe(probe: dict[str, Any] | None, ctx, hit) -> None:
-    """Everything issue #11 adds to a probe: where gradients flow, and the inputs' domains.
-    Best effort: an analysis failure leaves the probe as the slicer made it, never loses a file."""
+def annotate_probe(probe: dict[str, Any] | None, ctx, hit, positions=None) -> None:
+    """Everything issue #11 adds to a probe: where gradients flow, and the inputs' domains
+    (``positions``: the file's, so a reason can say on which line a sink is).  Best effort: an
+    analysis failure leaves the probe as the slicer made it, never loses a file."""
     if not probe or probe.get("kind") != "expr":
         return
     try:
-        _annotate_probe(probe, ctx, hit)
+        _annotate_probe(probe, ctx, hit, positions)
     except (RecursionError, AttributeError, KeyError, TypeError, ValueError, IndexError):
         for key in (
             "no_gradient",
@@ -261,12 +262,33 @@ def _discrete_call(ctx):
     return discrete
 
 
-def _annotate_probe(probe: dict[str, Any], ctx, hit) -> None:
+def _line_of(ctx, positions):
+    """``node -> its first line`` in the file, or None where ``positions`` cannot place it."""
 
+    def line(node) -> int | None:
+        pos = positions.get(node) if positions is not None else None
+        if pos is None and hasattr(positions, "resolve"):  # a sink in another top statement
+            top = next((s.top for s in ctx.info.calls if s.node is node), None)
+            positions.resolve([top] if top is not None else [])
+            pos = positions.get(node)
+        return pos.start.line if pos else None
+
+    return line
+
+
+def _annotate_probe(probe: dict[str, Any], ctx, hit, positions) -> None:
     site = hit.site
     elsewhere = _imported_elsewhere(ctx)
     flow = no_gradient(
-        site.scope, site.statement, hit.node, ctx.path, probe, elsewhere, _discrete_call(ctx)
+        site.scope,
+        site.statement,
+        hit.node,
+        ctx.path,
+        probe,
+        elsewhere,
+        _discrete_call(ctx),
+        resolve=ctx.info.imports.resolve,
+        line=_line_of(ctx, positions),
     )
     if flow:
         probe["no_gradient"] = flow.reason

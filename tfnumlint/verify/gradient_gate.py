@@ -44,8 +44,9 @@ def _bad(v: Any) -> bool:
 
 def labels_only_reason(out: dict[str, Any], probe: dict[str, Any] | None = None) -> str | None:
     """The bad gradient is only with respect to inputs no gradient reaches: data (placeholders,
-    dataset elements, model inputs: their producer says so), which nothing trains, or values
-    computed from ``tf.stop_gradient`` (``spec["stopped"]``: a distillation teacher's logits).
+    dataset elements, model inputs: their producer says so), which nothing trains, values
+    computed from ``tf.stop_gradient`` (``spec["stopped"]``: a distillation teacher's logits),
+    or values made only from constants and shapes (``spec["constant"]``: ``tf.eye(n) / d``).
     A dead gradient's bad inputs are those the loss's gradient is exactly 0 for."""
     observed = out.get("observed") or {}
     if out.get("symptom") == "dead-gradient":
@@ -62,7 +63,27 @@ def labels_only_reason(out: dict[str, Any], probe: dict[str, Any] | None = None)
     if all(specs[name].get("stopped") for name in bad):
         stop = specs[bad[0]]["stopped"]
         return f"the bad gradient is only with respect to `{bad[0]}`, computed from `{stop}`"
-    return None
+    return constants_only_reason(out, probe)
+
+
+def constants_only_reason(out: dict[str, Any], probe: dict[str, Any] | None) -> str | None:
+    """The bad gradient is only with respect to values made only from constants and shapes
+    (``spec["constant"]``: ``tf.eye(n)``, ``tf.shape(x)[0]``), besides data: no variable
+    reaches them, so the program never takes that derivative (``eye(d) / d`` at d = 0)."""
+    grads = (out.get("observed") or {}).get("gradient") or {}
+    bad = [name for name, v in grads.items() if _bad(v)]
+    specs = {str(s.get("name")): s for s in (probe or {}).get("inputs") or []}
+    if out.get("symptom") == "dead-gradient" or any(name not in specs for name in bad):
+        return None
+    made = [name for name in bad if specs[name].get("constant")]
+    if not made or not all(n in made or specs[n].get("origin") == "data" for n in bad):
+        return None
+    makers = ", ".join(dict.fromkeys(str(specs[n]["constant"]) for n in made))
+    return (
+        f"no gradient can reach {' or '.join(f'`{n}`' for n in made)}: made only from "
+        f"constants and shapes ({makers}), so the program computes no derivative with respect "
+        "to them"
+    )
 
 
 def statement_value_symptom(out: dict[str, Any]) -> str | None:
@@ -177,6 +198,8 @@ def settle(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         }
     if likely:
         return out  # a condition, stated after the gates that may find a sharper one
+    if reason == constants_only_reason(out, probe):  # the fact first: no such derivative is taken
+        return {**out, "status": "refuted", "detail": f"{reason} (seen: {out.get('detail', '')})"}
     return {
         **out,
         "status": "refuted",

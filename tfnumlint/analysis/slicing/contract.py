@@ -78,7 +78,7 @@ NODE_KEYS: dict[str, frozenset[str]] = {
 INPUT_KEYS = frozenset(
     {"name", "producer", "lo", "hi", "prob", "role", "origin", "source", "owner", "drive",
      "drive_why", "batch_of", "row", "declared", "masked_by", "of", "reads", "prob_by_use",
-     "stopped", "exponent", "trained", "element"}
+     "stopped", "exponent", "trained", "element", "constant"}
 )  # fmt: skip
 
 

@@ -14,6 +14,7 @@ import libcst as cst
 from ... import ops
 from ..context import Context, Hit
 from ..module import Binding, Scope, contains
+from ..stopped import constant_made
 from ..values import Val, literal_number
 from .calls import SlicesCalls
 from .tools import (
@@ -337,6 +338,9 @@ class Slicer(SlicesCalls):
             reads = self._caller_reads(self._reads(node, scope, order), scope, order)
             if reads:
                 origin = {**origin, "reads": reads}
+            made = constant_made(self.ctx, node, scope, order)  # no gradient reaches it
+            if made:
+                origin = {**origin, "constant": made}
         return origin
 
     def _reads(self, node: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
