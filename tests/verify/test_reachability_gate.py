@@ -597,3 +597,28 @@ def test_a_callers_probability_range_is_not_taken_for_the_logits_range(write):
     [finding] = report["findings"]
     assert finding["verification"]["status"] == "confirmed", finding
     assert "sigmoid model output" in finding["message"]
+
+
+FRITSCH = """\
+    import tensorflow as tf
+
+
+    def refine(z, w):
+        zn = tf.math.log(tf.abs(z)) - tf.math.log(tf.abs(w)) - w
+        wp1 = w + 1.0
+        q = 2.0 * wp1 * (wp1 + 2.0 / 3.0 * zn)
+        q_minus = q - 2.0 * zn
+        return zn / wp1 * (1.0 + zn / q_minus)
+    """
+
+
+def test_an_upstream_inf_states_no_condition_on_a_free_parameter():
+    """At ``z`` = 0 both operands of ``q - 2 * zn`` are -inf: the divisor is NaN, not 0.  The
+    witness review runs before reachability, so "needs `z` = 0" (a condition on a parameter no
+    caller passes) is not stated for a division that never divides by 0 there."""
+    divisions = [v for v in verdicts(FRITSCH, "TNL201") if "zn / q_minus" in v.get("detail", "")]
+    assert divisions, verdicts(FRITSCH, "TNL201")
+    for v in divisions:
+        assert v["status"] == "inconclusive", v
+        assert "already -inf at the witness" in v["detail"], v["detail"]
+        assert "needs `z` = 0" not in v["detail"], v["detail"]

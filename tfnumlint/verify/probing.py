@@ -267,8 +267,8 @@ def _first_step(out: dict[str, Any]) -> dict[str, str]:
 # The gates a witness's verdict passes, in order (issue 22: one list, and a trail in JSON).
 EXPR_GATES: tuple[gates.Gate, ...] = (
     gates.Gate("domains", gates.in_domains),  # the witness inside what the code allows
-    gates.Gate("witness review", review_witness),  # related inputs, where the symptom starts
     gates.Gate("gradient flow", gates.gradient_flow),  # is it differentiated there?
+    gates.Gate("witness review", review_witness),  # related inputs, where the symptom starts
     gates.Gate("reachability", gates.reachability),  # values the code receives, names apart
     gates.Gate("downstream", downstream.review),  # where the value goes: handled right after?
     gates.Gate("preconditions", preconditions.judge),  # a far tail, an empty selection
