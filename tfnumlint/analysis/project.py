@@ -102,6 +102,10 @@ class ProjectIndex:
             sym = self._dotted(rest[0], rest[1], 0)
             fs = self._functions[sym.module][sym.name] if sym and sym.kind == "function" else None
             value = True if fs is not None and fs.discrete else None
+        elif kind == "whole" and len(rest) == 2:  # every return a whole number: (lo, why)
+            sym = self._dotted(rest[0], rest[1], 0)
+            fs = self._functions[sym.module][sym.name] if sym and sym.kind == "function" else None
+            value = fs.whole if fs is not None else None
         elif kind == "ret" and len(rest) == 2:
             value = self._functions.get(rest[0], {}).get(rest[1])
             value = value if informative_summary(value) else None

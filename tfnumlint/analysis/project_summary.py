@@ -34,6 +34,7 @@ from .project_model import (
     ReturnCandidate,
 )
 from .values import LAYER_KINDS, LINEAR_KINDS, Val
+from .wholes import local_callee, whole_returns
 
 # -- summaries --------------------------------------------------------------------------------
 
@@ -227,6 +228,9 @@ def function_summary(ev, scope: Scope, module: str, portable_vals: bool = True) 
         tuple(defaults),
         tuple(returns),
         discrete_returns(scope, ev.lookup),
+        whole_returns(
+            scope, ev.lookup, lambda c, s: local_callee(c, s, ev.info.functions, ev.lookup)
+        ),
     )
 
 

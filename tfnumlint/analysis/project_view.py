@@ -47,6 +47,14 @@ class ProjectView:
         """Every return of the project function ``dotted`` is a whole number or a boolean."""
         return self._may_resolve(dotted) and self.ask(f"disc|{self.module}|{dotted}") is True
 
+    def whole(self, dotted: str) -> tuple[float, str] | None:
+        """(lower bound, why) when every return of the project function ``dotted`` is a whole
+        number (a size: >= 0)."""
+        if not self._may_resolve(dotted):
+            return None
+        fact = self.ask(f"whole|{self.module}|{dotted}")
+        return fact if isinstance(fact, tuple) else None
+
     def symbol(self, dotted: str) -> Symbol | None:
         """A name (or dotted chain) of this module that no local binding explains."""
         if not self._may_resolve(dotted):
