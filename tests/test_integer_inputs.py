@@ -132,3 +132,91 @@ def test_the_integer_form_joins_a_stronger_range_and_narrows_generic_values():
     assert generic.generic_points(probe, {"n": 1e-8})  # whole draws exist inside the domain
     rng = random.Random(0)
     assert generic.generic_value(rng, {"name": "n", "integer": True}, 0.5, 0.0, math.inf) % 1 == 0
+
+
+# ------------------------------------------- sizes read through a method or a helper's return
+
+# Review round 17 #18 (tfp's power_spherical.py:270): `_event_shape_tensor` returns
+# `ps.shape(x)[-1:]`, and its item cast to float was set to 0.5 by a witness.  `{size}` is the
+# call the method's divisor reads, `{defs}` what defines it.
+SPHERICAL = """\
+    import tensorflow as tf
+    from tensorflow_probability.python.internal import prefer_static as ps
+    {imports}
+
+
+    {defs}
+
+
+    class Spherical(tf.Module):
+        def __init__(self, mean_direction, concentration):
+            self.mean_direction = mean_direction
+            self.concentration = concentration
+
+        def _event_shape_tensor(self, mean_direction=None):
+            return ps.shape(self.mean_direction if mean_direction is None else mean_direction)[-1:]
+
+        def _variance(self):
+            c = tf.convert_to_tensor(self.concentration)
+            d = tf.cast({size}, dtype=tf.float32)
+            return (2 * c + d - 1.0) / (tf.math.square(c + d - 1.0) * (c + d))
+    """
+
+
+def spherical_probe(tmp_path, size: str, defs: str = "", imports: str = "", files=None) -> dict:
+    code = SPHERICAL.format(size=size, defs=defs, imports=imports)
+    root = project(tmp_path, {"pkg/__init__.py": "", "pkg/dist.py": code, **(files or {})})
+    [probe] = probes(root, "pkg/dist.py", "TNL201")
+    return probe
+
+
+def fractional(name: str) -> dict:
+    """A confirmed outcome that needs ``name`` = 0.5 (with the concentration at 0.5)."""
+    return {
+        "status": "confirmed",
+        "symptom": "inf-value",
+        "detail": f"at {name} = 0.5, ... = inf",
+        "dtype": "float32",
+        "inputs": {"self.concentration": 0.5, name: 0.5},
+        "observed": {"needed": ["self.concentration", name]},
+    }
+
+
+def test_an_item_of_a_shape_a_method_of_the_class_returns_is_a_whole_number(tmp_path):
+    name = "self._event_shape_tensor(mean_direction=self.mean_direction)[0]"
+    probe = spherical_probe(tmp_path, name)
+    dom = whole_domain(probe, name)
+    assert dom is not None and dom["strong"] and dom["lo"] == 0.0, probe.get("domains")
+    assert "`_event_shape_tensor` returns `ps.shape(" in dom["why"]
+    verdict = gates.judge(probe, fractional(name))
+    assert verdict["status"] == "refuted", verdict
+    assert "is not a whole number" in verdict["detail"]
+
+
+def test_a_module_function_returning_a_name_bound_to_a_shape_item(tmp_path):
+    defs = "def event_size(x):\n        size = ps.shape(x)[-1]\n        return size"
+    probe = spherical_probe(tmp_path, "event_size(self.mean_direction)", defs)
+    dom = whole_domain(probe, "event_size(self.mean_direction)")
+    assert dom is not None and dom["lo"] == 0.0 and "`event_size` returns" in dom["why"]
+
+
+def test_a_helper_in_another_module_that_returns_a_shape_slice(tmp_path):
+    helper = (
+        "import tensorflow as tf\n"
+        "from tensorflow_probability.python.internal import prefer_static as ps\n\n\n"
+        "def event_size(x):\n    return ps.shape(x)[-1:]\n"
+    )
+    name = "event_size(self.mean_direction)[0]"
+    probe = spherical_probe(
+        tmp_path, name, imports="from .shapes import event_size", files={"pkg/shapes.py": helper}
+    )
+    dom = whole_domain(probe, name)
+    assert dom is not None and dom["strong"] and dom["lo"] == 0.0, probe.get("domains")
+    assert domains.broken(probe, {name: 0.5}) and not domains.broken(probe, {name: 3.0})
+
+
+def test_a_method_whose_return_is_no_size_gives_no_whole_domain(tmp_path):
+    """Named like a shape, computing a float: its body decides (issue 22)."""
+    defs = "def event_size(x):\n        return tf.reduce_sum(x, axis=-1)"
+    probe = spherical_probe(tmp_path, "event_size(self.mean_direction)", defs)
+    assert whole_domain(probe, "event_size(self.mean_direction)") is None

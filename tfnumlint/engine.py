@@ -16,10 +16,11 @@ from . import stages
 from .analysis.context import Context, Hit
 from .analysis.dtypectx import float_package
 from .analysis.module import ModuleInfo, build
-from .analysis.project import ProjectIndex, ProjectView
+from .analysis.project import ProjectIndex
 from .analysis.project_imports import imports_only
 from .analysis.project_model import ModuleSummary
 from .analysis.project_summary import Summariser
+from .analysis.project_view import ProjectView
 from .config import Settings
 from .model import FileError, FileResult, Finding
 from .parsing import parse_module

@@ -510,6 +510,21 @@ for _op in (
         interval="monotone:tanh",
     ),
     Op(
+        # the error function: an affine map of it (a probit, `0.5 * (1 + erf(x / sqrt(2)))`)
+        # has a range the evaluator can give.  Closed, as float rounding reaches +-1 (erf(4));
+        # not marked saturating, so TNL104 reads tanh alone among signed squashings, as reviewed
+        "erf",
+        shape_keeping=True,
+        range=Range(-1.0, 1.0),
+        spellings=("tf.math.erf", "tf.erf", "keras.ops.erf"),
+        transfer=Transfer("unary", -1.0, 1.0),
+        params=("x",),
+        trace="math.erf",
+        float_only=True,
+        graph=("Erf",),
+        interval="monotone:erf",
+    ),
+    Op(
         "square",
         power=2.0,
         shape_keeping=True,

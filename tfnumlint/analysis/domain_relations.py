@@ -20,8 +20,9 @@ from .domain_code import (
 )
 from .domain_model import Domain, Relation, fmt_g, sanitize
 from .module import Binding, qualname
-from .names import children
+from .names import children, dotted_name
 from .values import STRICTLY_POSITIVE_KINDS
+from .wholes import local_callee, whole_expr, whole_source
 
 
 def _sorted_base(ctx, node: cst.BaseExpression, site) -> str | None:
@@ -140,15 +141,6 @@ def _labels(ctx, node, names: set[str]) -> str | None:
     return taken[0] if len(taken) == 1 else None
 
 
-# Calls whose results are whole numbers: sizes and counts (>= 0), and the ones of any sign.
-SIZE_CALLS = frozenset(
-    {"shape", "size", "rank", "count_nonzero", "bincount", "argmax", "argmin", "argsort",
-     "num_elements",
-     "shape_tensor", "prefer_static_shape", "prefer_static_size", "prefer_static_rank",
-     "confusion_matrix", "histogram_fixed_width"}
-)  # fmt: skip
-WHOLE_CALLS = ops.WHOLE | {"range", "rint", "to_int32", "to_int64"}  # floor, ceil, round, sign
-_INT_DTYPE = re.compile(r"\bu?int(?:8|16|32|64)\b")
 # assertion -> the lower bound it implies besides the integer form
 _ASSERT_INTEGER = {
     "assert_integer_form": -math.inf,
@@ -156,59 +148,35 @@ _ASSERT_INTEGER = {
 }
 
 
-# the element of `tf.math.top_k`'s result (values, indices) that holds the indices
-_TOP_K_INDICES = 1
-
-
-def _top_k_indices(node: cst.BaseExpression, element: object) -> bool | None:
-    """True for the indices of a ``top_k`` (``top_k(x)[1]``, ``top_k(x).indices``, the second
-    name of ``_, i = top_k(x)``), False for its values, None when ``node`` is no top_k."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Call):
-        if call_name(node.value) == "top_k":
-            return node.attr.value == "indices"
-        return None
-    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call):
-        if call_name(node.value) != "top_k":
-            return None
-        index = node.slice[0].slice if len(node.slice) == 1 else None
-        value = getattr(index, "value", None)
-        return isinstance(value, cst.Integer) and value.evaluated_value == _TOP_K_INDICES
-    if isinstance(node, cst.Call) and call_name(node) == "top_k":
-        return element == _TOP_K_INDICES
-    return None
-
-
-def _whole_source(source: str, element: object = None) -> tuple[float, str] | None:
-    """(lower bound, why) when ``source`` (a call's text; ``element``: the item of the tuple it
-    returns that the input is) gives whole numbers."""
+def _whole_input(ctx, spec: dict[str, Any], fn_scope) -> tuple[float, str] | None:
+    """(lower bound, why) of an input read from a call that gives whole numbers: by the API it
+    calls (``tf.shape(x)[0]``), or by the body of the function it calls, in this module
+    (``self._event_shape_tensor(x)[0]`` returning ``ps.shape(x)[-1:]``) or another one."""
+    source = str(spec.get("source") or spec.get("name", ""))
+    found = whole_source(source, spec.get("element"))
+    if found is not None or fn_scope is None:
+        return found
     try:
         node = cst.parse_expression(source)
     except cst.ParserSyntaxError:
         return None
-    indices = _top_k_indices(node, element)
-    if indices is not None:
-        why = "`top_k`'s indices are positions in its input: whole numbers >= 0"
-        return (0.0, why) if indices else None
-    if isinstance(node, cst.Subscript):
-        node = node.value  # tf.shape(x)[0]: an item of a shape
-    if not isinstance(node, cst.Call):
-        return None
-    what = call_name(node)
-    if what in SIZE_CALLS:
-        return 0.0, f"`{what}` gives sizes, counts or positions: whole numbers >= 0"
-    if what in WHOLE_CALLS:
-        return -math.inf, f"`{what}` gives whole numbers"
-    if what == "cast" and len(node.args) > 1:
-        dtype = cst.Module([]).code_for_node(node.args[1].value)
-        if _INT_DTYPE.search(dtype):
-            return -math.inf, "it is cast to an integer dtype"
-    return None
+    lookup, project = ctx.ev.lookup, ctx.ev.project
+
+    def resolve(call: cst.Call, scope) -> Any:
+        local = local_callee(call, scope, ctx.info.functions, lookup)
+        if local is not None or project is None:
+            return local
+        dotted = dotted_name(call.func)
+        return project.whole(dotted) if dotted else None
+
+    return whole_expr(node, fn_scope, 1 << 30, lookup, resolve)
 
 
 def integer_inputs(ctx, probe: dict[str, Any], fn_scope) -> dict[str, tuple[float, str]]:
     """Inputs that take whole values only, by the code that makes them: name -> (lower
     bound, why).  From the call the slice stopped at (``tf.shape(x)[0]``, ``tf.range(n)``, a
-    cast to ``tf.int32``) or an ``assert_integer_form`` on the input in the same function."""
+    cast to ``tf.int32``, a helper returning a shape) or an ``assert_integer_form`` on the
+    input in the same function."""
     out: dict[str, tuple[float, str]] = {}
     names = set()
     for spec in probe.get("inputs") or []:
@@ -216,7 +184,7 @@ def integer_inputs(ctx, probe: dict[str, Any], fn_scope) -> dict[str, tuple[floa
         names.add(name)
         origin = spec.get("origin")
         if origin == "call" or (origin == "subscript" and spec.get("of") == "call"):
-            found = _whole_source(str(spec.get("source") or name), spec.get("element"))
+            found = _whole_input(ctx, spec, fn_scope)
             if found is not None:
                 out[name] = found
     if fn_scope is None:

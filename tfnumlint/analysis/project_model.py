@@ -42,6 +42,8 @@ class FunctionSummary:
     defaults: tuple[tuple[str, Val | None, bool], ...]  # name, its value, literally None
     returns: tuple[ReturnCandidate, ...]
     discrete: bool = False  # every return is a whole number or a boolean (analysis/discrete.py)
+    # every return is a whole number: (its lower bound, why) (analysis/wholes.py: a shape)
+    whole: tuple[float, str] | None = None
 
     def default(self, name: str) -> tuple[Val | None, bool] | None:
         for n, val, is_none in self.defaults:

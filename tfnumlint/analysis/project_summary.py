@@ -34,6 +34,7 @@ from .project_model import (
     ReturnCandidate,
 )
 from .values import LAYER_KINDS, LINEAR_KINDS, Val
+from .wholes import local_callee, whole_returns
 
 # -- summaries --------------------------------------------------------------------------------
 
@@ -92,6 +93,13 @@ def makes_hazard(v: Val) -> bool:
     )
 
 
+def returned_fact(v: Val) -> bool:
+    """A return value a caller in another module gains from: one the rules act on, or one whose
+    interval its code bounds (``0.5 * (1 + erf(x)) * (1 - 2e-3) + 1e-3`` is in [1e-3, 0.999]), so
+    that a call there is not a free value (its witness cannot leave the helper's range)."""
+    return informative(v) or (v.known and (v.lo > -math.inf or v.hi < math.inf))
+
+
 def returns_part(fs: FunctionSummary | None, passed: bool) -> FunctionSummary | None:
     """The candidates that return a parameter (``passed``), or those that make a value:
     asked separately, so that a pass-through helper concerns only calls that pass something."""
@@ -103,14 +111,14 @@ def returns_part(fs: FunctionSummary | None, passed: bool) -> FunctionSummary | 
         keep = tuple(
             c
             for c in fs.returns
-            if c.param is None and c.apply is None and c.val is not None and informative(c.val)
+            if c.param is None and c.apply is None and c.val is not None and returned_fact(c.val)
         )
     return replace(fs, returns=keep) if keep else None
 
 
 def informative_summary(fs: FunctionSummary | None) -> bool:
     return fs is not None and any(
-        c.param is not None or c.apply is not None or (c.val is not None and informative(c.val))
+        c.param is not None or c.apply is not None or (c.val is not None and returned_fact(c.val))
         for c in fs.returns
     )
 
@@ -220,6 +228,9 @@ def function_summary(ev, scope: Scope, module: str, portable_vals: bool = True) 
         tuple(defaults),
         tuple(returns),
         discrete_returns(scope, ev.lookup),
+        whole_returns(
+            scope, ev.lookup, lambda c, s: local_callee(c, s, ev.info.functions, ev.lookup)
+        ),
     )
 
 

@@ -70,7 +70,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
     def __init__(self, info: ModuleInfo, project=None) -> None:
         self.info = info
         self.imports = info.imports
-        self.project = project  # a project.ProjectView, or None: this module alone
+        self.project = project  # a project_view.ProjectView, or None: this module alone
         self.origins: list[tuple] = []  # call sites behind the values evaluated, in order
         self._memo: dict[int, Val] = {}
         self._active: set[int] = set()

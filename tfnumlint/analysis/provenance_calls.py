@@ -65,7 +65,7 @@ class EvaluatesCalls:
     _summaries: dict[int, object]
     imports: ImportMap
     info: ModuleInfo
-    project: Any  # a project.ProjectView, or None: this module alone
+    project: Any  # a project_view.ProjectView, or None: this module alone
 
     # the host class's own, which these methods call back
     def lookup(self, name: str, scope: Scope, order: int) -> Binding | cst.Param | None:

@@ -17,7 +17,7 @@ import libcst as cst
 from ..context import Context
 from ..module import Binding, Scope, call_arg, literal_item
 from ..names import dotted_name
-from ..project import ProjectView
+from ..project_view import ProjectView
 from ..stopped import stopped_by
 from ..values import Val
 from . import program_modules

@@ -28,7 +28,7 @@ import libcst as cst
 
 from ..context import Context, Hit
 from ..module import Binding, Scope
-from ..project import ProjectView
+from ..project_view import ProjectView
 from . import program_models, program_modules
 from .contract import walk
 from .program_data import ReadsData

@@ -33,8 +33,8 @@ from ..context import Context
 from ..dtypectx import float_package
 from ..module import ClassInfo, Scope, build
 from ..names import dotted_name
-from ..project import ProjectView
 from ..project_imports import _THIRD_PARTY_ROOTS, imported_module, text_digest
+from ..project_view import ProjectView
 
 Where = tuple[Context, Any]  # a module's context and its positions
 
