@@ -29,11 +29,11 @@ import libcst as cst
 from ..context import Context, Hit
 from ..module import Binding, Scope
 from ..project_view import ProjectView
-from . import program_models, program_modules
+from . import program_fit, program_models, program_modules
 from .contract import walk
-from .program_data import ReadsData
-from .program_models import FollowsModels, Instance
-from .program_objectives import Objective, _compiled_optimizer, objectives, optimizer_of
+from .program_fit import TrainsByFit
+from .program_models import Instance
+from .program_objectives import Objective, objectives, optimizer_of
 from .program_sources import (
     _ints,
     _number,
@@ -76,7 +76,7 @@ class ProgramSpec:
 # ------------------------------------------------------------------ the slice
 
 
-class ProgramSlicer(FollowsModels, ReadsData):
+class ProgramSlicer(TrainsByFit):
     """A :class:`Slicer` whose sources are the program's weights, data and models."""
 
     def __init__(self, ctx: Context, positions) -> None:
@@ -107,6 +107,8 @@ class ProgramSlicer(FollowsModels, ReadsData):
         self, node: cst.BaseExpression, scope: Scope, order: int, depth: int
     ) -> dict | None:
         ctx = self.ctx
+        if self.step is not None and (item := self.step_value(node, scope, order)) is not None:
+            return item  # ``x`` of ``x, y = data`` in a model's own ``train_step``
         if isinstance(node, cst.Call) and ctx.op(node) == "random":
             return self._normal_draw(node, scope, order, depth)
         if isinstance(node, cst.Call):
@@ -133,6 +135,8 @@ class ProgramSlicer(FollowsModels, ReadsData):
             return self._loop_element(node, found.scope)
         if not isinstance(value, cst.Call):  # xb = X[idx]: a batch of the program's data
             return self._data(node, scope, order) if value is not None else None
+        if (xent := self.keras_xent(value, found.scope, found.at, depth + 1)) is not None:
+            return xent  # ``ce = keras.losses.sparse_categorical_crossentropy(...)``
         op = ctx.op(value)
         key = f"{node.value}"
         if op is None:  # W = weight_variable([784, 10]): the helper's tf.Variable, inlined
@@ -239,7 +243,11 @@ class ProgramSlicer(FollowsModels, ReadsData):
         """``net(x)`` of a ``keras.Sequential`` of Dense layers: its layers, unrolled; of an
         object of a model class of the module: its ``call``/``__call__``, followed; inside
         it, ``self.dense(x)`` of a Dense layer made in ``__init__``; ``layer1(x)`` of a Dense
-        layer made in place: that layer."""
+        layer made in place: that layer; ``self(x)`` in a ``train_step``: the class's ``call``."""
+        if self.step is not None and (out := self.step_call(call, scope, order, depth)):
+            return out
+        if (out := self.keras_xent(call, scope, order, depth)) is not None:
+            return out  # ``keras.losses.sparse_categorical_crossentropy(y, p, from_logits=True)``
         if isinstance(call.func, cst.Attribute) and self.instances and call.args:
             return self._instance_layer(call, scope, order, depth)
         if not isinstance(call.func, cst.Name) or not call.args:
@@ -316,93 +324,54 @@ class ProgramSlicer(FollowsModels, ReadsData):
 # ------------------------------------------------------------------ the spec
 
 
-KERAS_BATCH = 32  # ``fit``'s default batch_size
-
-
 def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlicer, dict]]:
     """``model.compile(loss=fn, optimizer=...)`` with ``model.fit(x, y)``: the batch mean of
-    ``fn(y, model(x))``, as Keras computes it, with the model's Dense layers unrolled."""
+    ``fn(y, model(x))``, as Keras computes it, with the model's Dense layers unrolled; for a
+    model class that overrides ``train_step``, the loss that hook trains (``program_fit.py``)."""
     out = []
     for site in ctx.info.calls:
-        func = site.node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "compile"):
+        fit = program_fit.fitted(ctx, site)
+        if fit is None:
             continue
-        loss_fn = ctx.arg(site.node, 1, "loss")
-        loss_where = None  # the loss function's module, when it is imported
-        if isinstance(loss_fn, cst.Name) and loss_fn.value in ctx.info.functions:
-            fn_scope = ctx.info.functions[loss_fn.value]
-        elif loss_fn is not None and (found := program_modules.imported_function(ctx, loss_fn)):
-            fn_scope, loss_where = found
-        else:
-            continue
-        fn = fn_scope.node
-        returns = fn_scope.returns  # (order, value) of each `return value`
-        if not isinstance(fn, cst.FunctionDef) or len(returns) != 1 or len(fn.params.params) < 2:
-            continue
-        layers = model_layers(ctx, func.value, site.scope, site.order)
+        model = fit.model
+        layers = model_layers(ctx, model, site.scope, site.order)
         ps = ProgramSlicer(ctx, positions)
         made = (
-            program_models.instance(ctx, func.value, site.scope, site.order, ps.slicer)
-            if layers is None and isinstance(func.value, cst.Name)
+            program_models.instance(ctx, model, site.scope, site.order, ps.slicer)
+            if layers is None and isinstance(model, cst.Name)
             else None
         )
-        receiver = ctx.code(func.value)
-        fit = next(
-            (
-                s
-                for s in ctx.info.calls
-                if isinstance(s.node.func, cst.Attribute)
-                and s.node.func.attr.value == "fit"
-                and ctx.code(s.node.func.value) == receiver
-            ),
-            None,
-        )
-        opt = _compiled_optimizer(ctx, ctx.arg(site.node, 0, "optimizer"), site.scope, site.order)
-        x = ctx.arg(fit.node, 0, "x") if fit else None
-        y = ctx.arg(fit.node, 1, "y") if fit else None
-        if (
-            (layers is None and made is None)
-            or fit is None
-            or opt is None
-            or x is None
-            or y is None
-        ):
+        stepped = made is not None and program_fit.overrides_step(made)
+        loss_fn = program_fit.compiled_loss(ctx, site)
+        if (layers is None and made is None) or (loss_fn is None and not stepped):
             continue
-        batch_node = ctx.arg(fit.node, 2, "batch_size")
-        batch = (
-            _number(ctx, batch_node, fit.scope, fit.order)
-            if batch_node is not None
-            else KERAS_BATCH
-        )
-        names = []
-        for node in (x, y):
-            name = ctx.code(node)
-            feed = {
-                **ps._fed(node, fit.scope, fit.order),
-                "rows": "batch",
-                "batch": int(batch or KERAS_BATCH),
-            }
-            ps.data.setdefault(name, {"shape": None, "feeds": [feed]})
-            names.append(name)
-        x_in = {"k": "input", "name": names[0]}
+        x_in, y_in = ps.fit_inputs(fit)
+        if stepped:  # the hook overrides compile's loss: it alone is the objective
+            assert made is not None
+            step = ps.stepped(fit, made, x_in, y_in)
+            if step is None or ps.slicer.truncated or ps.slicer.unsupported or ps.slicer.inputs:
+                continue
+            obj = Objective(step.node, step.scope, step.order, fit.optimizer, "fit", step.line)
+            out.append((obj, ps, step.tree))
+            continue
+        assert loss_fn is not None
         ps.modes = [True]  # fit trains the model in training mode
         if layers is not None:
-            y_pred = ps.unrolled(receiver, layers, x_in, training=True)
+            y_pred = ps.unrolled(ctx.code(model), layers, x_in, training=True)
         else:
             assert made is not None
             y_pred = ps.called_on(made, x_in)
         if y_pred is None:
             continue
-        params = fn.params.params
-        ps.bound = {id(params[0]): {"k": "input", "name": names[1]}, id(params[1]): y_pred}
-        order, returned = returns[0]
-        with ps.slicer.in_module(loss_where):
-            per_example = ps.slicer.tree(returned, fn_scope, order)
-        loss = {"k": "call", "op": "reduce_mean", "args": [per_example], "kw": {}}
+        loss = ps.compiled(loss_fn, y_in, y_pred)
         if ps.slicer.truncated or ps.slicer.unsupported or ps.slicer.inputs:
             continue
         pos = positions.get(site.node)
-        obj = Objective(returned, fn_scope, order, opt, "fit", pos.start.line if pos else 0)
+        fn_scope = loss_fn[0]
+        order, returned = fn_scope.returns[0]
+        obj = Objective(
+            returned, fn_scope, order, fit.optimizer, "fit", pos.start.line if pos else 0
+        )
         out.append((obj, ps, loss))
     return out
 

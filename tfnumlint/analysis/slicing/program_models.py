@@ -169,13 +169,37 @@ def width(tree: Any, weights: dict[str, dict], data: dict[str, dict]) -> int | s
         return shape[-1] if shape and isinstance(shape[-1], int) else None
     if kind == "call" and tree.get("op") in ops.SHAPE_KEEPING and tree.get("args"):
         return width(tree["args"][0], weights, data)
+    if kind == "call" and _leading_axis_reduced(tree):
+        return width(tree["args"][0], weights, data)
     if kind == "bin" and tree.get("op") in ("+", "-", "*", "/"):
-        for side in ("l", "r"):
-            if tree[side].get("k") != "const":
-                w = width(tree[side], weights, data)
-                if w is not None:
-                    return w
+        sides = [width(tree[s], weights, data) for s in ("l", "r") if tree[s].get("k") != "const"]
+        known = [w for w in sides if w is not None]
+        ints = [w for w in known if isinstance(w, int)]
+        if ints and max(ints) > 1:  # a width of 1 broadcasts against the other side's
+            return max(ints)
+        named = [w for w in known if isinstance(w, str)]
+        return named[0] if named else (ints[0] if ints else None)
     return None
+
+
+def _leading_axis_reduced(tree: dict) -> bool:
+    """A reduction over a literal axis counted from the front, its axis dropped: what the
+    slice reads the width of (a layer's input, ``h.shape[1]``) has at least two axes, so the
+    reduced one was not the last one (``reduce_sum(share * embed(x), axis=1)`` of a
+    ``(batch, months, units)`` value is ``(batch, units)``).  A kept axis may be the last."""
+    entry = ops.REGISTRY.get(str(tree.get("op")))
+    params = (entry.params or ()) if entry is not None and entry.reduction else ()
+    if params[:3] != ("x", "axis", "keepdims"):
+        return False
+    args, kw = tree.get("args", []), tree.get("kw", {})
+    if not args:
+        return False
+    axis = args[1] if len(args) > 1 else kw.get("axis")
+    keep = args[2] if len(args) > 2 else kw.get("keepdims")
+    if keep is not None and not (keep.get("k") == "bool" and keep.get("v") is False):
+        return False
+    v = axis.get("v") if isinstance(axis, dict) and axis.get("k") == "const" else None
+    return isinstance(v, (int, float)) and v >= 0
 
 
 class FollowsModels:
@@ -250,10 +274,14 @@ class FollowsModels:
         fn = made.method.node
         assert isinstance(fn, cst.FunctionDef)
         frame = self.slicer._frame
-        args = method_arguments(fn, call, scope, order, id(made.method), frame)
+        params = [p.name.value for p in fn.params.params[1:]]  # Keras passes the rest on
+        passed = call  # Keras's ``__call__`` takes ``training`` whether or not ``call`` does
+        if fn.name.value == "call" and "training" not in params:
+            kept = [a for a in call.args if a.keyword is None or a.keyword.value != "training"]
+            passed = call.with_changes(args=kept)
+        args = method_arguments(fn, passed, scope, order, id(made.method), frame)
         if args is not None and made.module is not None:  # read where the call is
             args = {k: replace(a, module=self.slicer.here()) for k, a in args.items()}
-        params = [p.name.value for p in fn.params.params[1:]]  # Keras passes the rest on
         at = params.index("training") if "training" in params else -1
         mode = self.training(call, scope, order, at)
         if args is None or mode is None:
@@ -302,20 +330,25 @@ class FollowsModels:
         frame: str,
         depth: int,
         element: int | None = None,
+        target: tuple[int, cst.BaseExpression] | None = None,
     ) -> dict | None:
+        """The method's returned expression (or ``target``, a value of its body, and where it
+        is), sliced with ``self`` the object: ``__init__`` bound to its constructor call."""
         s = self.slicer
-        if any(i.name == made.name for i in self.instances):
-            return None  # the object calls itself
+        if any(i.name == made.name and i.method is made.method for i in self.instances):
+            return None  # the object calls itself (its ``train_step`` may call its ``call``)
         init = init_arguments(made, frame)
         if init is None:
             return None
-        at, returned = made.method.returns[0]
+        at, returned = target or made.method.returns[0]
         if element is not None:
             item = literal_item(returned, element)
             if item is None:
                 return None
             returned = item
         saved_memo, saved_frame = s.memo, s._frame
+        # ``self(x)`` in its ``train_step`` binds ``__init__`` again, for the hook to read on
+        outer = {k: s._args[k] for k in (*init, *args) if k in s._args}
         s._args.update(init)
         s._args.update(args)
         s.memo, s._frame = None, frame
@@ -327,6 +360,7 @@ class FollowsModels:
             self.instances.pop()
             for key in (*init, *args):
                 s._args.pop(key, None)
+            s._args.update(outer)
             s.memo, s._frame = saved_memo, saved_frame
 
     def _instance_weight(self, node: cst.Attribute) -> dict | None:
