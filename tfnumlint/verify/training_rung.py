@@ -406,7 +406,10 @@ def sources(spec: dict[str, Any]) -> str:
                 f"one whole number in [0, {depth}), repeated"
                 if spec.get("steer")
                 else f"whole numbers drawn uniformly in [0, {depth})"
-            ) + f" (indices of a one_hot of depth {depth}: each a class the program can pick)"
+            ) + (
+                f" (indices of a one_hot of depth {depth}: each a class the program can pick, "
+                "paired with the other feeds at random)"
+            )
         elif name in labels:
             how = (
                 f"one-hot rows of {(d.get('shape') or [None, '?'])[1]} classes"
