@@ -1156,12 +1156,22 @@ for _op in (
         spellings=(
             "tf.nn.softmax_cross_entropy_with_logits",
             "tf.nn.softmax_cross_entropy_with_logits_v2",
-            "tf.nn.sparse_softmax_cross_entropy_with_logits",
         ),
         params=("labels", "logits", "axis"),
         param_aliases=(("logits", "logits"), ("dim", "axis")),
         trace="xent(nn.softmax_cross_entropy_with_logits)",
         render=("nn.softmax_cross_entropy_with_logits", None),
+        row_coupled=True,
+    ),
+    Op(
+        # class ids, not one-hot rows: the dense op on `one_hot(labels, classes)`, which is what
+        # the sparse op computes for every valid id (a probe's row gives its first entry)
+        "sparse_softmax_xent",
+        fused_xent=True,
+        spellings=("tf.nn.sparse_softmax_cross_entropy_with_logits",),
+        params=("labels", "logits"),
+        param_aliases=(("logits", "logits"),),
+        trace="_sparse_xent",
         row_coupled=True,
     ),
     Op(

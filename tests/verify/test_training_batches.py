@@ -72,3 +72,43 @@ ONE = {"k": "const", "v": 1.0}
 )
 def test_what_reads_the_batch_spread(tree: dict, spread: bool) -> None:
     assert reads_batch_spread(tree) is spread
+
+
+SPARSE = """\
+    import numpy as np
+    import tensorflow as tf
+
+    tf.compat.v1.disable_eager_execution()
+    rng = np.random.RandomState(0)
+    data = (rng.rand(512, 20) * 300.0).astype(np.float32)
+    labels = rng.randint(0, 4, 512)
+    x = tf.compat.v1.placeholder(tf.float32, [None, 20])
+    y = tf.compat.v1.placeholder(tf.int32, [None])
+    W = tf.Variable(tf.random.normal([20, 4], stddev=0.1))
+    b = tf.Variable(tf.zeros([4]))
+    z = tf.matmul(x, W) + b
+    p = tf.nn.softmax(z)
+    ent = -tf.reduce_sum(p * tf.math.log(p), axis=1)
+    ce = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=z))
+    loss = ce - 0.01 * tf.reduce_mean(ent)
+    step = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(loss)
+    with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        for i in range(100):
+            idx = rng.randint(0, 512, 32)
+            sess.run(step, {x: data[idx], y: labels[idx]})
+"""
+
+
+def test_an_objective_with_the_sparse_fused_cross_entropy_trains_on_class_ids() -> None:
+    """``sparse_softmax_cross_entropy_with_logits`` reads class ids, not one-hot rows: the
+    slice trains (it was traced as the dense op and failed on the ids' shape), and the entropy
+    bonus on raw features of a few hundred breaks at step 0."""
+    [(_, v)] = on_line(verified(SPARSE), "tf.math.log(p)", SPARSE)
+    assert by_training(v), v.get("detail")
+    assert "could not be trained" not in v["detail"]
+
+
+def test_the_log_softmax_entropy_beside_the_sparse_loss_has_nothing_to_confirm() -> None:
+    stable = SPARSE.replace("p * tf.math.log(p)", "p * tf.nn.log_softmax(z)")
+    assert not [v for _, v in verified(stable) if v.get("status") == "confirmed"]

@@ -125,6 +125,8 @@ def _loss_form(ctx: Context, node: cst.BaseExpression, site: Site) -> str:
             seen.add(op)
     if _squares(ctx, node, site):  # x ** 2: a square, as tf.square(x) is
         seen.add("square")
+    if "sparse_softmax_xent" in seen:  # class ids: the same cross-entropy
+        seen.add("softmax_xent")
     for form in ("softmax_xent", "sigmoid_xent", "softmax_log"):
         if form in seen:
             return form

@@ -50,6 +50,12 @@ HELPERS = {
     return tf.linalg.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)""",
     "_norm": """def _norm(x, ord="euclidean", axis=None, keepdims=False):
     return tf.norm(x, ord=ord or "euclidean", axis=axis, keepdims=keepdims)""",
+    "_sparse_xent": """def _sparse_xent(labels, logits):
+    logits, labels = tf.convert_to_tensor(logits), tf.convert_to_tensor(labels)
+    if labels.shape.rank == logits.shape.rank:  # one id per row, in a row's first entry
+        labels = labels[..., 0]
+    rows = tf.one_hot(tf.cast(labels, tf.int32), tf.shape(logits)[-1], dtype=logits.dtype)
+    return tf.nn.softmax_cross_entropy_with_logits(labels=rows, logits=logits)""",
     "_one_hot": """def _one_hot(indices, depth, **kw):
     return tf.one_hot(tf.cast(indices, tf.int32), int(depth), **kw)""",
     "_reshape": """def _reshape(x, shape=None):

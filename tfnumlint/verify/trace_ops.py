@@ -341,6 +341,16 @@ def _weighted_xent(labels: Any, logits: Any, pos_weight: Any) -> Any:
     )
 
 
+def _sparse_xent(labels: Any, logits: Any) -> Any:
+    """``sparse_softmax_cross_entropy_with_logits``: the dense op on one-hot rows of the ids,
+    which is what it computes for every valid id (a probe's row holds its id first)."""
+    logits, labels = tf.convert_to_tensor(logits), tf.convert_to_tensor(labels)
+    if labels.shape.rank == logits.shape.rank:
+        labels = labels[..., 0]
+    rows = tf.one_hot(tf.cast(labels, tf.int32), tf.shape(logits)[-1], dtype=logits.dtype)
+    return tf.nn.softmax_cross_entropy_with_logits(labels=rows, logits=logits)
+
+
 def _one_hot(indices: Any, depth: Any, **kw: Any) -> Any:
     if isinstance(depth, float) and depth.is_integer():  # probe constants are floats
         depth = int(depth)
