@@ -311,7 +311,9 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/signatures.py:IGNORED",
         "analysis/slicing/tools.py:DATA_CALLS",
         "analysis/slicing/tools.py:DATA_KINDS",
-        "analysis/slicing/tools.py:HOST_FUNCTIONS",
+        "analysis/slicing/constants.py:HOST_FUNCTIONS",
+        "analysis/slicing/constants.py:FILLS",  # TF/NumPy/Keras functions that fill a tensor
+        "rules/masking.py:_ARRAY_ROOTS",  # array libraries (numpy, math, jax, tf, keras)
         "analysis/slicing/tools.py:SATURATING",
         "analysis/slicing/tools.py:SHAPE_ATTRS",
         "analysis/slicing/tools.py:DTYPE_WORDS",

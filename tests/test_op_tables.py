@@ -69,7 +69,7 @@ NOT_OP_FACTS: dict[Key, str] = {
     ),
     ("verify/graphs/ranges.py", ("relu", "relu6")): "vectorised interval transfers, by name",
     ("verify/graphs/ranges.py", ("add", "maximum", "minimum")): "vectorised binary transfers",
-    ("analysis/slicing/tools.py", (
+    ("analysis/slicing/constants.py", (
         "abs", "cos", "exp", "expm1", "lgamma", "log", "log1p", "sin", "sqrt", "tanh",
     )): "Python `math`/NumPy host functions by their own names, not TF ops",
     ("analysis/tfvalues.py", ("abs", "pow")): "Python builtins (`abs(x)`, `pow(x, y)`)",

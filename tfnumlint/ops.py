@@ -1440,21 +1440,21 @@ for _op in (
         boolean=True,
         probe_spellings=("tf.logical_and", "tf.math.logical_and", "keras.ops.logical_and"),
         params=("x", "y"),
-        trace="elementwise(math.logical_and)",
+        trace="logical(math.logical_and)",
     ),
     Op(
         "logical_or",
         boolean=True,
         probe_spellings=("tf.logical_or", "tf.math.logical_or", "keras.ops.logical_or"),
         params=("x", "y"),
-        trace="elementwise(math.logical_or)",
+        trace="logical(math.logical_or)",
     ),
     Op(
         "logical_not",
         boolean=True,
         probe_spellings=("tf.logical_not", "tf.math.logical_not", "keras.ops.logical_not"),
         params=("x",),
-        trace="math.logical_not",
+        trace="logical(math.logical_not)",
     ),
     # Keras losses, by family (the rules read the family from the name after "loss:")
     Op(

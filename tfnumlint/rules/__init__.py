@@ -18,7 +18,7 @@ __all__ = ["CHECKS", "Check", "Hit", "load_all", "rule", "rules_for"]
 
 def load_all() -> list[Check]:
     """Import every family module so that its checks register."""
-    from . import domain, logs, overflow, precision, training, training_batch, training_sgd  # noqa: F401
+    from . import domain, logs, masking, overflow, precision, training, training_batch, training_sgd  # noqa: F401
 
     return CHECKS
 

@@ -35,7 +35,7 @@ def exp_overflow(site: Site[cst.Call], ctx: Context):
         return
     if v.kind not in _COMPUTED and not (dtype == "float16" and v.tensor):
         return
-    if (v.kind == "diff" and _max_shifted(x, ctx, site)) or v.log_space:
+    if (v.kind == "diff" and max_shifted(x, ctx, site)) or v.log_space:
         return  # a max-shifted value, or a log-likelihood whose exp is the point
     yield Hit(
         site.node,
@@ -45,7 +45,7 @@ def exp_overflow(site: Site[cst.Call], ctx: Context):
     )
 
 
-def _max_shifted(node: cst.BaseExpression, ctx: Context | None = None, site=None) -> bool:
+def max_shifted(node: cst.BaseExpression, ctx: Context | None = None, site=None) -> bool:
     """x - max_x, x - m_max, x - gather(segment_max(x), ids), ...: a shift by a maximum."""
     right = None
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):

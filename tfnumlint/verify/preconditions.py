@@ -228,6 +228,72 @@ def empty_selection_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | 
     return f"needs an empty selection: {'; '.join(parts)}; guard {what} if such a batch can occur"
 
 
+# ---------------------------------------------------------------- rows masked whole
+
+# Ops that read a whole row at once: a softmax's shift by the row maximum is -inf - (-inf) =
+# NaN in a row whose every entry a mask filled with -inf.
+ROW_READERS = ops.ops_with(lambda op: op.row_coupled or op.reduction == "max")
+
+
+def _neg_inf(node: Any) -> bool:
+    """A where branch that is -inf wherever it is taken: a -inf constant, or one times or
+    plus constants and shapes (``ones_like(s) * -inf``)."""
+    if not isinstance(node, dict):
+        return False
+    if node.get("k") == "const":
+        return node.get("v") == "-inf"
+    return node.get("k") == "bin" and any(_neg_inf(node.get(side)) for side in ("l", "r"))
+
+
+def _fill_masks(node: Any, under: bool, found: set[str]) -> None:
+    """Inputs read by the condition of a -inf fill (``where(m, s, -inf)``, either branch)
+    under an op that reads whole rows."""
+    if isinstance(node, list):
+        for item in node:
+            _fill_masks(item, under, found)
+        return
+    if not isinstance(node, dict):
+        return
+    under = under or (node.get("k") == "call" and node.get("op") in ROW_READERS)
+    args = node.get("args") or []
+    if under and node.get("op") == "where" and len(args) == 3 and any(map(_neg_inf, args[1:])):
+        reads: dict[str, list[str | None]] = {}
+        _reads(args[0], None, reads)
+        found.update(reads)
+    for child in _children(node):
+        _fill_masks(child, under, found)
+
+
+def fill_masks(probe: dict[str, Any]) -> set[str]:
+    """Inputs the condition of a -inf fill under a row reader reads (``m`` in
+    ``softmax(where(m, s, -inf))``): the worker moves them to see whether a witness rests on
+    a row the mask empties (``probing.masked_row``)."""
+    found: set[str] = set()
+    _fill_masks(probe.get("target"), False, found)
+    return found
+
+
+def masked_row_reason(probe: dict[str, Any], out: dict[str, Any]) -> str | None:
+    """Why a NaN witness only shows on a row the mask empties: with the fill's mask inputs
+    moved, the worker saw the value finite (``observed["masked_row"]``), so the witness needs
+    a row whose every entry the -inf fill covers (softmax of all -inf is NaN).  A row with
+    nothing to keep (an empty history, a padding-only sequence) is a precondition on the
+    data; the program's training run decides whether it occurs."""
+    observed, point = out.get("observed"), out.get("inputs")
+    if not isinstance(observed, dict) or not isinstance(point, dict):
+        return None
+    names = observed.get("masked_row")
+    if not isinstance(names, list) or not names:
+        return None
+    values = ", ".join(
+        f"`{n}` = {fmt_g(float(point[n]))}" for n in names if isinstance(point.get(n), (int, float))
+    )
+    return (
+        f"needs an empty selection: at {values} the mask of the -inf fill keeps no entry of a "
+        "row (nothing to attend to); guard the softmax if such a row can occur"
+    )
+
+
 # ---------------------------------------------------------------- identity matrices
 
 # `tf.eye(k)`: 1 on the diagonal, 0 elsewhere.  The probe sets an input to one value
@@ -423,6 +489,7 @@ def judge(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     reason = (
         far_tail_reason(out)
         or empty_selection_reason(probe, out)
+        or masked_row_reason(probe, out)
         or identity_reason(probe, out)
         or identical_batch_reason(probe, out)
     )

@@ -19,12 +19,22 @@ import tensorflow as tf
 
 from . import compiled, domains, downstream, gates, gradient_gate, preconditions, stand_ins
 from .climb import CLIMB_STEPS, climb
+from .downstream import witness_row
 from .points import point_grid
-from .program import Program, build_with_fallback, probe_dtype, recipe, run, user_rank
+from .program import (
+    TRACE_ERRORS,
+    Program,
+    build_with_fallback,
+    probe_dtype,
+    recipe,
+    run,
+    user_rank,
+)
 from .spread import identical_batch
 from .symptoms import (
     Witness,
     find_symptom,
+    flat,
     points_independent,
     points_mixed,
     vector_only,
@@ -130,7 +140,36 @@ def _confirmed(
 ) -> dict[str, Any]:
     """The witness's verdict (``witness.confirmed_generic``), with whether it needs every
     example along the batch axis to be identical (``spread.identical_batch``)."""
-    return identical_batch(program, confirmed_generic(program, w, needed, thr=threshold), threshold)
+    out = identical_batch(program, confirmed_generic(program, w, needed, thr=threshold), threshold)
+    return masked_row(program, out)
+
+
+# Values the mask inputs of a -inf fill are moved to (non-zero is true, as a where reads them)
+MASK_VALUES = (1.0, -1.0, 0.0, 2.0, 0.5)
+
+
+def masked_row(program: Program, out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with ``observed["masked_row"]`` (the fill's mask inputs) when its NaN value rests
+    on a row the mask of a -inf fill empties: with those inputs moved together, every other as
+    in the witness, some point is finite (``preconditions.masked_row_reason`` states it)."""
+    if out.get("status") != "confirmed" or out.get("symptom") != "nan-value":
+        return out
+    names = preconditions.fill_masks(program.probe)
+    cols = [j for j, spec in enumerate(program.inputs) if spec.name in names and not spec.prob]
+    point = out.get("inputs")
+    found = witness_row(program, point) if isinstance(point, dict) and cols else None
+    if found is None:
+        return out
+    rows = np.array([found] * len(MASK_VALUES), dtype=np.float64)
+    rows[:, cols] = np.array(MASK_VALUES)[:, None]
+    try:
+        finite = np.isfinite(flat(run(program, rows)["t"])).all(1)
+    except TRACE_ERRORS:
+        return out
+    if not finite.any():
+        return out
+    moved = sorted(program.inputs[j].name for j in cols)
+    return {**out, "observed": {**(out.get("observed") or {}), "masked_row": moved}}
 
 
 def vector_only_verdict(names: list[str], point: np.ndarray, dtype: str) -> dict[str, Any]:

@@ -370,6 +370,19 @@ def _l2_normalize(x: Any, *args: Any, **kw: Any) -> Any:
     return _axis_op(tf.math.l2_normalize, default=None)(x, *args, **kw)
 
 
+def _logical(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A logical op given a number (an opaque mask input the probe fills with floats): as
+    ``tf.where`` reads a condition, non-zero is true."""
+
+    def wrapped(*args: Any) -> Any:
+        values = align(*args)
+        return fn(
+            *(tf.not_equal(v, 0) if _is_tensor(v) and v.dtype != tf.bool else v for v in values)
+        )
+
+    return wrapped
+
+
 # the wrappers a registry trace spec may name: "reduction(math.reduce_sum)"
 _WRAPPERS: dict[str, Callable[[Any], Callable[..., Any]]] = {
     "reduction": _reduction,
@@ -378,6 +391,7 @@ _WRAPPERS: dict[str, Callable[[Any], Callable[..., Any]]] = {
     "xent": _xent,
     "like": _like,
     "compare": _compare,
+    "logical": _logical,
 }
 _SPEC = re.compile(r"(\w+)\((.+)\)")
 

@@ -242,10 +242,56 @@ def review_witness(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
     flagged op."""
     if out.get("status") != "confirmed" or not isinstance(out.get("inputs"), dict):
         return out
-    reason = related_inputs_reason(probe, out["inputs"]) or attribution_reason(probe, out)
+    witness = out["inputs"]
+    reason = related_inputs_reason(probe, witness)
+    if reason is not None:  # only inputs the symptom rests on can break a relation
+        loose = symptom_ignores(probe, out)
+        reason = related_inputs_reason(probe, {k: v for k, v in witness.items() if k not in loose})
+    reason = reason or attribution_reason(probe, out)
     if reason is None:
         return out
     return inconclusive(f"{reason} (seen: {out.get('detail', '')})", out.get("dtype"))
+
+
+# Ordinary values a cut input is moved to, to see whether a value symptom rests on it.
+MOVED_TO = (-3.0, -0.5, 0.5, 2.0, 7.0)
+
+
+def symptom_ignores(probe: dict[str, Any], out: dict[str, Any]) -> set[str]:
+    """Inputs whose value a NaN/inf value witness does not rest on: moved to each ordinary
+    value inside its domain, the target stays non-finite (``softmax(where(h > 0, s, -inf))`` at
+    ``h`` = 0 is NaN whatever ``s`` is), so what the witness set it to, related or not to the
+    other inputs, decides nothing."""
+    from .program import TRACE_ERRORS
+
+    symptom = out.get("symptom")
+    if symptom not in VALUE_SYMPTOMS:
+        return set()
+    try:
+        program = build(probe, str(out.get("dtype")), extras=False, grads=False)
+    except TRACE_ERRORS:
+        return set()
+    row = witness_row(program, out["inputs"])
+    if row is None:
+        return set()
+    names = [spec.name for spec in program.inputs]
+    ignored = set()
+    for j, spec in enumerate(program.inputs):
+        if spec.prob:
+            continue
+        rows = np.array([row] * len(MOVED_TO), dtype=np.float64)
+        rows[:, j] = MOVED_TO
+        rows, _ = domains.split_rows(probe, names, rows)
+        if len(rows) < 2:
+            continue
+        try:
+            t = flat(run(program, rows)["t"])
+        except TRACE_ERRORS:
+            continue
+        bad = np.isnan(t) if symptom == "nan-value" else np.isinf(t)
+        if bad.any(1).all():
+            ignored.add(spec.name)
+    return ignored
 
 
 def related_inputs_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:

@@ -29,6 +29,7 @@ from .tools import (
     SATURATING,
     SHAPE_ATTRS,
     Argument,
+    activation_layer_maker,
     bind_arguments,
     lambda_body,
     new_axes,
@@ -136,7 +137,8 @@ class SlicesCalls:
             if branches is not None:
                 return branches
         if op is None:
-            inlined = self._inline(node, scope, order, depth)
+            inlined = self._softmax_layer(node, scope, order, depth)
+            inlined = inlined or self._inline(node, scope, order, depth)
             if inlined is not None:
                 return inlined
         if op is None or op not in ALLOWED_OPS:
@@ -174,6 +176,22 @@ class SlicesCalls:
             else:
                 kwargs[name] = tree
         return self._where(node, {"k": "call", "op": op, "args": args, "kw": kwargs})
+
+    def _softmax_layer(self, node: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
+        """``Softmax(axis=a)(x)``, ``self.softmax(x)``: the softmax of ``x``, where the slice
+        keeps what computes the logits (a cut slice takes the layer's output as one already)."""
+        maker = (
+            None if self.cut_logits else activation_layer_maker(self.ctx, node.func, scope, order)
+        )
+        x = call_arg(node, 0, "inputs")
+        if maker is None or x is None or len(node.args) > 1:
+            return None  # `Softmax()(x, mask)`: Keras fills the mask itself
+        if self.ctx.ev.value(maker, scope, order).activation != "softmax":
+            return None
+        axis = call_arg(maker, 0, "axis") if self.ctx.op(maker) == "softmax_layer" else None
+        kw = {"axis": self.tree(axis, scope, order, depth + 1)} if axis is not None else {}
+        tree = {"k": "call", "op": "softmax", "args": [self.tree(x, scope, order, depth + 1)]}
+        return self._where(node, {**tree, "kw": kw})
 
     # -- the module being read --------------------------------------------------------------
     @contextmanager

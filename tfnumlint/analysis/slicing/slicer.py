@@ -7,7 +7,7 @@ read lives in ``calls.py``, the tables and small readers in ``tools.py``."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import libcst as cst
 
@@ -17,6 +17,7 @@ from ..module import Binding, Scope, contains
 from ..stopped import constant_made
 from ..values import Val, literal_number
 from .calls import SlicesCalls
+from .constants import NUMERIC_CONSTANTS, HostConstants
 from .tools import (
     BINOPS,
     BOOLEAN_OPS,
@@ -24,24 +25,19 @@ from .tools import (
     DATA_CALLS,
     DATA_KINDS,
     DTYPE_WORDS,
-    HOST_BINOPS,
     MAX_DEPTH,
     MAX_EXPANDED,
     MAX_NODES,
     MAX_READS,
     MAX_SOURCE,
-    NUMERIC_CONSTANTS,
     Argument,
     Condition,
     Substitute,
     assumptions,
     attribute_chain,
     branch_map,
-    builtin_float_of_text,
     const_node,
     excluded,
-    host_eval,
-    host_function,
     input_names,
     jfloat,
     makes_weight,
@@ -56,7 +52,7 @@ from .tools import (
 from .uses import consumers
 
 
-class Slicer(SlicesCalls):
+class Slicer(SlicesCalls, HostConstants):
     def __init__(
         self,
         ctx: Context,
@@ -377,6 +373,9 @@ class Slicer(SlicesCalls):
             value = ev.value(found.value, found.scope, found.at)
             if value.const is not None:
                 return {"k": "const", "v": jfloat(value.const)}
+            folded = self._host_constant(found.value)  # NEG_INF = float("-inf")
+            if folded is not None:
+                return {"k": "const", "v": jfloat(folded)}
             if self._is_opaque(found.value, found.scope):  # P = tf.placeholder(...): `P`
                 return self._input(
                     node.value,
@@ -421,44 +420,6 @@ class Slicer(SlicesCalls):
         self.expanded += self.count - before
         return tree
 
-    def _host_constant(self, node: cst.BaseExpression, depth: int = 0) -> float | None:
-        """The number a host expression of literals computes (`np.log(2.)`, `np.sqrt(2 / np.pi)`,
-        `tf.constant(np.inf)`), or None: only literals, numpy/math constants and functions."""
-        if depth > 12:
-            return None
-        if isinstance(node, (cst.Integer, cst.Float)):
-            try:
-                return literal_number(node)
-            except (ValueError, OverflowError):
-                return None
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-            inner = self._host_constant(node.expression, depth + 1)
-            return -inner if inner is not None else None
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            module = self.ctx.info.imports.aliases.get(node.value.value) or ""
-            return NUMERIC_CONSTANTS.get((module, node.attr.value))
-        if isinstance(node, cst.BinaryOperation) and type(node.operator) in HOST_BINOPS:
-            a = self._host_constant(node.left, depth + 1)
-            b = self._host_constant(node.right, depth + 1)
-            if a is None or b is None:
-                return None
-            return host_eval(HOST_BINOPS[type(node.operator)], a, b)
-        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
-            first = node.args[0].value
-            if builtin_float_of_text(node, self.ctx.info.imports.aliases):
-                return float(cast(cst.SimpleString, first).evaluated_value)
-            extra = [a for a in node.args[1:] if a.keyword is None or a.keyword.value != "dtype"]
-            if extra:
-                return None
-            if self.op_of(node) in ("constant", "convert_to_tensor"):
-                return self._host_constant(first, depth + 1)
-            fn = host_function(node.func, self.ctx.info.imports.aliases)
-            if fn is None:
-                return None
-            value = self._host_constant(first, depth + 1)
-            return host_eval(fn, value) if value is not None else None
-        return None
-
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int, depth: int) -> dict:
         if (read := self._read_in_caller(node, scope, depth)) is not None:
             return read  # `self.x` in an inlined method: the caller's `self.x`
@@ -496,11 +457,13 @@ def slice_finding(
         return train_probe(ctx, hit, code, dtype, line, recipe["control"])
     if not isinstance(hit.node, cst.BaseExpression) or recipe["check"] == "none":
         return None
-    slicer = Slicer(ctx, positions, stand_ins=True)
+    # a rule whose hazard is what computes the logits (a -inf mask) keeps it in the slice
+    cut = not hit.probe_hint.get("keep_logits")
+    slicer = Slicer(ctx, positions, stand_ins=True, cut_logits=cut)
     slicer.run_under(site.scope, site.statement)
     target = slicer.tree(hit.node, site.scope, site.order)
     if slicer.truncated and slicer.inlined:  # the helpers' bodies made it too large: without
-        slicer = Slicer(ctx, positions, stand_ins=True, inline=False)  # them, as before
+        slicer = Slicer(ctx, positions, stand_ins=True, cut_logits=cut, inline=False)  # them
         slicer.run_under(site.scope, site.statement)
         target = slicer.tree(hit.node, site.scope, site.order)
     if target.get("k") == "input" and not slicer.unsupported:

@@ -15,6 +15,7 @@ from typing import Any
 import libcst as cst
 
 from ... import ops
+from ..context import Context
 from ..driven import WEIGHT_CALLS
 from ..module import Binding, Scope
 from ..names import children
@@ -28,46 +29,6 @@ DTYPE_WORDS = frozenset(
     {"float16", "float32", "float64", "bfloat16", "half", "int32", "int64", "bool"}
 )
 MAX_NODES = 200
-NUMERIC_CONSTANTS = {
-    (module, name): value
-    for module in ("numpy", "math")
-    for name, value in (("inf", math.inf), ("nan", math.nan), ("pi", math.pi), ("e", math.e))
-} | {("numpy", "euler_gamma"): 0.5772156649015329, ("math", "tau"): math.tau}
-# numpy/math functions a host constant may be computed with (np.log(2.), np.sqrt(2 / np.pi)):
-# evaluated on literal numbers only, never on user values, so the slice keeps a number, not
-# a free input that probing would set to 0 or 100.
-HOST_FUNCTIONS: dict[str, Any] = {
-    "log": math.log,
-    "log1p": math.log1p,
-    "log2": math.log2,
-    "log10": math.log10,
-    "sqrt": math.sqrt,
-    "exp": math.exp,
-    "expm1": math.expm1,
-    "sin": math.sin,
-    "cos": math.cos,
-    "tan": math.tan,
-    "tanh": math.tanh,
-    "arctan": math.atan,
-    "atan": math.atan,
-    "abs": abs,
-    "fabs": abs,
-    "float": float,
-    "float16": float,
-    "float32": float,
-    "float64": float,
-    "array": float,
-    "asarray": float,
-    "lgamma": math.lgamma,
-    "gamma": math.gamma,
-}
-HOST_BINOPS: dict[type, Any] = {
-    cst.Add: lambda a, b: a + b,
-    cst.Subtract: lambda a, b: a - b,
-    cst.Multiply: lambda a, b: a * b,
-    cst.Divide: lambda a, b: a / b,
-    cst.Power: lambda a, b: a**b,
-}
 DATA_KINDS = ops.DATA_SOURCES  # provenance kinds fed by data: placeholder, variable, input
 DATA_CALLS = frozenset({"get_next", "next"})  # iterator.get_next(), next(iterator)
 MAX_SOURCE = 120  # characters of a producer's code kept for messages
@@ -75,37 +36,6 @@ MAX_EXPANDED = 2000  # nodes of a slice once names read several times are expand
 MAX_DEPTH = 40
 MAX_READS = 40  # names an untraced expression is recorded to read
 SATURATING = ops.LOGIT_SQUASHING
-
-
-def host_function(func: cst.BaseExpression, aliases: dict[str, str]):
-    """`np.log`, `math.sqrt`, `numpy.float32`, `float`: the Python function that computes it."""
-    if isinstance(func, cst.Name):
-        return HOST_FUNCTIONS.get(func.value) if func.value in ("float", "abs") else None
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-        module = aliases.get(func.value.value) or ""
-        if module in ("numpy", "math"):
-            return HOST_FUNCTIONS.get(func.attr.value)
-    return None
-
-
-def host_eval(fn, *args: float) -> float | None:
-    try:
-        value = float(fn(*args))
-    except (ArithmeticError, ValueError, TypeError):
-        return None
-    return value if math.isfinite(value) or any(math.isinf(a) for a in args) else None
-
-
-def builtin_float_of_text(node: cst.Call, aliases: dict[str, str]) -> bool:
-    """``float("inf")``, ``float("-inf")``, ``float("nan")``: Python's own spelling of the
-    non-finite constants (``float`` not rebound by an import)."""
-    if len(node.args) != 1 or not isinstance(node.func, cst.Name) or node.func.value != "float":
-        return False
-    text = node.args[0].value
-    if "float" in aliases or not isinstance(text, cst.SimpleString):
-        return False
-    value = text.evaluated_value
-    return isinstance(value, str) and value.strip().lower() in ("inf", "-inf", "+inf", "nan")
 
 
 def jfloat(x: float) -> float | str:
@@ -420,20 +350,25 @@ def input_names(*trees: Any) -> set[str]:
 
 
 def _divisor_args(tree: dict) -> list[Any]:
-    """The operands of a node that divide the rest: the right of `/`, a denominator."""
+    """The operands of a node read as one value across a row: the right of `/`, a
+    denominator, and a where's condition (a mask, not a value: held uniform, a row can be kept
+    or masked whole, as a row with nothing to keep is)."""
     if tree.get("k") == "bin":
         return [tree.get("r")] if tree.get("op") == "/" else []
     if tree.get("k") != "call":
         return []
     op, args = tree.get("op"), tree.get("args") or []
+    if op == "where":
+        return [(tree.get("kw") or {}).get("condition", args[0] if args else None)]
     entry = ops.REGISTRY.get(op) if isinstance(op, str) else None
     at = entry.divisor if entry is not None else None  # reciprocal(x), divide(x, y)
     return [args[at]] if at is not None and at < len(args) else []
 
 
 def scale_inputs(*trees: Any) -> set[str]:
-    """Inputs read only inside a divisor (`sigma` in `softmax(-x / (2 * sigma**2))`): scales,
-    not values; none when the trees hold no row-coupled op.  A probe with a row-coupled op gives its values a row `[v, 0]`, the reference
+    """Inputs read only inside a divisor (`sigma` in `softmax(-x / (2 * sigma**2))`) or a
+    where's condition (`m` in `softmax(where(m, s, -inf))`): scales and masks, not values; none
+    when the trees hold no row-coupled op.  A probe with a row-coupled op gives its values a row `[v, 0]`, the reference
     entry 0 against which a logit stands out; a scale set to that 0 divides by zero in every
     probe point, at a value of the scale the code never chose.  Under a softmax-like op's own
     argument the walk reads values again (`x / reduce_sum(softmax(z))`: `z` is a logit)."""
@@ -499,6 +434,26 @@ def self_binding(node: cst.Attribute, scope: Scope, order: int) -> Binding | Non
         return None
     same = [b for b in bindings if b.scope is s and b.visible <= order]
     return same[-1] if same else bindings[-1]
+
+
+def activation_layer_maker(
+    ctx: Context, func: cst.BaseExpression, scope: Scope, order: int
+) -> cst.Call | None:
+    """The call that made the layer a call invokes (``Softmax(axis=-1)(x)``, ``sm(x)``,
+    ``self.sm(x)``), when it is a Keras activation layer's, whose input goes straight into its
+    activation (not a Dense's); else None."""
+    value: cst.BaseExpression | None = func
+    if isinstance(func, cst.Name):
+        found = ctx.ev.lookup(func.value, scope, order)
+        value = found.value if isinstance(found, Binding) and found.index is None else None
+    elif isinstance(func, cst.Attribute):
+        found = self_binding(func, scope, order)
+        value = found.value if found is not None and found.index is None else None
+    if not isinstance(value, cst.Call):
+        return None
+    op = ctx.op(value)
+    transfer = ops.REGISTRY[op].transfer if op is not None else None
+    return value if transfer is not None and transfer.rule.startswith("activation_layer") else None
 
 
 def statement_value(stmt: cst.CSTNode) -> cst.BaseExpression | None:
