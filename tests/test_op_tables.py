@@ -54,8 +54,8 @@ NOT_OP_FACTS: dict[Key, str] = {
         "`log_gamma_difference` are no ops): an implementation table, as intervals.py's is"
     ),
     ("analysis/transfer.py", (
-        "activation_layer", "cast", "concat", "conv_layer", "epsilon", "lambda_layer", "maximum",
-        "minimum", "moments", "one_hot", "sequential", "where",
+        "activation_layer", "cast", "concat", "conv_layer", "einsum", "epsilon", "lambda_layer",
+        "maximum", "minimum", "moments", "one_hot", "sequential", "where",
     )): "handlers by Transfer.rule family name (the registry names them, as it names intervals)",
     ("verify/intervals.py", (
         "abs", "acos", "asin", "lgamma", "reciprocal", "relu", "relu6", "rsqrt", "softplus",

@@ -67,6 +67,29 @@ def test_tnl201_fires_by_provenance(body):
     assert len(hits("TNL201", func(body))) == 1
 
 
+def test_tnl201_an_einsum_of_relu_outputs_is_0_where_a_row_is_dead():
+    """Linear attention's normaliser: a sum of products of ReLU features is 0 for a query
+    whose every feature is 0."""
+    body = (
+        "den = tf.einsum('bth,bh->bt', tf.nn.relu(q), tf.reduce_sum(tf.nn.relu(k), axis=1))\n"
+        "return num / den[:, :, None]"
+    )
+    [f] = hits("TNL201", func(body, "num, q, k"))
+    assert "relu" in f.message, f.message
+
+
+@pytest.mark.parametrize(
+    "operands",
+    [
+        "q, k",  # any sign: no zero known
+        "tf.exp(q), tf.exp(k)",  # strictly positive
+    ],
+)
+def test_tnl201_an_einsum_with_no_zero_reason_is_silent(operands):
+    body = f"return num / tf.einsum('bh,bh->b', {operands})"
+    assert hits("TNL201", func(body, "num, q, k")) == []
+
+
 def test_tnl201_product_of_norms_cosine_similarity():
     src = """\
         import tensorflow as tf

@@ -1056,6 +1056,13 @@ for _op in (
         interval="matmul",
     ),
     Op(
+        # a sum of products of its operands: >= 0 when every operand is, and 0 where one of
+        # them is 0 across what it sums (a row of ReLU outputs all 0)
+        "einsum",
+        spellings=("tf.einsum", "tf.linalg.einsum", "keras.ops.einsum"),
+        transfer=Transfer("einsum"),
+    ),
+    Op(
         "moments",
         spellings=("tf.nn.moments",),
         transfer=Transfer("moments"),

@@ -5,6 +5,8 @@ masked factor, a linear output scaled).  Static: libcst only.
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from .. import ops
@@ -212,6 +214,18 @@ def _normalised_by_own_sum(imports, num: cst.BaseExpression, den: cst.BaseExpres
         ):
             return True
     return False
+
+
+def einsum_value(ev: Any, node: cst.Call, args, scope, order) -> Val:
+    """``einsum(eq, a, b)`` sums products of its operands: of non-negative operands it is
+    non-negative, and exactly 0 where an operand is 0 over all it sums (a dead ReLU row)."""
+    operands = [ev.value(a.value, scope, order) for a in args[1:] if a.keyword is None]
+    if not operands or any(v.lo < 0 for v in operands):
+        return Val("einsum", tensor=True, desc="an einsum")
+    zero = next((v.zero for v in operands if v.zero and v.can_be_zero and v.known), None)
+    weak = zero is None or all(v.zero_weak for v in operands if v.zero == zero)
+    return Val("einsum", 0.0, INF, tensor=True, zero=zero, zero_weak=weak,
+               desc=f"an einsum of {', '.join(v.desc or '...' for v in operands)}")  # fmt: skip
 
 
 def saturating(kind: str, val: Val, inner: Val) -> Val | None:

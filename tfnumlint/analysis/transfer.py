@@ -24,7 +24,7 @@ from .conditions import (
 from .dtypectx import FLOAT_WORDS, dtype_word
 from .module import Binding, ModuleInfo, Scope, call_arg
 from .names import ImportMap, literal_axes
-from .provenance_arith import saturating
+from .provenance_arith import einsum_value, saturating
 from .values import (
     INF,
     LAYER_KINDS,
@@ -562,6 +562,7 @@ _HANDLERS: dict[str, Handler] = {
     "where": _where,
     "concat": _concat,
     "moments": _moments,
+    "einsum": einsum_value,
     "dense_layer": _layer,
     "conv_layer": _conv_layer,
     "activation_layer": _activation_layer,
