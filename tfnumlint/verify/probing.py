@@ -37,6 +37,7 @@ from .verdicts import (
     inconclusive,
     range_refutation,
     refuted,
+    review_related,
     review_witness,
     verify_constant_absorption,
     verify_diverges,
@@ -268,8 +269,9 @@ def _first_step(out: dict[str, Any]) -> dict[str, str]:
 EXPR_GATES: tuple[gates.Gate, ...] = (
     gates.Gate("domains", gates.in_domains),  # the witness inside what the code allows
     gates.Gate("gradient flow", gates.gradient_flow),  # is it differentiated there?
+    gates.Gate("related inputs", review_related),  # no values set apart from their source
     gates.Gate("reachability", gates.reachability),  # values the code receives, names apart
-    gates.Gate("witness review", review_witness),  # related inputs, where the symptom starts
+    gates.Gate("witness review", review_witness),  # where the symptom starts
     gates.Gate("downstream", downstream.review),  # where the value goes: handled right after?
     gates.Gate("preconditions", preconditions.judge),  # a far tail, an empty selection
     gates.Gate("free signs", gates.free_signs),  # the sign of a parameter nothing drives
