@@ -19,7 +19,7 @@ from test_reachability_gate import one_verdict  # noqa: E402
 from tfnumlint.verify import probing  # noqa: E402
 from tfnumlint.verify.program import build, run  # noqa: E402
 from tfnumlint.verify.symptoms import flat  # noqa: E402
-from tfnumlint.verify.verdicts import review_witness  # noqa: E402
+from tfnumlint.verify.verdicts import review_related  # noqa: E402
 
 LAYER = """\
 import numpy as np
@@ -79,11 +79,11 @@ def test_a_cut_input_the_symptom_ignores_is_no_related_input():
     probe = expr("TNL303", target, [free("h"), cut])
     witness = {"status": "confirmed", "symptom": "nan-value", "dtype": "float32",
                "inputs": {"h": 0.0, "scores(h)": 1.0}, "detail": "seen"}  # fmt: skip
-    assert review_witness(probe, witness)["status"] == "confirmed"
+    assert review_related(probe, witness)["status"] == "confirmed"
     tied = call("softmax", call("where", {"k": "cmp", "op": ">", "l": inp("h"), "r": const(0.0)},
                                 inp("scores(h)"), call("log", inp("scores(h)"))))  # fmt: skip
     witness = {**witness, "inputs": {"h": 0.0, "scores(h)": 0.0}}
-    out = review_witness(expr("TNL303", tied, [free("h"), cut]), witness)
+    out = review_related(expr("TNL303", tied, [free("h"), cut]), witness)
     assert out["status"] == "inconclusive" and "independently" in out["detail"], out
 
 

@@ -85,8 +85,9 @@ def test_a_symbolic_depth_takes_the_width_of_the_softmax_row_it_meets():
     assert [m["param"] for m in probe["assumed"]] == ["depth"]
     out = one_verdict(XENT.format(depth="self.n"), "TNL103")
     literal = one_verdict(XENT.format(depth="2"), "TNL103")
-    # the stand-in 4 cannot meet the probe's [v, 0] softmax row; 2 can, and 16 cannot
-    assert "with `depth` = 2 (`depth=self.n` of tf.one_hot is not a literal" in out["detail"]
+    # the probe's softmax rows take the one_hot's depth, the stand-in 4 (they were [v, 0],
+    # which only a stand-in of 2 could meet)
+    assert "with `depth` = 4 (`depth=self.n` of tf.one_hot is not a literal" in out["detail"]
     assert out["status"] == literal["status"], (out, literal)
     assert "cannot verify" not in out["detail"]
 

@@ -47,6 +47,7 @@ from .verdicts import (
     inconclusive,
     range_refutation,
     refuted,
+    review_related,
     review_witness,
     verify_constant_absorption,
     verify_diverges,
@@ -307,7 +308,8 @@ def _first_step(out: dict[str, Any]) -> dict[str, str]:
 EXPR_GATES: tuple[gates.Gate, ...] = (
     gates.Gate("domains", gates.in_domains),  # the witness inside what the code allows
     gates.Gate("gradient flow", gates.gradient_flow),  # is it differentiated there?
-    gates.Gate("witness review", review_witness),  # related inputs, where the symptom starts
+    gates.Gate("related inputs", review_related),  # no values set apart from their source
+    gates.Gate("witness review", review_witness),  # where the symptom starts
     gates.Gate("reachability", gates.reachability),  # values the code receives, names apart
     gates.Gate("downstream", downstream.review),  # where the value goes: handled right after?
     gates.Gate("preconditions", preconditions.judge),  # a far tail, an empty selection

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -236,21 +237,38 @@ VALUE_SYMPTOMS = frozenset({"nan-value", "inf-value"})
 POINT_GRADIENT_SYMPTOMS = frozenset({"nan-gradient", "inf-gradient"})
 
 
-def review_witness(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    """A confirmed witness the slice itself contradicts is not a confirmation: it sets a cut
-    input apart from the inputs it is computed from, or the symptom does not start at the
-    flagged op."""
+def review_related(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """A witness that sets values the code computes from one source independently is no state
+    of the program's sources: neither a confirmation nor a condition to state (the reachability
+    gate after it would state ``breaks only if`` its values), so it is inconclusive with that
+    reason.  The witness stays, so that the downstream gate can still find the value handled
+    (only compared, say), which needs no witness the program reaches."""
     if out.get("status") != "confirmed" or not isinstance(out.get("inputs"), dict):
         return out
     witness = out["inputs"]
-    reason = related_inputs_reason(probe, witness)
+    observed = out.get("observed")
+    needed = observed.get("needed") if isinstance(observed, dict) else None
+    needed = needed if isinstance(needed, list) else None
+    reason = related_inputs_reason(probe, witness, needed)
     if reason is not None:  # only inputs the symptom rests on can break a relation
         loose = symptom_ignores(probe, out)
-        reason = related_inputs_reason(probe, {k: v for k, v in witness.items() if k not in loose})
-    reason = reason or attribution_reason(probe, out)
+        kept = {k: v for k, v in witness.items() if k not in loose}
+        reason = related_inputs_reason(probe, kept, needed)
     if reason is None:
         return out
-    return inconclusive(f"{reason} (seen: {out.get('detail', '')})", out.get("dtype"))
+    return {**out, "status": "inconclusive", "detail": f"{reason} (seen: {out.get('detail', '')})"}
+
+
+def review_witness(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """A confirmed witness whose symptom does not start at the flagged op is not a
+    confirmation of it, nor a condition to state (its related inputs were reviewed before,
+    :func:`review_related`).  The witness stays, for the downstream gate."""
+    if out.get("status") != "confirmed" or not isinstance(out.get("inputs"), dict):
+        return out
+    reason = attribution_reason(probe, out)
+    if reason is None:
+        return out
+    return {**out, "status": "inconclusive", "detail": f"{reason} (seen: {out.get('detail', '')})"}
 
 
 # Ordinary values a cut input is moved to, to see whether a value symptom rests on it.
@@ -294,23 +312,66 @@ def symptom_ignores(probe: dict[str, Any], out: dict[str, Any]) -> set[str]:
     return ignored
 
 
-def related_inputs_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+Pair = Callable[[str, str], bool]
+
+
+def related_inputs_reason(
+    probe: dict[str, Any], witness: dict[str, Any], needed: list[str] | None = None
+) -> str | None:
     """A cut input (an untraced call, an element) is a function of the inputs it reads: a
     witness that sets it and one of them to values of its choosing may break that relation
     (``floor(y)`` = 1 at ``y`` = 0.5); two cut inputs that read one value are set jointly by
     it; two calls of one function on different arguments (``cdf(lower)``, ``cdf(upper)``) are
-    tied by that function.  Only inputs whose values the probe computes with count: a gather
-    index only picks elements."""
+    tied by that function; two items of one call's result (``a, fa = pick(c, ...)``) are
+    computed together by it.  Only inputs whose values the probe computes with count: a gather
+    index only picks elements.  ``needed``: the inputs the symptom needs at their values (the
+    minimised witness's); when there are any, a pair counts only if it holds one of them, so
+    an incidental pair does not hide the condition the witness rests on (``z`` = 0 beside
+    ``g(v)`` and ``v`` both at 1)."""
     valued = valued_inputs(probe.get("target"))
     witness = {k: v for k, v in witness.items() if k in valued}
+    keep: Pair = (lambda a, b: a in needed or b in needed) if needed else (lambda a, b: True)
     return (
-        _read_input_reason(probe, witness)
-        or _common_read_reason(probe, witness)
-        or _one_function_reason(probe, witness)
+        _one_call_reason(probe, witness, keep)
+        or _read_input_reason(probe, witness, keep)
+        or _common_read_reason(probe, witness, keep)
+        or _one_function_reason(probe, witness, keep)
     )
 
 
-def _common_read_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+def _one_call_reason(
+    probe: dict[str, Any], witness: dict[str, Any], keep: Pair = lambda a, b: True
+) -> str | None:
+    """Two items of one cut call's result (``a, b, fa, fb = select(...)`` in a loop body, which
+    keeps ``fa`` and ``fb`` of opposite signs): the call computes them together, so a witness
+    that gives each a value of its own may pick a pair the call never returns.  Items the
+    slicer read item by item (``cast([w, h], dt)``) are tied only by a value both read."""
+    items = [
+        s
+        for s in probe.get("inputs") or []
+        if s.get("origin") in ("call", "subscript")
+        and s.get("source")
+        and isinstance(s.get("element"), int)
+        and s.get("name") in witness
+    ]
+    for i, a in enumerate(items):
+        for b in items[i + 1 :]:
+            if a["source"] != b["source"] or a["element"] == b["element"]:
+                continue
+            if not keep(a["name"], b["name"]):
+                continue
+            if a.get("reads") == b.get("reads") or _common_reads(a, b):
+                return (
+                    f"sets `{a['name']}` = {_shown(witness[a['name']])} and `{b['name']}` = "
+                    f"{_shown(witness[b['name']])} independently, though both are returned by "
+                    f"one call `{a['source']}`"
+                )
+    return None
+
+
+def _common_read_reason(
+    probe: dict[str, Any], witness: dict[str, Any], keep: Pair = lambda a, b: True
+) -> str | None:
     """Two untraced calls computed from one value (``dot(x, y)`` and ``norm(x)``) are set
     jointly by it: a witness that gives each a value of its own may pick a pair no value of
     it yields (a cosine of 2)."""
@@ -321,16 +382,20 @@ def _common_read_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str |
     ]
     for i, a in enumerate(cut):
         for b in cut[i + 1 :]:
-            common = sorted(
-                r for r in set(a["reads"]) & set(b["reads"]) if "." not in r and r != "self"
-            )
-            if common:
+            common = _common_reads(a, b)
+            if common and keep(a["name"], b["name"]):
                 return (
                     f"sets `{a['name']}` = {_shown(witness[a['name']])} and `{b['name']}` = "
                     f"{_shown(witness[b['name']])} independently, though both are computed "
                     f"from `{common[0]}`"
                 )
     return None
+
+
+def _common_reads(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The plain values two cut inputs both read (an attribute read is its own value)."""
+    both = set(a.get("reads") or ()) & set(b.get("reads") or ())
+    return sorted(r for r in both if "." not in r and r != "self")
 
 
 def valued_inputs(tree: Any) -> set[str]:
@@ -360,7 +425,9 @@ def valued_inputs(tree: Any) -> set[str]:
     return names
 
 
-def _one_function_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+def _one_function_reason(
+    probe: dict[str, Any], witness: dict[str, Any], keep: Pair = lambda a, b: True
+) -> str | None:
     """Two inputs the slicer cut at calls of one function on different arguments (``cdf(hi)``
     and ``cdf(lo)``): the function ties them (a CDF is monotone, a norm is the same map), but the
     witness sets each as a free value, so it is not a state the program shows."""
@@ -372,7 +439,7 @@ def _one_function_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str 
     calls = [(s, _callee_and_args(str(s["source"]))) for s in cut]
     for i, (a, (fa, args_a)) in enumerate(calls):
         for b, (fb, args_b) in calls[i + 1 :]:
-            if fa is not None and fa == fb and args_a != args_b:
+            if fa is not None and fa == fb and args_a != args_b and keep(a["name"], b["name"]):
                 return (
                     f"sets `{a['name']}` = {_shown(witness[a['name']])} and "
                     f"`{b['name']}` = {_shown(witness[b['name']])} independently, "
@@ -390,13 +457,15 @@ def _callee_and_args(source: str) -> tuple[str | None, str]:
     return found[0].strip(), found[1]
 
 
-def _read_input_reason(probe: dict[str, Any], witness: dict[str, Any]) -> str | None:
+def _read_input_reason(
+    probe: dict[str, Any], witness: dict[str, Any], keep: Pair = lambda a, b: True
+) -> str | None:
     for spec in probe.get("inputs") or []:
         name = spec.get("name")
         if name not in witness:
             continue
         for other in spec.get("reads") or ():
-            if other != name and other in witness:
+            if other != name and other in witness and keep(name, other):
                 return (
                     f"sets `{name}` = {_shown(witness[name])} and `{other}` = "
                     f"{_shown(witness[other])} independently, though the first is computed "

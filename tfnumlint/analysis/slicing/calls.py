@@ -27,7 +27,6 @@ from .signatures import DTYPE_PARAMS, EXTRA_SPELLINGS, PARAMS, bind
 from .tools import (
     DTYPE_WORDS,
     SATURATING,
-    SHAPE_ATTRS,
     Argument,
     activation_layer_maker,
     bind_arguments,
@@ -83,9 +82,6 @@ class SlicesCalls:
         return out
 
     def _opaque(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
-        raise NotImplementedError
-
-    def _reads(self, node: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
         raise NotImplementedError
 
     def _is_opaque(
@@ -461,26 +457,6 @@ class SlicesCalls:
                 return self.tree(arg.value, arg.scope, arg.order, depth + 1)
         finally:
             self._frame, self._bodies = saved, bodies
-
-    def _caller_reads(self, reads: list[str], scope: Scope, order: int) -> list[str]:
-        """Reads of a value cut inside an inlined helper, in the caller's names: a parameter
-        stands for what its argument reads (its dtype or shape only for nothing)."""
-        if not self._args:
-            return reads
-        out: set[str] = set()
-        for name in reads:
-            head, _, attr = name.partition(".")
-            found = self.ctx.ev.lookup(head, scope, order)
-            arg = self._args.get(id(found)) if isinstance(found, cst.Param) else None
-            if arg is None:
-                out.add(name)
-            elif attr not in SHAPE_ATTRS:
-                out.update(
-                    self._caller_reads(
-                        self._reads(arg.value, arg.scope, arg.order), arg.scope, arg.order
-                    )
-                )
-        return sorted(out)
 
     def _branches(self, node: cst.Call, op: str, scope: Scope, order: int, depth: int):
         """tf.cond / tf.case with lambda branches: the selected value, as tf.where computes it

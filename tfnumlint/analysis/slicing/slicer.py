@@ -14,10 +14,10 @@ import libcst as cst
 from ... import ops
 from ..context import Context, Hit
 from ..module import Binding, Scope, contains
-from ..stopped import constant_made
 from ..values import Val, literal_number
 from .calls import SlicesCalls
 from .constants import NUMERIC_CONSTANTS, HostConstants
+from .reads import ReadsOfCuts
 from .tools import (
     BINOPS,
     BOOLEAN_OPS,
@@ -28,7 +28,6 @@ from .tools import (
     MAX_DEPTH,
     MAX_EXPANDED,
     MAX_NODES,
-    MAX_READS,
     MAX_SOURCE,
     Argument,
     Condition,
@@ -41,7 +40,6 @@ from .tools import (
     input_names,
     jfloat,
     makes_weight,
-    names_read,
     new_axes,
     scale_inputs,
     self_binding,
@@ -52,7 +50,7 @@ from .tools import (
 from .uses import consumers
 
 
-class Slicer(SlicesCalls, HostConstants):
+class Slicer(ReadsOfCuts, SlicesCalls, HostConstants):
     def __init__(
         self,
         ctx: Context,
@@ -323,39 +321,6 @@ class Slicer(SlicesCalls, HostConstants):
             self._cut_origin(node, scope, order),
         )
 
-    def _cut_origin(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
-        """The origin of a value the slice cuts, with the values an untraced call or element
-        reads: a witness must not set it apart from them (``verdicts.related_inputs_reason``)."""
-        origin = self.origin(node, scope, order)
-        if self._args and origin["origin"] == "other":
-            # cut inside an inlined helper: computed from what it reads, as an untraced call
-            origin = {"origin": "call", "source": self._source(node)}
-        if origin["origin"] in ("call", "subscript") and not attribute_chain(node):
-            reads = self._caller_reads(self._reads(node, scope, order), scope, order)
-            if reads:
-                origin = {**origin, "reads": reads}
-            made = constant_made(self.ctx, node, scope, order)  # no gradient reaches it
-            if made:
-                origin = {**origin, "constant": made}
-        return origin
-
-    def _reads(self, node: cst.BaseExpression, scope: Scope, order: int) -> list[str]:
-        """The values an untraced expression reads (:func:`names_read`), and those its local
-        names are computed from, a few assignments back: ``f(z)`` with ``z = 2 * y`` reads
-        ``y`` too."""
-        found: set[str] = set()
-        todo = [(node, scope, order, 0)]
-        while todo and len(found) < MAX_READS:
-            expr, where, at, depth = todo.pop()
-            for name in names_read(expr):
-                if name in found:
-                    continue
-                found.add(name)
-                binding = self.lookup(name, where, at) if "." not in name else None
-                if isinstance(binding, Binding) and binding.value is not None and depth < 4:
-                    todo.append((binding.value, binding.scope, binding.at, depth + 1))
-        return sorted(found)
-
     def _boolean(self, node: cst.BaseExpression) -> bool:
         """``~x`` is a logical not when x is a comparison or a boolean op (``~tf.equal(c, 0)``);
         on an integer it is a bitwise not, which no probe models."""
@@ -397,7 +362,7 @@ class Slicer(SlicesCalls, HostConstants):
             node.value,
             ev.value(node, scope, order),
             f"name:{node.value}:{id(found)}",
-            self._base_origin(node, scope, order, 0),
+            self._item_origin(found, self._base_origin(node, scope, order, 0)),
         )
 
     def _expand_once(self, found: Binding, name: str, depth: int) -> dict:
