@@ -260,3 +260,21 @@ def test_the_findings_of_one_file_go_to_one_worker_in_order(monkeypatch):
     a, b = [0, 1], [2, 3]  # the requests of a.py and of b.py
     assert sorted(by_worker.values()) in ([a, b], [a + b], [b + a])
     assert {f.verification.status for f in fs} == {"confirmed", "refuted"}
+
+
+@pytest.mark.parametrize("modern", [True, False])
+def test_a_user_module_named_like_the_standard_library_does_not_reach_the_worker(
+    monkeypatch, tmp_path, modern
+):
+    """The worker runs in the user's folder: an ``inspect.py`` there must not shadow the
+    module TensorFlow imports (``python -m`` puts the folder first on the path).  Both
+    interpreter lines: ``-P`` (3.11+) and the one for 3.10."""
+    (tmp_path / "inspect.py").write_text('raise ImportError("the user\'s own inspect.py")\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "300")
+    if not modern:
+        monkeypatch.setattr(runner.sys, "version_info", (3, 10, 0))
+    [finding] = [f for f in findings() if f.name == "exp"]
+    notices = runner.verify_findings([finding], Settings(), tmp_path / "cache")
+    assert notices == []
+    assert finding.verification.status == "confirmed", finding.verification.detail

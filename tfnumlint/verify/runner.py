@@ -118,12 +118,7 @@ class Worker:
         stderr = None if os.environ.get("TFNUMLINT_DEBUG") else subprocess.DEVNULL
         try:
             proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "tfnumlint.verify.worker",
-                    *(["--graphs"] if graphs_only else []),
-                ],
+                [*worker_command(), *(["--graphs"] if graphs_only else [])],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
@@ -425,6 +420,20 @@ def run_proofs(
             if not nocache:
                 cache.put(keys[i], answer)
     return [r if r is not None else {"verdict": "failed"} for r in results]
+
+
+def worker_command() -> list[str]:
+    """The worker's interpreter line, without the working directory on its path: ``-m``
+    would put it first, and a user's ``inspect.py`` or ``random.py`` there would shadow the
+    standard library TensorFlow imports (every probe then failed)."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", "tfnumlint.verify.worker"]
+    return [
+        sys.executable,
+        "-c",
+        "import runpy, sys; sys.path.pop(0); "
+        "runpy.run_module('tfnumlint.verify.worker', run_name='__main__', alter_sys=True)",
+    ]
 
 
 def over_budget(doing: str, budget: float) -> str:
