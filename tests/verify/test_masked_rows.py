@@ -13,7 +13,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from probe_helpers import call, const, expr, free, inp  # noqa: E402
+from probe_helpers import binop, call, const, expr, free, inp  # noqa: E402
 from test_reachability_gate import one_verdict  # noqa: E402
 
 from tfnumlint.verify import probing  # noqa: E402
@@ -93,3 +93,17 @@ def test_logical_ops_read_a_numeric_mask_as_where_does():
     program = build(expr("TNL303", target, [free("a"), free("b"), free("s")]), "float32")
     values = flat(run(program, np.array([[1.0, 0.0, 2.0], [2.0, -1.0, 2.0]]))["t"])
     assert values[0][0] == float("-inf") and values[1][0] == 2.0
+
+
+def test_a_source_the_symptom_ignores_still_ties_the_value_computed_from_it():
+    """`ratio(x)` = -1 breaks the division whatever `x` is, but that says nothing of whether
+    any `x` makes `ratio(x)` -1: the relation stands (a Bessel-function ratio is never -1)."""
+    cut = {**free("ratio(x)"), "origin": "call", "source": "ratio(x)", "reads": ["x"]}
+    target = call(
+        "reciprocal", binop("*", call("abs", inp("x")), binop("+", inp("ratio(x)"), const(1.0)))
+    )
+    probe = expr("TNL206", target, [free("x"), cut])
+    witness = {"status": "confirmed", "symptom": "inf-value", "dtype": "float32",
+               "inputs": {"x": -1.0, "ratio(x)": -1.0}, "detail": "seen"}  # fmt: skip
+    out = review_related(probe, witness)
+    assert out["status"] == "inconclusive" and "independently" in out["detail"], out

@@ -251,7 +251,10 @@ def review_related(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
     needed = needed if isinstance(needed, list) else None
     reason = related_inputs_reason(probe, witness, needed)
     if reason is not None:  # only inputs the symptom rests on can break a relation
-        loose = symptom_ignores(probe, out)
+        # a computed value the symptom ignores decides nothing; a source it ignores still
+        # has to produce the computed values the witness needs (`ratio(x)` = -1 at any `x`)
+        computed = {s.get("name") for s in probe.get("inputs") or [] if s.get("reads")}
+        loose = symptom_ignores(probe, out) & computed
         kept = {k: v for k, v in witness.items() if k not in loose}
         reason = related_inputs_reason(probe, kept, needed)
     if reason is None:
