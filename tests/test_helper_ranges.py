@@ -89,7 +89,8 @@ def test_the_witness_keeps_the_helper_calls_inside_its_range(tmp_path):
     assert "= 1e-08" not in f["verification"]["detail"], f["verification"]
     for name, value in seen.items():
         if name.startswith("squash("):
-            assert 1e-3 - 1e-9 <= value <= 0.999 + 1e-9, f["verification"]
+            # the probe runs in float32, where 0.999 rounds to 0.99900001
+            assert 1e-3 - 1e-7 <= value <= 0.999 + 1e-7, f["verification"]
 
 
 def test_erf_is_traced_with_its_range():

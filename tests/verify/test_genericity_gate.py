@@ -39,10 +39,12 @@ def test_a_tfp_like_log_prob_tail_is_not_confirmed():
     out = one_verdict(src, "TNL301")
     assert out["status"] == "inconclusive", out
     # the far tail of `x` (exp(100) overflows) or a zero scale: either way a value of the
-    # distribution's own inputs that nothing in view passes (no name says `scale` > 0)
+    # distribution's own inputs that nothing in view passes (no name says `scale` > 0); at a
+    # zero scale `z` is already infinite, so the symptom starts at the division, not the exp
     assert (
         "needs `x` = -100, a far tail; `x` is a parameter of `_log_prob`" in out["detail"]
         or "needs `self.scale` = 0; `self.scale` is an attribute of `Gumbel`" in out["detail"]
+        or "the exp's argument `-z` is already inf at the witness" in out["detail"]
     ), out
     assert "seen: " in out["detail"]  # what the probe saw stays in the verdict
 

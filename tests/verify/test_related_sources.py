@@ -176,3 +176,16 @@ def test_items_of_two_calls_or_an_item_and_a_parameter_are_not_tied():
     assert related_inputs_reason(alone, witness) is None
     same = {"inputs": [one, item("v", "g(a)", 1)], "target": diff("u", "v")}
     assert "returned by one call `g(a)`" in (related_inputs_reason(same, witness) or "")
+
+
+def test_a_shape_read_is_not_a_read_of_the_values():
+    """``sequence_mask(lengths, tf.shape(scores)[-1])`` is computed from ``lengths``: it reads
+    only the shape of ``scores``, so a witness may set ``scores`` and the mask apart."""
+    import libcst as cst
+
+    from tfnumlint.analysis.slicing.tools import names_read
+    from tfnumlint.analysis.slicing.uses import SHAPE_CALLS
+
+    node = cst.parse_expression("tf.sequence_mask(lengths, tf.shape(scores)[-1])")
+    assert names_read(node, SHAPE_CALLS) == ["lengths"]
+    assert names_read(node) == ["lengths", "scores"]

@@ -15,6 +15,7 @@ from ..module import Binding, Scope
 from ..names import descendants
 from ..stopped import constant_made
 from .tools import MAX_READS, SHAPE_ATTRS, Argument, attribute_chain, names_read
+from .uses import SHAPE_CALLS
 
 
 class ReadsOfCuts:
@@ -108,7 +109,7 @@ class ReadsOfCuts:
         todo = [(node, scope, order, 0)]
         while todo and len(found) < MAX_READS:
             expr, where, at, depth = todo.pop()
-            for name in names_read(expr) + self._receivers(expr, where, at):
+            for name in names_read(expr, SHAPE_CALLS) + self._receivers(expr, where, at):
                 if name in found:
                     continue
                 found.add(name)

@@ -295,10 +295,11 @@ def is_newaxis(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == "newaxis"
 
 
-def names_read(node: cst.BaseExpression) -> list[str]:
+def names_read(node: cst.BaseExpression, shape_only: frozenset[str] = frozenset()) -> list[str]:
     """The values an untraced expression reads, as the slicer names inputs: each name and
     attribute chain (``y``, ``self.scale``) among its arguments or indexed value, not the
-    function it calls."""
+    function it calls, nor the arguments of a call in ``shape_only`` (``tf.shape(x)``: only
+    the shape of ``x``)."""
     found: set[str] = set()
     roots: list[cst.CSTNode] = []
     if isinstance(node, cst.Call):
@@ -320,6 +321,9 @@ def names_read(node: cst.BaseExpression) -> list[str]:
                 found.add(sub.value)
             continue
         if isinstance(sub, cst.Call):
+            callee = sub.func.attr if isinstance(sub.func, cst.Attribute) else sub.func
+            if isinstance(callee, cst.Name) and callee.value in shape_only:
+                continue
             roots.extend(a.value for a in sub.args)
             if isinstance(sub.func, cst.Attribute) and not attribute_chain(sub.func):
                 roots.append(sub.func.value)
