@@ -243,7 +243,12 @@ def test_the_derived_tables_hold_what_their_copies_held() -> None:
     assert transfer.ACTIVATION_RANGES["exponential"] == (0.0, ops.INF)
     assert invariants._BIJECTOR_RANGES["Sigmoid"] == (0.0, True, 1.0)  # exact: open at 0
     assert {"log", "log1p", "pow", "acos", "asin", "atanh", "divide", "exp"} == overflow._UNSAFE
-    assert {"sigmoid_xent", "softmax_xent", "sparse_softmax_xent", "weighted_xent"} == training._XENT
+    assert {
+        "sigmoid_xent",
+        "softmax_xent",
+        "sparse_softmax_xent",
+        "weighted_xent",
+    } == training._XENT
     assert {"clip_by_norm", "clip_by_global_norm"} == ops.NORM_CLIPPING
     assert {"placeholder", "variable", "input"} == tools.DATA_KINDS
     assert {"placeholder", "input", "variable", "random", "log_sigmoid"} <= driven.PASSED_KINDS

@@ -419,6 +419,8 @@ def test_a_message_describes_a_converted_parameter_and_a_squared_difference_as_w
     [f] = hits("TNL201", src)
     assert "a constant" not in f.message
     assert "((`c` - 1.0)**2)" in f.message or "(`c` - 1.0)**2" in f.message, f.message
-    bare = src.replace("import tensorflow as tf", "from tensorflow import convert_to_tensor as to_t")
+    bare = src.replace(
+        "import tensorflow as tf", "from tensorflow import convert_to_tensor as to_t"
+    )
     [g] = hits("TNL201", bare.replace("tf.convert_to_tensor", "to_t"))
     assert "a constant" not in g.message

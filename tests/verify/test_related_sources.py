@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("tensorflow")
 
-from probe_helpers import expr, free
+from probe_helpers import binop, expr, free, inp
 from test_related_inputs import HEADER, sliced
 
 from tfnumlint.verify import probing
@@ -162,12 +162,7 @@ def test_items_of_two_calls_or_an_item_and_a_parameter_are_not_tied():
         return {**free(name), "origin": "call", "source": source, "element": element}
 
     def diff(x: str, y: str) -> dict:
-        return {
-            "k": "bin",
-            "op": "-",
-            "l": {"k": "input", "name": x},
-            "r": {"k": "input", "name": y},
-        }
+        return binop("-", inp(x), inp(y))
 
     one, two = item("u", "g(a)", 0), item("v", "h(a)", 1)
     witness = {"u": 1.0, "v": 1.0, "w": 1.0}
