@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import ops
 from ..analysis.slicing.contract import walk
-from ..analysis.slicing.signatures import PARAMS
+from .preconditions import axis_argument, literal_axes
 
 # reductions that measure a spread: 0 over a batch of copies
 _DISPERSIONS = frozenset(
@@ -44,20 +44,7 @@ def _centred(node: dict[str, Any]) -> bool:
 
 def _over_batch(call: dict[str, Any]) -> bool:
     """The reduction's axes include the batch axis 0 (no axis: every axis, 0 among them)."""
-    names = PARAMS.get(str(call.get("op")), ())
-    given = dict(zip(names, call.get("args") or [], strict=False))
-    given.update(call.get("kw") or {})
-    axis = given.get("axis", given.get("axes"))
+    axis = axis_argument(call)
     if axis is None or (isinstance(axis, dict) and axis.get("k") == "none"):
         return True
-    return 0 in _literal_ints(axis)
-
-
-def _literal_ints(tree: Any) -> list[int]:
-    if not isinstance(tree, dict):
-        return []
-    if tree.get("k") == "const" and isinstance(tree.get("v"), (int, float)):
-        return [int(tree["v"])]
-    if tree.get("k") == "tuple":
-        return [i for item in tree.get("items") or [] for i in _literal_ints(item)]
-    return []
+    return 0 in (literal_axes(axis) or [])

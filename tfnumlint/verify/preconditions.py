@@ -345,6 +345,12 @@ IDENTICAL_PRODUCERS = ops.DEAD_ZONE | ops.FIXED_VALUES | ops.FLOORING | {"mask",
 
 def _axes_of(node: dict[str, Any]) -> list[int] | None:
     """The literal axes a reduction call names, None when none are given or not literal."""
+    given = axis_argument(node)
+    return literal_axes(given) if given is not None else None
+
+
+def axis_argument(node: dict[str, Any]) -> Any:
+    """The tree a reduction call passes as its axis (keyword or position), None if none."""
     args = node.get("args") or []
     op = str(node.get("op"))
     name = AXIS_PARAM.get(op, "axis")
@@ -353,22 +359,22 @@ def _axes_of(node: dict[str, Any]) -> list[int] | None:
     given = (node.get("kw") or {}).get(name)
     if given is None and len(args) > at:
         given = args[at]
-    return _literal_axes(given) if given is not None else None
+    return given
 
 
-def _literal_axes(node: Any) -> list[int] | None:
+def literal_axes(node: Any) -> list[int] | None:
     if not isinstance(node, dict):
         return None
     if node.get("k") == "const":
         v = node.get("v")
         return [int(v)] if isinstance(v, (int, float)) and float(v).is_integer() else None
     if node.get("k") == "neg":
-        inner = _literal_axes(node.get("x"))
+        inner = literal_axes(node.get("x"))
         return [-a for a in inner] if inner is not None else None
     if node.get("k") == "tuple":
         out: list[int] = []
         for item in node.get("items") or []:
-            axes = _literal_axes(item)
+            axes = literal_axes(item)
             if axes is None:
                 return None
             out += axes
