@@ -114,6 +114,10 @@ API_TABLES: frozenset[str] = frozenset(
         # TF/Keras initializer calls and classes a weight of the training rung may start from
         "analysis/slicing/program_sources.py:_INITIALIZERS",
         "analysis/slicing/program_sources.py:_INIT_CALLS",
+        # Keras's Embedding initializer strings and global pooling layer classes
+        "analysis/slicing/program_layers.py:_EMBEDDING_INIT",
+        "analysis/slicing/program_layers.py:_STRING_INITS",
+        "analysis/slicing/program_layers.py:_POOLS",
         # TF/Keras base classes (resolved through the imports) and the method a call runs
         "analysis/slicing/program_models.py:_CALLED_THROUGH",
         # Keras learning-rate schedule classes and their arguments

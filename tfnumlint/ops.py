@@ -831,6 +831,13 @@ for _op in (
         trace="_dropout",
     ),
     Op(
+        # a Keras Embedding layer's lookup: the rows of a table the whole-number ids pick, of a
+        # vocabulary of ``depth`` rows (the training rung's slices only: no spelling)
+        "embedding_lookup",
+        params=("params", "ids", "depth"),
+        trace="_embedding_lookup",
+    ),
+    Op(
         # ``tf.random.normal(tf.shape(x), mean, stddev)``: a fresh draw shaped like ``x`` at
         # each training step (the training rung's slices only: no spelling)
         "normal_draw",

@@ -120,9 +120,11 @@ def _one_hot_indices(trees: list[Any]) -> dict[str, int | None]:
     literal gives such a ``one_hot`` (None when no literal does)."""
     out: dict[str, int | None] = {}
     for node in walk(trees):
-        if node.get("k") != "call" or node.get("op") != "one_hot":
+        looks_up = node.get("op") == "embedding_lookup"  # (table, ids, vocabulary size)
+        if node.get("k") != "call" or not (looks_up or node.get("op") == "one_hot"):
             continue
         args, kw = node.get("args") or [], node.get("kw") or {}
+        args = args[1:] if looks_up else args
         first = args[0] if args else kw.get("indices")
         if not (isinstance(first, dict) and first.get("k") == "input"):
             continue
@@ -189,6 +191,16 @@ def one_hot_depths(trees: Any) -> dict[str, int]:
     (a chosen action, a class id): name -> depth.  Their values are whole numbers in
     [0, depth), which a draw in [-1, 1] is not."""
     return {k: v for k, v in _one_hot_indices([trees]).items() if v is not None}
+
+
+def looked_up(trees: Any) -> set[str]:
+    """Inputs read directly as the ids of an Embedding's lookup (whole numbers below its
+    row count, as :func:`one_hot_depths` gives them)."""
+    return {
+        _input_name((node.get("args") or [None, None])[1])
+        for node in walk([trees])
+        if node.get("k") == "call" and node.get("op") == "embedding_lookup"
+    } - {""}
 
 
 def _input_name(tree: Any) -> str:

@@ -84,6 +84,8 @@ HELPERS = {
     # 1 / (1 - rate), else 0; the masks come from one seeded generator that each run resets
     keep = MASKS.uniform(tf.shape(x), dtype=x.dtype) >= rate
     return tf.where(keep, x / (1 - rate), tf.zeros_like(x))""",
+    "_embedding_lookup": """def _embedding_lookup(params, ids, depth=None):
+    return tf.gather(params, tf.cast(ids, tf.int32))""",
     "_normal_draw": """def _normal_draw(x, mean=0.0, stddev=1.0):
     # tf.random.normal(tf.shape(x), mean, stddev): a fresh draw at each step, from the same
     # seeded generator as dropout's masks (each run resets it)

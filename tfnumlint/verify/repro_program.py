@@ -121,8 +121,10 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
         label = labels.get(name)
         if label == kinds.INDICES:  # a one-hot's indices: whole numbers below its depth
             depth = kinds.one_hot_depths(spec.get("loss"))[name]
+            steps = [d for d in (d.get("shape") or [])[1:] if isinstance(d, int)]  # ids per row
+            size = ", ".join(str(n) for n in [rows, *steps])
             lines.append(
-                f"    out[{ident!r}] = RNG.integers(0, {depth}, size=({rows},)).astype(np.float32)"
+                f"    out[{ident!r}] = RNG.integers(0, {depth}, size=({size},)).astype(np.float32)"
             )
             continue
         if label == kinds.CLASSES:  # one class per row, as labelled data gives

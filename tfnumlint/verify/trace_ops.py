@@ -306,6 +306,11 @@ def _dropout(x: Any, rate: Any = 0.0) -> Any:
     return tf.convert_to_tensor(x) / (1.0 - float(rate))
 
 
+def _embedding_lookup(params: Any, ids: Any, depth: Any = None) -> Any:
+    """A Keras Embedding's lookup: the rows of ``params`` the whole-number ``ids`` pick."""
+    return tf.gather(params, tf.cast(ids, tf.int32))
+
+
 def _normal_draw(x: Any, mean: Any = 0.0, stddev: Any = 1.0) -> Any:
     """A probe point takes the draw at its mean (training runs draw it: ``repro_code``)."""
     return tf.zeros_like(tf.convert_to_tensor(x)) + float(mean)

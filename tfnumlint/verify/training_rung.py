@@ -407,8 +407,11 @@ def sources(spec: dict[str, Any]) -> str:
                 if spec.get("steer")
                 else f"whole numbers drawn uniformly in [0, {depth})"
             ) + (
-                f" (indices of a one_hot of depth {depth}: each a class the program can pick, "
+                f" (ids of an Embedding of {depth} rows: each a row the program can look up, "
                 "paired with the other feeds at random)"
+                if name in kinds.looked_up(spec.get("loss"))
+                else f" (indices of a one_hot of depth {depth}: each a class the program can "
+                "pick, paired with the other feeds at random)"
             )
         elif name in labels:
             how = (

@@ -29,7 +29,7 @@ import libcst as cst
 from ..context import Context, Hit
 from ..module import Binding, Scope
 from ..project_view import ProjectView
-from . import program_fit, program_models, program_modules
+from . import program_fit, program_layers, program_models, program_modules
 from .contract import walk
 from .program_fit import TrainsByFit
 from .program_models import Instance
@@ -271,7 +271,9 @@ class ProgramSlicer(TrainsByFit):
         Dropout layers as Keras runs them in that mode (in inference, they pass ``out``)."""
         fan_in: Any = layers[0].get("input_dim")
         source = out.get("name") if out.get("k") == "input" else None
-        if fan_in is None:
+        if "embedding" in layers[0]:  # ids, not features: the table's width is the next fan-in
+            fan_in = None
+        elif fan_in is None:
             known = program_models.width(out, self.weights, self.data)
             if isinstance(known, int):
                 fan_in = known
@@ -286,6 +288,15 @@ class ProgramSlicer(TrainsByFit):
                 shape = {"k": "tuple", "items": width}
                 out = {"k": "call", "op": "reshape", "args": [out, shape], "kw": {}}
                 fan_in = layer["flatten"]
+                continue
+            if "embedding" in layer:  # a table whose rows the ids pick
+                table = f"{model if single else f'{model}.layers[{i}]'}.embeddings"
+                self.weights[table] = {**layer["init"], "shape": [layer["embedding"], layer["dim"]]}
+                out = program_layers.lookup({"k": "input", "name": table}, out, layer["embedding"])
+                fan_in, made_one = layer["dim"], True
+                continue
+            if "pool" in layer:
+                out = program_layers.pooled(out, layer["pool"])
                 continue
             if "dropout" in layer and not training:
                 continue

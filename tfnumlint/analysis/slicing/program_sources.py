@@ -16,6 +16,7 @@ import libcst as cst
 from ... import ops
 from ..context import Context
 from ..module import Binding, Scope
+from .program_layers import embedding_layer, pooling_layer
 from .program_objectives import _bound_call
 from .slicer import Slicer
 
@@ -555,8 +556,11 @@ def sequential_layers(
             input_dim = int(math.prod(dims))
             layers.append({"flatten": input_dim})
             continue
-        dense = dense_layer(ctx, layer, scope, order, number) or dropout_layer(
-            ctx, layer, scope, order, number
+        dense = (
+            dense_layer(ctx, layer, scope, order, number)
+            or dropout_layer(ctx, layer, scope, order, number)
+            or (embedding_layer(ctx, layer, number, scope, order) if not layers else None)
+            or (pooling_layer(ctx, layer) if any("embedding" in x for x in layers) else None)
         )
         if dense is None:
             return None

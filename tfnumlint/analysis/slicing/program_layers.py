@@ -1,0 +1,83 @@
+"""Keras layers besides Dense that a sequence model's stack holds, read for the training rung
+(static side, no TF import).
+
+``Embedding(vocab, dim)`` first, then ``GlobalAveragePooling1D()`` / ``GlobalMaxPooling1D()``
+over the sequence axis: a text or item classifier's usual head.  Each becomes plain data for
+:meth:`ProgramSlicer.unrolled`: the embedding a table weight that the ids pick rows of (the ids
+are whole numbers below ``vocab``, which is how their draws are made when no data code gives
+them), the pooling a reduction over axis 1.  A layer whose behaviour the slice would not
+reproduce (``mask_zero=True``, which makes the pooling skip padding; an initializer object)
+is not read, and the stack stays cut.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..context import Context
+from ..module import Scope
+
+# Keras's Embedding default: RandomUniform(-0.05, 0.05)
+_EMBEDDING_INIT = {"init": "uniform", "minval": -0.05, "maxval": 0.05}
+_STRING_INITS = {
+    "uniform": _EMBEDDING_INIT,
+    "random_uniform": _EMBEDDING_INIT,
+    "glorot_uniform": {"init": "glorot_uniform"},
+    "glorot_normal": {"init": "glorot_normal"},
+    "zeros": {"init": "zeros"},
+}
+_POOLS = {"GlobalAveragePooling1D": "mean", "GlobalMaxPooling1D": "max"}
+
+
+def _keras_layer(ctx: Context, call: cst.Call) -> str:
+    """The Keras layer class ``call`` makes (``Embedding``), or "" for anything else (a
+    project class of that name is not Keras's)."""
+    resolved = ctx.info.imports.resolve(call.func) or ""
+    if ".layers." not in f".{resolved}" or "keras" not in resolved:
+        return ""
+    return resolved.rsplit(".", 1)[-1]
+
+
+def _is_true(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def embedding_layer(ctx: Context, call: cst.Call, number, scope: Scope, order: int) -> dict | None:
+    """``Embedding(input_dim, output_dim)``: ``{"embedding": vocab, "dim": dim, "init": ...}``,
+    or None (another layer, a size the code does not fix, masking, an initializer object)."""
+    if _keras_layer(ctx, call) != "Embedding":
+        return None
+    vocab = number(ctx.arg(call, 0, "input_dim"), scope, order)
+    dim = number(ctx.arg(call, 1, "output_dim"), scope, order)
+    if vocab is None or dim is None or _is_true(ctx.arg(call, -1, "mask_zero")):
+        return None
+    init = ctx.arg(call, -1, "embeddings_initializer")
+    if init is None:
+        start = _EMBEDDING_INIT
+    elif isinstance(init, cst.SimpleString) and init.evaluated_value in _STRING_INITS:
+        start = _STRING_INITS[str(init.evaluated_value)]
+    else:
+        return None
+    return {"embedding": int(vocab), "dim": int(dim), "init": dict(start)}
+
+
+def pooling_layer(ctx: Context, call: cst.Call) -> dict | None:
+    """``GlobalAveragePooling1D()`` / ``GlobalMaxPooling1D()`` over the steps (channels last):
+    ``{"pool": "mean" | "max"}``, or None."""
+    kind = _POOLS.get(_keras_layer(ctx, call))
+    if kind is None or ctx.arg(call, 0, "data_format") is not None:
+        return None
+    return {"pool": kind}
+
+
+def lookup(table: dict, ids: dict, vocab: int) -> dict:
+    """The rows of ``table`` the whole-number ``ids`` pick (``vocab`` of them)."""
+    depth = {"k": "const", "v": float(vocab)}
+    return {"k": "call", "op": "embedding_lookup", "args": [table, ids, depth], "kw": {}}
+
+
+def pooled(out: dict, kind: str) -> dict:
+    """``out`` reduced over its steps (axis 1), as a global 1-D pooling layer does."""
+    op = "reduce_mean" if kind == "mean" else "reduce_max"
+    axis, keep = {"k": "const", "v": 1}, {"k": "bool", "v": False}
+    return {"k": "call", "op": op, "args": [out, axis, keep], "kw": {}}
