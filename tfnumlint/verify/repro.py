@@ -90,7 +90,11 @@ def program_script(finding: Finding, spec: dict[str, Any]) -> str:
         "inside a tf.function (TensorFlow's graph optimizer on, as the program runs)."
     )
     layout = render(spec, evaluator_source())
-    return header(finding, how) + "\n\n" + layout.script(spec.get("steer") or False)
+    return (
+        header(finding, how)
+        + "\n\n"
+        + layout.script(spec.get("steer") or False, int(spec.get("draw") or 0))
+    )
 
 
 # ---------------------------------------------------------------- the witness rung

@@ -302,10 +302,12 @@ class Rendered:
             or (files[i] == self.file and (l1, c1) <= tuple(self.where[i]) <= (l2, c2))
         }
 
-    def script(self, steer: bool | str) -> str:
+    def script(self, steer: bool | str, draw: int = 0) -> str:
         """The body with its ``__main__``: the reproducer (after ``repro_code.header``)."""
-        main = MAIN.replace("TERM_INDEX", repr(sorted(self.flagged()))).replace(
-            "STEER_FLAG", repr(steer)
+        main = (
+            MAIN.replace("TERM_INDEX", repr(sorted(self.flagged())))
+            .replace("STEER_FLAG", repr(steer))
+            .replace("DRAW_INDEX", repr(int(draw)))
         )
         return self.body + "\n\n" + main.strip("\n") + "\n"
 
@@ -487,15 +489,16 @@ def step_budget(arrays, w, steer):
     return max(50, min(STEERED_STEPS if steer else STEPS, int(WORK / max(size, 1))))
 
 
-def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None):
+def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None, draw=0):
     """Train the slice until something is not finite: that step, and where it starts.  The
     steps are ``step_budget``'s unless given; ``seconds`` is a safety net against a machine
-    much slower than the budget assumes (the run then stops early: ``steps`` says where)."""
+    much slower than the budget assumes (the run then stops early: ``steps`` says where).
+    ``draw`` picks another start of the weights from their initializers (the same data)."""
     import time
 
     deadline = None if seconds is None else time.perf_counter() + seconds
     global RNG, SEEDS
-    RNG, SEEDS = np.random.default_rng(0), itertools.count(1)
+    RNG, SEEDS = np.random.default_rng(0), itertools.count(1 + 1000 * draw)
     MASKS.reset_from_seed(0)
     arrays = {k: np.asarray(v, np.float32) for k, v in data().items()}
     if steer:
@@ -544,7 +547,7 @@ MAIN = """
 FLAGGED = TERM_INDEX  # the flagged operations (none: the whole run, as for a learning rate)
 
 if __name__ == "__main__":
-    got = train(steer=STEER_FLAG)
+    got = train(steer=STEER_FLAG, draw=DRAW_INDEX)
     if got["step"] is None:
         print(f"finite for {got['steps']} steps (loss {got['first_loss']:.6g} -> {got['loss']:.6g})")
         sys.exit(0)

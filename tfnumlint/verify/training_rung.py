@@ -30,6 +30,10 @@ from .trace import format_number
 from .training_saturation import graph_optimizer
 
 SAFETY_SHARE = 0.8  # of the probe's budget (8 s of the default 10): step budgets keep under it
+# Other starts of the weights tried after a finite run on the data: each a draw of the program's
+# initializers, as another run of it makes, trained this many steps (a start that breaks at once)
+INIT_DRAWS = 3
+DRAW_STEPS = 20
 
 
 def safety_seconds() -> float:
@@ -62,26 +66,46 @@ def steer_modes(namespace: dict[str, Any]) -> tuple[bool | str, ...]:
     return (False, True, "low", "high") if namespace.get("RANGES") else (False, True)
 
 
+def run_modes(namespace: dict[str, Any]):
+    """(steer, draw) of each run in turn: the data from the program's start, then from other
+    draws of its initializers (the program's weights start at random: a start that breaks at
+    once is one of its runs), then steered."""
+    for steer in steer_modes(namespace):
+        yield steer, 0
+        if steer is False:
+            yield from ((False, draw) for draw in range(1, INIT_DRAWS + 1))
+
+
 def _train(
-    namespace: dict[str, Any], lr: float, steer: bool | str, steps: int | None, seconds: float
+    namespace: dict[str, Any],
+    lr: float,
+    steer: bool | str,
+    steps: int | None,
+    seconds: float,
+    draw: int = 0,
 ):
     """One run, or the same run made for another finding of this objective."""
-    key = (lr, steer, steps)
+    key = (lr, steer, steps, draw)
     runs = namespace["__runs__"]
     if key not in runs:
-        runs[key] = namespace["train"](lr, steps=steps, steer=steer, seconds=seconds)
+        runs[key] = namespace["train"](lr, steps=steps, steer=steer, seconds=seconds, draw=draw)
     return runs[key]
 
 
 def run_body(
-    body: str, whole: bool, control_divisor: float = 10.0, further: tuple[float, ...] = ()
+    body: str,
+    whole: bool,
+    control_divisor: float = 10.0,
+    further: tuple[float, ...] = (),
+    flagged: frozenset[int] = frozenset(),
 ) -> dict[str, Any]:
     """Run an objective's ``train`` on the program's data, then, if nothing breaks, steered
     to one example; a run that breaks is repeated at a tenth of the rate (the control).  For a
     claim about the step size (``further``: a finding on the whole run's learning rate), a
     control that breaks too is followed by smaller rates (``lr / d`` for each ``d``), when the
     run's own break was a geometric blow-up.  The runs are shared by every finding of the
-    objective."""
+    objective.  Another start of the weights counts only when it breaks where the finding is
+    (``flagged``; for a whole run, its loss or weights)."""
     namespace = _namespace(body)
     lr = float(namespace["LEARNING_RATE"])
     got: dict[str, Any] = {}
@@ -89,15 +113,19 @@ def run_body(
     broke: dict[str, Any] | None = None  # a run that broke at a tenth of the rate as well
     deadline = time.perf_counter() + safety_seconds()
     cut = False  # a run stopped by the time budget, or a mode never run: no evidence
+    draws = 0  # other starts of the weights tried, each finite
     with graph_optimizer():
-        for steer in steer_modes(namespace):
+        for steer, draw in run_modes(namespace):
             left = deadline - time.perf_counter()
             if left <= 0:
                 cut = True
                 break
-            run = _train(namespace, lr, steer, None, left)
+            run = _train(namespace, lr, steer, DRAW_STEPS if draw else None, left, draw)
             if steer and on_copies_spread(run, namespace):
                 copies = run  # copies of one example have no spread: no evidence either way
+                continue
+            if draw and not _breaks_there(run, flagged, whole):
+                draws += run["step"] is None  # it trains: the run from the program's start stands
                 continue
             got = run
             cut = got["step"] is None and got["steps"] < got["budget"]
@@ -106,7 +134,7 @@ def run_body(
                 # goes as far in ten times the steps), within the run's own budget
                 steps = min(got["budget"], max(100, 10 * (got["step"] + 1)))
                 left = max(deadline - time.perf_counter(), 1.0)
-                control = _train(namespace, lr / control_divisor, steer, steps, left)
+                control = _train(namespace, lr / control_divisor, steer, steps, left, draw)
                 tried = [(control_divisor, control)]
                 if whole and control["step"] is not None and further and blew_up(got, steps):
                     tried += _smaller_rates(namespace, lr, steer, steps, further, deadline)
@@ -115,12 +143,22 @@ def run_body(
                 if whole and (control["step"] is not None or short):
                     # every rate broke, or the last smaller one was stopped by the budget
                     broke = {"run": got, "control": control, "steer": steer, "rate_free": True,
-                             "tried": tried, "steps": steps}  # fmt: skip
+                             "tried": tried, "steps": steps, "draw": draw}  # fmt: skip
                     continue  # the learning rate is not shown to break it: try the other mode
-                return {"run": got, "control": control, "steer": steer, "tried": tried}
+                return {"run": got, "control": control, "steer": steer, "tried": tried,
+                        "draw": draw}  # fmt: skip
     if broke is not None:
         return broke
-    return {"run": got, "control": None, "steer": False, "cut": cut, "copies": copies}
+    return {"run": got, "control": None, "steer": False, "cut": cut, "copies": copies,
+            "draws": draws}  # fmt: skip
+
+
+def _breaks_there(run: dict[str, Any], flagged: frozenset[int], whole: bool) -> bool:
+    if run["step"] is None:
+        return False
+    if whole:
+        return not (run["loss_finite"] and run["weights_finite"])
+    return bool(flagged & set(run["origins"]))
 
 
 def on_copies_spread(got: dict[str, Any], namespace: dict[str, Any]) -> bool:
@@ -188,7 +226,8 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     layout = rendered(spec)
     whole = layout.term < 0
     further = tuple(float(d) for d in spec.get("further") or ())
-    out = run_body(layout.body, whole, float(spec.get("control") or 10.0), further)
+    control_divisor = float(spec.get("control") or 10.0)
+    out = run_body(layout.body, whole, control_divisor, further, frozenset(layout.flagged()))
     got, control = out["run"], out["control"]
     if not got:  # the safety net stopped it before a run was made
         return {"status": "not run"}
@@ -197,8 +236,8 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
         return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec),
                 "where": layout.where, "files": layout.files, "control": control,
                 "tried": out.get("tried") or [], "cut": bool(out.get("cut")),
-                "copies": out.get("copies")}  # fmt: skip
-    spec = {**spec, "steer": out["steer"]}
+                "copies": out.get("copies"), "draws": out.get("draws", 0)}  # fmt: skip
+    spec = {**spec, "steer": out["steer"], "draw": out.get("draw", 0)}
     how = "value" if whole else got["origins"][origin]
     verdict = {
         "status": "confirmed" if own_evidence(spec) else "inconclusive",
@@ -255,8 +294,13 @@ def reached(trained: dict[str, Any]) -> str:
     if trained.get("cut"):
         return f"{head} was stopped by its time budget after {got['steps']} steps, finite so far"
     if got["step"] is None:
-        copies = trained.get("copies")
-        return f"{head} stays finite for {got['steps']} steps" + (
+        copies, draws = trained.get("copies"), trained.get("draws")
+        starts = (
+            f", and for {DRAW_STEPS} steps from each of {draws} other draws of its initial weights"
+            if draws
+            else ""
+        )
+        return f"{head} stays finite for {got['steps']} steps{starts}" + (
             f" (a batch of copies of one example breaks at step {copies['step']}, where the "
             "batch's spread is read: copies have none, the program's batches do)"
             if copies
@@ -342,8 +386,16 @@ def describe(spec: dict[str, Any], got: dict[str, Any], control: dict[str, Any] 
     }.get(how, how)
     if spec.get("whole"):
         what = "the loss or the weights are no longer finite"
+    draw = int(spec.get("draw") or 0)
+    before = "draw 1 trains" if draw == 1 else f"draws 1 to {draw} train"
+    start = (
+        f" from draw {draw + 1} of its initial weights (its initializers draw them at random; "
+        f"{before} finitely)"
+        if draw
+        else ""
+    )
     text = (
-        f"{run_text(spec)} reaches it at step {got['step']}: {what} "
+        f"{run_text(spec)} reaches it at step {got['step']}{start}: {what} "
         f"(the loss was {format_number(got['first_loss'])} at step 0)"
     )
     for i, (divisor, run) in enumerate(tried or ([(0.0, control)] if control else [])):
