@@ -2,11 +2,12 @@
 
 The training rung and its reproducer are one text.  :func:`render` writes the objective the
 program optimizes (``slicing.program.ProgramSpec``) as plain TensorFlow and NumPy: its weights
-with their initializers, its data (the program's NumPy recipe replayed on our own generator, or
-a uniform draw inside the fed range), its optimizer, and a loop that trains the slice and stops
-at the first step where the loss, the flagged term, the term's gradient, a weight gradient or a
-weight is not finite.  The worker runs this text (``training_rung.py``) and ``--emit-repro``
-writes the same text, so a reproducer replays exactly the run that confirmed the finding.
+with their initializers, its data (the program's NumPy recipe replayed on our own generator, a
+uniform draw inside the fed range, or its probability producer's output: ``produced.py``), its
+optimizer, and a loop that trains the slice and stops at the first step where the loss, the
+flagged term, the term's gradient, a weight gradient or a weight is not finite.  The worker
+runs this text (``training_rung.py``) and ``--emit-repro`` writes the same text, so a
+reproducer replays exactly the run that confirmed the finding.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..optimizers import OPTIMIZERS
-from . import kinds
+from . import kinds, produced
 from .batch_spread import reads_batch_spread
 from .repro_code import Renderer, identifier, number
 
@@ -115,9 +116,14 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
             recipes[ident] = feed["data"]
             continue
         lo, hi = feed.get("range") or [-1.0, 1.0]
-        width = (d.get("shape") or [None, widths.get(name, 1)])[1:] or []
+        got = produced.producer(spec, name)
+        wide = (produced.width(got) if got else None) or widths.get(name, 1)
+        width = (d.get("shape") or [None, wide])[1:] or []
         dims = ", ".join(str(x if x is not None else 1) for x in width)
         rows = RANGE_ROWS * (batch or DEFAULT_BATCH)
+        if got is not None:  # its producer's output: softmax rows, sigmoid values
+            lines += produced.draw_lines(ident, got, rows, dims)
+            continue
         label = labels.get(name)
         if label == kinds.INDICES:  # a one-hot's indices: whole numbers below its depth
             depth = kinds.one_hot_depths(spec.get("loss"))[name]
@@ -163,6 +169,8 @@ def drawn_labels(spec: dict[str, Any]) -> dict[str, str]:
         feed = (d.get("feeds") or [{}])[0]
         if feed.get("data") is not None or feed.get("range") is not None:
             continue
+        if produced.producer(spec, name) is not None:  # drawn as its producer's output
+            continue
         width = (d.get("shape") or [None])[1:]
         if kind == kinds.CLASSES and not (len(width) == 1 and isinstance(width[0], int)):
             continue
@@ -171,13 +179,13 @@ def drawn_labels(spec: dict[str, Any]) -> dict[str, str]:
 
 
 def ranged(spec: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    """The feeds drawn from a range (no data recipe, no label kind): their range, or [-1, 1]
-    when unknown."""
+    """The feeds drawn from a range (no data recipe, no label kind, no probability producer):
+    their range, or [-1, 1] when unknown."""
     out = {}
     labels = drawn_labels(spec)
     for name, d in spec["data"].items():
         feed = (d.get("feeds") or [{}])[0]
-        if feed.get("data") is None and name not in labels:
+        if feed.get("data") is None and name not in labels and not produced.producer(spec, name):
             lo, hi = feed.get("range") or [-1.0, 1.0]
             out[name] = (float(lo), float(hi))
     return out

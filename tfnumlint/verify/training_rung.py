@@ -23,7 +23,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import kinds
+from . import kinds, produced
 from .repro_program import Rendered, batch_size, drawn_labels, render
 from .repro_program_eval import evaluator_source
 from .trace import format_number
@@ -276,13 +276,16 @@ def own_evidence(spec: dict[str, Any]) -> bool:
     """Is the run the program's own?  Every weight starts as the code starts it, and every
     feed is the program's: replayed from its data code (steered, the repeated example is one
     of its rows), a whole number below the depth of the one_hot that reads it (an action,
-    a class id: each one the program can pick), or a value inside the range the code gives
-    the feed (an advantage ``r - baseline``), held at one end of it when steered."""
+    a class id: each one the program can pick), a value inside the range the code gives
+    the feed (an advantage ``r - baseline``), held at one end of it when steered, or an output
+    of the probability op the code produces the feed with (a softmax row: ``produced.py``),
+    which is inside what that producer emits though not its own values."""
     if spec.get("assumed"):
         return False
     indices = {n for n, kind in drawn_labels(spec).items() if kind == kinds.INDICES}
+    drawn = set(produced.produced(spec))
     return all(
-        feed.get("data") or feed.get("range") is not None or name in indices
+        feed.get("data") or feed.get("range") is not None or name in indices | drawn
         for name, feed in ((n, (d.get("feeds") or [{}])[0]) for n, d in spec["data"].items())
     )
 
@@ -445,6 +448,8 @@ def sources(spec: dict[str, Any]) -> str:
             how += ", one of its rows, repeated" if spec.get("steer") else ""
         elif feed.get("data") is not None:
             how = "one of its rows, repeated" if spec.get("steer") else "its data code replayed"
+        elif (got := produced.producer(spec, name)) is not None:
+            how = produced.described(got, spec.get("steer") or False)
         elif feed.get("range") is not None:
             lo, hi = (format_number(v) for v in feed["range"])
             how = {

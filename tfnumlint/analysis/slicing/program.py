@@ -34,6 +34,7 @@ from .contract import walk
 from .program_fit import TrainsByFit
 from .program_models import Instance
 from .program_objectives import Objective, objectives, optimizer_of
+from .program_producers import widened
 from .program_sources import (
     _ints,
     _number,
@@ -412,7 +413,7 @@ def _spec(
         loss=loss,
         term=term,
         weights=dict(ps.weights),
-        data=dict(ps.data),
+        data=widened(loss, ps.weights, ps.data),
         optimizer=optimizer,
         dtype=dtype,
         path=getattr(ctx, "path", ""),

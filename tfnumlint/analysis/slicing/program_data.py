@@ -3,7 +3,8 @@
 Mixed into ``program.ProgramSlicer``: a placeholder's ``feed_dict`` values, the arguments
 the training step's call sites pass, a batch a ``tf.data`` pipeline picks from an array, each
 read as a recipe of the program's NumPy code (``analysis/datagen.py``) or, failing that, as the
-range it is fed from.
+range it is fed from, or as the output of the probability op that produces it
+(``program_producers.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from .. import datagen, feeds
 from ..context import Context
 from ..module import Binding, Scope, contains
 from ..names import descendants, dotted_name
+from .program_producers import probability_producer
 from .program_sources import _number
 
 
@@ -56,7 +58,9 @@ class ReadsData:
         if got is not None:
             return {"code": self.ctx.code(node), **got}
         rng = feeds.FeedReader(self.ctx.ev).range(node, scope, order)
-        return {"code": self.ctx.code(node), "range": list(rng) if rng is not None else None}
+        out = {"code": self.ctx.code(node), "range": list(rng) if rng is not None else None}
+        producer = probability_producer(self.ctx, node, scope, order) if rng is None else None
+        return {**out, "producer": producer} if producer is not None else out
 
     def _converted(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """``tf.constant(batch)`` / ``tf.convert_to_tensor(batch)`` with no dtype or a float
