@@ -29,7 +29,7 @@ import libcst as cst
 from ..context import Context, Hit
 from ..module import Binding, Scope
 from ..project_view import ProjectView
-from . import program_fit, program_models, program_modules
+from . import program_fit, program_models, program_modules, program_tf1
 from .contract import walk
 from .program_fit import TrainsByFit
 from .program_models import Instance
@@ -90,6 +90,8 @@ class ProgramSlicer(TrainsByFit):
         )
         self.slicer.unpacking = True
         self.slicer.across_modules = True  # a model or loss imported from the project
+        self.slicer.opens = program_tf1.opens  # tf.layers.dense, in scoped helpers
+        self.slicer.scoped_bodies = program_tf1.scoped_body
         self.instances: list[Instance] = []  # the objects whose methods are being followed
         self.modes = [False]  # Keras's training mode: a bare model call runs in inference
 
@@ -111,6 +113,8 @@ class ProgramSlicer(TrainsByFit):
             return item  # ``x`` of ``x, y = data`` in a model's own ``train_step``
         if isinstance(node, cst.Call) and ctx.op(node) == "random":
             return self._normal_draw(node, scope, order, depth)
+        if isinstance(node, cst.Call) and program_tf1.opens(ctx, node):
+            return program_tf1.layer_call(self, node, scope, order, depth)
         if isinstance(node, cst.Call):
             return self._model_call(node, scope, order, depth)
         if isinstance(node, cst.Attribute) and self.instances:
@@ -143,8 +147,9 @@ class ProgramSlicer(TrainsByFit):
             made = inlined(ctx, value, found.scope, found.at)
             if isinstance(made, cst.Call) and ctx.op(made) == "variable":
                 value, op = made, "variable"
-        if op == "variable":
-            key = self._weight_key(key, found.scope)
+        if op == "variable":  # its scoped name (``tower/w``), else one per inlined call
+            scoped = program_tf1.variable_key(self, value, found.scope, found.at)
+            key = scoped or self._weight_key(key, found.scope)
             if key not in self.weights:
                 init = initializer(ctx, value, found.scope, found.at, self.number)
                 if init is None:
