@@ -171,3 +171,33 @@ def test_get_variable_in_a_scoped_helper_is_one_weight_by_its_scoped_name() -> N
     weights, data, _loss = the_objective(VARIABLES)
     assert set(data) == {"p", "q"}
     assert weights == {"proj/w": {"init": "zeros", "shape": [3, 2]}}
+
+
+NESTED = """\
+    import numpy as np
+    import tensorflow as tf
+
+    x = tf.placeholder(tf.float32, [None, 5])
+    y = tf.placeholder(tf.float32, [None, 1])
+
+    def fc(v, n, scope, act):
+        with tf.variable_scope(scope):
+            return tf.layers.dense(v, n, activation=act, name="lin")
+
+    with tf.variable_scope("net"):
+        h = fc(x, 8, "a", tf.nn.relu)
+        p = fc(h, 1, "b", None)
+    loss = tf.reduce_mean(tf.square(p - y))
+    opt = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    X = np.random.rand(100, 5).astype(np.float32)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        s.run(opt, {x: X, y: X[:, :1]})
+"""
+
+
+def test_scope_names_and_activations_a_helper_is_given_are_read_at_each_call() -> None:
+    weights, _data, loss = the_objective(NESTED)
+    assert sorted(weights) == [
+        "net/a/lin.bias", "net/a/lin.kernel", "net/b/lin.bias", "net/b/lin.kernel"]  # fmt: skip
+    assert ops(loss).count("relu") == 1  # the first call's; the second is given None

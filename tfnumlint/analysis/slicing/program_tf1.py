@@ -353,6 +353,24 @@ def _initializer(ctx: Context, node: cst.BaseExpression, scope: Scope, order: in
     return {"init": kind, **_init_params(ctx, node, scope, order, number)}
 
 
+def _given(
+    ps: ProgramSlicer, node: cst.BaseExpression, scope: Scope, order: int
+) -> tuple[cst.BaseExpression, Context]:
+    """``node``, or the argument an inlined helper's parameter ``node`` is called with (and
+    the module it is read in)."""
+    ctx = ps.ctx
+    for _ in range(8):
+        if not isinstance(node, cst.Name):
+            break
+        found = ctx.ev.lookup(node.value, scope, order)
+        arg = ps.slicer._args.get(id(found)) if isinstance(found, cst.Param) else None
+        if arg is None:
+            break
+        node, scope, order = arg.value, arg.scope, arg.order
+        ctx = arg.module[0] if arg.module is not None else ctx
+    return node, ctx
+
+
 def _layer(ps: ProgramSlicer, call: cst.Call, scope: Scope, order: int) -> dict | None:
     """The layer as ``unrolled`` takes it, plus its kernel's initializer parameters."""
     ctx = ps.ctx
@@ -368,8 +386,10 @@ def _layer(ps: ProgramSlicer, call: cst.Call, scope: Scope, order: int) -> dict 
     if path == "tf.contrib.layers.fully_connected" and "activation_fn" not in nones | set(given):
         activation = "relu"  # its default
     elif act is not None:
-        activation = ctx.info.imports.op(act)
-        if activation is None or not _traceable_activation(activation):
+        act, where = _given(ps, act, scope, order)  # ``activation=act`` of a helper's parameter
+        none = isinstance(act, cst.Name) and act.value == "None"
+        activation = None if none else where.info.imports.op(act)
+        if not none and (activation is None or not _traceable_activation(activation)):
             return None
     trainable = given.get("trainable")
     if trainable is not None and not (
