@@ -9,6 +9,9 @@ the flagged expression's free inputs.  The sources are what training starts from
 - a ``keras.Sequential`` of ``Dense`` layers called on a value is unrolled into its layers'
   ``matmul + bias`` and activation, each kernel and bias a weight with Keras's default (or the
   declared) initializer;
+- a TF1 ``tf.layers.dense`` / contrib ``fully_connected`` is such a layer, its weights keyed by
+  their scoped name (``tower/h``: two calls of a helper in a ``variable_scope`` share them;
+  ``program_tf1.py``);
 - a placeholder, or a parameter of the function that computes the loss, is *data*: what the
   program feeds it (``feed_dict`` values, the arguments of the training step's call sites) is
   read as a recipe of its NumPy code (``analysis/datagen.py``) or, failing that, its range.
