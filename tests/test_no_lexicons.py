@@ -120,6 +120,14 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/program_layers.py:_POOLS",
         # TF/Keras base classes (resolved through the imports) and the method a call runs
         "analysis/slicing/program_models.py:_CALLED_THROUGH",
+        # the parameters of TF1's functional layers (tf.layers.dense, contrib's
+        # fully_connected/linear) and of tf.variable_scope, by their API keyword names
+        "analysis/slicing/program_tf1.py:_DENSE",
+        "analysis/slicing/program_tf1.py:_CONTRIB",
+        "analysis/slicing/program_tf1.py:_LINEAR",
+        "analysis/slicing/program_tf1.py:_IGNORED",
+        "analysis/slicing/program_tf1.py:_SCOPE_NAMING",
+        "analysis/slicing/program_tf1.py:_SCOPE_PARAMS",
         # Keras learning-rate schedule classes and their arguments
         "analysis/slicing/program_objectives.py:_SCHEDULES",
         # the probe format's own keys (the slicer writes them, the tracer reads them)

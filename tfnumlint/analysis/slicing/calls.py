@@ -7,7 +7,7 @@ TensorFlow.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -67,6 +67,10 @@ class SlicesCalls:
     home: Context
     modules: set[str]
     across_modules: bool
+    # the program slice's: a call its substitute reads (a TF1 layer), and a helper body it
+    # also inlines (straight-line code inside naming ``with`` blocks)
+    opens: Callable[[Context, cst.Call], bool] | None
+    scoped_bodies: Callable[[Context, cst.FunctionDef, bool], bool] | None
 
     # the slicer's own reading, which a call's arguments and a helper's body go back to
     def tree(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0) -> dict:
@@ -94,6 +98,8 @@ class SlicesCalls:
         its class): a call that is not on the allow-list."""
         if isinstance(node, cst.Call):
             op = self.op_of(node)
+            if op is None and self.opens is not None and self.opens(self.ctx, node):
+                return False  # read by the substitute (the program slice's TF1 layers)
             if op is None and self._inlinable(node, scope, seen):
                 return False  # a plain helper of the module (or method): inlined (`_inline`)
             return op is None or op not in ALLOWED_OPS | {"cond", "case"}
@@ -233,7 +239,10 @@ class SlicesCalls:
             return None
         if fn.parent.kind not in ("module", "class") or id(fn) in self._bodies:
             return None  # a helper calling itself: its body is being sliced
-        return (fn, where) if straight_line(fn.node, self.unpacking) else None
+        if straight_line(fn.node, self.unpacking):
+            return fn, where
+        wider, ctx = self.scoped_bodies, (where[0] if where is not None else self.ctx)
+        return (fn, where) if wider is not None and wider(ctx, fn.node, self.unpacking) else None
 
     @staticmethod
     def _own_method(func: cst.BaseExpression, scope: Scope) -> Scope | None:

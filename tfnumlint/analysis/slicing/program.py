@@ -9,6 +9,9 @@ the flagged expression's free inputs.  The sources are what training starts from
 - a ``keras.Sequential`` of ``Dense`` layers called on a value is unrolled into its layers'
   ``matmul + bias`` and activation, each kernel and bias a weight with Keras's default (or the
   declared) initializer;
+- a TF1 ``tf.layers.dense`` / contrib ``fully_connected`` is such a layer, its weights keyed by
+  their scoped name (``tower/h``: two calls of a helper in a ``variable_scope`` share them;
+  ``program_tf1.py``);
 - a placeholder, or a parameter of the function that computes the loss, is *data*: what the
   program feeds it (``feed_dict`` values, the arguments of the training step's call sites) is
   read as a recipe of its NumPy code (``analysis/datagen.py``) or, failing that, its range.
@@ -29,7 +32,7 @@ import libcst as cst
 from ..context import Context, Hit
 from ..module import Binding, Scope
 from ..project_view import ProjectView
-from . import program_fit, program_layers, program_models, program_modules
+from . import program_fit, program_layers, program_models, program_modules, program_tf1
 from .contract import walk
 from .program_fit import TrainsByFit
 from .program_models import Instance
@@ -91,6 +94,8 @@ class ProgramSlicer(TrainsByFit):
         )
         self.slicer.unpacking = True
         self.slicer.across_modules = True  # a model or loss imported from the project
+        self.slicer.opens = program_tf1.opens  # tf.layers.dense, in scoped helpers
+        self.slicer.scoped_bodies = program_tf1.scoped_body
         self.instances: list[Instance] = []  # the objects whose methods are being followed
         self.modes = [False]  # Keras's training mode: a bare model call runs in inference
 
@@ -112,6 +117,8 @@ class ProgramSlicer(TrainsByFit):
             return item  # ``x`` of ``x, y = data`` in a model's own ``train_step``
         if isinstance(node, cst.Call) and ctx.op(node) == "random":
             return self._normal_draw(node, scope, order, depth)
+        if isinstance(node, cst.Call) and program_tf1.opens(ctx, node):
+            return program_tf1.layer_call(self, node, scope, order, depth)
         if isinstance(node, cst.Call):
             return self._model_call(node, scope, order, depth)
         if isinstance(node, cst.Attribute) and self.instances:
@@ -144,8 +151,9 @@ class ProgramSlicer(TrainsByFit):
             made = inlined(ctx, value, found.scope, found.at)
             if isinstance(made, cst.Call) and ctx.op(made) == "variable":
                 value, op = made, "variable"
-        if op == "variable":
-            key = self._weight_key(key, found.scope)
+        if op == "variable":  # its scoped name (``tower/w``), else one per inlined call
+            scoped = program_tf1.variable_key(self, value, found.scope, found.at)
+            key = scoped or self._weight_key(key, found.scope)
             if key not in self.weights:
                 init = initializer(ctx, value, found.scope, found.at, self.number)
                 if init is None:

@@ -67,6 +67,8 @@ class Slicer(ReadsOfCuts, SlicesCalls, HostConstants):
         self.unpacking = False
         # ... also those imported from another module of the project (the program slice)
         self.across_modules = False
+        self.opens = None  # ... and its own calls and helper bodies (``calls.py``)
+        self.scoped_bodies = None
         self.inlined = 0  # helper calls followed so far
         # bind a non-literal axis/depth/shape to a stand-in the probe notes (verification
         # only: a fix proof under an assumed axis would prove nothing)
