@@ -76,15 +76,21 @@ def test_the_policy_makes_a_layer_square_raw_counts_in_float16():
         "keras.mixed_precision.set_global_policy(policy)",
         'tf.keras.mixed_precision.experimental.set_policy("mixed_float16")',
         'keras.config.set_dtype_policy("mixed_float16")',
+        'tf.compat.v1.keras.mixed_precision.set_global_policy("mixed_float16")',
+        "tf.compat.v1.keras.mixed_precision.experimental.set_policy(\n"
+        '    tf.compat.v1.keras.mixed_precision.experimental.Policy("mixed_float16"))',
         'def setup():\n    keras.mixed_precision.set_global_policy("mixed_float16")\n\n\nsetup()',
     ],
 )
 def test_every_spelling_of_the_policy_sets_the_layer_dtype(policy):
-    assert len(square_hits(program(policy=policy))) == 2
+    found = square_hits(program(policy=policy))
+    assert len(found) == 2
+    assert all("the mixed_float16 policy set on line" in f.message for f in found)
 
 
 @pytest.mark.parametrize(
-    "dtype", ['dtype="float32"', "dtype=tf.float32", 'dtype=keras.mixed_precision.Policy("float32")']
+    "dtype",
+    ['dtype="float32"', "dtype=tf.float32", 'dtype=keras.mixed_precision.Policy("float32")'],
 )
 def test_a_layer_built_in_float32_computes_in_float32(dtype):
     assert square_hits(program())
