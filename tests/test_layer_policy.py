@@ -104,6 +104,13 @@ def test_one_float16_instance_among_float32_ones_keeps_the_finding():
     assert len(square_hits(float32 + second.format(dtype=""))) == 2
 
 
+def test_an_instance_built_with_the_mixed_policy_needs_no_global_policy():
+    second = "other = keras.Sequential([Centre(dtype='mixed_float16')])\n"
+    found = square_hits(program(policy="") + second + "other.fit(readings, labels)\n")
+    assert len(found) == 2
+    assert "`Centre(dtype=...)` makes `Centre`'s call compute in float16" in found[0].message
+
+
 def test_mixed_bfloat16_keeps_float32_range():
     assert square_hits(program())
     bf16 = 'keras.mixed_precision.set_global_policy("mixed_bfloat16")'

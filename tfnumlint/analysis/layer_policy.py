@@ -163,21 +163,23 @@ def _init_dtype(cls: ClassInfo, info: ModuleInfo) -> tuple[bool, str | None]:
 
 
 def _instance_dtype(site: Site, info: ModuleInfo, policy: str | None) -> tuple[str | None, str]:
-    """(the compute dtype of the instance ``site`` builds, how it is set); a None dtype when
-    the code does not say it."""
+    """(the compute dtype of the instance ``site`` builds, how it is set): the dtype it is
+    built with, else the one its class's ``__init__`` passes on, else the policy's.  (None,
+    "unknown") for a dtype the code does not name; (None, "") for none at all."""
     call = site.node
     line = info.module.code_for_node(call).split("(", 1)[0]
     arg = call_arg(call, 99, "dtype")
     if arg is not None:
-        return policy_dtype(arg, site.scope, info.imports), f"`{line}(dtype=...)`"
+        dtype = policy_dtype(arg, site.scope, info.imports)
+        return dtype, f"`{line}(dtype=...)`" if dtype else "unknown"
     if any(a.star == "**" for a in call.args):
-        return None, ""
+        return None, "unknown"
     assert isinstance(call.func, cst.Name)
     cls = info.classes.get(call.func.value)
     given, dtype = _init_dtype(cls, info) if cls is not None else (False, None)
     if given:
-        return dtype, f"`{line}.__init__`'s dtype"
-    return policy, "the policy"
+        return dtype, f"`{line}.__init__`'s dtype" if dtype else "unknown"
+    return policy, "the policy" if policy else ""
 
 
 def layer_dtype(cls: ClassInfo, info: ModuleInfo) -> LayerDtype | None:
@@ -199,7 +201,7 @@ def layer_dtype(cls: ClassInfo, info: ModuleInfo) -> LayerDtype | None:
     for site in built:
         dtype, how = _instance_dtype(site, info, policy_compute)
         if dtype is None:
-            if how:  # a dtype the code does not name
+            if how == "unknown":  # a dtype the code does not name
                 return None
             continue  # no policy, no dtype: the project's float
         dtypes.append(dtype)
