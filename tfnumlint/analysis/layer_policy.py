@@ -269,10 +269,11 @@ def operand_dtype(node: cst.BaseExpression, scope: Scope, order: int, imports: I
         return None
     if isinstance(node, cst.Name):
         bindings = [b for b in scope.bindings.get(node.value, ()) if b.visible <= order]
-        if not bindings or bindings[-1].value is None or bindings[-1].index is not None:
+        value = bindings[-1].value if bindings and bindings[-1].index is None else None
+        if value is None:
             return None
         b = bindings[-1]
-        return operand_dtype(b.value, b.scope, b.at, imports, depth + 1)
+        return operand_dtype(value, b.scope, b.at, imports, depth + 1)
     if isinstance(node, cst.BinaryOperation):
         sides = (
             operand_dtype(s, scope, order, imports, depth + 1) for s in (node.left, node.right)
