@@ -181,6 +181,13 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/dtypectx.py:_DTYPE_KEYWORDS",
         "analysis/dtypectx.py:FLOAT_WORDS",
         "analysis/dtypectx.py:_POSITIONAL",
+        # dtype and mixed-precision policy names, and the dtype-scope markers made of them
+        "analysis/layer_policy.py:PRECISION",
+        "analysis/layer_policy.py:_MARKER_DTYPE",
+        "analysis/layer_policy.py:_POLICY_COMPUTE",
+        "analysis/layer_policy.py:_POLICY_MARKERS",
+        "analysis/layer_inputs.py:_DATA_METHODS",  # Keras Model methods that take input data
+        "analysis/layer_policy.py:_LAYER_BASES",  # Keras layer and model classes
         "analysis/discrete.py:INTEGER_DTYPE",
         "analysis/discrete.py:STEP_FUNCTIONS",
         "analysis/gradflow.py:_DIFFERENTIATE",

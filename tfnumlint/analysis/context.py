@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import libcst as cst
 
 from .. import stages
+from .layer_policy import LayerDtype, class_scope_dtype, layer_dtype, scope_class
 from .module import ModuleInfo, Scope, Site, call_arg
 from .provenance import Evaluator
 from .values import Val
@@ -56,8 +57,25 @@ class Context:
         return self.ev.value(node, site.scope, site.order)
 
     def dtype(self, site: Site | Scope) -> str:
+        """The lowest precision the code at ``site`` computes in: the dtypes its scopes set,
+        and in a Keras layer class the layer's own dtype (``layer_policy``), which says
+        what a mixed-precision policy does to it."""
         scope = site.scope if isinstance(site, Site) else site
+        layer = self.layer_dtype(scope)
+        if layer is not None:
+            return class_scope_dtype(scope, self.info, layer)
         return self.info.dtype(scope)
+
+    def layer_dtype(self, scope: Scope) -> LayerDtype | None:
+        """The dtype of the Keras layer class ``scope`` is code of, when a policy or its
+        instances' ``dtype`` decide it (``layer_policy.layer_dtype``)."""
+        cls = scope_class(scope)
+        if cls is None:
+            return None
+        table: dict[int, LayerDtype | None] = self.fact("layer_dtypes", dict)
+        if id(cls) not in table:
+            table[id(cls)] = layer_dtype(cls, self.info)
+        return table[id(cls)]
 
     def op(self, node: cst.CSTNode) -> str | None:
         return self.info.imports.op(node.func) if isinstance(node, cst.Call) else None

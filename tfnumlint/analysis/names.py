@@ -21,6 +21,8 @@ from ..ops import SPELLINGS
 
 # Prefix rewrites, applied in order, that collapse every spelling onto ``tf.`` / ``keras.``.
 _PREFIXES: tuple[tuple[str, str], ...] = (
+    ("tensorflow.compat.v1.keras.", "keras."),
+    ("tensorflow.compat.v2.keras.", "keras."),
     ("tensorflow.compat.v1.", "tf."),
     ("tensorflow.compat.v2.", "tf."),
     ("tensorflow.python.keras.", "keras."),

@@ -81,6 +81,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         self._compiled: dict[str, Val | None] = {}
         self._compile_sites: dict[str, list] | None = None
         self._role_scopes: set[int] | None = None  # roles.scopes_with_roles, once
+        self._layer_inputs: dict[int, object] = {}  # layer_inputs.class_inputs, per class
 
     # -- public -----------------------------------------------------------------------
     def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
@@ -190,6 +191,13 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             "param", lo, hi, desc=f"`{param.name.value}` (the targets `{code}` given to fit)"
         )
 
+    def _layer_input(self, param: cst.Param, owner: Scope | None) -> Val | None:
+        """The first input of a Keras layer's ``call``: the data the program feeds the model
+        the layer leads (``layer_inputs.call_input``)."""
+        from .layer_inputs import call_input
+
+        return call_input(self, param, owner, self._layer_inputs)
+
     def _compiled_lambda_output(self, fn: cst.Lambda, param: cst.Param) -> Val | None:
         """``y_pred`` of ``model.compile(loss=lambda y, p: ...)``: the model's output."""
         params = fn.params.params
@@ -293,7 +301,11 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             owner = self._owner(name, found, scope)
             if name in self.roles(owner).guards:  # only ever `x + eps`: positive by intent
                 return Val("eps", 5e-324, 1.0, guarded=True, desc=f"`{name}`")
-            passed = self._passed(name, found, scope) or self.fit_target(found, scope)
+            passed = (
+                self._passed(name, found, scope)
+                or self.fit_target(found, scope)
+                or self._layer_input(found, owner)
+            )
             if passed is not None:
                 return passed
             if _is_none(found.default) and name in self.roles(owner).factors:

@@ -8,6 +8,7 @@ from .. import ops
 from ..analysis.context import Context, Hit
 from ..analysis.dtypectx import dtype_word
 from ..analysis.epsilons import eps_value, first_arg
+from ..analysis.layer_policy import operand_dtype
 from ..analysis.module import Site, parent_map
 from ..analysis.optimizer_calls import optimizer_epsilon
 from ..analysis.tfvalues import TF, UNKNOWN, calls_tf, origin
@@ -251,11 +252,23 @@ def float16_overflow(site: Site, ctx: Context):
                     site,
                 )
                 return
+        if isinstance(node.operator, cst.Multiply) and _same_value(node.left, node.right, ctx):
+            yield from _unbounded_overflow(
+                node, node.left, "square", site, ctx, f"`{ctx.code(node)}`"
+            )
         return
     op = ctx.op(node)
     x = first_arg(node, "x")
     if x is not None:
         yield from _unbounded_overflow(node, x, op or "", site, ctx)
+
+
+def _same_value(left: cst.BaseExpression, right: cst.BaseExpression, ctx: Context) -> bool:
+    """``x * x``, ``self.s * self.s``: a square, read twice from one name (no call between)."""
+    plain = (cst.Name, cst.Attribute)
+    return (
+        isinstance(left, plain) and isinstance(right, plain) and ctx.code(left) == ctx.code(right)
+    )
 
 
 def _power_overflow(node: cst.BinaryOperation, site: Site, ctx: Context):
@@ -265,17 +278,31 @@ def _power_overflow(node: cst.BinaryOperation, site: Site, ctx: Context):
 
 
 def _unbounded_overflow(
-    node: cst.CSTNode, x: cst.BaseExpression, op: str, site: Site, ctx: Context
+    node: cst.CSTNode, x: cst.BaseExpression, op: str, site: Site, ctx: Context, what: str = ""
 ):
     v = ctx.val(x, site)
     bound = 11.09 if op == "exp" else 255.9
-    if v.hi > bound and v.kind not in ("param", "unknown", "name"):
+    reach = v.hi if op == "exp" else max(v.hi, -v.lo)
+    if not (reach > bound and v.kind not in ("param", "unknown", "name")):
+        return
+    if operand_dtype(x, site.scope, site.order, ctx.info.imports) not in (None, "float16"):
+        return  # cast to float32 (or float64) in its own code
+    layer = ctx.layer_dtype(site.scope)
+    if layer is None or layer.dtype != "float16":
         yield Hit(
             node,
-            f"{op} in float16 overflows to inf once its input passes {bound} (float16 max is 65504); "
-            "compute it in float32 (tf.cast) or keep it bounded",
+            f"{what or op} in float16 overflows to inf once its input passes {bound} (float16 "
+            "max is 65504); compute it in float32 (tf.cast) or keep it bounded",
             site,
         )
+        return
+    yield Hit(
+        node,
+        f"{what or op} overflows float16 (max 65504) once its input passes {bound}: "
+        f"{v.desc or ctx.code(x)} lies in [{v.lo:.6g}, {v.hi:.6g}], and {layer.why}; compute it in float32 "
+        "(tf.cast, or build the layer with dtype='float32')",
+        site,
+    )
 
 
 def _is_literal(node: cst.BaseExpression) -> bool:
