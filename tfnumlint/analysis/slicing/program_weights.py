@@ -117,8 +117,10 @@ def _initializer(
     if kind is None or not re.fullmatch(r"[A-Z]\w*", leaf):  # Keras's classes, not TF1's
         return None
     params = _init_params(ctx, node, scope, order, number)
-    if kind == "constant":
-        return {"init": "constant", "value": params["value"]} if "value" in params else None
+    if kind == "constant":  # Constant(0.5), Constant(value=0.5); Constant(): 0
+        given = ctx.arg(node, 0, "value")
+        value = 0.0 if given is None else number(given, scope, order)
+        return {"init": "constant", "value": value} if value is not None else None
     return {"init": kind, **_KERAS_SPREAD.get(kind, {}), **params}
 
 
