@@ -40,6 +40,19 @@ def test_fit_ends_each_epoch_with_the_rows_left_over() -> None:
     assert v["observed"]["step"] == 64
 
 
+def test_a_drawn_feed_has_as_many_rows_as_the_replayed_feed_it_is_batched_with() -> None:
+    """Targets the data code does not replay (``np.digitize``) are drawn, but row by row
+    beside ``x``'s 4097 replayed rows: the epoch still ends with a batch of one (it was cut to
+    the drawn feed's 512 rows, which batches of 64 divide)."""
+    drawn = STANDARDISED.replace(
+        'y = (x[:, :1] * 2.0).astype("float32")',
+        'y = np.digitize(x[:, :1], [-1.0, 0.0, 1.0]).astype("float32")',
+    )
+    [(_, v)] = on_line(verified(drawn), "reduce_std(err)", drawn)
+    assert "`y` = uniform draws" in v["detail"], v["detail"]
+    assert "reaches it at step 64" in v["detail"], v["detail"]  # drawn data: no confirmation
+
+
 def test_copies_of_one_example_do_not_confirm_a_division_by_the_batch_spread() -> None:
     """4096 rows leave no short batch; the steered run's copies have a spread of 0, which the
     program's batches never have: that break says nothing."""

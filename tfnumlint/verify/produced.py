@@ -41,7 +41,7 @@ def width(got: dict[str, Any]) -> int | None:
     return w if isinstance(w, int) and w > 0 else None
 
 
-def draw_lines(ident: str, got: dict[str, Any], rows: int, dims: str) -> list[str]:
+def draw_lines(ident: str, got: dict[str, Any], rows: int | str, dims: str) -> list[str]:
     """The script lines of ``data()`` that draw the feed: the producer applied to
     standard-normal inputs, row by row for a row-coupled op (a softmax)."""
     z = f"RNG.normal(0.0, 1.0, size=({rows}, {dims}))"

@@ -120,7 +120,7 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
         wide = (produced.width(got) if got else None) or widths.get(name, 1)
         width = (d.get("shape") or [None, wide])[1:] or []
         dims = ", ".join(str(x if x is not None else 1) for x in width)
-        rows = RANGE_ROWS * (batch or DEFAULT_BATCH)
+        rows = "rows"  # data(): as many as the replayed feeds it is paired with, row by row
         if got is not None:  # its producer's output: softmax rows, sigmoid values
             lines += produced.draw_lines(ident, got, rows, dims)
             continue
@@ -150,8 +150,17 @@ def data_source(spec: dict[str, Any], names: dict[str, str], batch: int | None) 
         )
     ranges = {names[n]: [float(lo), float(hi)] for n, (lo, hi) in ranged(spec).items()}
     body = [f"RANGES = {ranges!r}", "", "", "def data():", "    out = {}"]
+    drawn = RANGE_ROWS * (batch or DEFAULT_BATCH)
     if recipes:
         body.append(f"    out.update(evaluate(json.loads({json.dumps(recipes)!r}), 0))")
+    if recipes and batch is not None and lines:
+        # a feed drawn beside replayed ones stands in for an array the program batches with
+        # them row by row: as long (all 4097 rows, the last batch of an epoch shorter)
+        body.append(
+            f"    rows = min((len(a) for a in out.values() if np.ndim(a)), default={drawn})"
+        )
+    elif lines:
+        body.append(f"    rows = {drawn}")
     body += [*lines, "    return out"]
     return "\n".join(body)
 
@@ -237,6 +246,7 @@ class Steps:
         self.where: list[list[int]] = []  # watched index -> [line, col] of its code
         self.files: list[str] = []  # ... and its module, when the objective imports it
         self.spread: list[int] = []  # watched indices that read the batch's spread
+        self.kinds: list[str] = []  # watched index -> its tree's kind ("call", "bin", "neg")
 
     def node(self, tree: Any) -> Any:
         """The tree with its operations computed on lines of their own (a reference each)."""
@@ -265,6 +275,7 @@ class Steps:
         )
         self.where.append([int(tree.get("line") or 0), int(tree.get("col") or 0)])
         self.files.append(str(tree.get("file") or ""))
+        self.kinds.append(str(tree.get("k")))
         if reads_batch_spread(tree):
             self.spread.append(i)
         return self._ref(i)
@@ -283,17 +294,27 @@ class Rendered:
     term_kind: str = "call"
     files: list[str] = field(default_factory=list)  # watched index -> its code's module
     file: str = ""  # the flagged code's module ("": the objective's own)
+    kinds: list[str] = field(default_factory=list)  # watched index -> its tree's kind
 
     def flagged(self) -> set[int]:
         """The operations a break at counts for the finding.  A flagged call (``log(...)``,
         ``sqrt(...)``) is itself the hazard: only a break that starts at it counts, not one
         that starts inside its argument.  A flagged arithmetic (``y * log(p)``, ``a / b``)
-        counts with what it computes within the code it underlines (not the model upstream)."""
+        counts with what it computes within the code it underlines (not the model upstream).
+        The code may run more than once in a step (a layer class stacked twice, a helper
+        called twice): each time it runs is the flagged code."""
         if self.term < 0:
             return set()
+        place = (self.where[self.term], self._file(self.term), self._kind(self.term))
+        terms = [
+            i
+            for i in range(len(self.where))
+            if i == self.term
+            or (self.where[i] != [0, 0] and (self.where[i], self._file(i), self._kind(i)) == place)
+        ]
         if self.term_kind == "call":
-            return {self.term}
-        seen, todo = set(), [self.term]
+            return set(terms)
+        seen, todo = set(), list(terms)
         while todo:
             i = todo.pop()
             if i not in seen:
@@ -302,13 +323,18 @@ class Rendered:
         if len(self.span) != 4:
             return {self.term}
         l1, c1, l2, c2 = self.span
-        files = self.files or [""] * len(self.where)
         return {
             i
             for i in seen
-            if i == self.term
-            or (files[i] == self.file and (l1, c1) <= tuple(self.where[i]) <= (l2, c2))
+            if i in terms
+            or (self._file(i) == self.file and (l1, c1) <= tuple(self.where[i]) <= (l2, c2))
         }
+
+    def _file(self, i: int) -> str:
+        return self.files[i] if i < len(self.files) else ""
+
+    def _kind(self, i: int) -> str:
+        return self.kinds[i] if i < len(self.kinds) else ""
 
     def script(self, steer: bool | str, draw: int = 0) -> str:
         """The body with its ``__main__``: the reproducer (after ``repro_code.header``)."""
@@ -419,7 +445,9 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
     kind = str(spec["term"].get("k")) if isinstance(spec.get("term"), dict) else "call"
     span = list(spec.get("span") or [])
     file = str(spec.get("file") or "")
-    return Rendered(body, term, steps.where, steps.children, span, kind, steps.files, file)
+    return Rendered(
+        body, term, steps.where, steps.children, span, kind, steps.files, file, steps.kinds
+    )
 
 
 TRAIN = '''

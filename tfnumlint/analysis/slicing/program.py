@@ -315,7 +315,23 @@ class ProgramSlicer(TrainsByFit):
                 rate = {"k": "const", "v": layer["dropout"]}
                 out = {"k": "call", "op": "dropout", "args": [out, rate], "kw": {}}
                 continue
+            if "act" in layer:  # ReLU(), Activation("tanh"): the op on what reaches it
+                if layer["act"] is not None:
+                    out = {"k": "call", "op": layer["act"], "args": [out], "kw": {}}
+                continue
             at = model if single else f"{model}.layers[{i}]"
+            if "layer" in layer:  # a layer class of the program's own: its ``call``, followed
+                wide = fan_in if fan_in is not None else source
+                own = self.own_layer(at, layer, out, wide, training)
+                if own is None:
+                    return None
+                out = own
+                known = program_models.width(out, self.weights, self.data)
+                fan_in = known if isinstance(known, int) else None
+                source = known if isinstance(known, str) and not made_one else None
+                continue
+            if fan_in is None and (made_one or source is None):
+                return None  # after a layer whose output width the code does not say
             kernel, bias = f"{at}.kernel", f"{at}.bias"
             self.weights[kernel] = {
                 "init": layer["kernel_initializer"],
@@ -340,6 +356,18 @@ class ProgramSlicer(TrainsByFit):
             fan_in, made_one = layer["units"], True
         return out
 
+    def own_layer(
+        self, at: str, layer: dict, out: dict, width: int | str | None, training: bool
+    ) -> dict | None:
+        """``out`` through a layer of a class of the program (``{"layer": call, ...}``, made
+        in a model's stack and named ``at``): its ``call`` followed with ``out`` as its input,
+        its ``build`` given the input shape ``[None, width]``; None when it cannot be."""
+        made = program_models.made_instance(
+            self.ctx, layer["layer"], at, layer["scope"], layer["order"], self.slicer,
+            input_shape=None if width is None else [None, width],
+        )  # fmt: skip
+        return self.called_on(made, out, training) if made is not None else None
+
 
 # ------------------------------------------------------------------ the spec
 
@@ -363,7 +391,8 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
         )
         stepped = made is not None and program_fit.overrides_step(made)
         loss_fn = program_fit.compiled_loss(ctx, site)
-        if (layers is None and made is None) or (loss_fn is None and not stepped):
+        loss_obj = program_fit.compiled_object(ctx, site) if loss_fn is None else None
+        if (layers is None and made is None) or (loss_fn is loss_obj is None and not stepped):
             continue
         x_in, y_in = ps.fit_inputs(fit)
         if stepped:  # the hook overrides compile's loss: it alone is the objective
@@ -374,7 +403,6 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
             obj = Objective(step.node, step.scope, step.order, fit.optimizer, "fit", step.line)
             out.append((obj, ps, step.tree))
             continue
-        assert loss_fn is not None
         ps.modes = [True]  # fit trains the model in training mode
         if layers is not None:
             y_pred = ps.unrolled(ctx.code(model), layers, x_in, training=True)
@@ -383,12 +411,17 @@ def fit_objectives(ctx: Context, positions) -> list[tuple[Objective, ProgramSlic
             y_pred = ps.called_on(made, x_in)
         if y_pred is None:
             continue
-        loss = ps.compiled(loss_fn, y_in, y_pred)
-        if ps.slicer.truncated or ps.slicer.unsupported or ps.slicer.inputs:
+        if loss_fn is not None:
+            loss: dict | None = ps.compiled(loss_fn, y_in, y_pred)
+            fn_scope = loss_fn[0]
+            order, returned = fn_scope.returns[0]
+        else:  # a Keras loss object: compile's argument is what the objective computes
+            assert loss_obj is not None
+            loss = ps.object_loss(loss_obj, y_in, y_pred)
+            fn_scope, order, returned = site.scope, site.order, loss_obj
+        if loss is None or ps.slicer.truncated or ps.slicer.unsupported or ps.slicer.inputs:
             continue
         pos = positions.get(site.node)
-        fn_scope = loss_fn[0]
-        order, returned = fn_scope.returns[0]
         obj = Objective(
             returned, fn_scope, order, fit.optimizer, "fit", pos.start.line if pos else 0
         )

@@ -25,10 +25,11 @@ from . import program_modules
 from .program_data import ReadsData
 from .program_models import FollowsModels, Instance, width
 from .program_modules import Where
-from .program_objectives import _compiled_optimizer, _is_tape
+from .program_objectives import _bound_call, _compiled_optimizer, _is_tape
 from .program_sources import _number
 
 KERAS_BATCH = 32  # ``fit``'s default batch_size
+_KERAS_XENT = "loss:categorical_crossentropy"  # Keras's (sparse) categorical cross-entropy
 
 # statements after which the hook's loss depends on the run (or is not its one loss)
 _UNFOLLOWED = (cst.For, cst.While, cst.If, cst.Try, cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -90,6 +91,23 @@ def compiled_loss(ctx: Context, site: Site) -> tuple[Scope, Where | None] | None
     if not isinstance(fn, cst.FunctionDef) or len(fn_scope.returns) != 1:
         return None
     return (fn_scope, where) if len(fn.params.params) >= 2 else None
+
+
+def compiled_object(ctx: Context, site: Site) -> cst.Call | None:
+    """``compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))`` (or the
+    categorical one; made in place or bound to a name): the loss object's call, when it takes
+    logits and nothing else that changes the loss (a name only), else None."""
+    node = ctx.arg(site.node, 1, "loss")
+    call = _bound_call(ctx, node, site.scope, site.order) if node is not None else None
+    if call is None or ctx.op(call) != _KERAS_XENT:
+        return None
+    name = (ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
+    if name.islower() or any(a.star or a.keyword is None for a in call.args):
+        return None  # the function (compile calls it itself), or positional arguments
+    if {a.keyword.value for a in call.args if a.keyword} - {"from_logits", "name"}:
+        return None
+    flag = ctx.arg(call, -1, "from_logits")
+    return call if isinstance(flag, cst.Name) and flag.value == "True" else None
 
 
 @dataclass
@@ -175,9 +193,6 @@ def train_step(ctx: Context, made: Instance) -> tuple[Scope, cst.Param, Site] | 
     if not _of_self(apply.node.func.value, scope, ("optimizer",)):
         return None
     return scope, params.params[1], site
-
-
-_KERAS_XENT = "loss:categorical_crossentropy"  # Keras's (sparse) categorical cross-entropy
 
 
 def _method(site: Site, name: str) -> bool:
@@ -301,6 +316,20 @@ class TrainsByFit(FollowsModels, ReadsData):
             return None
         logits = self.slicer.tree(y_pred, scope, order, depth + 1)
         labels = self.slicer.tree(y_true, scope, order, depth + 1)
+        return self._xent(call, sparse, labels, logits)
+
+    def object_loss(self, call: cst.Call, y_true: dict, y_pred: dict) -> dict | None:
+        """Compile's loss object (:func:`compiled_object`) as Keras computes it in ``fit``:
+        the batch mean of each row's cross-entropy."""
+        name = (self.ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
+        xent = self._xent(call, name.startswith("Sparse"), y_true, y_pred)
+        if xent is None:
+            return None
+        return {"k": "call", "op": "reduce_mean", "args": [xent], "kw": {}}
+
+    def _xent(self, call: cst.Call, sparse: bool, labels: dict, logits: dict) -> dict | None:
+        """The fused softmax cross-entropy of each row (class ids one-hot over the logits'
+        width), placed at ``call``."""
         if sparse:
             classes = width(logits, self.weights, self.data)
             if not isinstance(classes, int):

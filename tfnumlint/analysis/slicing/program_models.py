@@ -18,6 +18,7 @@ import libcst as cst
 from ... import ops
 from ..context import Context
 from ..module import Binding, ClassInfo, Scope, literal_item
+from ..names import descendants
 from . import program_modules
 from .program_modules import Where
 from .program_sources import (
@@ -28,6 +29,7 @@ from .program_sources import (
     inlined,
     sequential_layers,
 )
+from .program_weights import added_weight, layer_weight
 from .slicer import Slicer
 from .tools import Argument, bind_arguments, straight_line
 
@@ -47,6 +49,9 @@ class Instance:
     order: int
     module: Where | None = None  # the module the class is in, when it is imported
     caller: Where | None = None  # ... and the module the constructor call is in
+    # a layer's input shape, ``[None, width]``, when the slice knows what it is called on (what
+    # Keras passes its ``build``; a str width: that of the data it is drawn as)
+    input_shape: list | None = None
 
 
 def instance(
@@ -59,7 +64,24 @@ def instance(
     if not isinstance(found, Binding) or found.index is not None:
         return None
     made = found.value
-    if not isinstance(made, cst.Call) or not isinstance(made.func, (cst.Name, cst.Attribute)):
+    if not isinstance(made, cst.Call):
+        return None
+    return made_instance(ctx, made, node.value, found.scope, found.at, reader)
+
+
+def made_instance(
+    ctx: Context,
+    made: cst.Call,
+    name: str,
+    scope: Scope,
+    order: int,
+    reader: Slicer | None = None,
+    input_shape: list | None = None,
+) -> Instance | None:
+    """The object the constructor call ``made`` makes (at ``scope``, ``order``), named
+    ``name`` (its weights are named after it): as :func:`instance`, also for one that no name
+    holds (a layer made inside a ``Sequential``'s list)."""
+    if not isinstance(made.func, (cst.Name, cst.Attribute)):
         return None
     cls = ctx.info.classes.get(made.func.value) if isinstance(made.func, cst.Name) else None
     module = caller = None
@@ -77,7 +99,7 @@ def instance(
         return None
     if len(method.returns) != 1:
         return None
-    return Instance(node.value, cls, method, made, found.scope, found.at, module, caller)
+    return Instance(name, cls, method, made, scope, order, module, caller, input_shape)
 
 
 def _called_method(cls: ClassInfo) -> Scope | None:
@@ -117,8 +139,10 @@ def init_arguments(inst: Instance, frame: str) -> dict[int, Argument] | None:
 
 
 def attribute(inst: Instance, node: cst.BaseExpression) -> Binding | None:
-    """The one assignment of ``self.<attr>`` in ``__init__`` that ``node`` reads, or None
-    (not an attribute of the instance, or assigned more than once or elsewhere)."""
+    """The one assignment of ``self.<attr>`` in ``__init__`` that ``node`` reads (or, for a
+    Keras layer or model, in a ``build`` of straight statements, which Keras runs before the
+    first ``call``), or None (not an attribute of the instance, or assigned more than once or
+    elsewhere)."""
     if not (
         isinstance(node, cst.Attribute)
         and isinstance(node.value, cst.Name)
@@ -127,11 +151,26 @@ def attribute(inst: Instance, node: cst.BaseExpression) -> Binding | None:
         return None
     attr = node.attr.value
     bindings = [*inst.cls.attrs.get(attr, ()), *inst.cls.unpacked_attrs.get(attr, ())]
-    init = inst.cls.method_scopes.get("__init__")
-    if len(bindings) != 1 or init is None or bindings[0].scope is not init:
+    made_in = [inst.cls.method_scopes.get("__init__"), _build(inst)]
+    if len(bindings) != 1 or not any(bindings[0].scope is m for m in made_in if m is not None):
         return None
     found = bindings[0]
     return found if found.value is not None else None
+
+
+def _build(inst: Instance) -> Scope | None:
+    """The Keras ``build(self, input_shape)`` of a class called through ``call``, when its
+    body runs every statement once (no branch, loop, ``with`` or nested definition)."""
+    scope = inst.cls.method_scopes.get("build")
+    fn = scope.node if scope is not None else None
+    if not isinstance(fn, cst.FunctionDef) or inst.method.node is fn:
+        return None
+    if not isinstance(inst.method.node, cst.FunctionDef) or inst.method.node.name.value != "call":
+        return None
+    if fn.decorators or len(fn.params.params) != 2:
+        return None
+    branching = (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.FunctionDef, cst.Lambda)
+    return None if any(isinstance(n, branching) for n in descendants(fn.body)) else scope
 
 
 def made_variable(ctx: Context, found: Binding) -> cst.Call | None:
@@ -292,10 +331,10 @@ class FollowsModels:
         finally:
             self.modes.pop()
 
-    def called_on(self, made: Instance, x: dict) -> dict | None:
-        """The object's method applied to the slice ``x`` (what ``fit`` passes the model):
-        its first parameter is ``x``, a ``training`` parameter is True (Keras passes it in
-        ``fit``), the others keep their literal defaults."""
+    def called_on(self, made: Instance, x: dict, training: bool = True) -> dict | None:
+        """The object's method applied to the slice ``x`` (what ``fit`` passes the model, or a
+        model passes a layer it stacks): its first parameter is ``x``, a ``training``
+        parameter is Keras's mode (True in ``fit``), the others keep their literal defaults."""
         fn = made.method.node
         assert isinstance(fn, cst.FunctionDef)
         params = fn.params.params
@@ -303,7 +342,7 @@ class FollowsModels:
             return None
         rest = fn.params.with_changes(params=params[2:])
         passed = [
-            cst.Arg(cst.Name("True"), keyword=cst.Name("training"))
+            cst.Arg(cst.Name(str(training)), keyword=cst.Name("training"))
             for p in params[2:]
             if p.name.value == "training"
         ]
@@ -318,9 +357,11 @@ class FollowsModels:
         if args is None:
             return None
         self.bound[id(params[1])] = x
+        self.modes.append(training)
         try:
             return self._follow(made, args, f"@fit{id(made.made)}", 0)
         finally:
+            self.modes.pop()
             del self.bound[id(params[1])]
 
     def _follow(
@@ -368,6 +409,9 @@ class FollowsModels:
         ``__init__``: one of its weights."""
         made = self.instances[-1]
         found = attribute(made, node)
+        added = added_weight(self.ctx, found) if found is not None else None
+        if found is not None and added is not None:
+            return self._added_weight(made, node, found, added)
         value = made_variable(self.ctx, found) if found is not None else None
         if found is None or value is None:
             return None
@@ -378,6 +422,22 @@ class FollowsModels:
                 self.assumed.append(f"`{key}` starts as glorot-uniform")
                 init = {"init": "unknown"}
             self.weights[key] = init
+        return {"k": "input", "name": key}
+
+    def _added_weight(
+        self, made: Instance, node: cst.Attribute, found: Binding, call: cst.Call
+    ) -> dict | None:
+        """``self.g`` of ``self.g = self.add_weight(...)`` in the layer's ``build`` or
+        ``__init__``: one of its weights (``program_weights.py``)."""
+        key = f"{made.name}.{node.attr.value}"
+        if key not in self.weights:
+            read = layer_weight(self.ctx, call, found, self.number, made.input_shape)
+            if read is None:
+                return None
+            spec, assumed = read
+            if assumed:
+                self.assumed.append(f"`{key}` starts as glorot-uniform")
+            self.weights[key] = spec
         return {"k": "input", "name": key}
 
     def _instance_layer(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:

@@ -16,7 +16,7 @@ import libcst as cst
 from ... import ops
 from ..context import Context
 from ..module import Binding, Scope
-from .program_layers import embedding_layer, pooling_layer
+from .program_layers import embedding_layer, pooling_layer, stack_layer
 from .program_objectives import _bound_call
 from .slicer import Slicer
 
@@ -415,10 +415,14 @@ def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict]
         if kind in ("Input", "InputLayer"):
             shape = _ints(ctx, ctx.arg(call, 0, "shape"), scope, _order_of(ctx, call))
             layers = [
-                dense_layer(ctx, c, scope, order) or dropout_layer(ctx, c, scope, order)
+                dense_layer(ctx, c, scope, order)
+                or dropout_layer(ctx, c, scope, order)
+                or stack_layer(ctx, c, scope, _order_of(ctx, c))
                 for c in reversed(chain)
             ]
-            if None in layers or not any(layer and "units" in layer for layer in layers):
+            if None in layers or not any(
+                layer and ("units" in layer or "layer" in layer) for layer in layers
+            ):
                 return None
             out = [layer for layer in layers if layer is not None]
             out[0]["input_dim"] = shape[-1] if shape else None
@@ -528,8 +532,9 @@ def sequential_layers(
     num: Number | None = None,
     given: list[cst.BaseExpression] | None = None,
 ) -> list[dict] | None:
-    """The Dense layers of ``keras.Sequential([...])`` (or of the layers ``given``, which
-    :func:`added_layers` read), or None for any other layer or model."""
+    """The layers of ``keras.Sequential([...])`` (or of the layers ``given``, which
+    :func:`added_layers` read): Dense and Dropout, Keras activation layers and the program's
+    own layers (``program_layers.py``), or None for any other layer or model."""
     number = num or _numbers(ctx)
     if given is None:
         items = ctx.arg(built, 0, "layers")
@@ -562,13 +567,14 @@ def sequential_layers(
             or (embedding_layer(ctx, layer, number, scope, order) if not layers else None)
             or (pooling_layer(ctx, layer) if any("embedding" in x for x in layers) else None)
         )
+        dense = dense or stack_layer(ctx, layer, scope, order)  # ReLU(), a layer of its own
         if dense is None:
             return None
         shape = _ints(ctx, ctx.arg(layer, -1, "input_shape", "input_dim"), scope, order, number)
         if shape and not layers:
             input_dim = shape[-1]
         layers.append(dense)
-    if not any("units" in layer for layer in layers):
+    if not any("units" in layer or "layer" in layer for layer in layers):
         return None
     layers[0]["input_dim"] = input_dim
     return layers
