@@ -24,8 +24,9 @@ def values(text: str, fn: str) -> dict[str, tuple[float, float]]:
     ev = Evaluator(info)
     scope = info.functions[fn]
     out = {}
-    for name in scope.bindings:
-        node = cst.Name(name)
+    nodes = [cst.Name(name) for name in scope.bindings]  # alive: the evaluator memoises by id
+    for node in nodes:
+        name = node.value
         v = ev.value(node, scope, 1 << 40)
         out[name] = (v.lo, v.hi)
     return out

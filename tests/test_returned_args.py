@@ -60,8 +60,9 @@ def _values() -> dict[str, tuple[float | None, float, float]]:
     ev = Evaluator(info)
     scope = info.functions["f"]
     out = {}
-    for name in scope.bindings:
-        node = cst.Name(name)
+    nodes = [cst.Name(name) for name in scope.bindings]  # alive: the evaluator memoises by id
+    for node in nodes:
+        name = node.value
         v = ev.value(node, scope, 1 << 40)
         out[name] = (v.const, v.lo, v.hi)
     return out

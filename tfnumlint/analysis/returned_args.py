@@ -25,7 +25,7 @@ from .. import ops
 from .draw_range import bound_args, end_of, is_none, uniform_draw
 from .dtypectx import FLOAT_WORDS, dtype_word
 from .module import Binding, Scope, call_arg
-from .values import INF, Val
+from .values import INF, Val, revalue
 
 MAX_MOVES = 8  # conversions and local names followed back to a parameter
 
@@ -179,6 +179,4 @@ def with_items(ev: Any, cand: Any, summary: Any, bound: dict, scope: Scope, orde
         items.append(v if v is not None and not none else mine)
     if base is None:
         return Val("tuple", tuple_items=tuple(items))
-    from .values import revalue
-
     return revalue(base, tuple_items=tuple(items))
