@@ -126,6 +126,9 @@ class Op:
     # a raw linear output (matmul: a layer's output before any activation): of either sign and
     # with no bound in practice, so neither a log nor an exp of it is safe
     raw_linear: bool = False
+    # a uniform draw: the positions of its ``minval`` and ``maxval`` arguments (also read by
+    # keyword); its value lies between them, [minval, maxval), 1 when maxval is None or left out
+    draw_bounds: tuple[int, int] | None = None
 
 
 REGISTRY: dict[str, Op] = {}
@@ -1136,13 +1139,26 @@ for _op in (
         source="draw",
         spellings=(
             "tf.random.normal",
-            "tf.random.uniform",
             "tf.random_normal",
-            "tf.random_uniform",
             "tf.random.truncated_normal",
             "tf.truncated_normal",
         ),
         transfer=Transfer("source"),
+    ),
+    Op(
+        # a draw in [minval, maxval): its value keeps the bounds its arguments give it
+        "uniform_draw",
+        source="draw",
+        spellings=("tf.random.uniform", "tf.random_uniform", "keras.random.uniform"),
+        transfer=Transfer("draw_range", kind="random"),
+        draw_bounds=(1, 2),
+    ),
+    Op(
+        "stateless_uniform_draw",
+        source="draw",
+        spellings=("tf.random.stateless_uniform",),
+        transfer=Transfer("draw_range", kind="random"),
+        draw_bounds=(2, 3),
     ),
     Op(
         "keras_input",

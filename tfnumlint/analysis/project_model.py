@@ -31,6 +31,10 @@ class ReturnCandidate:
     param: str | None = None  # ...or one of its parameters, returned as is
     apply: str | None = None  # ...or a parameter called on ``val`` (a passed activation)
     when: tuple[str, bool] | None = None  # only when (that parameter is None) == flag
+    # a returned tuple: the parameter each item returns as it was passed (None: ``val``'s item)
+    items: tuple[str | None, ...] | None = None
+    # a uniform draw between two parameters: (minval's, maxval's; None where ``val`` has the end)
+    bounds: tuple[str | None, str | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from .project_model import (
     ModuleSummary,
     ReturnCandidate,
 )
+from .returned_args import draw_params, passed_param, tuple_params
 from .values import LAYER_KINDS, LINEAR_KINDS, Val
 from .wholes import local_callee, whole_returns
 
@@ -107,18 +108,24 @@ def returns_part(fs: FunctionSummary | None, passed: bool) -> FunctionSummary | 
         return None
     if passed:
         keep = tuple(c for c in fs.returns if c.param is not None or c.apply is not None)
-    else:
+    else:  # a draw's bounds or a tuple's passed items: the call's own arguments put them in
         keep = tuple(
             c
             for c in fs.returns
-            if c.param is None and c.apply is None and c.val is not None and returned_fact(c.val)
+            if c.bounds is not None
+            or c.items is not None
+            or (c.param is None and c.apply is None and c.val is not None and returned_fact(c.val))
         )
     return replace(fs, returns=keep) if keep else None
 
 
 def informative_summary(fs: FunctionSummary | None) -> bool:
     return fs is not None and any(
-        c.param is not None or c.apply is not None or (c.val is not None and returned_fact(c.val))
+        c.param is not None
+        or c.apply is not None
+        or c.items
+        or c.bounds
+        or (c.val is not None and returned_fact(c.val))
         for c in fs.returns
     )
 
@@ -171,8 +178,9 @@ def return_candidates(
                 *return_candidates(ev, expr.body, scope, at, export, (name, body_when_none)),
                 *return_candidates(ev, expr.orelse, scope, at, export, (name, not body_when_none)),
             ]
-    if isinstance(expr, cst.Name) and _is_param(ev, expr.value, scope, at):
-        return [ReturnCandidate(param=expr.value, when=when)]
+    param = passed_param(ev, expr, scope, at)
+    if param is not None:  # `x`, `tf.cast(x, dtype)`: the argument passed for it
+        return [ReturnCandidate(param=param, when=when)]
     if (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Name)
@@ -181,7 +189,9 @@ def return_candidates(
     ):
         inner = export(ev.value(expr.args[0].value, scope, at))
         return [ReturnCandidate(val=inner, apply=expr.func.value, when=when)]
-    return [ReturnCandidate(val=export(ev.value(expr, scope, at)), when=when)]
+    made = export(ev.value(expr, scope, at))
+    items, bounds = tuple_params(ev, expr, scope, at), draw_params(ev, expr, scope, at)
+    return [ReturnCandidate(val=made, when=when, items=items, bounds=bounds)]
 
 
 def _static(node: cst.CSTNode) -> bool:

@@ -13,6 +13,8 @@ import math
 
 import libcst as cst
 
+from ..floats import smallest_normal
+from .dtypectx import FLOAT_WORDS, dtype_word
 from .module import Binding, ModuleInfo, Scope, qualname
 from .project_summary import BOUND_KINDS, PASSED_KINDS, makes_hazard
 from .provenance_arith import EvaluatesArithmetic, fmt_number
@@ -447,7 +449,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
                     if inherited is not None:
                         return revalue(inherited, desc=_named(f"self.{node.attr.value}", inherited))
         if node.attr.value in FINFO_POSITIVE and _is_finfo(obj):
-            return Val("finfo", math.ulp(0.0), INF, desc=f"`{_dotted(node)}`", guarded=True)
+            return self._finfo(node, obj, scope)
         resolved = self.imports.resolve(node)
         if resolved is not None:
             return Val("module", desc=resolved)
@@ -523,6 +525,17 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             and target.value.value == s.self_name
         )
 
+    def _finfo(self, node: cst.Attribute, call: cst.BaseExpression, scope: Scope) -> Val:
+        """``np.finfo(d).tiny`` (or ``.smallest_normal``) is the smallest positive normal number
+        of ``d``: of the dtype a literal names, else of the project's float type (the dtype the
+        code computes in, which its probes use too); the other attributes are > 0."""
+        lo = math.ulp(0.0)
+        if node.attr.value in ("tiny", "smallest_normal"):
+            args = call.args if isinstance(call, cst.Call) else ()
+            word = dtype_word(args[0].value, scope) if args else None
+            lo = smallest_normal(FLOAT_WORDS.get(word or "") or self.info.default_float)
+        return Val("finfo", lo, INF, desc=f"`{_dotted(node)}`", guarded=True)
+
     def _inherited_attr(self, cls_node: cst.ClassDef, attr: str) -> Val | None:
         """``self.attr`` set by a base class (here or in another module of the project)."""
         module = self.project.module
@@ -530,6 +543,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
 
 
 # attributes of `np.finfo(dtype)` / `tf.experimental.numpy.finfo(...)` that are positive numbers
+# (`tiny` and `smallest_normal`: the smallest positive normal number of the dtype)
 FINFO_POSITIVE = frozenset(
     {"tiny", "eps", "epsneg", "max", "smallest_normal", "smallest_subnormal", "resolution"}
 )

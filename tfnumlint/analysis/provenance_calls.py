@@ -11,6 +11,7 @@ import libcst as cst
 from .. import ops
 from .module import Binding, ModuleInfo, Scope
 from .names import ImportMap
+from .returned_args import bound_arguments, drawn_between, with_items
 from .transfer import ACTIVATION_RANGES, activation_name, handler_for
 from .values import (
     INF,
@@ -224,15 +225,7 @@ class EvaluatesCalls:
         """The summary's return candidates with this call's arguments put in."""
         if summary is None:
             return []
-        bound: dict[str, cst.BaseExpression] = {}
-        for i, a in enumerate(x for x in node.args if x.keyword is None):
-            if a.star:
-                break
-            if i < len(summary.positional):
-                bound[summary.positional[i]] = a.value
-        for a in node.args:
-            if a.keyword is not None:
-                bound[a.keyword.value] = a.value
+        bound = bound_arguments(summary, node)
         out = []
         for cand in summary.returns:
             if cand.when is not None:
@@ -246,6 +239,10 @@ class EvaluatesCalls:
                 else:
                     default = summary.default(cand.param)
                     out.append(default[0] if default and default[0] is not None else UNKNOWN)
+            elif cand.bounds is not None:  # a uniform draw between the bounds passed here
+                out.append(drawn_between(self, cand, summary, bound, scope, order))
+            elif cand.items is not None:  # a tuple whose items return arguments passed here
+                out.append(with_items(self, cand, summary, bound, scope, order))
             elif cand.apply is not None:
                 out.append(self._applied(bound.get(cand.apply), cand.val or UNKNOWN))
             elif cand.val is not None and cand.val.activation_param is not None:

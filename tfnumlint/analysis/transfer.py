@@ -21,6 +21,7 @@ from ..floats import exp_overflow, exp_underflow
 from .conditions import (
     where_branches,
 )
+from .draw_range import draw_value
 from .dtypectx import FLOAT_WORDS, dtype_word
 from .module import Binding, ModuleInfo, Scope, call_arg
 from .names import ImportMap, literal_axes
@@ -571,6 +572,7 @@ _HANDLERS: dict[str, Handler] = {
     "functional_model": _functional,
     "one_hot": _one_hot,
     "epsilon": _epsilon,
+    "draw_range": draw_value,
 }
 _BUILT: dict[str, tuple[ops.Transfer, Handler]] = {}
 

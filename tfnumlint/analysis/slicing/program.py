@@ -29,6 +29,7 @@ from typing import Any
 
 import libcst as cst
 
+from ... import ops
 from ..context import Context, Hit
 from ..module import Binding, Scope
 from ..project_view import ProjectView
@@ -115,7 +116,7 @@ class ProgramSlicer(TrainsByFit):
         ctx = self.ctx
         if self.step is not None and (item := self.step_value(node, scope, order)) is not None:
             return item  # ``x`` of ``x, y = data`` in a model's own ``train_step``
-        if isinstance(node, cst.Call) and ctx.op(node) == "random":
+        if isinstance(node, cst.Call) and ctx.op(node) in ops.DRAWN:
             return self._normal_draw(node, scope, order, depth)
         if isinstance(node, cst.Call) and program_tf1.opens(ctx, node):
             return program_tf1.layer_call(self, node, scope, order, depth)
