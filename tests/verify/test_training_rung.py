@@ -217,7 +217,7 @@ def test_a_witness_its_own_training_does_not_reach_is_not_a_confirmation() -> No
     assert exps
     _, v = exps[0]
     assert v["status"] == "inconclusive", v["detail"]
-    assert "stays finite for" in v["detail"] and "steps: the witness is not a state" in v["detail"]
+    assert "stays finite for" in v["detail"] and "the witness is not a state" in v["detail"]
 
 
 def test_data_the_code_does_not_give_never_confirms() -> None:

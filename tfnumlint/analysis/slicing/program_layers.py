@@ -66,8 +66,8 @@ def stack_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict
 
 
 # Keras's Embedding default: RandomUniform(-0.05, 0.05)
-_EMBEDDING_INIT = {"init": "uniform", "minval": -0.05, "maxval": 0.05}
-_STRING_INITS = {
+_EMBEDDING_INIT: dict[str, object] = {"init": "uniform", "minval": -0.05, "maxval": 0.05}
+_STRING_INITS: dict[str, dict[str, object]] = {
     "uniform": _EMBEDDING_INIT,
     "random_uniform": _EMBEDDING_INIT,
     "glorot_uniform": {"init": "glorot_uniform"},
