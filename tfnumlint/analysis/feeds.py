@@ -109,7 +109,8 @@ class FeedReader:
     def __init__(self, ev: Evaluator) -> None:
         self.ev = ev
         self.aliases = ev.imports.aliases
-        self._memo: dict[int, Range | None] = {}
+        # id -> (node, range): the node is kept, so its id is not reused while it is held
+        self._memo: dict[int, tuple[cst.BaseExpression, Range | None]] = {}
         self._args: list[dict[str, tuple[cst.BaseExpression, Scope, int]]] = []
 
     # -- names of NumPy callees -------------------------------------------------------------
@@ -147,13 +148,14 @@ class FeedReader:
         if depth > MAX_DEPTH:
             return None
         key = id(node)
-        if key in self._memo and not self._args:
-            return self._memo[key]
+        held = self._memo.get(key)
+        if held is not None and held[0] is node and not self._args:
+            return held[1]
         got = self._range(node, scope, order, depth + 1)
         if got is not None and (math.isnan(got[0]) or math.isnan(got[1])):
             got = None
         if not self._args:
-            self._memo[key] = got
+            self._memo[key] = (node, got)
         return got
 
     def _const(self, node: cst.BaseExpression, scope: Scope, order: int) -> float | None:

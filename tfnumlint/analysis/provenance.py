@@ -74,7 +74,10 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
         self.imports = info.imports
         self.project = project  # a project_view.ProjectView, or None: this module alone
         self.origins: list[tuple] = []  # call sites behind the values evaluated, in order
-        self._memo: dict[int, Val] = {}
+        # id -> (node, value): the node is kept, so that its id is never reused by another
+        # node while the memo holds it (code made on the fly, such as an inlined helper's
+        # substituted return, is evaluated too, and then freed)
+        self._memo: dict[int, tuple[cst.BaseExpression, Val]] = {}
         self._active: set[int] = set()
         self._depth = 0
         self._summaries: dict[int, object] = {}
@@ -88,7 +91,8 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
     # -- public -----------------------------------------------------------------------
     def value(self, node: cst.BaseExpression, scope: Scope, order: int) -> Val:
         key = id(node)
-        cached = self._memo.get(key)
+        held = self._memo.get(key)
+        cached = held[1] if held is not None and held[0] is node else None
         if cached is not None:
             if cached.origin is not None:
                 self.origins.append(cached.origin)
@@ -105,7 +109,7 @@ class Evaluator(EvaluatesCalls, EvaluatesArithmetic):
             self._active.discard(key)
         if result.origin is None and len(self.origins) > seen:
             result = revalue(result, origin=self.origins[seen])  # made from a passed value
-        self._memo[key] = result
+        self._memo[key] = (node, result)
         if result.origin is not None:
             self.origins.append(result.origin)
         return result
