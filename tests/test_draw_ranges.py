@@ -12,10 +12,16 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import numpy as np
 from test_project import lint_tree, project
 
 from tfnumlint.analysis.module import build
 from tfnumlint.analysis.provenance import Evaluator
+
+
+def under(end: float) -> float:
+    """The largest float32 below an open upper end: what the draw's range closes it at."""
+    return float(np.nextafter(np.float32(end), np.float32(-np.inf)))
 
 
 def values(text: str, fn: str) -> dict[str, tuple[float, float]]:
@@ -48,11 +54,11 @@ def test_a_draw_takes_the_range_of_its_bounds():
             return a
         """
     got = values(text, "f")
-    assert got["a"] == (0.0, 1.0)
-    assert got["b"] == (0.5, 2.0)
-    assert got["c"] == (-1.0, 3.0)
-    assert got["d"] == (1.1754943508222875e-38, 1.0)
-    assert got["e"] == (-float("inf"), 1.0)  # an unknown minval leaves that end open
+    assert got["a"] == (0.0, under(1.0))
+    assert got["b"] == (0.5, under(2.0))
+    assert got["c"] == (-1.0, under(3.0))
+    assert got["d"] == (1.1754943508222875e-38, under(1.0))
+    assert got["e"] == (-float("inf"), under(1.0))  # an unknown minval leaves that end open
     assert got["g"] == (-float("inf"), float("inf"))  # a normal draw has no bound
 
 
@@ -75,9 +81,9 @@ def test_a_helper_that_passes_its_bounds_on_gives_each_call_the_bounds_it_passes
             return a
         """
     got = values(text, "f")
-    assert got["a"] == (1.1754943508222875e-38, 1.0)  # the project's float type: float32
-    assert got["b"] == (0.0, 1.0)  # the defaults: minval 0, maxval None (1)
-    assert got["c"] == (-2.0, 5.0)
+    assert got["a"] == (1.1754943508222875e-38, under(1.0))  # the project's float type: float32
+    assert got["b"] == (0.0, under(1.0))  # the defaults: minval 0, maxval None (1)
+    assert got["c"] == (-2.0, under(5.0))
 
 
 def test_a_bound_the_helper_computes_from_a_parameter_is_not_the_argument():
@@ -97,7 +103,7 @@ def test_a_bound_the_helper_computes_from_a_parameter_is_not_the_argument():
             return a
         """
     got = values(text, "f")
-    assert got["a"] == (-float("inf"), 1.0)
+    assert got["a"] == (-float("inf"), under(1.0))
     assert got["b"][0] == 0.0
 
 

@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 import libcst as cst
+import numpy as np
 
 from .. import ops
 from .module import Scope, call_arg
@@ -52,10 +53,11 @@ def end_of(v: Val | None, low: bool, left_out: bool) -> float:
 
 
 def uniform_draw(lo: float, hi: float, desc: str = "") -> Val:
-    """A uniform draw's value: the kind every random source has, with its range."""
+    """A uniform draw's value in [lo, hi): the kind every random source has, with its range
+    (the open end closed at :func:`below`)."""
     if lo > hi:  # bounds the evaluator cannot order: nothing known
         lo, hi = -INF, INF
-    return Val("random", lo, hi, tensor=True, desc=desc or "a uniform draw")
+    return Val("random", lo, below(hi), tensor=True, desc=desc or "a uniform draw")
 
 
 def draw_value(ev: Any, node: cst.Call, args, scope: Scope, order: int) -> Val:
@@ -71,3 +73,12 @@ def draw_value(ev: Any, node: cst.Call, args, scope: Scope, order: int) -> Val:
     lo, hi = ends
     shown = [f"{e:g}" if math.isfinite(e) else "?" for e in (lo, hi)]
     return uniform_draw(lo, hi, f"a uniform draw in [{shown[0]}, {shown[1]})")
+
+
+def below(end: float) -> float:
+    """The largest value a draw under the open end ``end`` takes, as a closed bound: the float32
+    just below it (a float32 draw's largest; a float64 one's is closer, but never ``end``), so
+    that ``1 - u`` of a draw in [0, 1) is never 0 at a witness the verifier rounds to float32."""
+    if not math.isfinite(end):
+        return end
+    return float(np.nextafter(np.float32(end), np.float32(-np.inf)))
