@@ -41,30 +41,48 @@ def probability_producer(
     value ``node`` (``of``: the array the feed picks rows of; ``width``: the producer's last
     dimension when the code gives it; ``model``: the op is a model's output activation), or
     None when no such producer is read."""
-    of: str | None = None
-    rows_only = False  # an index that is not a pick of rows: an elementwise producer only
+    seen: list[cst.BaseExpression] = []  # the names and indices on the way, outermost first
+    reached = _to_call(ctx, node, scope, order, seen)
+    if reached is None:
+        return None
+    call, scope, order = reached
+    names = [n.value for n in seen if isinstance(n, cst.Name)]
+    # an index that is not a pick of rows: an elementwise producer only
+    rows_only = any(isinstance(n, cst.Subscript) and not _picks_rows(n) for n in seen)
+    got = _producer(ctx, call, scope, order)
+    if got is None or (rows_only and ops.REGISTRY[got["op"]].row_coupled):
+        return None
+    return {**got, "code": ctx.code(call), "of": names[0] if names else ctx.code(call)}
+
+
+def _to_call(
+    ctx: Context,
+    node: cst.BaseExpression,
+    scope: Scope,
+    order: int,
+    seen: list[cst.BaseExpression] | None = None,
+) -> tuple[cst.Call, Scope, int] | None:
+    """The call that makes ``node``'s value, through bindings and value-keeping conversions
+    (and, with ``seen``, indices, each recorded there with the names), or None."""
     for _ in range(MAX_STEPS):
-        if isinstance(node, cst.Subscript):
-            rows_only = rows_only or not _picks_rows(node)
+        if isinstance(node, cst.Subscript) and seen is not None:
+            seen.append(node)
             node = node.value
             continue
         if isinstance(node, cst.Name):
             found = ctx.ev.lookup(node.value, scope, order)
             if not isinstance(found, Binding) or found.value is None or found.index is not None:
                 return None
-            of = of or node.value
+            if seen is not None:
+                seen.append(node)
             node, scope, order = found.value, found.scope, found.at
             continue
         if not isinstance(node, cst.Call):
             return None
         inner = _converted(ctx, node)
-        if inner is not None:
-            node = inner
-            continue
-        got = _producer(ctx, node, scope, order)
-        if got is None or (rows_only and ops.REGISTRY[got["op"]].row_coupled):
-            return None
-        return {**got, "code": ctx.code(node), "of": of or ctx.code(node)}
+        if inner is None:
+            return node, scope, order
+        node = inner
     return None
 
 
@@ -155,25 +173,14 @@ def _last_axis(ctx: Context, call: cst.Call, scope: Scope, order: int) -> bool:
 def _width(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -> int | None:
     """The last dimension of a probability op's input, when it is a Keras model's output
     (``model.predict(x)``, ``model(x)``) whose last Dense layer's units the code gives."""
-    for _ in range(MAX_STEPS):
-        if isinstance(node, cst.Name):
-            found = ctx.ev.lookup(node.value, scope, order)
-            if not isinstance(found, Binding) or found.value is None or found.index is not None:
-                return None
-            node, scope, order = found.value, found.scope, found.at
-            continue
-        if not isinstance(node, cst.Call):
-            return None
-        inner = _converted(ctx, node)
-        if inner is not None:
-            node = inner
-            continue
-        model = _model_of(node)
-        layers = model_layers(ctx, model, scope, order) if model is not None else None
-        last = layers[-1] if layers else {}
-        units = last.get("units")
-        return int(units) if isinstance(units, int) else None
-    return None
+    reached = _to_call(ctx, node, scope, order)
+    if reached is None:
+        return None
+    call, scope, order = reached
+    model = _model_of(call)
+    layers = model_layers(ctx, model, scope, order) if model is not None else None
+    units = (layers[-1] if layers else {}).get("units")
+    return int(units) if isinstance(units, int) else None
 
 
 def widened(loss: Any, weights: dict[str, dict], data: dict[str, dict]) -> dict[str, dict]:
