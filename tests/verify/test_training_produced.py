@@ -24,6 +24,7 @@ SOFT_TARGETS = """\
     rng = np.random.default_rng(1)
     counts = rng.poisson(300.0, (2000, 5)).astype(np.float32)
     kind = rng.integers(0, 4, 2000)
+    float_kind = np.int32  # a dtype held in a variable (only one case reads it)
 
     teacher = tf.keras.Sequential([tf.keras.Input((5,)), tf.keras.layers.Dense(16, activation="relu"),
                                    tf.keras.layers.Dense(4, activation="softmax")])
@@ -100,6 +101,8 @@ def test_a_sigmoid_producer_is_drawn_as_sigmoid_values() -> None:
         ("tf.nn.softmax(teacher.predict(counts, verbose=0), axis=0).numpy()", "targets[idx]"),
         (PREDICTED, "targets[idx, :]"),  # an index into the row: not a row of the producer
         ("np.asarray(teacher.predict(counts, verbose=0), dtype=np.int32)", "targets[idx]"),
+        # a dtype held in a variable is not read, whatever the variable is called
+        ("teacher.predict(counts, verbose=0).astype(float_kind)", "targets[idx]"),
     ],
 )
 def test_what_is_not_a_producer_row_stays_an_unknown_draw(produced: str, picked: str) -> None:

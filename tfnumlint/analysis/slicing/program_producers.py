@@ -26,6 +26,7 @@ import libcst as cst
 
 from ... import ops
 from ..context import Context
+from ..dtypectx import dtype_word
 from ..module import Binding, Scope
 from .contract import walk
 from .program_models import width as tree_width
@@ -120,8 +121,12 @@ def _converted(ctx: Context, call: cst.Call) -> cst.BaseExpression | None:
 
 
 def _floating(ctx: Context, dtype: cst.BaseExpression) -> bool:
-    """A float dtype (``np.float32``, ``"float32"``, ``tf.float64``): the values are kept."""
-    return "float" in ctx.code(dtype)
+    """A float dtype as the code spells it (``np.float32``, ``"float32"``, ``tf.float64``,
+    ``float``): the values are kept.  Its spelling decides, never a variable's name (a dtype
+    held in a variable is not read: the conversion is then not followed)."""
+    word = "float" if isinstance(dtype, cst.Name) and dtype.value == "float" else None
+    word = word or (None if isinstance(dtype, cst.Name) else dtype_word(dtype, None))
+    return bool(word) and str(word).startswith(("float", "bfloat", "half", "double"))
 
 
 def _producer(ctx: Context, call: cst.Call, scope: Scope, order: int) -> dict[str, Any] | None:
