@@ -188,16 +188,17 @@ def stores(info: ModuleInfo, scope: Scope, name: str) -> list[Store] | None:
     for start, end, stmt in scope.stores:
         if id(stmt) not in top:
             continue
+        site: cst.CSTNode
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             site, target, op = stmt.targets[0], stmt.targets[0].target, None
         elif isinstance(stmt, cst.AugAssign) and type(stmt.operator) in _AUGMENTED:
             site, target, op = stmt, stmt.target, _AUGMENTED[type(stmt.operator)]
         else:
             continue
-        direct = isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
-        if not direct or target.value.value != name:  # type: ignore[union-attr]
+        if not isinstance(target, cst.Subscript) or not isinstance(target.value, cst.Name):
             continue
-        assert isinstance(target, cst.Subscript) and stmt.value is not None
+        if target.value.value != name or stmt.value is None:
+            continue
         if all(isinstance(e.slice, (cst.Index, cst.Slice)) for e in target.slice):
             modelled[id(site)] = Store(start, end, target, stmt.value, op)
     if any(id(site) not in modelled for site in changes):

@@ -10,14 +10,27 @@ mask of the array itself (``x[x < 0] = 0``) sees the array before the change.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+import libcst as cst
+
+from .feeds import Evaluator
 from .in_place import Store, stores
 from .module import Binding, Scope
 from .recipe_tables import Tree, Unknown
 
-if TYPE_CHECKING:
-    from .recipe import Builder, Frames
+Frames = Any  # recipe.Frames (the inlined calls around a read)
+
+
+class Builder(Protocol):
+    """What this module asks of :class:`.recipe.Builder` (which imports this module)."""
+
+    ev: Evaluator
+    defs: dict[str, Tree | None]
+
+    def index(self, sl: Any, scope: Scope, order: int, frames: Frames) -> Tree: ...
+
+    def tree(self, node: cst.BaseExpression, scope: Scope, order: int, frames: Frames) -> Tree: ...
 
 
 def applied(
