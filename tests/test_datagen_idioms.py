@@ -90,7 +90,8 @@ def test_arrays_changed_in_place_have_no_recipe() -> None:
 import numpy as np
 rng = np.random.RandomState(0)
 a = rng.randn(100, 3)
-a[:, 0] = 0.0
+for i in range(3):
+    a[:, i] = 0.0
 b = rng.randn(100)
 rng.shuffle(b)
 c = []
@@ -102,6 +103,61 @@ e = rng.randn(50)
 e.sort()
 """
     assert [recipe_of(text, v) is None for v in "abcde"] == [True, True, True, False, True]
+
+
+def test_item_assignments_of_the_data_code_are_replayed() -> None:
+    text = """
+import numpy as np
+rng = np.random.default_rng(3)
+n, k = 400, 7
+count = rng.integers(0, k + 1, n)
+seq = rng.integers(1, 90, (n, k))
+early = seq + 0
+seq[np.arange(k)[None, :] >= count[:, None]] = 0
+z = rng.normal(size=(n, 3))
+z[z < 0] = 0.0
+z[:, 2] += 5.0
+z[1] = -1.0
+"""
+    names = ["count", "seq", "early", "z"]
+    recipes = {v: recipe_of(text, v) for v in names}
+    assert all(r is not None for r in recipes.values()), recipes
+    got = evaluate(recipes, seed=0)  # type: ignore[arg-type]
+    count, seq, early, z = (got[v] for v in names)
+    assert seq.shape == (400, 7) and np.all(early > 0)  # the copy before the change keeps it
+    assert np.array_equal((seq > 0).sum(axis=1), count)  # right-padded: count entries, then 0
+    assert np.array_equal(seq[seq > 0], early[seq > 0])  # the drawn entries are the same
+    assert np.any(count == 0) and np.all(seq[count == 0] == 0)  # all-padding rows
+    assert np.all(z[1] == -1.0)
+    rest = np.delete(z, 1, axis=0)
+    assert np.all(rest[:, :2] >= 0) and np.all(rest[:, 2] >= 5.0)
+
+
+def test_in_place_changes_not_replayed_leave_no_recipe() -> None:
+    text = """
+import numpy as np
+rng = np.random.default_rng(3)
+a = rng.normal(size=(50, 4))
+col = a[:, 0]
+col[col < 0] = 0.0
+b = rng.normal(size=(50, 4))
+view = b.reshape(200)
+b[0] = 1.0
+c = rng.normal(size=(50, 4))
+c[0], c[1] = 1.0, 2.0
+d = rng.integers(0, 5, 50)
+np.add.at(d, [0, 1], 1)
+e = rng.normal(size=(50, 4))
+np.exp(e, out=e)
+f = rng.normal(size=(50, 4))
+if f[0, 0] > 0:
+    f[0] = 0.0
+g = rng.normal(size=(50, 4))
+def shift():
+    g[0] = 1.0
+"""
+    assert [v for v in "abcdefg" if recipe_of(text, v) is not None] == []
+    assert recipe_of(text, "view") is None  # its base changes after it is taken
 
 
 def test_the_size_guard_reads_broadcasts_and_constructors() -> None:

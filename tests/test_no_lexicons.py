@@ -111,6 +111,7 @@ API_TABLES: frozenset[str] = frozenset(
         "verify/preconditions.py:MASKING_PRODUCTS",  # probe-format node kinds and op names
         "analysis/feeds.py:_HULL",  # NumPy functions that join arrays
         "analysis/feeds.py:_SAME",  # NumPy functions that move values
+        "analysis/in_place.py:_VIEWS",  # NumPy methods and functions that may return a view
         # TF/Keras initializer calls and classes a weight of the training rung may start from
         "analysis/slicing/program_sources.py:_INITIALIZERS",
         "analysis/slicing/program_sources.py:_INIT_CALLS",

@@ -42,6 +42,9 @@ NOT_OP_FACTS: dict[Key, str] = {
         "alike, `astype`, `Policy`), read before any call resolves to an op"
     ),
     ("rules/datascale.py", ("reshape", "squeeze")): "NumPy array methods, not TF ops",
+    ("analysis/in_place.py", ("expand_dims", "reshape", "squeeze", "transpose")): (
+        "NumPy methods and functions whose result may share its argument's memory (a view)"
+    ),
     ("analysis/roles.py", ("clip_by_value", "divide", "log", "log1p", "maximum", "multiply")): (
         "the parameter-roles walk's dispatch: the calls `_Walk._call` compares by op name"
     ),

@@ -841,6 +841,13 @@ for _op in (
         trace="_embedding_lookup",
     ),
     Op(
+        # ``tf.einsum(equation, a, b)`` of two operands of any rank (the training rung's slices
+        # only: no spelling; a probe's per-point values have no batch and sequence axes)
+        "einsum_pair",
+        params=("equation", "a", "b"),
+        trace="_einsum_pair",
+    ),
+    Op(
         # ``tf.random.normal(tf.shape(x), mean, stddev)``: a fresh draw shaped like ``x`` at
         # each training step (the training rung's slices only: no spelling)
         "normal_draw",

@@ -75,3 +75,54 @@ def test_a_masked_embedding_leaves_the_stack_unread() -> None:
     masked = TEXT_CLASSIFIER.replace("Embedding(VOCAB, 32)", "Embedding(VOCAB, 32, mask_zero=True)")
     results = on_line(verified(masked), LOG_LINE, masked)
     assert results and not any(f.probe and f.probe.get("program") for f, _ in results)
+
+
+# An Embedding layer object called on its own in a GradientTape step (no Sequential stack):
+# scores over a padded id sequence, masked with -inf where the id is padding.  The data code
+# pads each row after its length with an item assignment, and some rows have length 0.
+TAPE_ATTENTION = """\
+    import numpy as np
+    import tensorflow as tf
+
+    r = np.random.default_rng(1)
+    V, T, DIM = 60, 5, 8
+    length = r.integers(0, T + 1, 800)
+    ids = r.integers(1, V, (800, T))
+    ids[np.arange(T)[None, :] >= length[:, None]] = 0
+    label = r.integers(0, 2, 800)
+
+    table = tf.keras.layers.Embedding(V, DIM)
+    out = tf.keras.layers.Dense(2)
+    opt = tf.keras.optimizers.SGD(0.1)
+
+
+    def logits(seq):
+        vecs = table(seq)
+        score = tf.reduce_sum(vecs, axis=-1)
+        score = tf.where(seq > 0, score, float("-inf"))
+        share = tf.nn.softmax(score, axis=-1)
+        return out(tf.einsum("bt,btd->bd", share, vecs))
+
+
+    logits(ids[:2])
+    params = table.trainable_variables + out.trainable_variables
+    for step in range(100):
+        pick = r.integers(0, 800, 16)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(
+                label[pick], logits(ids[pick]), from_logits=True))
+        opt.apply_gradients(zip(tape.gradient(loss, params), params))
+"""
+SOFTMAX_LINE = "tf.nn.softmax(score, axis=-1)"
+
+
+def test_an_embedding_called_directly_is_a_table_weight_of_the_tape_step() -> None:
+    results = on_line(verified(TAPE_ATTENTION), SOFTMAX_LINE, TAPE_ATTENTION)
+    spec = program_of(results)
+    assert [w["shape"] for k, w in spec["weights"].items() if k.endswith(".embeddings")] == [
+        [60, 8]
+    ]
+    assert kinds.looked_up(spec["loss"]) == {"ids[pick]"}
+    assert any(by_training(v) and v["status"] == "confirmed" for _, v in results), [
+        v.get("detail") for _, v in results
+    ]

@@ -22,7 +22,9 @@ Generator's names: uniform, standard_normal, normal, integers [low, high), choic
 gamma, ...), ``bin``/``cmp`` (``op``, ``a``, ``b``), ``neg`` (``x``), ``call`` (``fn``: a
 NumPy function of ``recipe_tables.NUMPY_FUNCTIONS`` or ``astype``; ``args``, ``kw``; a method
 ``x.m(...)`` is ``m(x, ...)``), ``index`` (``x``, ``idx``: items that are ``slice``
-{start, stop, step} of ints, ``none``, an int ``const`` or a tree), ``one_hot`` (``x``, ``n``).
+{start, stop, step} of ints, ``none``, an int ``const`` or a tree), ``setitem`` (``x``, ``idx``
+as for ``index``, ``v``: NumPy's ``x[idx] = v`` on a copy of ``x``; an item assignment of the
+data code, see ``recipe_stores.py``), ``one_hot`` (``x``, ``n``).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import libcst as cst
 
+from .in_place import stores
 from .module import Binding, ModuleInfo, Scope
 from .names import ImportMap, dotted_name
 from .values import Val
@@ -203,10 +204,22 @@ class FeedReader:
         found = self.ev.lookup(node.value, scope, order)
         if not isinstance(found, Binding) or found.value is None:
             return None
+        changes = stores(self.ev.info, found.scope, node.value)
+        if changes is None:  # changed in place in a way not read here
+            return None
         value = found.value
         if found.index is not None:  # a, b = ...: the element of a tuple or a helper's return
-            return self._item(value, found.index, found.scope, found.at, depth)
-        return self.range(value, found.scope, found.at, depth)
+            got = self._item(value, found.index, found.scope, found.at, depth)
+        else:
+            got = self.range(value, found.scope, found.at, depth)
+        for change in changes:  # x[m] = v: the values stored join the array's
+            if got is None or change.start < found.visible:
+                continue
+            stored = (
+                None if change.op else self.range(change.value, found.scope, change.start, depth)
+            )
+            got = _hull([got, stored]) if stored is not None else None
+        return got
 
     def _item(
         self, value: cst.BaseExpression, index: int, scope: Scope, order: int, depth: int

@@ -166,6 +166,8 @@ class Scope:
     self_name: str | None = None
     dtype_markers: set[str] = field(default_factory=set)
     returns: list[tuple[int, cst.BaseExpression]] = field(default_factory=list)
+    # item assignments (``a[i] = v``, ``a[m] += v``): (start, end, statement), for in_place.py
+    stores: list[tuple[int, int, cst.CSTNode]] = field(default_factory=list)
     # how the body uses its names (a roles.Roles, from roles.name_roles): a fact of the tree
     # alone, kept here so that the evaluators of later rounds over the same walk do not walk
     # the body again (roles.py imports this module, so the type stays unnamed here)
@@ -446,6 +448,8 @@ def _schedule_assignment(stack: list, node, scope: Scope, start: int) -> None:
 
     def record(end: int) -> None:
         for target in targets:
+            if isinstance(target, cst.Subscript):
+                scope.stores.append((start, end, node))
             for name, index in _target_names(target):
                 scope.bindings.setdefault(name, []).append(Binding(end, start, value, scope, index))
             if value is not None:

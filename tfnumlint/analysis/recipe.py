@@ -21,7 +21,6 @@ from .recipe_code import (
     element,
     fold,
     mentions,
-    mutated,
     product,
     reachable,
     sequence_op,
@@ -31,6 +30,7 @@ from .recipe_datasets import dataset_call, marked, tutorial_field
 from .recipe_libs import index_join, is_split, one_hot, split_part
 from .recipe_scalers import scaled
 from .recipe_shapes import Shapes
+from .recipe_stores import applied, replayed
 from .recipe_tables import (
     ARRAY_METHODS,
     BUILTIN_DTYPES,
@@ -318,23 +318,22 @@ class Builder:
         ctx = f"c{self.call_ids.get(id(call), id(call))}"
         return _Frame(fscope, bound, frames, ctx)
 
-    def ref(self, name: str, binding: Binding, frames: Frames) -> Tree:
-        """One def per binding (and inlined call): a value read twice is drawn once."""
-        if name in mutated(binding.scope):
-            raise Unknown("changed in place after it is assigned")
+    def ref(self, name: str, binding: Binding, frames: Frames, read=None) -> Tree:
+        """One def per binding (and inlined call): a value read twice is drawn once; then
+        its item assignments before the read (``read``: its scope and order), one def each."""
+        changes = applied(self, name, binding, read)
         below = self._frames_of(binding.scope, frames)
         key = f"{name}@{binding.at}"
         if binding.index is not None:
             key += f".{binding.index}"
         if below:
             key += "/" + "/".join(f.ctx for f in below)
-        if key in self.defs:
-            if self.defs[key] is None:
-                raise Unknown("a value defined by itself")
-            return {"k": "ref", "id": key}
-        self.defs[key] = None
-        self.defs[key] = self._bound(binding, below)
-        return {"k": "ref", "id": key}
+        if key not in self.defs:
+            self.defs[key] = None
+            self.defs[key] = self._bound(binding, below)
+        elif self.defs[key] is None:
+            raise Unknown("a value defined by itself")
+        return replayed(self, key, binding, below, changes)
 
     def _bound(self, binding: Binding, frames: Frames) -> Tree:
         value, scope, at = binding.value, binding.scope, binding.at
@@ -429,7 +428,7 @@ class Builder:
             return self.tree(expr, s, o, outer)
         if not isinstance(found, Binding):
             raise Unknown("an unbound name")
-        return self.ref(node.value, found, frames)
+        return self.ref(node.value, found, frames, (scope, order))
 
     def _attribute(self, node: cst.Attribute, scope: Scope, order: int, frames: Frames) -> Tree:
         if self.reader.numpy_path(node) == "numpy.newaxis":

@@ -1,4 +1,4 @@
-"""What the code says around a recipe's names: constant folding, in-place changes, mentions.
+"""What the code says around a recipe's names: constant folding, mentions.
 
 Plain facts read from the module's tree, shared by the recipe builder (``recipe.py``).
 """
@@ -11,9 +11,9 @@ from collections import Counter
 
 import libcst as cst
 
-from .module import ModuleInfo, Scope
+from .module import ModuleInfo
 from .names import descendants
-from .recipe_tables import FIRST_ARGUMENT_MUTATORS, MUTATORS, Unknown
+from .recipe_tables import Unknown
 
 MAX_POWER = 1024  # 2 ** 10**9 is not folded
 
@@ -67,7 +67,6 @@ def product(shape: list[int] | None) -> int:
     return math.prod(shape) if shape else 1
 
 
-_MUTATED: weakref.WeakKeyDictionary[Scope, frozenset[str]] = weakref.WeakKeyDictionary()
 _MENTIONS: weakref.WeakKeyDictionary[ModuleInfo, Counter[str]] = weakref.WeakKeyDictionary()
 
 
@@ -78,35 +77,6 @@ def mentions(info: ModuleInfo) -> Counter[str]:
         known = Counter(n.value for n in descendants(info.module) if isinstance(n, cst.Name))
         _MENTIONS[info] = known
     return known
-
-
-def _base_name(node: cst.BaseExpression) -> str | None:
-    while isinstance(node, (cst.Subscript, cst.Attribute)):
-        node = node.value
-    return node.value if isinstance(node, cst.Name) else None
-
-
-def mutated(scope: Scope) -> frozenset[str]:
-    """Names changed in place somewhere in ``scope`` (``x[i] = v``, ``x.append(v)``,
-    ``rng.shuffle(x)``): a recipe of their assignment would not be what is fed."""
-    known = _MUTATED.get(scope)
-    if known is not None:
-        return known
-    names: set[str | None] = set()
-    for node in descendants(scope.node):
-        if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
-            target = node.target
-            if isinstance(target, (cst.Subscript, cst.Attribute)):
-                names.add(_base_name(target))
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            method = node.func.attr.value
-            if method in MUTATORS:
-                names.add(_base_name(node.func.value))
-            if method in FIRST_ARGUMENT_MUTATORS and node.args:
-                names.add(_base_name(node.args[0].value))
-    found = frozenset(n for n in names if n is not None)
-    _MUTATED[scope] = found
-    return found
 
 
 def reachable(root: dict, defs: dict) -> dict:

@@ -124,6 +124,8 @@ class Shapes:
             return self._call(tree["fn"], tree["args"], tree.get("kw", {}))
         if k == "index":
             return self._index(tree)
+        if k == "setitem":  # x[idx] = v keeps x's shape
+            return self.of(tree["x"])
         if k == "one_hot":
             inner = self.of(tree["x"])
             if inner is None or tree["n"] is None:

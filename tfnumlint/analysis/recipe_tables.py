@@ -53,8 +53,11 @@ MUTATORS = frozenset(
     {"append", "extend", "insert", "fill", "sort", "shuffle", "resize", "put", "itemset",
      "partition", "pop", "remove", "clear", "update"}
 )  # fmt: skip
-# NumPy functions that change their first argument in place (np.random.shuffle(x))
-FIRST_ARGUMENT_MUTATORS = frozenset({"shuffle", "copyto", "place", "putmask", "put"})
+# NumPy functions that change their first argument in place (np.random.shuffle(x), a ufunc's
+# np.add.at(x, i, 1))
+FIRST_ARGUMENT_MUTATORS = frozenset(
+    {"shuffle", "copyto", "place", "putmask", "put", "at", "fill_diagonal"}
+)
 DTYPES = frozenset(
     {"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"}
 )

@@ -114,6 +114,7 @@ class _Run:
             "neg": lambda t: -np.asarray(self.value(t["x"])),
             "call": self._call,
             "index": self._index,
+            "setitem": self._setitem,
             "one_hot": self._one_hot,
         }
 
@@ -217,15 +218,25 @@ class _Run:
             raise ValueError(f"a one-hot encoding of {labels.size * n} elements")
         return np.eye(n, dtype=np.float32)[labels]
 
-    def _index(self, tree: dict):
-        x = self.value(tree["x"])
+    def _items(self, tree: dict) -> tuple:
         items = []
         for item in tree["idx"]:
             if isinstance(item, dict) and item.get("k") == "slice":
                 items.append(slice(item["start"], item["stop"], item["step"]))
             else:
                 items.append(self.value(item))
-        return np.asarray(x)[tuple(items)]
+        return tuple(items)
+
+    def _index(self, tree: dict):
+        x = self.value(tree["x"])
+        return np.asarray(x)[self._items(tree)]
+
+    def _setitem(self, tree: dict) -> np.ndarray:
+        """``x[idx] = v`` on a copy of ``x`` (its def, shared by the reads before the
+        change, stays as it was)."""
+        x = np.array(self.value(tree["x"]), copy=True)
+        x[self._items(tree)] = self.value(tree["v"])
+        return x
 
 
 def _whole(v):

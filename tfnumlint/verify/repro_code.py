@@ -86,6 +86,9 @@ HELPERS = {
     return tf.where(keep, x / (1 - rate), tf.zeros_like(x))""",
     "_embedding_lookup": """def _embedding_lookup(params, ids, depth=None):
     return tf.gather(params, tf.cast(ids, tf.int32))""",
+    "_einsum_pair": """def _einsum_pair(equation, a, b):
+    a = tf.convert_to_tensor(a)
+    return tf.einsum(equation, a, tf.cast(b, a.dtype))""",
     "_normal_draw": """def _normal_draw(x, mean=0.0, stddev=1.0):
     # tf.random.normal(tf.shape(x), mean, stddev): a fresh draw at each step, from the same
     # seeded generator as dropout's masks (each run resets it)

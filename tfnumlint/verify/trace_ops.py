@@ -311,6 +311,12 @@ def _embedding_lookup(params: Any, ids: Any, depth: Any = None) -> Any:
     return tf.gather(params, tf.cast(ids, tf.int32))
 
 
+def _einsum_pair(equation: Any, a: Any, b: Any) -> Any:
+    """``tf.einsum`` of two operands, in one dtype."""
+    a, b = _same_dtype((tf.convert_to_tensor(a), tf.convert_to_tensor(b)))
+    return tf.einsum(str(equation), a, b)
+
+
 def _normal_draw(x: Any, mean: Any = 0.0, stddev: Any = 1.0) -> Any:
     """A probe point takes the draw at its mean (training runs draw it: ``repro_code``)."""
     return tf.zeros_like(tf.convert_to_tensor(x)) + float(mean)

@@ -12,6 +12,7 @@ from typing import Any, cast
 import libcst as cst
 
 from ..context import Context
+from ..module import Binding, Scope
 from ..values import literal_number
 
 NUMERIC_CONSTANTS = {
@@ -101,25 +102,34 @@ class HostConstants:
     def op_of(self, node: cst.Call) -> str | None:
         raise NotImplementedError
 
-    def _host_constant(self, node: cst.BaseExpression, depth: int = 0) -> float | None:
+    def _host_constant(
+        self, node: cst.BaseExpression, depth: int = 0, where: tuple[Scope, int] | None = None
+    ) -> float | None:
         """The number a host expression of literals computes (`np.log(2.)`, `np.sqrt(2 / np.pi)`,
-        `tf.constant(np.inf)`), or None: only literals, numpy/math constants and functions."""
+        `tf.constant(np.inf)`), or None: only literals, numpy/math constants and functions;
+        with ``where`` (the expression's scope and order), also names of constant numbers
+        (`np.sqrt(D)` with `D = 16`)."""
         if depth > 12:
             return None
+        if isinstance(node, cst.Name) and where is not None and depth > 0:
+            if not isinstance(self.ctx.ev.lookup(node.value, *where), Binding):
+                return None  # a parameter: its argument's, at each call
+            const = self.ctx.ev.value(node, *where).const
+            return float(const) if isinstance(const, (int, float)) else None
         if isinstance(node, (cst.Integer, cst.Float)):
             try:
                 return literal_number(node)
             except (ValueError, OverflowError):
                 return None
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-            inner = self._host_constant(node.expression, depth + 1)
+            inner = self._host_constant(node.expression, depth + 1, where)
             return -inner if inner is not None else None
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             module = self.ctx.info.imports.aliases.get(node.value.value) or ""
             return NUMERIC_CONSTANTS.get((module, node.attr.value))
         if isinstance(node, cst.BinaryOperation) and type(node.operator) in HOST_BINOPS:
-            a = self._host_constant(node.left, depth + 1)
-            b = self._host_constant(node.right, depth + 1)
+            a = self._host_constant(node.left, depth + 1, where)
+            b = self._host_constant(node.right, depth + 1, where)
             if a is None or b is None:
                 return None
             return host_eval(HOST_BINOPS[type(node.operator)], a, b)
@@ -129,16 +139,16 @@ class HostConstants:
                 return float(cast(cst.SimpleString, first).evaluated_value)
             filled = self._filled(node)
             if filled is not None:  # tf.fill(tf.shape(s), -np.inf): -inf, whatever the shape
-                return self._host_constant(filled, depth + 1)
+                return self._host_constant(filled, depth + 1, where)
             extra = [a for a in node.args[1:] if a.keyword is None or a.keyword.value != "dtype"]
             if extra:
                 return None
             if self.op_of(node) in ("constant", "convert_to_tensor"):
-                return self._host_constant(first, depth + 1)
+                return self._host_constant(first, depth + 1, where)
             fn = host_function(node.func, self.ctx.info.imports.aliases)
             if fn is None:
                 return None
-            value = self._host_constant(first, depth + 1)
+            value = self._host_constant(first, depth + 1, where)
             return host_eval(fn, value) if value is not None else None
         return None
 

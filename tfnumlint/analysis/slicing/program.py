@@ -35,6 +35,7 @@ from ..module import Binding, Scope
 from ..project_view import ProjectView
 from . import program_fit, program_layers, program_models, program_modules, program_tf1
 from .contract import walk
+from .program_einsum import einsum_call
 from .program_fit import TrainsByFit
 from .program_models import Instance
 from .program_objectives import Objective, objectives, optimizer_of
@@ -120,6 +121,8 @@ class ProgramSlicer(TrainsByFit):
             return self._normal_draw(node, scope, order, depth)
         if isinstance(node, cst.Call) and program_tf1.opens(ctx, node):
             return program_tf1.layer_call(self, node, scope, order, depth)
+        if isinstance(node, cst.Call) and ctx.op(node) == "einsum":  # the rung's own einsum
+            return einsum_call(ctx, node, scope, order, depth, self.slicer.tree)
         if isinstance(node, cst.Call):
             return self._model_call(node, scope, order, depth)
         if isinstance(node, cst.Attribute) and self.instances:
@@ -170,6 +173,8 @@ class ProgramSlicer(TrainsByFit):
             return {"k": "input", "name": key}
         if op is None:  # ``p = model(x)``: the model, followed where the name is read
             return self._model_call(value, found.scope, found.at, depth + 1)
+        if op == "einsum":  # ``att = tf.einsum("bld,bd->bl", k, q)``, read where it is
+            return einsum_call(ctx, value, found.scope, found.at, depth + 1, self.slicer.tree)
         if op == "random":  # ``eps = tf.random.normal(tf.shape(z))``: one draw per step
             return self._normal_draw(value, found.scope, found.at, depth + 1)
         return None

@@ -20,6 +20,7 @@ from ..context import Context
 from ..module import Binding, ClassInfo, Scope, literal_item
 from ..names import descendants
 from . import program_modules
+from .program_einsum import concat_width, einsum_width
 from .program_modules import Where
 from .program_sources import (
     _number,
@@ -208,6 +209,13 @@ def width(tree: Any, weights: dict[str, dict], data: dict[str, dict]) -> int | s
         return shape[-1] if shape and isinstance(shape[-1], int) else None
     if kind == "call" and tree.get("op") in ops.SHAPE_KEEPING and tree.get("args"):
         return width(tree["args"][0], weights, data)
+    if kind == "call" and tree.get("op") == "einsum_pair":
+        return einsum_width(tree, lambda t: width(t, weights, data))
+    if kind == "call" and tree.get("op") == "concat":
+        return concat_width(tree, lambda t: width(t, weights, data), data)
+    if kind == "call" and tree.get("op") == "embedding_lookup" and tree.get("args"):
+        table = weights.get(tree["args"][0].get("name", ""), {}).get("shape") or []
+        return table[-1] if table and isinstance(table[-1], int) else None
     if kind == "call" and _leading_axis_reduced(tree):
         return width(tree["args"][0], weights, data)
     if kind == "bin" and tree.get("op") in ("+", "-", "*", "/"):

@@ -321,7 +321,7 @@ def model_layers(
 def lone_layer(
     ctx: Context, node: cst.BaseExpression, scope: Scope, order: int
 ) -> list[dict] | None:
-    """The Dense layer ``node`` names when it is one made in place (``layer1 =
+    """The Dense or Embedding layer ``node`` names when it is one made in place (``layer1 =
     keras.layers.Dense(32, activation="tanh")``, then called on a value: ``layer1(xb)``), as
     a stack of that one layer; None for anything else."""
     built = _bound_call(ctx, node, scope, order)
@@ -329,7 +329,10 @@ def lone_layer(
         return None
     found = ctx.ev.lookup(node.value, scope, order) if isinstance(node, cst.Name) else None
     at = found.at if isinstance(found, Binding) else order
-    layer = dense_layer(ctx, built, _scope_of(ctx, built) or scope, at)
+    made = _scope_of(ctx, built) or scope
+    layer = dense_layer(ctx, built, made, at) or embedding_layer(
+        ctx, built, _numbers(ctx), made, at
+    )
     return [layer] if layer is not None else None
 
 

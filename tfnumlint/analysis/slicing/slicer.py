@@ -237,7 +237,7 @@ class Slicer(ReadsOfCuts, SlicesCalls, HostConstants):
                 {"origin": "cut", "source": self._source(node)},
             )
         ev = self.ctx.ev
-        folded = self._host_constant(node)
+        folded = self._host_constant(node, 0, (scope, order))
         if folded is not None and not isinstance(node, (cst.Integer, cst.Float)):
             return {"k": "const", "v": jfloat(folded)}
         if isinstance(node, (cst.Integer, cst.Float)):
