@@ -35,9 +35,14 @@ def review_related(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
     reason = related_inputs_reason(probe, witness, needed)
     if reason is not None:  # only inputs the symptom rests on can break a relation
         # a computed value the symptom ignores decides nothing; a source it ignores still
-        # has to produce the computed values the witness needs (`ratio(x)` = -1 at any `x`)
-        computed = {s.get("name") for s in probe.get("inputs") or [] if s.get("reads")}
+        # has to produce the computed values the witness needs (`ratio(x)` = -1 at any `x`),
+        # and so does a computed value that another value of the witness is computed from
+        # (`lbeta(n - k, k)` = -100 beside the `n` = 1 it reads, whatever `n` the symptom takes)
+        specs = probe.get("inputs") or []
+        computed = {s.get("name") for s in specs if s.get("reads")}
         loose = symptom_ignores(probe, out) & computed
+        kept_specs = [s for s in specs if s.get("name") in witness and s.get("name") not in loose]
+        loose -= {r for s in kept_specs for r in s.get("reads") or ()}
         kept = {k: v for k, v in witness.items() if k not in loose}
         reason = related_inputs_reason(probe, kept, needed)
     if reason is None:
