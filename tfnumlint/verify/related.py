@@ -50,8 +50,10 @@ def review_related(probe: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]
     return {**out, "status": "inconclusive", "detail": f"{reason} (seen: {out.get('detail', '')})"}
 
 
-# Ordinary values a cut input is moved to, to see whether a value symptom rests on it.
-MOVED_TO = (-3.0, -0.5, 0.5, 2.0, 7.0)
+# Values a cut input is moved to, to see whether a value symptom rests on it: ordinary ones, and
+# 0, which a computed value takes where the code masks or zeroes what it is computed from
+# (`solve(where(missing, 0, obs))`); a division's inf at any non-zero numerator is 0/0 there.
+MOVED_TO = (-3.0, -0.5, 0.0, 0.5, 2.0, 7.0)
 
 
 def symptom_ignores(probe: dict[str, Any], out: dict[str, Any]) -> set[str]:
