@@ -96,3 +96,35 @@ def test_the_untaken_identity_branch_is_refuted_end_to_end():
     fact = out["detail"].split(" (seen: ")[0]  # the fact first, what the probe saw after it
     assert fact.startswith("no gradient can reach `"), out
     assert "made only from constants and shapes" in fact, out
+
+
+# `{counts}`: what the average divides by; `totals` and `scores` are the function's own inputs.
+AVERAGE = """\
+    import tensorflow as tf
+
+
+    def average(totals, scores):
+        counts = {counts}
+        safe = tf.where(~tf.equal(counts, 0), totals, 0.)
+        return tf.where(~tf.equal(counts, 0), safe / counts, 0.)
+    """
+
+
+def test_a_count_cast_from_an_index_takes_no_gradient():
+    """`cast(argmax(s), dt)` (round 18 review #2's shape: counts cast from integer indices): TF
+    does not differentiate argmax, so a NaN gradient d/dcounts at counts = 0 is never computed."""
+    out = verify(one_probe(AVERAGE.format(counts="tf.cast(tf.argmax(scores, -1), totals.dtype)"),
+                           "TNL302"))  # fmt: skip
+    assert out["status"] == "refuted", out
+    fact = out["detail"].split(" (seen: ")[0]
+    assert fact.startswith("no gradient can reach `tf.argmax(scores, -1)`"), out
+    assert "whole numbers TF does not differentiate (`tf.argmax`)" in fact, out
+
+
+@pytest.mark.parametrize(
+    "counts", ["tf.reduce_sum(tf.math.softplus(scores), -1)", "tf.cast(scores[0], tf.float32)"]
+)
+def test_a_count_computed_from_a_differentiable_value_keeps_its_gradient(counts):
+    """The guard: a sum or an entry of `scores` carries its gradient, cast or not."""
+    specs = one_probe(AVERAGE.format(counts=counts), "TNL302")["inputs"]
+    assert not any(s.get("constant") for s in specs), specs

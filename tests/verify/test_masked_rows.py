@@ -18,8 +18,8 @@ from test_reachability_gate import one_verdict  # noqa: E402
 
 from tfnumlint.verify import probing  # noqa: E402
 from tfnumlint.verify.program import build, run  # noqa: E402
+from tfnumlint.verify.related import review_related  # noqa: E402
 from tfnumlint.verify.symptoms import flat  # noqa: E402
-from tfnumlint.verify.verdicts import review_related  # noqa: E402
 
 LAYER = """\
 import numpy as np

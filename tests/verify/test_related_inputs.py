@@ -15,7 +15,7 @@ from probe_helpers import binop, call, const, expr, free, inp  # noqa: E402
 from tfnumlint.analysis.slicing import slicer  # noqa: E402
 from tfnumlint.engine import LintOptions, run_checks  # noqa: E402
 from tfnumlint.verify import probing  # noqa: E402
-from tfnumlint.verify.verdicts import related_inputs_reason  # noqa: E402
+from tfnumlint.verify.related import related_inputs_reason  # noqa: E402
 
 HEADER = "import tensorflow as tf\n\n\n"
 

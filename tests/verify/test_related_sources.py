@@ -13,7 +13,7 @@ from probe_helpers import binop, expr, free, inp
 from test_related_inputs import HEADER, sliced
 
 from tfnumlint.verify import probing
-from tfnumlint.verify.verdicts import related_inputs_reason
+from tfnumlint.verify.related import related_inputs_reason
 
 
 def verdict_of(rule: str, body: str) -> tuple[dict, dict]:

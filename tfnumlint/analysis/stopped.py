@@ -1,6 +1,7 @@
 """Values no gradient reaches: computed from ``tf.stop_gradient`` (a distillation teacher's
 output, a target built from the model's own detached predictions), or made only from constants
-and shapes (``tf.eye(n) / d`` with ``d`` a size: no variable reaches it, :func:`constant_made`).
+and shapes (``tf.eye(n) / d`` with ``d`` a size: no variable reaches it, :func:`constant_made`),
+or cast from whole numbers and booleans TF does not differentiate (``tf.cast(argmax(s), dt)``).
 
 A gradient symptom with respect to such a value (a dead or NaN gradient "of the target's
 logits") is one the program never computes: training differentiates nothing through it.  The
@@ -17,6 +18,7 @@ import libcst as cst
 
 from .. import ops
 from .call_ranges import _callee_word, _library_call
+from .discrete import discrete_expr
 from .module import Binding
 from .names import dotted_name
 from .slicing.uses import SHAPE_ATTRS, SHAPE_CALLS
@@ -112,6 +114,8 @@ class _Made:
         self.seen.add(id(node))
         if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
             return True
+        if self._whole(node, scope, order):  # `argmax(s)`, `a > b`, `cast(i, tf.int32)`
+            return True
         if isinstance(node, (cst.Subscript, cst.UnaryOperation)):  # an entry, a negation
             inner = node.value if isinstance(node, cst.Subscript) else node.expression
             return self.of(inner, scope, order, depth + 1)
@@ -128,6 +132,20 @@ class _Made:
         if isinstance(node, cst.Call):
             return self._call(node, scope, order, depth)
         return False
+
+    def _whole(self, node: cst.BaseExpression, scope, order: int) -> bool:
+        """A whole number or a boolean of a TF op (a comparison, ``argmax``, a rounding, a cast
+        to an integer dtype): TF differentiates none of them, so nothing before it gets a
+        gradient through it, whatever it is computed from."""
+        if isinstance(node, cst.Comparison):
+            self.makers.append("a comparison")
+            return True
+        if not isinstance(node, cst.Call) or not _library_call(self.ctx, node.func):
+            return False
+        if not discrete_expr(node, scope, order, self.ctx.ev.lookup):
+            return False
+        self.makers.append(dotted_name(node.func))
+        return True
 
     def _name(self, node: cst.Name, scope, order: int, depth: int) -> bool:
         if node.value in ("True", "False", "None"):

@@ -249,7 +249,8 @@ def _witness_point(out: dict[str, Any]) -> dict[str, Any]:
 
 def _named(free: list[str], needed: list[str], point: dict[str, Any], out) -> list[str]:
     """The free inputs the reason names: those the symptom needs; else (a coincidence of
-    several values) those at an unusual value or sharing one; else every free input."""
+    several values) those at an unusual value or sharing one, unless they only share it (moved
+    alone, the symptom stayed); else every free input."""
     chosen = [n for n in needed if n in free]
     if chosen:
         return _relevant(chosen, out)
@@ -262,6 +263,7 @@ def _named(free: list[str], needed: list[str], point: dict[str, Any], out) -> li
             or any(m != n and point.get(m) == point[n] for m in point)
         )
     ]
+    odd = [n for n in odd if n not in _irrelevant(out)]
     return _relevant(odd or free, out)
 
 
@@ -269,11 +271,15 @@ def _relevant(names: list[str], out: dict[str, Any]) -> list[str]:
     """``names`` without the inputs that only share a value with another one: moved alone,
     the symptom stayed (``observed["generic"]["irrelevant"]``, from the worker).  Never
     empty: when all would go, all stay."""
-    observed = out.get("observed")
-    outcome = observed.get("generic") if isinstance(observed, dict) else None
-    gone = set(outcome.get("irrelevant") or []) if isinstance(outcome, dict) else set()
+    gone = _irrelevant(out)
     kept = [n for n in names if n not in gone]
     return kept or names
+
+
+def _irrelevant(out: dict[str, Any]) -> set[str]:
+    observed = out.get("observed")
+    outcome = observed.get("generic") if isinstance(observed, dict) else None
+    return set(outcome.get("irrelevant") or []) if isinstance(outcome, dict) else set()
 
 
 def _values(names: list[str], point: dict[str, Any]) -> list[str]:

@@ -81,8 +81,8 @@ def constants_only_reason(out: dict[str, Any], probe: dict[str, Any] | None) -> 
     makers = ", ".join(dict.fromkeys(str(specs[n]["constant"]) for n in made))
     return (
         f"no gradient can reach {' or '.join(f'`{n}`' for n in made)}: made only from "
-        f"constants and shapes ({makers}), so the program computes no derivative with respect "
-        "to them"
+        f"constants and shapes, or whole numbers TF does not differentiate ({makers}), so the "
+        "program computes no derivative with respect to them"
     )
 
 

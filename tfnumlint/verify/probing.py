@@ -30,6 +30,7 @@ from .program import (
     run,
     user_rank,
 )
+from .related import review_related
 from .spread import identical_batch
 from .symptoms import (
     Witness,
@@ -47,7 +48,6 @@ from .verdicts import (
     inconclusive,
     range_refutation,
     refuted,
-    review_related,
     review_witness,
     verify_constant_absorption,
     verify_diverges,

@@ -1,7 +1,7 @@
 """What a value the slice cuts is computed from: the names an untraced call, an element or an
 item of a call's result reads, a few assignments back, in the caller's names inside an inlined
 helper.  The verifier reads them so that a witness does not set two values the code computes
-from one source independently (``verdicts.related_inputs_reason``).  Mixed into
+from one source independently (``related.related_inputs_reason``).  Mixed into
 :class:`~.slicer.Slicer`; static, no TensorFlow."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class ReadsOfCuts:
 
     def _cut_origin(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
         """The origin of a value the slice cuts, with the values an untraced call or element
-        reads: a witness must not set it apart from them (``verdicts.related_inputs_reason``)."""
+        reads: a witness must not set it apart from them (``related.related_inputs_reason``)."""
         origin = self.origin(node, scope, order)
         if self._args and origin["origin"] == "other":
             # cut inside an inlined helper: computed from what it reads, as an untraced call
