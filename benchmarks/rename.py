@@ -53,7 +53,14 @@ FRAMEWORK_HOOKS = frozenset(
      "sample", "log_prob", "prob", "_sample_n", "_log_prob", "_prob", "_mean", "_variance",
      "_stddev", "_entropy", "_cdf", "_log_cdf", "_resource_apply_dense", "_create_slots",
      "_resource_apply_sparse", "_prepare_local", "get_slot_names", "get_slot", "training",
-     "mask"}
+     "mask",
+     # TFP's Distribution and Bijector call these by name (the base class's public methods
+     # dispatch to them): an override keeps its name
+     "_parameter_properties", "_parameter_control_dependencies", "_sample_control_dependencies",
+     "_event_shape_tensor", "_batch_shape_tensor", "_event_shape", "_batch_shape",
+     "_default_event_space_bijector", "_log_survival_function", "_survival_function",
+     "_quantile", "_mode", "_covariance", "_log_normalization", "_forward", "_inverse",
+     "_forward_log_det_jacobian", "_inverse_log_det_jacobian", "_is_increasing"}
 )  # fmt: skip
 
 
@@ -192,6 +199,15 @@ class Renaming:
 class _Rename(cst.CSTTransformer):
     def __init__(self, r: Renaming) -> None:
         self.r = r
+        self.functions: list[str] = []  # the enclosing definitions' names, innermost last
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.functions.append(node.name.value)
+        return True
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        self.functions.pop()
+        return updated
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         new = self.r.names.get(updated.value) or self.r.modules.get(updated.value)
@@ -228,7 +244,10 @@ class _Rename(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         last = _dotted(original.func).rsplit(".", 1)[-1]
-        if last not in self.r.functions or self._api(original.func):
+        # TFP's `_parameter_properties` returns `dict(name=...)` keyed by the constructor's
+        # parameter names, which the framework matches by name: the keys move with them
+        properties = last == "dict" and self.functions[-1:] == ["_parameter_properties"]
+        if not properties and (last not in self.r.functions or self._api(original.func)):
             return updated  # a framework call: its keywords are API
         args = []
         for a in updated.args:
