@@ -24,6 +24,7 @@ PROBING_STAGES = (
     "witness",
     "downstream",
     "verdicts",
+    "related",  # the related-inputs review (a witness's values computed from one source)
     "upstream",
     "stand_ins",
     "spread",
