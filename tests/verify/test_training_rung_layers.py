@@ -66,6 +66,9 @@ def test_a_layer_of_its_own_in_a_sequential_is_trained_to_the_last_batch_of_one_
 def spec_of(program: str, needle: str, rule: str = "TNL201") -> dict | None:
     """The training rung's spec of the finding on the line holding ``needle`` (static: nothing
     is trained)."""
+    from tfnumlint.engine import load_all
+
+    load_all()  # the rules register on import: a test run alone has imported none
     text = textwrap.dedent(program)
     options = LintOptions(codes=frozenset(c.code for c in CHECKS), slice_probes=True)
     result = lint_source(Source("train.py", text, text.encode()), options)
