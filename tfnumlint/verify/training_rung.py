@@ -32,7 +32,7 @@ from .training_saturation import graph_optimizer
 SAFETY_SHARE = 0.8  # of the probe's budget (8 s of the default 10): step budgets keep under it
 # Other starts of the weights tried after a finite run on the data: each a draw of the program's
 # initializers, as another run of it makes, trained this many steps (a start that breaks at once)
-INIT_DRAWS = 3
+INIT_DRAWS = 2
 DRAW_STEPS = 20
 
 
