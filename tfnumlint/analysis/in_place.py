@@ -163,7 +163,9 @@ def mutated(scope: Scope) -> frozenset[str]:
     return frozenset(sites(scope)) | _viewed(scope)
 
 
-def _top_statements(scope: Scope) -> set[int]:
+def block_statements(scope: Scope) -> set[int]:
+    """The ids of the small statements that sit directly in ``scope``'s own block (not under
+    an ``if``, a loop or a ``with``)."""
     node = scope.node
     body = node.body if isinstance(node, cst.Module) else getattr(node, "body", None)
     lines = body if isinstance(body, (list, tuple)) else getattr(body, "body", ())
@@ -183,7 +185,7 @@ def stores(info: ModuleInfo, scope: Scope, name: str) -> list[Store] | None:
     changes = sites(scope).get(name)
     if not changes:
         return []
-    top = _top_statements(scope)
+    top = block_statements(scope)
     modelled: dict[int, Store] = {}
     for start, end, stmt in scope.stores:
         if id(stmt) not in top:

@@ -15,6 +15,7 @@ import libcst as cst
 
 from ... import ops
 from ..context import Context
+from ..in_place import block_statements
 from ..module import Binding, Scope
 from .program_layers import embedding_layer, pooling_layer, stack_layer
 from .program_objectives import _bound_call
@@ -347,7 +348,7 @@ def added_layers(
     bound = ctx.ev.lookup(node.value, scope, order)
     if not isinstance(bound, Binding):
         return None
-    block = _block_statements(bound.scope)
+    block = block_statements(bound.scope)
     layers: list[cst.BaseExpression] = []
     for site in ctx.info.calls:
         func = site.node.func
@@ -368,19 +369,6 @@ def added_layers(
             return None
         layers.append(call.args[0].value)
     return layers or None
-
-
-def _block_statements(scope: Scope) -> set[int]:
-    """The small statements that sit directly in ``scope``'s own block (not under an ``if``,
-    a loop or a ``with``)."""
-    body = getattr(scope.node, "body", None)
-    lines = body if isinstance(body, (list, tuple)) else getattr(body, "body", ())
-    return {
-        id(small)
-        for line in lines
-        if isinstance(line, cst.SimpleStatementLine)
-        for small in line.body
-    }
 
 
 def _returned_call(ctx: Context, call: cst.Call) -> cst.Call | None:
