@@ -44,6 +44,9 @@ def test_a_start_that_breaks_elsewhere_leaves_the_program_start_standing() -> No
     out = training_rung.run_body(BODY.format(bad=1, at=5), False, flagged=frozenset({0}))
     assert out["run"]["step"] is None and out.get("draw", 0) == 0
     assert out["draws"] == training_rung.INIT_DRAWS - 1  # the draw that broke elsewhere is not one
+    trained = {"run": out["run"], "spec": {"optimizer": {"optimizer": "adam"}, "data": {}},
+               "draws": 1}  # fmt: skip
+    assert "from another draw of its initial weights" in training_rung.reached(trained)
 
 
 def test_starts_that_train_are_counted_in_what_the_run_saw() -> None:

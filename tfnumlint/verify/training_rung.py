@@ -299,7 +299,9 @@ def reached(trained: dict[str, Any]) -> str:
     if got["step"] is None:
         copies, draws = trained.get("copies"), trained.get("draws")
         starts = (
-            f", and for {DRAW_STEPS} steps from each of {draws} other draws of its initial weights"
+            f", and for {DRAW_STEPS} steps from "
+            + ("another draw" if draws == 1 else f"each of {draws} other draws")
+            + " of its initial weights"
             if draws
             else ""
         )
