@@ -20,8 +20,19 @@ from tfnumlint.rules.registry import CHECKS
 from tfnumlint.source import Source
 from tfnumlint.verify.repro_program import Rendered
 
-# a standardising layer over the batch axis, no epsilon: 1025 rows in batches of 64 end each
-# epoch with a batch of one row, whose variance is 0 (step 16 is that batch)
+# a standardising layer over the batch axis, no epsilon
+SPREAD = """\
+    class Spread(keras.layers.Layer):
+        def build(self, shape):
+            self.a = self.add_weight(shape=shape[-1:], initializer="ones")
+            self.c = self.add_weight(shape=shape[-1:], initializer="zeros")
+
+        def call(self, h):
+            mu, s2 = tf.nn.moments(h, axes=[0])
+            return self.a * (h - mu) / tf.sqrt(s2) + self.c
+"""
+# ... in a classifier: 1025 rows in batches of 64 end each epoch with a batch of one row, whose
+# variance is 0 (step 16 is that batch)
 STANDARDISING = """\
     import numpy as np
     import tensorflow as tf
@@ -32,14 +43,7 @@ STANDARDISING = """\
     kind = rng.integers(0, 3, 1025)
 
 
-    class Spread(keras.layers.Layer):
-        def build(self, shape):
-            self.a = self.add_weight(shape=shape[-1:], initializer="ones")
-            self.c = self.add_weight(shape=shape[-1:], initializer="zeros")
-
-        def call(self, h):
-            mu, s2 = tf.nn.moments(h, axes=[0])
-            return self.a * (h - mu) / tf.sqrt(s2) + self.c
+SPREAD
 
 
     clf = keras.Sequential([
@@ -49,7 +53,7 @@ STANDARDISING = """\
     ])
     clf.compile(keras.optimizers.Adam(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     clf.fit(feats, kind, batch_size=64, epochs=2)
-"""
+""".replace("SPREAD\n", SPREAD)
 
 
 def test_a_layer_of_its_own_in_a_sequential_is_trained_to_the_last_batch_of_one_row() -> None:
@@ -87,15 +91,7 @@ def test_build_weights_are_shaped_from_the_input_shape_and_start_as_keras_starts
 
 
 WITHOUT_BUILD = STANDARDISING.replace(
-    """    class Spread(keras.layers.Layer):
-        def build(self, shape):
-            self.a = self.add_weight(shape=shape[-1:], initializer="ones")
-            self.c = self.add_weight(shape=shape[-1:], initializer="zeros")
-
-        def call(self, h):
-            mu, s2 = tf.nn.moments(h, axes=[0])
-            return self.a * (h - mu) / tf.sqrt(s2) + self.c
-""",
+    SPREAD,
     """    class Spread(keras.layers.Layer):
         def __init__(self, gain):
             super().__init__()
