@@ -6,12 +6,14 @@ when a fact it asked about changed.  Split from ``project.py``, which answers th
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from .module import ModuleInfo
 from .project_imports import _THIRD_PARTY_ROOTS, import_table
 from .project_model import NO_FACT, FunctionSummary, Symbol
 from .values import Val
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .project import ProjectIndex
@@ -43,6 +45,14 @@ class ProjectView:
             return self.imports[root][0].split(".")[0] not in _THIRD_PARTY_ROOTS
         return bool(self.stars)
 
+    def _imported(self, kind: str, dotted: str, typ: type[T]) -> T | None:
+        """The index's ``kind`` fact about the imported name ``dotted`` of this module, when it
+        is worth asking about and the fact is a ``typ``."""
+        if not self._may_resolve(dotted):
+            return None
+        fact = self.ask(f"{kind}|{self.module}|{dotted}")
+        return fact if isinstance(fact, typ) else None
+
     def discrete(self, dotted: str) -> bool:
         """Every return of the project function ``dotted`` is a whole number or a boolean."""
         return self._may_resolve(dotted) and self.ask(f"disc|{self.module}|{dotted}") is True
@@ -50,17 +60,11 @@ class ProjectView:
     def whole(self, dotted: str) -> tuple[float, str] | None:
         """(lower bound, why) when every return of the project function ``dotted`` is a whole
         number (a size: >= 0)."""
-        if not self._may_resolve(dotted):
-            return None
-        fact = self.ask(f"whole|{self.module}|{dotted}")
-        return fact if isinstance(fact, tuple) else None
+        return self._imported("whole", dotted, tuple)
 
     def symbol(self, dotted: str) -> Symbol | None:
         """A name (or dotted chain) of this module that no local binding explains."""
-        if not self._may_resolve(dotted):
-            return None
-        fact = self.ask(f"sym|{self.module}|{dotted}")
-        return fact if isinstance(fact, Symbol) else None
+        return self._imported("sym", dotted, Symbol)
 
     def declared_bound(self, dotted: str, attr: str) -> tuple[float, bool, float, str] | None:
         """What the declared transform of ``attr`` bounds for an instance of the project class
@@ -70,10 +74,7 @@ class ProjectView:
 
     def value(self, dotted: str) -> Val | None:
         """The value of an imported module-level name (a constant, a model)."""
-        if not self._may_resolve(dotted):
-            return None
-        fact = self.ask(f"val|{self.module}|{dotted}")
-        return fact if isinstance(fact, Val) else None
+        return self._imported("val", dotted, Val)
 
     def call(self, dotted: str, passes_values: bool) -> FunctionSummary | None:
         """What calling an imported function gives, when that can matter: the values it
