@@ -121,7 +121,7 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/program_layers.py:_POOLS",
         # Keras initializer classes an add_weight may name, and their default spreads
         "analysis/slicing/program_weights.py:_KERAS_SPREAD",
-        "analysis/slicing/program_weights.py:_KERAS_UNIFORM",
+        "analysis/slicing/program_layers.py:KERAS_UNIFORM",
         # TF/Keras base classes (resolved through the imports) and the method a call runs
         "analysis/slicing/program_models.py:_CALLED_THROUGH",
         # the parameters of TF1's functional layers (tf.layers.dense, contrib's

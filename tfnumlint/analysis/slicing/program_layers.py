@@ -65,8 +65,9 @@ def stack_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict
     return {"layer": layer, "scope": scope, "order": order}
 
 
-# Keras's Embedding default: RandomUniform(-0.05, 0.05)
-_EMBEDDING_INIT: dict[str, object] = {"init": "uniform", "minval": -0.05, "maxval": 0.05}
+# Keras's RandomUniform default range (an Embedding's start, and an add_weight's "uniform")
+KERAS_UNIFORM: dict[str, object] = {"minval": -0.05, "maxval": 0.05}
+_EMBEDDING_INIT: dict[str, object] = {"init": "uniform", **KERAS_UNIFORM}
 _STRING_INITS: dict[str, dict[str, object]] = {
     "uniform": _EMBEDDING_INIT,
     "random_uniform": _EMBEDDING_INIT,

@@ -18,11 +18,11 @@ import libcst as cst
 
 from ..context import Context
 from ..module import Binding, Scope
+from .program_layers import KERAS_UNIFORM
 from .program_sources import _INITIALIZERS, Number, _init_params, _leaf
 
 # Keras's own spread for its random initializers, when the code gives none
 _KERAS_SPREAD = {"normal": {"stddev": 0.05}, "truncated_normal": {"stddev": 0.05}}
-_KERAS_UNIFORM = {"minval": -0.05, "maxval": 0.05}
 
 
 def added_weight(ctx: Context, found: Binding) -> cst.Call | None:
@@ -102,7 +102,7 @@ def _initializer(
         name = str(node.evaluated_value)
         kind = _INITIALIZERS.get("".join(w.capitalize() for w in name.split("_")))
         if kind is None and name == "random_uniform":
-            return {"init": "uniform", **_KERAS_UNIFORM}
+            return {"init": "uniform", **KERAS_UNIFORM}
         return {"init": kind, **_KERAS_SPREAD.get(kind or "", {})} if kind else None
     if not isinstance(node, cst.Call):
         return None
@@ -110,7 +110,7 @@ def _initializer(
     if leaf == "RandomUniform":
         return {
             "init": "uniform",
-            **_KERAS_UNIFORM,
+            **KERAS_UNIFORM,
             **_init_params(ctx, node, scope, order, number),
         }
     kind = _INITIALIZERS.get(leaf)
