@@ -57,6 +57,58 @@ def test_a_helper_is_not_read_where_a_local_shadows_a_name_it_reads() -> None:
     assert _read("weight_variable([10, 10])") is None  # STD is 5.0 in build(), not 0.1
 
 
+VALUES = """\
+    import tensorflow as tf
+
+    Z_DIM = 100
+
+    def xavier_init(size):
+        in_dim = size[0]
+        stddev = 1.0 / tf.sqrt(in_dim / 2.0)
+        return tf.random_normal(shape=size, stddev=stddev)
+
+    def normal(shape):
+        return tf.zeros(shape)
+
+    D_W1 = tf.Variable(xavier_init([784, 128]))
+    G_W1 = tf.Variable(xavier_init([Z_DIM, 128]))
+    W0 = tf.Variable(normal([4, 4]))
+    W5 = tf.Variable(tf.random_normal([4, 4], stddev=SPREAD))
+    W6 = tf.Variable(tf.keras.initializers.RandomNormal(0.5, 0.02)((3, 2)))
+"""
+
+
+def _start(name: str) -> dict | None:
+    """How the weight ``name = tf.Variable(...)`` of VALUES starts."""
+    ctx = Context(build(cst.parse_module(textwrap.dedent(VALUES))), Settings())
+    site = next(
+        s for s in ctx.info.calls if ctx.code(s.node).startswith("tf.Variable(")
+        and f"{name} = {ctx.code(s.node)}" in textwrap.dedent(VALUES)
+    )  # fmt: skip
+    return initializer(ctx, site.node, site.scope, site.order)
+
+
+def test_a_variable_whose_initial_value_a_helper_returns_starts_as_the_helper_draws_it() -> None:
+    # the helper's float32 stddev: 1 / sqrt(784 / 2), not the draw's default of 1
+    d = _start("D_W1")
+    assert d is not None and d["init"] == "normal" and d["shape"] == [784, 128]
+    assert abs(d["stddev"] - 1 / (392**0.5)) < 1e-6
+    g = _start("G_W1")  # the module constant passed in the shape
+    assert g is not None and g["shape"] == [100, 128] and abs(g["stddev"] - 0.02**0.5) < 1e-6
+
+
+def test_a_program_function_is_read_from_its_body_never_by_its_name() -> None:
+    assert _start("W0") == {"init": "zeros", "shape": [4, 4]}  # ``normal`` returns zeros
+
+
+def test_a_spread_the_code_does_not_fix_is_not_taken_as_the_default() -> None:
+    assert _start("W5") is None  # stddev=SPREAD, unknown: not a standard normal
+
+
+def test_an_initializer_object_takes_its_spread_first() -> None:
+    assert _start("W6") == {"init": "normal", "shape": [3, 2], "mean": 0.5, "stddev": 0.02}
+
+
 ADDED = """\
     import tensorflow as tf
     from tensorflow.keras.layers import Dense, Dropout

@@ -10,6 +10,7 @@ import math
 from typing import Any, cast
 
 import libcst as cst
+import numpy as np
 
 from ..context import Context
 from ..module import Binding, Scope
@@ -94,6 +95,27 @@ def builtin_float_of_text(node: cst.Call, aliases: dict[str, str]) -> bool:
     return isinstance(value, str) and value.strip().lower() in ("inf", "-inf", "+inf", "nan")
 
 
+def _float32_op(op: str | None):
+    """A TF math op on a host number (``tf.sqrt(in_dim / 2.0)``): computed as TF computes a
+    Python number, in float32 (``tf.exp(100.)`` is inf, not 2.7e43)."""
+    if op not in HOST_FUNCTIONS or op == "float" or not hasattr(np, op):
+        return None
+    fn = getattr(np, op)
+    return lambda x: float(fn(np.float32(x)))
+
+
+def _literal_item(node: cst.Subscript) -> cst.BaseExpression | None:
+    """The element a whole-number index picks from a literal list or tuple."""
+    elements = cast(cst.List | cst.Tuple, node.value).elements
+    if len(node.slice) != 1 or any(isinstance(e, cst.StarredElement) for e in elements):
+        return None
+    index = node.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Integer):
+        return None
+    at = int(index.value.value)
+    return elements[at].value if -len(elements) <= at < len(elements) else None
+
+
 class HostConstants:
     """The slicer's reading of host constants, mixed into :class:`~.slicer.Slicer`."""
 
@@ -145,11 +167,16 @@ class HostConstants:
                 return None
             if self.op_of(node) in ("constant", "convert_to_tensor"):
                 return self._host_constant(first, depth + 1, where)
-            fn = host_function(node.func, self.ctx.info.imports.aliases)
+            fn = host_function(node.func, self.ctx.info.imports.aliases) or _float32_op(
+                self.op_of(node)
+            )
             if fn is None:
                 return None
             value = self._host_constant(first, depth + 1, where)
             return host_eval(fn, value) if value is not None else None
+        if isinstance(node, cst.Subscript) and isinstance(node.value, (cst.List, cst.Tuple)):
+            item = _literal_item(node)  # ``[784, 128][0]``: an inlined helper's ``size[0]``
+            return self._host_constant(item, depth + 1, where) if item is not None else None
         return None
 
     def _filled(self, node: cst.Call) -> cst.BaseExpression | None:

@@ -92,7 +92,7 @@ def _number(
         return None
     const = ctx.ev.value(node, scope, order).const
     if const is None:
-        const = Slicer(ctx, {})._host_constant(node)
+        const = Slicer(ctx, {})._host_constant(node, 0, (scope, order))
     return None if const is None else float(const)
 
 
@@ -200,7 +200,9 @@ def _reads_the_same_module_names(
 
 
 def _leaf(ctx: Context, call: cst.Call) -> str:
-    return (ctx.info.imports.resolve(call.func) or ctx.code(call.func)).rsplit(".", 1)[-1]
+    """The TF/Keras function a call makes, by its last name ("" for the program's own
+    function: a helper called ``normal`` is read from its body, never taken for the op)."""
+    return (ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
 
 
 def initializer(
@@ -216,21 +218,26 @@ def initializer(
         spec = {"init": "glorot_uniform"}  # get_variable's default
         if isinstance(init, cst.Call):
             kind = _INITIALIZERS.get(_leaf(ctx, init))
-            if kind is None:
+            params = _init_params(ctx, init, scope, order, number)
+            if kind is None or params is None:
                 return None
-            spec = {"init": kind, **_init_params(ctx, init, scope, order, number)}
+            spec = {"init": kind, **params}
         elif init is not None:
             return None
         return {**spec, "shape": shape} if shape is not None else None
     value = ctx.arg(call, 0, "initial_value")
+    if isinstance(value, cst.Call) and not _leaf(ctx, value):
+        # ``tf.Variable(xavier_init([784, 128]))``: what the program's helper returns
+        value = inlined(ctx, value, scope, order) if not isinstance(value.func, cst.Call) else value
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Call):
         # ``tf.Variable(GlorotUniform(seed=1)((n_in, n_out)))``: an initializer object called
         # on the shape
         kind = _INITIALIZERS.get(_leaf(ctx, value.func))
         shape = _ints(ctx, ctx.arg(value, 0, "shape"), scope, order, number)
-        if kind is None or shape is None:
+        params = _init_params(ctx, value.func, scope, order, number)
+        if kind is None or shape is None or params is None:
             return None
-        return {"init": kind, "shape": shape, **_init_params(ctx, value.func, scope, order, number)}
+        return {"init": kind, "shape": shape, **params}
     if isinstance(value, cst.Call):
         kind = _INIT_CALLS.get(_leaf(ctx, value))
         if kind is None:
@@ -247,9 +254,10 @@ def initializer(
                 return {"init": "literal", "value": literal, "shape": [len(literal)]}
             return None
         shape = _ints(ctx, ctx.arg(value, 0, "shape"), scope, order, number)
-        if shape is None:
+        params = _init_params(ctx, value, scope, order, number)
+        if shape is None or params is None:
             return None
-        return {"init": kind, "shape": shape, **_init_params(ctx, value, scope, order, number)}
+        return {"init": kind, "shape": shape, **params}
     if value is not None:
         literal = _ints_or_floats(ctx, value, scope, order, number)
         if literal is not None:
@@ -276,18 +284,31 @@ def _ints_or_floats(
 
 def _init_params(
     ctx: Context, call: cst.Call, scope: Scope, order: int, num: Number | None = None
-) -> dict:
+) -> dict | None:
+    """The spread a draw or an initializer object is given (``mean``/``stddev``, ``minval``/
+    ``maxval``, ``value``), by keyword or in its place (a draw takes its shape first:
+    ``tf.random.normal(shape, mean, stddev)``; an object does not: ``RandomNormal(mean,
+    stddev)``).  None when one is given but is not a number the code fixes: the default
+    would be a wrong start, not an assumption."""
     number = num or _numbers(ctx)
-    keys = {"mean": 1, "stddev": 2, "minval": 1, "maxval": 2, "value": 0}
+    leaf = _leaf(ctx, call)
+    first = 1 if leaf in _INIT_CALLS else 0
+    kind = _INIT_CALLS.get(leaf) or _INITIALIZERS.get(leaf)
+    places = {"mean": first, "stddev": first + 1} if kind in ("normal", "truncated_normal") else {}
+    if kind == "uniform" or leaf == "RandomUniform":
+        places = {"minval": first, "maxval": first + 1}
+    positional = [a.value for a in call.args if a.keyword is None]
     out = {}
-    for key, index in keys.items():
+    for key in ("mean", "stddev", "minval", "maxval", "value"):
         node = next((a.value for a in call.args if a.keyword and a.keyword.value == key), None)
-        if node is None and key in ("mean", "stddev") and _leaf(ctx, call).endswith("normal"):
-            positional = [a for a in call.args if a.keyword is None]
-            node = positional[index].value if len(positional) > index else None
+        if node is None and key in places and len(positional) > places[key]:
+            node = positional[places[key]]
+        if node is None:
+            continue
         v = number(node, scope, order)
-        if v is not None:
-            out[key] = v
+        if v is None:
+            return None
+        out[key] = v
     return out
 
 

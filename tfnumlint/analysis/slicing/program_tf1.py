@@ -348,9 +348,10 @@ def _initializer(ctx: Context, node: cst.BaseExpression, scope: Scope, order: in
             return {"init": "glorot_uniform"}
         return None
     kind = _INITIALIZERS.get(path.rsplit(".", 1)[-1])
-    if kind is None:
+    params = _init_params(ctx, node, scope, order, number)
+    if kind is None or params is None:
         return None
-    return {"init": kind, **_init_params(ctx, node, scope, order, number)}
+    return {"init": kind, **params}
 
 
 def _given(

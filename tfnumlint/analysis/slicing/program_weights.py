@@ -107,16 +107,14 @@ def _initializer(
     if not isinstance(node, cst.Call):
         return None
     leaf = _leaf(ctx, node)
+    params = _init_params(ctx, node, scope, order, number)
+    if params is None:
+        return None
     if leaf == "RandomUniform":
-        return {
-            "init": "uniform",
-            **KERAS_UNIFORM,
-            **_init_params(ctx, node, scope, order, number),
-        }
+        return {"init": "uniform", **KERAS_UNIFORM, **params}
     kind = _INITIALIZERS.get(leaf)
     if kind is None or not re.fullmatch(r"[A-Z]\w*", leaf):  # Keras's classes, not TF1's
         return None
-    params = _init_params(ctx, node, scope, order, number)
     if kind == "constant":  # Constant(0.5), Constant(value=0.5); Constant(): 0
         given = ctx.arg(node, 0, "value")
         value = 0.0 if given is None else number(given, scope, order)
