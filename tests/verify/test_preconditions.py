@@ -227,6 +227,17 @@ def test_the_far_tail_reason_names_the_dtype_range_only_when_passed():
     assert "past the float32 exp range" in str(preconditions.far_tail_reason(out))
 
 
+def test_the_far_tail_reason_states_the_band_as_the_condition():
+    """Training on data it fits pushes logits apart without bound (issue 22): the reason says
+    what the symptom needs, not that trained models never get there."""
+    out = {"dtype": "float32", "observed": {"far_tail": {"inputs": {"z": -100.0}, "band": 30.0}}}
+    reason = str(preconditions.far_tail_reason(out))
+    assert "shows only where training or data take it past 30" in reason, reason
+    assert "produce" not in reason, reason
+    out["observed"]["far_tail"]["inputs"] = {"z": -100.0, "w": 60.0}
+    assert "take them past 30" in str(preconditions.far_tail_reason(out))
+
+
 # ---------------------------------------------------------------- empty selections
 
 

@@ -11,8 +11,11 @@ modelled probability is a value on a log scale: its size is an exponent.  A witn
 ``logits`` = -100 asks for a probability of e^-100.  The band :data:`BAND` = 30 comes from the
 numerics: exp(30) ~ 1.1e13 is still finite in float32 (and bfloat16, float64), sigmoid(30)
 already rounds to 1 in float32 and sigmoid(-30) ~ 9e-14 is still a normal number, so within
-|x| <= 30 every float32 saturation a model can express already shows, and past it only values no
-trained model, data or optimiser step produces are reached.  float16's exp overflows at 11.1,
+|x| <= 30 every float32 saturation a model can express already shows.  Past it lies a value
+that nothing in the expression shows the program reaches, though training can: a
+cross-entropy fitted to separable data moves its logits apart at a steady rate under Adam.
+Whether it does is the training rung's question, so the reason states the band as the
+condition, never as a fact about trained models.  float16's exp overflows at 11.1,
 inside the band, so a float16 overflow still confirms.  The worker (``witness.clamp_far_tail``)
 re-runs the symptom with each such input clamped into the band (sign kept): if the symptom
 survives, the clamped point is the witness; if it vanishes, :func:`far_tail_reason` makes the
@@ -112,8 +115,9 @@ def far_tail_reason(out: dict[str, Any]) -> str | None:
     where = f"past the {dtype} exp range" if biggest > past else "far in the tail of a log scale"
     band = fmt_g(float(tail.get("band", BAND)))
     return (
-        f"needs {values}, {where}; at {names} <= {band}, which trained models and data produce "
-        f"(exp({band}) is finite in {dtype}), the symptom is gone"
+        f"needs {values}, {where}; at {names} <= {band} the symptom is gone (exp({band}) is "
+        f"finite in {dtype}), so it shows only where training or data take "
+        f"{'it' if len(tail['inputs']) == 1 else 'them'} past {band}"
     )
 
 
