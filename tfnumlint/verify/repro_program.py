@@ -412,6 +412,8 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
             fan_in = f"arrays[{source!r}].shape[-1]"
         weight_lines.append(f"        {names[n]!r}: tf.Variable({initial_value(w, fan_in)}),")
     batch_expr = "None" if batch is None else str(batch)
+    trained = spec.get("trained")
+    trained_ids = None if trained is None else [names[n] for n in trained if n in names]
     lr = number(spec["optimizer"].get("learning_rate") or 0.001)
     watched = ", ".join(steps.r.names[f"__t{i}"] for i in range(len(steps.lines)))
     parts = [
@@ -426,6 +428,7 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
                 f"BATCH = {batch_expr}",
                 f"EPOCHS = {spec.get('style') == 'fit'}  # Keras fit's order: shuffled passes",
                 f"LEARNING_RATE = {lr}",
+                f"TRAINED = {trained_ids!r}  # the weights its optimizer updates (None: all)",
                 "RNG = np.random.default_rng(0)",
                 "SEEDS = itertools.count(1)",
                 "MASKS = tf.random.Generator.from_seed(0)  # dropout's, when the slice has one",

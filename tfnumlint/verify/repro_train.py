@@ -130,7 +130,7 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None, draw=0):
     if steer:
         arrays = steered(arrays, steer)
     w = weights(arrays)
-    names = list(w)
+    names = [n for n in w if TRAINED is None or n in TRAINED]  # the rest stay as they start
     opt = optimizer(lr)
     rows = min(len(a) for a in arrays.values())
     budget = step_budget(arrays, w, steer)

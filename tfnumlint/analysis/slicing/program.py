@@ -38,7 +38,7 @@ from .contract import walk
 from .program_einsum import einsum_call
 from .program_fit import TrainsByFit
 from .program_models import Instance
-from .program_objectives import Objective, objectives, optimizer_of
+from .program_objectives import Objective, objectives, optimizer_of, trained_in_slice
 from .program_producers import widened
 from .program_sources import (
     _ints,
@@ -74,6 +74,7 @@ class ProgramSpec:
     # a claim about the step size: the smaller rates (lr / each) tried when the control breaks
     further: list[float] = field(default_factory=list)
     file: str = ""  # the flagged code's module, when the objective imports it from there
+    trained: list[str] | None = None  # the weights the optimizer updates (None: all of them)
 
     def as_probe(self) -> dict[str, Any]:
         return asdict(self)
@@ -455,6 +456,7 @@ def _spec(
     optimizer = optimizer_of(ctx, obj)
     if optimizer is None:
         return None
+    trained = trained_in_slice(ctx, obj, ps)
     return ProgramSpec(
         style=obj.style,
         loss=loss,
@@ -467,6 +469,7 @@ def _spec(
         line=line,
         objective_line=obj.line,
         assumed=list(ps.assumed),
+        trained=trained,
     )
 
 

@@ -8,6 +8,7 @@ each), and the optimizer of ``compile(optimizer=...)``: what the training rung t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -25,6 +26,9 @@ class Objective:
     optimizer: cst.Call | str
     style: str
     line: int
+    # what the optimizer updates: ``minimize(loss, var_list=theta_D)``, a tape's sources (None:
+    # not given, every trainable variable)
+    trained: cst.BaseExpression | None = None
 
 
 def _bound_call(
@@ -82,12 +86,99 @@ def objectives(ctx: Context, positions) -> list[Objective]:
         if method in ("minimize", "compute_gradients"):
             opt = _optimizer(ctx, func.value, site.scope, site.order)
             if opt is not None:
-                found.append(Objective(loss, site.scope, site.order, opt, "tf1", line))
+                trained = ctx.arg(site.node, _var_list_place(ctx, opt, method), "var_list")
+                found.append(Objective(loss, site.scope, site.order, opt, "tf1", line, trained))
         elif method == "gradient" and _is_tape(ctx, func.value, site.scope, site.order):
             opt = _applied_optimizer(ctx, site.scope, site.node)
+            trained = ctx.arg(site.node, 1, "sources")
             if opt is not None:
-                found.append(Objective(loss, site.scope, site.order, opt, "tape", line))
+                found.append(Objective(loss, site.scope, site.order, opt, "tape", line, trained))
     return found
+
+
+def _var_list_place(ctx: Context, opt: cst.Call, method: str) -> int:
+    """Where ``var_list`` sits: TF1's ``minimize(loss, global_step, var_list)``, Keras's
+    ``minimize(loss, var_list)`` and either's ``compute_gradients(loss, var_list)``."""
+    path = ctx.info.imports.resolve(opt.func) or ""
+    tf1 = ".train." in path or ".compat.v1." in path
+    return 2 if method == "minimize" and tf1 else 1
+
+
+# every trainable variable of a model or of the graph: the whole slice trains
+_ALL_TRAINABLE = ("trainable_variables", "trainable_weights")
+
+
+def trained_weights(
+    ctx: Context, obj: Objective, tree: Callable[[cst.BaseExpression, Scope, int], object]
+) -> list[str] | None:
+    """The input names of the weights the objective's optimizer updates (``var_list=theta_D``
+    of a GAN's discriminator step: ``[D_W1, D_b1, ...]``), each read by ``tree`` as the slice
+    reads it; None for every trainable variable.  Raises :class:`Unread` when the list is
+    given but is not one the slice can read: training every weight would not be the
+    program's run."""
+    node = obj.trained
+    if node is None or _every_trainable(ctx, node):
+        return None
+    elements = _listed(ctx, node, obj.scope, obj.order)
+    if elements is None:
+        raise Unread
+    names = []
+    for element in elements:
+        read = tree(element, obj.scope, obj.order)
+        if not isinstance(read, dict) or read.get("k") != "input":
+            raise Unread
+        names.append(str(read["name"]))
+    return names
+
+
+def trained_in_slice(ctx: Context, obj: Objective, ps) -> list[str] | None:
+    """:func:`trained_weights` as the program slicer ``ps`` reads them, leaving its weights
+    and notes as they were (a listed variable the loss does not read is not a weight of it).
+    A list the slice cannot read trains every weight, and the run says so."""
+    kept, notes = dict(ps.weights), list(ps.assumed)
+    try:
+        names = trained_weights(ctx, obj, ps.slicer.tree)
+    except Unread:
+        names = None
+        notes.append("every weight of the slice trains (the optimizer's variable list is unread)")
+    finally:
+        ps.weights.clear()
+        ps.weights.update(kept)
+    ps.assumed[:] = notes
+    return None if names is None else [n for n in names if n in kept]
+
+
+class Unread(Exception):
+    """The weights an optimizer updates are given, but not as the slice can read them."""
+
+
+def _every_trainable(ctx: Context, node: cst.BaseExpression) -> bool:
+    """``model.trainable_variables``, ``tf.trainable_variables()``: every weight trains."""
+    if isinstance(node, cst.Call) and not node.args:
+        node = node.func
+    return isinstance(node, cst.Attribute) and node.attr.value in _ALL_TRAINABLE
+
+
+def _listed(
+    ctx: Context, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0
+) -> list[cst.BaseExpression] | None:
+    """The elements of a list the code spells out: a literal, a name bound to one, or a sum
+    of such lists (``theta_D + theta_E``)."""
+    if depth > 4:
+        return None
+    if isinstance(node, (cst.List, cst.Tuple)):
+        if any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return None
+        return [e.value for e in node.elements]
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left = _listed(ctx, node.left, scope, order, depth + 1)
+        right = _listed(ctx, node.right, scope, order, depth + 1)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, cst.Name):
+        found = ctx.ev.lookup(node.value, scope, order)
+        if isinstance(found, Binding) and found.index is None and found.value is not None:
+            return _listed(ctx, found.value, found.scope, found.at, depth + 1)
+    return None
 
 
 def _applied_optimizer(

@@ -1,0 +1,47 @@
+"""The training rung updates only the weights the program's optimizer updates
+(``minimize(loss, var_list=...)``, a tape's sources): a GAN's discriminator step trains the
+discriminator, a fine-tuning step its head.  The rest keep their starting values, as in the
+program's run (``analysis/slicing/program_objectives.trained_weights``)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("tensorflow")
+
+from test_training_rung import CLASSIFIER, by_training, on_line, verified
+
+MINIMIZE = ".minimize(cross_entropy)"
+
+
+def _logs(program: str) -> list[tuple[list | None, dict]]:
+    """Each TNL101 finding on the log: the weights its rung spec trains, and its verdict."""
+    found = on_line(verified(program), "tf.math.log(y)", program)
+    return [((f.probe or {})["program"]["trained"], v) for f, v in found if f.rule == "TNL101"]
+
+
+def test_an_optimizer_that_updates_only_the_output_bias_trains_only_it() -> None:
+    """Summed over 100 rows, the whole net saturates its softmax within a few steps (the
+    textbook test); the output bias alone moves every row's logits alike and cannot."""
+    head = CLASSIFIER.replace(MINIMIZE, ".minimize(cross_entropy, var_list=[b2])")
+    logs = _logs(head)
+    assert logs and logs[0][0] == ["b2"]
+    assert not by_training(logs[0][1]), logs[0][1].get("detail")
+
+
+def test_a_listed_variable_list_names_the_slices_weights() -> None:
+    listed = CLASSIFIER.replace(MINIMIZE, ".minimize(cross_entropy, var_list=theta)").replace(
+        "hidden = tf.nn.relu", "theta = [W1, b1] + [W2, b2]\n    hidden = tf.nn.relu"
+    )
+    logs = _logs(listed)
+    assert logs and sorted(logs[0][0] or []) == ["W1", "W2", "b1", "b2"]
+    assert by_training(logs[0][1]), logs[0][1].get("detail")  # every weight: as before
+
+
+def test_a_variable_list_the_slice_cannot_read_is_said_and_confirms_nothing() -> None:
+    unread = CLASSIFIER.replace(MINIMIZE, ".minimize(cross_entropy, var_list=pick())")
+    logs = _logs(unread)
+    assert logs and logs[0][0] is None
+    # training every weight is an assumption, said, and what it reaches is not the program's
+    assert "the optimizer's variable list is unread" in logs[0][1]["detail"]
+    assert not by_training(logs[0][1]), logs[0][1].get("detail")
