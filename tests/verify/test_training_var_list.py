@@ -45,3 +45,56 @@ def test_a_variable_list_the_slice_cannot_read_is_said_and_confirms_nothing() ->
     # training every weight is an assumption, said, and what it reaches is not the program's
     assert "the optimizer's variable list is unread" in logs[0][1]["detail"]
     assert not by_training(logs[0][1]), logs[0][1].get("detail")
+
+
+def _trained(program: str) -> list:
+    """What each objective of ``program`` trains, with every variable read as its name."""
+    import textwrap
+
+    import libcst as cst
+
+    from tfnumlint.analysis.context import Context
+    from tfnumlint.analysis.module import build
+    from tfnumlint.analysis.slicing.program_objectives import Unread, objectives, trained_weights
+    from tfnumlint.config import Settings
+
+    ctx = Context(build(cst.parse_module(textwrap.dedent(program))), Settings())
+
+    def tree(node, scope, order):
+        return {"k": "input", "name": ctx.code(node)} if isinstance(node, cst.Name) else None
+
+    out: list = []
+    for obj in objectives(ctx, {}):
+        try:
+            out.append(trained_weights(ctx, obj, tree))
+        except Unread:
+            out.append("unread")
+    return out
+
+
+def test_where_the_variable_list_sits_and_what_a_models_own_list_means() -> None:
+    program = """\
+        import tensorflow as tf
+        d_opt = tf.compat.v1.train.AdamOptimizer(1e-3)
+        g_opt = tf.keras.optimizers.Adam(1e-3)
+        step_d = d_opt.minimize(d_loss, None, [w1, b1])
+        step_g = g_opt.minimize(g_loss, [w2])
+        theta = [w1] + [w2, b2]
+
+        def tape_step():
+            with tf.GradientTape() as tape:
+                loss = f()
+            grads = tape.gradient(loss, enc.trainable_variables + dec.trainable_variables)
+            g_opt.apply_gradients(zip(grads, theta))
+            with tf.GradientTape() as t2:
+                l2 = f()
+            g2 = t2.gradient(l2, theta)
+            d_opt.apply_gradients(zip(g2, theta))
+            with tf.GradientTape() as t3:
+                l3 = f()
+            g3 = t3.gradient(l3, params_of(model))
+            d_opt.apply_gradients(zip(g3, theta))
+    """
+    # TF1's third place, Keras's second; a models' own lists: every weight; a list made by
+    # a call the slice cannot read: unread
+    assert _trained(program) == [["w1", "b1"], ["w2"], None, ["w1", "w2", "b2"], "unread"]

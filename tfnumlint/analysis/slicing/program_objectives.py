@@ -8,6 +8,7 @@ each), and the optimizer of ``compile(optimizer=...)``: what the training rung t
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -117,9 +118,12 @@ def trained_weights(
     given but is not one the slice can read: training every weight would not be the
     program's run."""
     node = obj.trained
-    if node is None or _every_trainable(ctx, node):
+    if node is None:
         return None
-    elements = _listed(ctx, node, obj.scope, obj.order)
+    try:
+        elements = _listed(ctx, node, obj.scope, obj.order)
+    except _EveryWeight:
+        return None  # a model's own list, or a sum with one: as before, every weight trains
     if elements is None:
         raise Unread
     names = []
@@ -135,28 +139,35 @@ def trained_in_slice(ctx: Context, obj: Objective, ps) -> list[str] | None:
     """:func:`trained_weights` as the program slicer ``ps`` reads them, leaving its weights
     and notes as they were (a listed variable the loss does not read is not a weight of it).
     A list the slice cannot read trains every weight, and the run says so."""
-    kept, notes = dict(ps.weights), list(ps.assumed)
+    kept, notes, slicer = dict(ps.weights), list(ps.assumed), ps.slicer
+    state = {k: copy.copy(getattr(slicer, k)) for k in _SLICER_STATE}
     try:
-        names = trained_weights(ctx, obj, ps.slicer.tree)
+        slicer.budget()
+        names = trained_weights(ctx, obj, slicer.tree)
     except Unread:
         names = None
         notes.append("every weight of the slice trains (the optimizer's variable list is unread)")
     finally:
         ps.weights.clear()
         ps.weights.update(kept)
+        for key, value in state.items():
+            setattr(slicer, key, value)
     ps.assumed[:] = notes
     return None if names is None else [n for n in names if n in kept]
+
+
+# what reading the list may change in the slicer, put back after it
+_SLICER_STATE = ("inputs", "count", "expanded", "truncated", "unsupported")
 
 
 class Unread(Exception):
     """The weights an optimizer updates are given, but not as the slice can read them."""
 
 
-def _every_trainable(ctx: Context, node: cst.BaseExpression) -> bool:
-    """``model.trainable_variables``, ``tf.trainable_variables()``: every weight trains."""
-    if isinstance(node, cst.Call) and not node.args:
-        node = node.func
-    return isinstance(node, cst.Attribute) and node.attr.value in _ALL_TRAINABLE
+class _EveryWeight(Exception):
+    """``model.trainable_variables``, ``tf.trainable_variables()``, or a list made with one
+    (``enc.trainable_variables + dec.trainable_variables``): the slice does not tell which of
+    its weights are that model's, so every weight trains, as the rung did before."""
 
 
 def _listed(
@@ -166,6 +177,10 @@ def _listed(
     of such lists (``theta_D + theta_E``)."""
     if depth > 4:
         return None
+    if isinstance(node, cst.Call) and not node.args:
+        node = node.func
+    if isinstance(node, cst.Attribute) and node.attr.value in _ALL_TRAINABLE:
+        raise _EveryWeight
     if isinstance(node, (cst.List, cst.Tuple)):
         if any(isinstance(e, cst.StarredElement) for e in node.elements):
             return None
