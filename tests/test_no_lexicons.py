@@ -119,6 +119,12 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/program_layers.py:_EMBEDDING_INIT",
         "analysis/slicing/program_layers.py:_STRING_INITS",
         "analysis/slicing/program_layers.py:_POOLS",
+        # TF's and Keras's image-op keywords, data formats and Conv2D / 2-D pooling classes
+        "analysis/slicing/program_conv.py:_NEUTRAL",
+        "analysis/slicing/program_conv.py:_CHANNELS_LAST",
+        "analysis/slicing/program_conv.py:_POOL_LAYERS",
+        "analysis/slicing/program_conv.py:_CONV_LAYERS",
+        "analysis/slicing/program_conv.py:_CONV_KEYWORDS",
         # Keras initializer classes an add_weight may name, and their default spreads
         "analysis/slicing/program_weights.py:_KERAS_SPREAD",
         "analysis/slicing/program_layers.py:KERAS_UNIFORM",

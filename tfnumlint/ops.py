@@ -129,6 +129,11 @@ class Op:
     # a uniform draw: the positions of its ``minval`` and ``maxval`` arguments (also read by
     # keyword); its value lies between them, [minval, maxval), 1 when maxval is None or left out
     draw_bounds: tuple[int, int] | None = None
+    # a spatial pooling op's window reduction, as ``tf.nn.pool`` names it ("MAX", "AVG")
+    pooling: str | None = None
+    # the rung-only op the training rung's slice writes it as (a finding's probe takes its
+    # output as one input): ``conv2d`` is ``conv2d_nhwc``
+    rung: str | None = None
 
 
 REGISTRY: dict[str, Op] = {}
@@ -846,6 +851,54 @@ for _op in (
         "einsum_pair",
         params=("equation", "a", "b"),
         trace="_einsum_pair",
+    ),
+    Op(
+        # a 2-D convolution of channels-last images (``tf.nn.conv2d``, a simple
+        # ``tf.nn.convolution``, ``keras.ops.conv``): a sum of products, of either sign.  A
+        # finding's probe takes its output as one input (its per-point values have no image
+        # axes); the training rung's slice writes it as ``conv2d_nhwc``
+        "conv2d",
+        spellings=("tf.nn.conv2d", "tf.nn.convolution", "keras.ops.conv"),
+        transfer=Transfer("unary", -INF, INF),
+        rung="conv2d_nhwc",
+    ),
+    Op(
+        # a max pooling of channels-last images over a window: entries of its input
+        "max_pool",
+        spellings=("tf.nn.max_pool", "tf.nn.max_pool2d", "keras.ops.max_pool"),
+        transfer=Transfer("passthrough"),
+        pooling="MAX",
+        rung="pool2d_nhwc",
+    ),
+    Op(
+        # an average pooling of channels-last images over a window: within its input's range
+        "avg_pool",
+        spellings=("tf.nn.avg_pool", "tf.nn.avg_pool2d", "keras.ops.average_pool"),
+        transfer=Transfer("passthrough"),
+        pooling="AVG",
+        rung="pool2d_nhwc",
+    ),
+    Op(
+        # ``tf.nn.dropout(x, keep_prob)`` (TF1) / ``tf.nn.dropout(x, rate)``: the kept entries
+        # rescaled, the others 0 (no static transfer: a rescaled probability is not one); the
+        # training rung's slice writes it as ``dropout`` with the rate the program trains with
+        "nn_dropout",
+        spellings=("tf.nn.dropout",),
+        rung="dropout",
+    ),
+    Op(
+        # ``conv2d`` in the training rung's slices (no spelling): NHWC input, a
+        # [kh, kw, in, out] kernel, strides [sh, sw] and "SAME"/"VALID" padding as literals
+        "conv2d_nhwc",
+        params=("x", "filters", "strides", "padding"),
+        trace="_conv2d_nhwc",
+    ),
+    Op(
+        # ``max_pool`` / ``avg_pool`` in the training rung's slices (no spelling), as
+        # ``tf.nn.pool`` computes them: a [wh, ww] window, its reduction, strides and padding
+        "pool2d_nhwc",
+        params=("x", "window", "pooling", "strides", "padding"),
+        trace="_pool2d_nhwc",
     ),
     Op(
         # ``tf.random.normal(tf.shape(x), mean, stddev)``: a fresh draw shaped like ``x`` at
@@ -1592,6 +1645,8 @@ FIXED_VALUES = ops_with(lambda op: op.fixed_values or op.source == "literal")  #
 LOG_SQUASHING = ops_with(lambda op: op.log_space and op.saturating and op.logits_input)
 RANK_DEPENDENT = ops_with(lambda op: op.rank_dependent)
 RAW_LINEAR = ops_with(lambda op: op.raw_linear)  # matmul
+POOLING = {n: op.pooling for n, op in REGISTRY.items() if op.pooling}  # max_pool: "MAX"
+RUNG_FORMS = {n: op.rung for n, op in REGISTRY.items() if op.rung}  # conv2d: "conv2d_nhwc"
 LOG_SUM_EXP = ops_with(lambda op: op.log_sum_exp)
 SQUARING = ops_with(lambda op: op.power == 2.0)  # square, squared_difference
 ROOTS = ops_with(lambda op: op.power in (0.5, -0.5))  # sqrt, rsqrt

@@ -84,6 +84,15 @@ HELPERS = {
     # 1 / (1 - rate), else 0; the masks come from one seeded generator that each run resets
     keep = MASKS.uniform(tf.shape(x), dtype=x.dtype) >= rate
     return tf.where(keep, x / (1 - rate), tf.zeros_like(x))""",
+    "_conv2d_nhwc": """def _conv2d_nhwc(x, filters, strides, padding):
+    # tf.nn.conv2d of channels-last images: strides [1, sh, sw, 1], "SAME" or "VALID"
+    x = tf.convert_to_tensor(x)
+    return tf.nn.conv2d(x, tf.cast(filters, x.dtype), [int(s) for s in strides], padding)""",
+    "_pool2d_nhwc": """def _pool2d_nhwc(x, window, pooling, strides, padding):
+    # tf.nn.max_pool / avg_pool of channels-last images, as tf.nn.pool computes them
+    return tf.nn.pool(
+        x, [int(k) for k in window], pooling, strides=[int(s) for s in strides], padding=padding
+    )""",
     "_embedding_lookup": """def _embedding_lookup(params, ids, depth=None):
     return tf.gather(params, tf.cast(ids, tf.int32))""",
     "_einsum_pair": """def _einsum_pair(equation, a, b):

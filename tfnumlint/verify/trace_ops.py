@@ -322,6 +322,35 @@ def _normal_draw(x: Any, mean: Any = 0.0, stddev: Any = 1.0) -> Any:
     return tf.zeros_like(tf.convert_to_tensor(x)) + float(mean)
 
 
+def _per_point(fn: Callable[..., Any], x: Any, *weights: Any) -> Any:
+    """``fn`` on each probe point's own images and weights: a training rung's image op has
+    image axes that a finding's per-point rows ([N, 1, K]) do not have."""
+    x = tf.convert_to_tensor(x)
+    if _rank(x) != 5:
+        raise UnsupportedProbe(f"an image op on a rank-{_rank(x) - 1} value (not NHWC images)")
+    if not weights:
+        return tf.map_fn(fn, x)
+    ws = [tf.broadcast_to(tf.cast(w, x.dtype), [tf.shape(x)[0], *w.shape[1:]]) for w in weights]
+    return tf.map_fn(lambda t: fn(t[0], *t[1:]), (x, *ws), fn_output_signature=x.dtype)
+
+
+def _ints(values: Any) -> list[int]:
+    return [int(v) for v in values]
+
+
+def _conv2d_nhwc(x: Any, filters: Any, strides: Any, padding: Any) -> Any:
+    """``tf.nn.conv2d`` of NHWC images, per probe point (``conv2d`` in a rung's slice)."""
+    step, pad = _ints(strides), str(padding)
+    return _per_point(lambda a, w: tf.nn.conv2d(a, w, step, pad), x, filters)
+
+
+def _pool2d_nhwc(x: Any, window: Any, pooling: Any, strides: Any, padding: Any) -> Any:
+    """``tf.nn.pool`` of NHWC images, per probe point (``max_pool``/``avg_pool`` in a rung's
+    slice)."""
+    size, step, kind, pad = _ints(window), _ints(strides), str(pooling), str(padding)
+    return _per_point(lambda a: tf.nn.pool(a, size, kind, strides=step, padding=pad), x)
+
+
 def _values_kept(x: Any, *_: Any, **__: Any) -> Any:
     """tile / gather: every output element is one of the input's elements."""
     return tf.convert_to_tensor(x)

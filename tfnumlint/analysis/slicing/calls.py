@@ -98,8 +98,8 @@ class SlicesCalls:
         its class): a call that is not on the allow-list."""
         if isinstance(node, cst.Call):
             op = self.op_of(node)
-            if op is None and self.opens is not None and self.opens(self.ctx, node):
-                return False  # read by the substitute (the program slice's TF1 layers)
+            if self.opens is not None and self.opens(self.ctx, node):
+                return False  # read by the substitute (the program slice's TF1 layers, convs)
             if op is None and self._inlinable(node, scope, seen):
                 return False  # a plain helper of the module (or method): inlined (`_inline`)
             return op is None or op not in ALLOWED_OPS | {"cond", "case"}

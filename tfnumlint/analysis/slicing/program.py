@@ -35,6 +35,7 @@ from ..module import Binding, Scope
 from ..project_view import ProjectView
 from . import program_fit, program_layers, program_models, program_modules, program_tf1
 from .contract import walk
+from .program_conv import image_call, image_op, image_shape, image_step
 from .program_einsum import einsum_call
 from .program_fit import TrainsByFit
 from .program_models import Instance
@@ -97,7 +98,8 @@ class ProgramSlicer(TrainsByFit):
         )
         self.slicer.unpacking = True
         self.slicer.across_modules = True  # a model or loss imported from the project
-        self.slicer.opens = program_tf1.opens  # tf.layers.dense, in scoped helpers
+        # tf.layers.dense, in scoped helpers; tf.nn.conv2d, max_pool, dropout
+        self.slicer.opens = lambda c, call: program_tf1.opens(c, call) or image_op(c, call)
         self.slicer.scoped_bodies = program_tf1.scoped_body
         self.instances: list[Instance] = []  # the objects whose methods are being followed
         self.modes = [False]  # Keras's training mode: a bare model call runs in inference
@@ -124,6 +126,8 @@ class ProgramSlicer(TrainsByFit):
             return program_tf1.layer_call(self, node, scope, order, depth)
         if isinstance(node, cst.Call) and ctx.op(node) == "einsum":  # the rung's own einsum
             return einsum_call(ctx, node, scope, order, depth, self.slicer.tree)
+        if isinstance(node, cst.Call) and (got := image_call(self, node, scope, order, depth)):
+            return got  # tf.nn.conv2d, max_pool, dropout: the rung's image ops
         if isinstance(node, cst.Call):
             return self._model_call(node, scope, order, depth)
         if isinstance(node, cst.Attribute) and self.instances:
@@ -176,6 +180,8 @@ class ProgramSlicer(TrainsByFit):
             return self._model_call(value, found.scope, found.at, depth + 1)
         if op == "einsum":  # ``att = tf.einsum("bld,bd->bl", k, q)``, read where it is
             return einsum_call(ctx, value, found.scope, found.at, depth + 1, self.slicer.tree)
+        if (got := image_call(self, value, found.scope, found.at, depth + 1)) is not None:
+            return got  # ``h = tf.nn.max_pool(...)``, read where it is
         if op == "random":  # ``eps = tf.random.normal(tf.shape(z))``: one draw per step
             return self._normal_draw(value, found.scope, found.at, depth + 1)
         return None
@@ -298,7 +304,18 @@ class ProgramSlicer(TrainsByFit):
             elif source is None:
                 return None  # the first kernel's width is not known from the code
         made_one = False  # a kernel made yet (the first one reads the input's width)
+        images = image_shape(layers, out, self.data)  # [h, w, channels], if any
         for i, layer in enumerate(layers):
+            at = model if single else f"{model}.layers[{i}]"
+            if images is not None and not {"dropout", "act"} & set(layer):
+                step = image_step(self, at, layer, out, images)
+                if step is None:
+                    return None
+                out, images, fan_in = step
+                made_one = True
+                continue
+            if "flatten" in layer and layer["flatten"] is None:
+                return None  # a Flatten after layers whose output shape is not tracked
             if "flatten" in layer:  # each row's entries in one vector, as Keras orders them
                 width = [{"k": "const", "v": -1}, {"k": "const", "v": layer["flatten"]}]
                 shape = {"k": "tuple", "items": width}
@@ -326,7 +343,6 @@ class ProgramSlicer(TrainsByFit):
                 if layer["act"] is not None:
                     out = {"k": "call", "op": layer["act"], "args": [out], "kw": {}}
                 continue
-            at = model if single else f"{model}.layers[{i}]"
             if "layer" in layer:  # a layer class of the program's own: its ``call``, followed
                 wide = fan_in if fan_in is not None else source
                 own = self.own_layer(at, layer, out, wide, training)

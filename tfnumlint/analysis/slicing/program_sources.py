@@ -17,6 +17,7 @@ from ... import ops
 from ..context import Context
 from ..in_place import block_statements
 from ..module import Binding, Scope
+from .program_conv import conv_layer, flatten_layer, pool_layer
 from .program_layers import embedding_layer, pooling_layer, stack_layer
 from .program_objectives import _bound_call
 from .slicer import Slicer
@@ -429,6 +430,9 @@ def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict]
             layers = [
                 dense_layer(ctx, c, scope, order)
                 or dropout_layer(ctx, c, scope, order)
+                or conv_layer(ctx, c, scope, order, _numbers(ctx))
+                or pool_layer(ctx, c, scope, order, _numbers(ctx))
+                or flatten_layer(ctx, c)
                 or stack_layer(ctx, c, scope, _order_of(ctx, c))
                 for c in reversed(chain)
             ]
@@ -438,6 +442,7 @@ def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict]
                 return None
             out = [layer for layer in layers if layer is not None]
             out[0]["input_dim"] = shape[-1] if shape else None
+            out[0]["input_shape"] = shape
             return out
         if not isinstance(call.func, cst.Call) or not call.args:
             return None  # a layer applied to a value: Dense(...)(x)
@@ -568,6 +573,9 @@ def sequential_layers(
         if kind == "Flatten":  # (rows, 28, 28) -> (rows, 784): first, on a declared shape
             shape = _ints(ctx, ctx.arg(layer, -1, "input_shape"), scope, order, number)
             dims = shape or input_shape
+            if any("conv" in x or "pool2d" in x for x in layers):  # its width: the images'
+                layers.append({"flatten": None})
+                continue
             if layers or not dims or None in dims:
                 return None
             input_dim = int(math.prod(dims))
@@ -579,14 +587,20 @@ def sequential_layers(
             or (embedding_layer(ctx, layer, number, scope, order) if not layers else None)
             or (pooling_layer(ctx, layer) if any("embedding" in x for x in layers) else None)
         )
-        dense = dense or stack_layer(ctx, layer, scope, order)  # ReLU(), a layer of its own
+        dense = (
+            dense
+            or conv_layer(ctx, layer, scope, order, number)
+            or pool_layer(ctx, layer, scope, order, number)
+            or stack_layer(ctx, layer, scope, order)  # ReLU(), a layer of its own
+        )
         if dense is None:
             return None
         shape = _ints(ctx, ctx.arg(layer, -1, "input_shape", "input_dim"), scope, order, number)
         if shape and not layers:
-            input_dim = shape[-1]
+            input_dim, input_shape = shape[-1], shape
         layers.append(dense)
     if not any("units" in layer or "layer" in layer for layer in layers):
         return None
     layers[0]["input_dim"] = input_dim
+    layers[0]["input_shape"] = input_shape
     return layers
