@@ -13,6 +13,7 @@ import math
 import libcst as cst
 
 from .. import ops
+from .names import dotted_name
 
 # The range a known math function's value lies in: (lo, lo_open, hi), keyed by the last word
 # of the callee (registered ops: their entry's float range, ops.PRODUCER_RANGES; the rest here) (`tf.math.softplus`, `tfp.math.log1mexp`, `special_math.ndtr`, `inv_probit`).
@@ -64,11 +65,16 @@ def _callee_word(func: cst.BaseExpression) -> str:
 
 
 def _library_call(ctx, func: cst.BaseExpression) -> bool:
-    """The callee is imported from a numerics library (TF, TFP, GPflow, SciPy, numpy)."""
+    """The callee is imported from a numerics library (TF, TFP, GPflow, SciPy, numpy), and not
+    from the package the module itself is part of: linting TFP's own source, its
+    ``prefer_static.shape`` is a function of the project, known by its body (issue 22)."""
     imports = ctx.info.imports
-    return imports.resolve(func) is not None or (
-        imports.path(func).split(".")[0] in _NUMERIC_LIBRARIES
-    )
+    if not (
+        imports.resolve(func) is not None or imports.path(func).split(".")[0] in _NUMERIC_LIBRARIES
+    ):
+        return False
+    project = getattr(ctx.ev, "project", None)
+    return project is None or not project.own_package(dotted_name(func))
 
 
 def _method_call(ctx, func: cst.BaseExpression) -> bool:

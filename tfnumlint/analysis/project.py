@@ -20,6 +20,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
+from pathlib import Path
 
 from .project_imports import (
     importer_table,
@@ -67,6 +69,7 @@ class ProjectIndex:
     _importers: dict[str, tuple[tuple[str, str, str], ...]] | None = None  # importer_table
     _packages: set[str] = field(default_factory=set)
     _read: dict[tuple[str, str], tuple] | None = None  # read_table: the readers
+    _nested: set[tuple[str, ...]] | None = None  # a folder and a folder or file in it
 
     def __post_init__(self) -> None:
         self._functions = {m: dict(s.functions) for m, s in self.summaries.items()}
@@ -106,6 +109,8 @@ class ProjectIndex:
             sym = self._dotted(rest[0], rest[1], 0)
             fs = self._functions[sym.module][sym.name] if sym and sym.kind == "function" else None
             value = fs.whole if fs is not None else None
+        elif kind == "own" and len(rest) == 2:  # an import of the module's own package
+            value = True if self._own_package(rest[0], rest[1]) else None
         elif kind == "ret" and len(rest) == 2:
             value = self._functions.get(rest[0], {}).get(rest[1])
             value = value if informative_summary(value) else None
@@ -140,6 +145,25 @@ class ProjectIndex:
     def resolve(self, module: str, dotted: str) -> Symbol | None:
         """What ``dotted`` names in ``module`` (re-exports followed), useful or not."""
         return self._dotted(module, dotted, 0)
+
+    def _own_package(self, module: str, target: str) -> bool:
+        """``target`` (an imported module, ``pkg.sub.m``) is in the package ``module``'s file
+        sits in: ``pkg`` is a folder of the file's path, and ``pkg/sub`` a folder or file of
+        the project (a package, or a namespace package Python finds from the folder above)."""
+        summary = self.summaries.get(module)
+        head = tuple(target.split(".")[:2])
+        if summary is None or not summary.path or len(head) < 2:
+            return False
+        if head[0] not in Path(summary.path).parent.parts:
+            return False
+        if self._nested is None:
+            self._nested = {
+                pair
+                for s in self.summaries.values()
+                if s.path
+                for pair in pairwise(Path(s.path).with_suffix("").parts)
+            }
+        return head in self._nested
 
     def _imported_elsewhere(self, module: str, name: str) -> bool | tuple:
         """The modules reading function or class ``name`` of ``module`` (a re-export is none);

@@ -57,6 +57,17 @@ class ProjectView:
         """Every return of the project function ``dotted`` is a whole number or a boolean."""
         return self._may_resolve(dotted) and self.ask(f"disc|{self.module}|{dotted}") is True
 
+    def own_package(self, dotted: str) -> bool:
+        """The import the chain ``dotted`` starts with (``ps`` of ``ps.shape``) is of a package
+        this file itself sits in (``from pkg.sub import m`` in ``pkg/other/f.py``, with or
+        without ``__init__.py`` files): its functions are the project's code, whatever the
+        package is called, never a library's API."""
+        found = self.imports.get(dotted.split(".")[0])
+        if found is None:
+            return False
+        target = ".".join(p for p in found if p)
+        return self.ask(f"own|{self.module}|{target}") is True
+
     def whole(self, dotted: str) -> tuple[float, str] | None:
         """(lower bound, why) when every return of the project function ``dotted`` is a whole
         number (a size: >= 0)."""

@@ -172,11 +172,21 @@ class _Made:
         if entry is not None:
             return self._args(node, scope, order, depth)
         fn = _callee(ctx, node, scope)
-        return (
-            fn is not None
-            and bool(fn.returns)
-            and all(self.of(value, fn, at, depth + 1) for at, value in fn.returns)
+        if fn is None:
+            return self._imported_whole(node)
+        return bool(fn.returns) and all(
+            self.of(value, fn, at, depth + 1) for at, value in fn.returns
         )
+
+    def _imported_whole(self, node: cst.Call) -> bool:
+        """A function of another module of the project whose every return is a whole number
+        (``return tf.shape(x)``), as the index read its body: TF differentiates none."""
+        project = getattr(self.ctx.ev, "project", None)
+        dotted = dotted_name(node.func)
+        if project is None or not dotted or project.whole(dotted) is None:
+            return False
+        self.makers.append(dotted)
+        return True
 
     def _args(self, node: cst.Call, scope, order: int, depth: int) -> bool:
         return all(self.of(a.value, scope, order, depth + 1) for a in node.args)
