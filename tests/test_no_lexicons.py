@@ -125,6 +125,10 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/program_conv.py:_POOL_LAYERS",
         "analysis/slicing/program_conv.py:_CONV_LAYERS",
         "analysis/slicing/program_conv.py:_CONV_KEYWORDS",
+        # TF/Keras attributes that are a model's trainable variables; the slicer's own
+        # attribute names (state put back after reading an optimizer's variable list)
+        "analysis/slicing/program_objectives.py:_ALL_TRAINABLE",
+        "analysis/slicing/program_objectives.py:_SLICER_STATE",
         # Keras initializer classes an add_weight may name, and their default spreads
         "analysis/slicing/program_weights.py:_KERAS_SPREAD",
         "analysis/slicing/program_layers.py:KERAS_UNIFORM",
