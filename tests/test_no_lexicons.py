@@ -406,6 +406,9 @@ API_TABLES: frozenset[str] = frozenset(
         "verify/training_text.py:MSE_NAMES",
         # were pending: Keras loss strings for compile(loss=...), TF keyword-argument aliases
         "analysis/names.py:PROBABILITY_LOSSES",
+        "analysis/slicing/program_losses.py:_FORMS",  # Keras loss classes, functions, strings
+        "analysis/slicing/program_losses.py:_OBJECT_KEYWORDS",  # a Keras loss's keywords
+        "analysis/slicing/program_losses.py:_FUNCTION_KEYWORDS",
         "analysis/slicing/signatures.py:ALIASES",
     }
 )

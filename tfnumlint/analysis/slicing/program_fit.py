@@ -23,6 +23,7 @@ from ..module import Binding, ClassInfo, Scope, Site
 from ..names import descendants
 from . import program_modules
 from .program_data import ReadsData
+from .program_losses import called_keras_loss, keras_loss, keras_loss_form
 from .program_models import FollowsModels, Instance, width
 from .program_modules import Where
 from .program_objectives import _bound_call, _compiled_optimizer, _is_tape
@@ -93,12 +94,16 @@ def compiled_loss(ctx: Context, site: Site) -> tuple[Scope, Where | None] | None
     return (fn_scope, where) if len(fn.params.params) >= 2 else None
 
 
-def compiled_object(ctx: Context, site: Site) -> cst.Call | None:
+def compiled_object(ctx: Context, site: Site) -> cst.BaseExpression | None:
     """``compile(loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))`` (or the
     categorical one; made in place or bound to a name): the loss object's call, when it takes
-    logits and nothing else that changes the loss (a name only), else None."""
+    logits and nothing else that changes the loss (a name only); Keras's binary cross-entropy
+    or squared error, an object, function or string (``program_losses.py``): the node that
+    makes it; else None."""
     node = ctx.arg(site.node, 1, "loss")
     call = _bound_call(ctx, node, site.scope, site.order) if node is not None else None
+    if node is not None and keras_loss_form(ctx, call or node) is not None:
+        return call or node
     if call is None or ctx.op(call) != _KERAS_XENT:
         return None
     name = (ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
@@ -298,7 +303,11 @@ class TrainsByFit(FollowsModels, ReadsData):
         """``keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)`` (or
         the categorical one), as Keras computes it: the fused softmax cross-entropy of each
         row, class ids one-hot over the logits' width (which the model's last layer fixes).
-        Probabilities (no ``from_logits=True``) and other arguments are not read."""
+        Probabilities (no ``from_logits=True``) and other arguments are not read.  Keras's
+        binary cross-entropy and squared error, a function or a loss object called on
+        ``(y, p)``, are read as ``program_losses.py`` writes them."""
+        if (read := called_keras_loss(self.ctx, call, scope, order)) is not None:
+            return self._keras_loss(call, read, scope, order, depth)
         if self.ctx.op(call) != _KERAS_XENT:
             return None
         name = (self.ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
@@ -318,14 +327,34 @@ class TrainsByFit(FollowsModels, ReadsData):
         labels = self.slicer.tree(y_true, scope, order, depth + 1)
         return self._xent(call, sparse, labels, logits)
 
-    def object_loss(self, call: cst.Call, y_true: dict, y_pred: dict) -> dict | None:
+    def object_loss(self, call: cst.BaseExpression, y_true: dict, y_pred: dict) -> dict | None:
         """Compile's loss object (:func:`compiled_object`) as Keras computes it in ``fit``:
-        the batch mean of each row's cross-entropy."""
+        the batch mean of each row's loss (``fit``'s step is compiled: a sigmoid's output is
+        read as Keras reads it in a graph)."""
+        form = keras_loss_form(self.ctx, call)
+        if form is not None:
+            tree = keras_loss(*form, y_true, y_pred, True, self.weights, self.data)
+            return self.slicer._where(call, tree) if tree is not None else None
+        if not isinstance(call, cst.Call):
+            return None
         name = (self.ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
         xent = self._xent(call, name.startswith("Sparse"), y_true, y_pred)
         if xent is None:
             return None
         return {"k": "call", "op": "reduce_mean", "args": [xent], "kw": {}}
+
+    def _keras_loss(
+        self, call: cst.Call, read: tuple[str, bool, bool], scope: Scope, order: int, depth: int
+    ) -> dict | None:
+        """``bce(y, p)`` or ``keras.losses.mean_squared_error(y, p)`` in a step (which the
+        slice does not know to be compiled)."""
+        y_true, y_pred = self.ctx.arg(call, 0, "y_true"), self.ctx.arg(call, 1, "y_pred")
+        if y_true is None or y_pred is None:
+            return None
+        pred = self.slicer.tree(y_pred, scope, order, depth + 1)
+        labels = self.slicer.tree(y_true, scope, order, depth + 1)
+        tree = keras_loss(*read, labels, pred, False, self.weights, self.data)
+        return self.slicer._where(call, tree) if tree is not None else None
 
     def _xent(self, call: cst.Call, sparse: bool, labels: dict, logits: dict) -> dict | None:
         """The fused softmax cross-entropy of each row (class ids one-hot over the logits'

@@ -22,6 +22,7 @@ from ..names import descendants
 from . import program_modules
 from .program_einsum import concat_width, einsum_width
 from .program_modules import Where
+from .program_repeated import repeated_item
 from .program_sources import (
     _number,
     dense_layer,
@@ -453,16 +454,20 @@ class FollowsModels:
         ``__init__``: its layers applied to ``h``."""
         made = self.instances[-1]
         found = attribute(made, call.func)
-        if found is None or found.index is not None or not isinstance(found.value, cst.Call):
+        if found is None:
+            return None
+        # ``self.q, self.k = (Dense(8) for _ in range(2))``: each attribute its own layer
+        value = found.value if found.index is None else repeated_item(self.ctx, found)
+        if not isinstance(value, cst.Call):
             return None
         assert isinstance(call.func, cst.Attribute)
         name = f"{made.name}.{call.func.attr.value}"
-        layer = dense_layer(self.ctx, found.value, found.scope, found.at, self.number)
-        layer = layer or dropout_layer(self.ctx, found.value, found.scope, found.at, self.number)
+        layer = dense_layer(self.ctx, value, found.scope, found.at, self.number)
+        layer = layer or dropout_layer(self.ctx, value, found.scope, found.at, self.number)
         if layer is not None:
             layers = [layer]
-        elif (self.ctx.info.imports.resolve(found.value.func) or "").endswith("Sequential"):
-            stack = sequential_layers(self.ctx, found.value, found.scope, found.at, self.number)
+        elif (self.ctx.info.imports.resolve(value.func) or "").endswith("Sequential"):
+            stack = sequential_layers(self.ctx, value, found.scope, found.at, self.number)
             if stack is None:
                 return None
             layers = stack

@@ -17,6 +17,7 @@ import libcst as cst
 from ..context import Context
 from ..module import Binding, Scope
 from ..names import descendants
+from .program_repeated import repeated_item
 
 
 @dataclass
@@ -35,13 +36,17 @@ class Objective:
 def _bound_call(
     ctx: Context, node: cst.BaseExpression, scope: Scope, order: int
 ) -> cst.Call | None:
-    """The call ``node`` is, or the call its name was last assigned."""
+    """The call ``node`` is, or the call its name was last assigned (``wq`` of ``wq, wk =
+    (Dense(8) for _ in range(2))``: its own item, ``program_repeated.py``)."""
     if isinstance(node, cst.Call):
         return node
     if isinstance(node, cst.Name):
         found = ctx.ev.lookup(node.value, scope, order)
-        if isinstance(found, Binding) and found.index is None and isinstance(found.value, cst.Call):
-            return found.value
+        if not isinstance(found, Binding):
+            return None
+        value = found.value if found.index is None else repeated_item(ctx, found)
+        if isinstance(value, cst.Call):
+            return value
     return None
 
 

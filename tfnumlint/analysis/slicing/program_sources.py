@@ -254,7 +254,7 @@ def lone_layer(
         return None
     found = ctx.ev.lookup(node.value, scope, order) if isinstance(node, cst.Name) else None
     at = found.at if isinstance(found, Binding) else order
-    made = _scope_of(ctx, built) or scope
+    made = _scope_of(ctx, built) or (found.scope if isinstance(found, Binding) else scope)
     layer = dense_layer(ctx, built, made, at) or embedding_layer(
         ctx, built, _numbers(ctx), made, at
     )
