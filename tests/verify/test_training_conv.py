@@ -183,3 +183,24 @@ def test_a_conv_confirmation_ships_a_reproducer_that_reproduces(tmp_path: Path) 
     run = subprocess.run([sys.executable, f.repro], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "non-finite (nan/inf)" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "given", ["dilation_rate=2, ", 'data_format="channels_first", ', "dilation_rate=(2, 2), "]
+)
+def test_a_keras_conv_the_slice_would_not_compute_as_keras_does_leaves_it_cut(given) -> None:
+    """A dilated or channels-first Conv2D is not the plain conv the slice writes: no slice
+    (the rung would train another net), rather than a wrong one."""
+    other = KERAS_CONV.replace("Conv2D(8, (3, 3), ", f"Conv2D(8, (3, 3), {given}")
+    load_all()
+    text = textwrap.dedent(other)
+    options = LintOptions(codes=frozenset(c.code for c in CHECKS), slice_probes=True)
+    found = lint_source(Source("train.py", text, text.encode()), options).findings
+    assert found and not [f for f in found if f.probe and f.probe.get("program")]
+
+
+def test_a_keras_conv_at_its_default_dilation_and_layout_is_read() -> None:
+    same = KERAS_CONV.replace(
+        "Conv2D(8, (3, 3), ", 'Conv2D(8, (3, 3), dilation_rate=1, data_format="channels_last", '
+    )
+    assert program_of(same)["weights"]

@@ -60,8 +60,8 @@ _CONV_LAYERS = frozenset({"Conv2D", "Convolution2D"})
 # computes in training: a name, an input shape the stack's tracking reads)
 _CONV_KEYWORDS = frozenset(
     {"filters", "kernel_size", "strides", "padding", "activation", "use_bias", "input_shape",
-     "kernel_initializer", "bias_initializer", "name", "data_format", "dilation_rate"}
-)  # fmt: skip
+     "kernel_initializer", "bias_initializer", "name"}
+)  # fmt: skip  # data_format and dilation_rate: read only at their defaults (``_neutral``)
 
 
 def image_op(ctx: Context, call: cst.Call) -> bool:
