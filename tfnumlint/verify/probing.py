@@ -265,23 +265,23 @@ def with_training(
         return trained
     stand_in = probe.get("kind") == "train"  # a stand-in model's run, where the program's ran
     state = out.get("symptom") in STATE_SYMPTOMS or stand_in
-    # a run stopped by its time budget says nothing of the witness's state; a stand-in's
-    # confirmation still yields to the program's own slice, which was there to be trained
-    if (
-        out.get("status") == "confirmed"
-        and trained["own"]
-        and state
-        and (stand_in or not trained.get("cut"))
-    ):
+    # a witness state the program's own training was there to reach is confirmed by that
+    # run or not at all: a run its time budget stopped does not know, and a finished one would
+    # overturn it, so a busy machine never keeps a confirmation an idle one drops
+    if out.get("status") == "confirmed" and trained["own"] and state:
+        if stand_in:
+            why = "the stand-in's run is not the program's"
+        elif trained.get("cut"):
+            why = (
+                "whether its training reaches the witness is not known (a longer "
+                "TFNUMLINT_PROBE_TIMEOUT lets the run finish)"
+            )
+        else:
+            why = "the witness is not a state its training was seen to reach"
         return {
             **out,
             "status": "inconclusive",
-            "detail": f"{out['detail']}; but {reached(trained)}: "
-            + (
-                "the stand-in's run is not the program's"
-                if stand_in
-                else "the witness is not a state its training was seen to reach"
-            ),
+            "detail": f"{out['detail']}; but {reached(trained)}: {why}",
         }
     if (out.get("status") == "inconclusive" and not stand_in) or trained.get("cut"):
         return {**out, "detail": f"{out['detail']}; {reached(trained)}"}  # what its run saw
