@@ -122,6 +122,10 @@ def test_file_error_exits_2_even_with_findings(tmp_path, write):
         ["--fix", "--add-noqa"],
         ["--add-noqa=TNL999"],
         ["--stdin-filename", "x.py", "--fix"],
+        ["--probe-timeout", "0"],
+        ["--probe-timeout", "-5"],
+        ["--probe-timeout", "nan"],
+        ["--probe-timeout", "soon"],
     ],
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path, write, args):

@@ -62,6 +62,8 @@ def run(argv: list[str] | None) -> int:
         sys.stdout.write(explain(args.explain))
         return 0
     check_usage(args)
+    if args.probe_timeout is not None:  # the TensorFlow workers and the verdict cache read it
+        os.environ["TFNUMLINT_PROBE_TIMEOUT"] = repr(args.probe_timeout)
     if args.profile:
         stages.enable()
     progress.configure(False if args.quiet else None)

@@ -5,6 +5,7 @@ express, ``--list-rules`` and ``--explain``.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from pathlib import Path
 from typing import NoReturn
@@ -134,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=LO:HI",
         help="a saved model input's range, e.g. image=0:255 (repeatable)",
     )
+    work.add_argument(
+        "--probe-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="how long one finding's verification may take (default 10; also "
+        "TFNUMLINT_PROBE_TIMEOUT): a slow machine's training runs finish",
+    )
     work.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     work.add_argument(
         "--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply unsafe fixes"
@@ -220,6 +228,9 @@ def check_usage(args: argparse.Namespace) -> None:
     settle_paths(args)
     if args.jobs is not None and args.jobs < 1:
         raise ConfigError("--jobs must be at least 1")
+    timeout = getattr(args, "probe_timeout", None)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise ConfigError("--probe-timeout must be a positive number of seconds")
     reading_stdin = STDIN in args.paths
     if reading_stdin and len(args.paths) > 1:
         raise ConfigError("'-' (standard input) cannot be combined with other paths")

@@ -66,7 +66,8 @@ VERDICT_SCHEMA = "trail-1"  # verdicts carry their gate trail (and a reproducer)
 
 def cache_key(probe: dict[str, Any], version: str, settings: Settings) -> str:
     threshold = repr(float(settings.exploding_gradient))
-    return key(json.dumps(probe, sort_keys=True), version, threshold, VERDICT_SCHEMA)
+    budget = repr(probe_timeout())  # a run a shorter budget stopped is not a longer one's verdict
+    return key(json.dumps(probe, sort_keys=True), version, threshold, VERDICT_SCHEMA, budget)
 
 
 def to_verification(data: dict[str, Any]) -> Verification:
