@@ -125,7 +125,7 @@ def test_without_tensorflow_everything_is_skipped_with_one_notice(monkeypatch, t
     [
         ("crash:TNL202", "the TensorFlow worker crashed (signal 11, SIGSEGV) while probing"),
         ("abort:TNL202", "the TensorFlow worker crashed (signal 6, SIGABRT) while probing"),
-        ("hang:TNL202", "probe exceeded its 3 s budget"),
+        ("hang:TNL202", "probe exceeded its 3 s budget (--probe-timeout sets it)"),
         ("oom:TNL202", "probe ran out of memory (bound 8 GiB)"),
     ],
 )
@@ -137,7 +137,7 @@ def test_worker_failure_costs_only_the_probe_in_flight(monkeypatch, tmp_path, fa
     "fault, reason",
     [
         ("crash:TNL202", "the TensorFlow worker crashed (signal 11, SIGSEGV) while probing"),
-        ("hang:TNL202", "probe exceeded its 3 s budget"),
+        ("hang:TNL202", "probe exceeded its 3 s budget (--probe-timeout sets it)"),
     ],
 )
 def test_with_two_workers_a_failure_still_costs_only_its_probe(
@@ -233,7 +233,7 @@ def test_a_probe_over_its_budget_stops_itself_and_the_worker_lives_on(monkeypatc
     runner.verify_findings([fs["logp"], fs["exp"]], Settings(), None)
     for name in ("logp", "exp"):
         assert fs[name].verification.status == "inconclusive"
-        assert fs[name].verification.detail == "probe exceeded its 1e-06 s budget"
+        assert fs[name].verification.detail == "probe exceeded its 1e-06 s budget (--probe-timeout sets it)"
     assert len(spawned) == 1
 
 

@@ -438,8 +438,10 @@ def worker_command() -> list[str]:
 
 
 def over_budget(doing: str, budget: float) -> str:
-    """Why a request was stopped: the parent's timeout and a probe's own stop say the same."""
-    return f"{doing} exceeded its {budget:g} s budget"
+    """Why a request was stopped: the parent's timeout and a probe's own stop say the same,
+    and how to give it longer."""
+    hint = " (--probe-timeout sets it)" if doing == "probe" else ""  # a worker's start: fixed
+    return f"{doing} exceeded its {budget:g} s budget{hint}"
 
 
 def failed(reason: str, probe: dict[str, Any], cache: bool) -> dict[str, Any]:
