@@ -233,7 +233,10 @@ def test_a_probe_over_its_budget_stops_itself_and_the_worker_lives_on(monkeypatc
     runner.verify_findings([fs["logp"], fs["exp"]], Settings(), None)
     for name in ("logp", "exp"):
         assert fs[name].verification.status == "inconclusive"
-        assert fs[name].verification.detail == "probe exceeded its 1e-06 s budget (--probe-timeout sets it)"
+        assert (
+            fs[name].verification.detail
+            == "probe exceeded its 1e-06 s budget (--probe-timeout sets it)"
+        )
     assert len(spawned) == 1
 
 
