@@ -25,23 +25,14 @@ import libcst as cst
 
 from ..context import Context
 from ..module import Scope
+from .program_conv import ProgramSlicer as SliceWriter
 from .program_sources import _INITIALIZERS, _init_params, _traceable_activation
-from .slicer import Slicer
 from .tools import straight_line
 
 
-class ProgramSlicer(Protocol):
-    """What this module reads and writes of ``program.ProgramSlicer``."""
-
-    weights: dict[str, dict]
-    data: dict[str, dict]
-    assumed: list[str]
-    slicer: Slicer
-
-    @property
-    def ctx(self) -> Context: ...
-
-    def number(self, node: cst.BaseExpression | None, scope: Scope, order: int) -> float | None: ...
+class ProgramSlicer(SliceWriter, Protocol):
+    """What this module reads and writes of ``program.ProgramSlicer``: what a conv slice does,
+    and the Dense stacks it unrolls and the weight keys it numbers."""
 
     def unrolled(
         self, model: str, layers: list[dict], out: dict, single: bool = False, training=False
