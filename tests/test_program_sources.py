@@ -144,3 +144,21 @@ def test_a_sequential_built_by_add_statements_has_their_layers_in_order() -> Non
 
 def test_an_add_under_a_condition_leaves_the_stack_unknown() -> None:
     assert _layers("k") is None  # two or three layers: the run decides
+
+
+def test_a_tf_math_op_of_a_number_is_folded_for_the_rung_but_kept_in_a_probe() -> None:
+    """The rung reads an initializer's spread as a number (``1.0 / tf.sqrt(392.0)``, in
+    float32); a probe's tree keeps ``tf.math.log(1e-10)`` as the op the code writes, so a
+    witness shows it as written."""
+    from tfnumlint.analysis.slicing.program_sources import _number
+    from tfnumlint.analysis.slicing.slicer import Slicer
+
+    code = "import tensorflow as tf\nA = 1.0 / tf.sqrt(392.0)\nB = tf.math.log(1e-10)\n"
+    ctx = Context(build(cst.parse_module(code)), Settings())
+    values = {ctx.code(s.node): s for s in ctx.info.calls}
+    root = values["tf.sqrt(392.0)"].scope
+    a = ctx.info.module.body[1].body[0].value  # 1.0 / tf.sqrt(392.0)
+    folded = _number(ctx, a, root, 99)
+    assert folded is not None and abs(folded - 1 / 392**0.5) < 1e-7
+    b = values["tf.math.log(1e-10)"].node
+    assert Slicer(ctx, {})._host_constant(b, 0, (root, 99)) is None

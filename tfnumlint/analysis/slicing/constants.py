@@ -120,6 +120,9 @@ class HostConstants:
     """The slicer's reading of host constants, mixed into :class:`~.slicer.Slicer`."""
 
     ctx: Context
+    # fold a TF math op of a host number too (``tf.sqrt(in_dim / 2.0)``): for the numbers the
+    # training rung reads (an initializer's spread), not a probe's tree, which keeps the op
+    fold_tf_math = False
 
     def op_of(self, node: cst.Call) -> str | None:
         raise NotImplementedError
@@ -167,9 +170,9 @@ class HostConstants:
                 return None
             if self.op_of(node) in ("constant", "convert_to_tensor"):
                 return self._host_constant(first, depth + 1, where)
-            fn = host_function(node.func, self.ctx.info.imports.aliases) or _float32_op(
-                self.op_of(node)
-            )
+            fn = host_function(node.func, self.ctx.info.imports.aliases)
+            if fn is None and self.fold_tf_math:
+                fn = _float32_op(self.op_of(node))
             if fn is None:
                 return None
             value = self._host_constant(first, depth + 1, where)

@@ -94,7 +94,9 @@ def _number(
         return None
     const = ctx.ev.value(node, scope, order).const
     if const is None:
-        const = Slicer(ctx, {})._host_constant(node, 0, (scope, order))
+        reader = Slicer(ctx, {})
+        reader.fold_tf_math = True
+        const = reader._host_constant(node, 0, (scope, order))
     return None if const is None else float(const)
 
 
