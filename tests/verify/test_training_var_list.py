@@ -98,3 +98,15 @@ def test_where_the_variable_list_sits_and_what_a_models_own_list_means() -> None
     # TF1's third place, Keras's second; a models' own lists: every weight; a list made by
     # a call the slice cannot read: unread
     assert _trained(program) == [["w1", "b1"], ["w2"], None, ["w1", "w2", "b2"], "unread"]
+
+
+def test_an_optimizer_that_updates_no_weight_of_the_slice_gives_it_no_run() -> None:
+    """``var_list=[other]``, a variable the loss does not read: this objective's training
+    never moves the flagged term, so the rung has no run of it to watch."""
+    frozen = CLASSIFIER.replace(MINIMIZE, ".minimize(cross_entropy, var_list=[other])").replace(
+        "hidden = tf.nn.relu", "other = tf.Variable(tf.zeros([3]))\n    hidden = tf.nn.relu"
+    )
+    found = on_line(verified(frozen), "tf.math.log(y)", frozen)
+    logs = [(f, v) for f, v in found if f.rule == "TNL101"]
+    assert logs and not (logs[0][0].probe or {}).get("program"), logs[0][0].probe
+    assert not by_training(logs[0][1])

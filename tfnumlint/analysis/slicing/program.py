@@ -470,9 +470,9 @@ def _spec(
     """The spec of one objective and the term a finding watches in it (None: an optimizer
     the verifier cannot rebuild)."""
     optimizer = optimizer_of(ctx, obj)
-    if optimizer is None:
+    trained = trained_in_slice(ctx, obj, ps) if optimizer is not None else []
+    if optimizer is None or trained == []:  # not rebuilt, or it updates no weight of the slice
         return None
-    trained = trained_in_slice(ctx, obj, ps)
     return ProgramSpec(
         style=obj.style,
         loss=loss,
