@@ -84,8 +84,10 @@ def test_a_sigmoid_output_of_a_compiled_step_is_read_through_its_logits() -> Non
 
 
 # a classifier whose own layer divides by the batch's spread: 1025 rows in batches of 64 end
-# each epoch with a batch of one row, whose variance is 0 (step 16)
-COMPILED = """\
+# each epoch with a batch of one row, whose variance is 0 (step 16); its data, layer and stack
+# up to the output layer OUT, trained by compile and fit (COMPILED) or by a tape step (TAPE)
+SIGMOID_OUT = 'keras.layers.Dense(1, activation="sigmoid")'
+CLASSIFIER_HEAD = """\
     import numpy as np
     import tensorflow as tf
     from tensorflow import keras
@@ -101,13 +103,17 @@ SPREAD
     clf = keras.Sequential([
         keras.Input((6,)),
         keras.layers.Dense(8), Spread(), keras.layers.ReLU(),
-        keras.layers.Dense(1, activation="sigmoid"),
+        OUT,
     ])
+""".replace("SPREAD\n", SPREAD)
+COMPILED = (
+    CLASSIFIER_HEAD.replace("OUT", SIGMOID_OUT)
+    + """\
     clf.compile(keras.optimizers.Adam(1e-3), "binary_crossentropy")
     clf.fit(feats, kind, batch_size=64, epochs=2)
-""".replace("SPREAD\n", SPREAD)
+"""
+)
 FLAGGED = "tf.sqrt(s2)"
-SIGMOID_OUT = 'keras.layers.Dense(1, activation="sigmoid")'
 
 
 @pytest.mark.parametrize(
@@ -155,24 +161,9 @@ def test_compiles_binary_cross_entropy_trains_to_the_one_row_batch() -> None:
     assert not [v for _, v in verified(clean) if v.get("status") == "confirmed"]
 
 
-TAPE = """\
-    import numpy as np
-    import tensorflow as tf
-    from tensorflow import keras
-
-    rng = np.random.default_rng(3)
-    feats = rng.normal(0, 1, (1025, 6)).astype("float32")
-    kind = rng.integers(0, 2, 1025).astype("float32")
-
-
-SPREAD
-
-
-    clf = keras.Sequential([
-        keras.Input((6,)),
-        keras.layers.Dense(8), Spread(), keras.layers.ReLU(),
-        keras.layers.Dense(1),
-    ])
+TAPE = (
+    CLASSIFIER_HEAD.replace("OUT", "keras.layers.Dense(1)")
+    + """\
     loss_fn = keras.losses.BinaryCrossentropy(from_logits=True)
     opt = keras.optimizers.Adam(1e-3)
 
@@ -187,7 +178,8 @@ SPREAD
     for i in range(100):
         rows = rng.integers(0, 1025, 64)
         step(feats[rows], kind[rows])
-""".replace("SPREAD\n", SPREAD)
+"""
+)
 
 
 @pytest.mark.parametrize(
