@@ -131,9 +131,8 @@ def initializer(
             return None
         return {**spec, "shape": shape} if shape is not None else None
     value = ctx.arg(call, 0, "initial_value")
-    if isinstance(value, cst.Call) and not _leaf(ctx, value):
-        # ``tf.Variable(xavier_init([784, 128]))``: what the program's helper returns
-        value = inlined(ctx, value, scope, order) if not isinstance(value.func, cst.Call) else value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and not _leaf(ctx, value):
+        value = inlined(ctx, value, scope, order)  # tf.Variable(xavier_init([784, 128]))
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Call):
         # ``tf.Variable(GlorotUniform(seed=1)((n_in, n_out)))``: an initializer object called
         # on the shape
