@@ -139,8 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--probe-timeout",
         type=float,
         metavar="SECONDS",
-        help="how long one finding's verification may take (default 10; also "
-        "TFNUMLINT_PROBE_TIMEOUT): a slow machine's training runs finish",
+        help="how long one finding's verification may take (default 10, four times it "
+        "for one that trains the program's slice; also TFNUMLINT_PROBE_TIMEOUT): a slow "
+        "machine's training runs finish",
     )
     work.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     work.add_argument(

@@ -204,3 +204,16 @@ def test_a_keras_conv_at_its_default_dilation_and_layout_is_read() -> None:
         "Conv2D(8, (3, 3), ", 'Conv2D(8, (3, 3), dilation_rate=1, data_format="channels_last", '
     )
     assert program_of(same)["weights"]
+
+
+def test_a_run_s_steps_count_a_conv_kernel_s_work_at_every_output_position() -> None:
+    """A row's work is a multiply-add per weight, and a conv kernel's at each position of its
+    output: W1 (3x3x1x8 = 72 weights) is applied at the 8x8 = 64 positions of a "SAME" conv, so
+    the slice's 596 weights do 596 + 72 * 63 = 5132 multiply-adds a row, 256600 a batch of 50.
+    A run's budget of multiply-adds then buys 70 steps; counted once per weight, 602."""
+    from tfnumlint.verify import training_rung
+
+    namespace = training_rung._namespace(training_rung.rendered(program_of(TF1_CONV)).body)
+    namespace["WORK"] = 256600 * 70
+    run = namespace["train"](float(namespace["LEARNING_RATE"]), steps=2)
+    assert run["budget"] == 70

@@ -59,14 +59,49 @@ def test_a_rate_forty_times_its_limit_is_confirmed_by_the_smaller_rate_that_trai
     assert "not what breaks it" not in detail
 
 
-def test_a_rate_that_breaks_at_every_smaller_rate_tried_is_not_confirmed() -> None:
-    """At lr 0.1 (40000x the limit) lr / 1000 still breaks: the runs show no rate that
-    trains, and the verdict says which were tried."""
+def test_a_rate_forty_thousand_times_its_limit_is_confirmed_by_the_first_rate_below_it() -> None:
+    """At lr 0.1 every tenth of the rate down to lr / 10000 (1e-5, still above the 2.3e-6
+    limit) breaks too; lr / 100000 is below the limit, and its loss holds."""
     verdict = _rate_verdict("0.1")
-    assert verdict["status"] != "confirmed", verdict
+    assert by_training(verdict), verdict
     detail = verdict["detail"]
-    assert "at lr / 10, lr / 100 and lr / 1000 too (steps" in detail, detail
-    assert "no rate tried trains" in detail, detail
+    assert "at lr / 10 to lr / 10000 (each a tenth) too (steps" in detail, detail
+    assert "at lr / 100000 it stays finite for 100 steps, its loss not rising" in detail, detail
+
+
+def test_a_loss_that_rises_at_every_rate_tried_is_not_confirmed() -> None:
+    """Gradient ascent on the squared error (its negative, minimised) diverges at every rate:
+    geometrically at the program's, slowly at a tiny one.  A smaller rate that stays finite
+    while its loss keeps rising shows no rate that trains."""
+    program = (
+        RAW_RENT.replace("RATE", "1e-4")
+        .replace(
+            "return tf.reduce_mean(tf.square(t - o))", "return -tf.reduce_mean(tf.square(t - o))"
+        )
+        .replace("batch_size=32", "batch_size=5000")
+    )
+    assert "-tf.reduce_mean" in program and "batch_size=5000" in program
+    [verdict] = [v for f, v in on_line(verified(program), "SGD(", program) if f.rule == "TNL505"]
+    assert verdict["status"] != "confirmed", verdict
+    assert "but its loss keeps rising" in verdict["detail"], verdict["detail"]
+    assert "no rate tried trains it" in verdict["detail"], verdict["detail"]
+
+
+@pytest.mark.parametrize(
+    ("losses", "held"),
+    [
+        ([3.1e4, 2.8e4, 1.8e4] + [2.5e4, 1.7e4, 3.2e4] * 5 + [3.0e4, 2.2e4], True),  # a plateau
+        ([5.0, 4.0, 3.0, 2.5, 2.2, 2.0, 1.9, 1.8, 1.7, 1.6], True),  # it falls
+        ([1.0 * 1.002**i for i in range(100)], False),  # a slow rise: a divergence, however slow
+        ([-(1.0 * 1.01**i) for i in range(20)], False),  # a negative loss growing in size
+    ],
+)
+def test_a_smaller_rate_trains_only_where_its_loss_holds(losses, held) -> None:
+    run = {"step": None, "steps": len(losses), "losses": losses,
+           "first_loss": losses[0], "loss": losses[-1]}  # fmt: skip
+    assert training_rung.loss_held(run) is held
+    assert training_rung.trains(run, len(losses)) is held
+    assert not training_rung.trains(run, len(losses) + 1)  # the budget cut it short
 
 
 def _run(losses: list[float]) -> dict:
@@ -93,10 +128,11 @@ def test_only_a_geometric_blow_up_early_in_the_run_is_taken_to_smaller_rates(
 
 def _findings(program: str) -> list:
     """The findings of ``program``, with their probes (not verified)."""
-    from tfnumlint.engine import LintOptions, lint_source
+    from tfnumlint.engine import LintOptions, lint_source, load_all
     from tfnumlint.rules.registry import CHECKS
     from tfnumlint.source import Source
 
+    load_all()
     text = textwrap.dedent(program)
     options = LintOptions(codes=frozenset(c.code for c in CHECKS), slice_probes=True)
     return lint_source(Source("train.py", text, text.encode()), options).findings
@@ -113,7 +149,8 @@ def test_the_saturation_rule_keeps_its_one_control() -> None:
     """A learning rate too high for the features' scale claims a step size: smaller rates
     follow its control.  One that saturates the output layer (TNL501) claims a state of the
     logits, which a smaller rate reaching later or not at all does not settle: lr / 10 alone."""
-    assert _programs(RAW_RENT.replace("RATE", "1e-4"))["TNL505"]["further"] == [100.0, 1000.0]
+    further = _programs(RAW_RENT.replace("RATE", "1e-4"))["TNL505"]["further"]
+    assert further == [10.0**k for k in range(2, 9)]  # every tenth of the rate to lr / 1e8
     assert _programs(INLINE_STEP)["TNL501"]["further"] == []
 
 
@@ -164,3 +201,4 @@ def test_a_smaller_rate_the_time_budget_cuts_short_shows_nothing(monkeypatch, ra
     assert ("did not start" in text) is (ran == 0), text
     assert ("stopped by the time budget after 40 steps" in text) is (ran == 40), text
     assert "whether a smaller rate trains is not shown" in text
+

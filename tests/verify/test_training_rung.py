@@ -789,14 +789,18 @@ def test_a_decaying_learning_rate_schedule_trains_as_the_program_schedules_it() 
         "kind": "ExponentialDecay", "args": {"decay_steps": 100.0, "decay_rate": 0.9}}  # fmt: skip
 
 
-def test_the_runs_safety_net_follows_the_probe_budget(monkeypatch) -> None:
-    from tfnumlint.verify import training_rung
+def test_the_runs_stop_within_the_share_a_training_probe_gets(monkeypatch) -> None:
+    """A probe that trains the program's slice is given more than the probe budget (the
+    worker's request), and its runs stop within that extra share, whatever the budget."""
+    from tfnumlint.verify import runner, training_rung
 
-    monkeypatch.delenv("TFNUMLINT_PROBE_TIMEOUT", raising=False)
-    default = training_rung.safety_seconds()
-    monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", "60")
-    longer = training_rung.safety_seconds()
-    assert default < 10 < longer < 60  # a longer budget finishes the same steps on a busy machine
+    trains = {"probe": {"kind": "expr", "program": {"loss": {}}}}
+    for budget in ("10", "60"):
+        monkeypatch.setenv("TFNUMLINT_PROBE_TIMEOUT", budget)
+        timeout = runner.probe_timeout()
+        extra = runner.request_budget(trains, timeout) - timeout
+        assert runner.request_budget({"probe": {"kind": "expr"}}, timeout) == timeout
+        assert timeout < training_rung.safety_seconds() < extra
 
 
 UNFED_LABELS = """\

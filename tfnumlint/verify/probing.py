@@ -274,7 +274,7 @@ def with_training(
         elif trained.get("cut"):
             why = (
                 "whether its training reaches the witness is not known (a longer "
-                "TFNUMLINT_PROBE_TIMEOUT lets the run finish)"
+                "--probe-timeout lets the run finish)"
             )
         else:
             why = "the witness is not a state its training was seen to reach"

@@ -84,10 +84,16 @@ HELPERS = {
     # 1 / (1 - rate), else 0; the masks come from one seeded generator that each run resets
     keep = MASKS.uniform(tf.shape(x), dtype=x.dtype) >= rate
     return tf.where(keep, x / (1 - rate), tf.zeros_like(x))""",
-    "_conv2d_nhwc": """def _conv2d_nhwc(x, filters, strides, padding):
+    "_conv2d_nhwc": """KERNEL_USES = []  # (kernel size, output positions) of each conv: the work of a row
+
+
+def _conv2d_nhwc(x, filters, strides, padding):
     # tf.nn.conv2d of channels-last images: strides [1, sh, sw, 1], "SAME" or "VALID"
     x = tf.convert_to_tensor(x)
-    return tf.nn.conv2d(x, tf.cast(filters, x.dtype), [int(s) for s in strides], padding)""",
+    out = tf.nn.conv2d(x, tf.cast(filters, x.dtype), [int(s) for s in strides], padding)
+    if out.shape[1:3].is_fully_defined():  # each kernel weight is used at every position
+        KERNEL_USES.append((int(np.prod(filters.shape)), int(np.prod(out.shape[1:3]))))
+    return out""",
     "_pool2d_nhwc": """def _pool2d_nhwc(x, window, pooling, strides, padding):
     # tf.nn.max_pool / avg_pool of channels-last images, as tf.nn.pool computes them
     return tf.nn.pool(

@@ -109,9 +109,12 @@ def rows_per_step(arrays, steer):
 
 def step_budget(arrays, w, steer):
     """The steps of one run: fixed by the slice's size, not by the machine's speed, so every
-    run of the same program gives the same verdict."""
+    run of the same program gives the same verdict.  A row's work is a multiply-add per weight,
+    and a conv kernel's at every output position (``KERNEL_USES``, filled as the step is
+    traced): a 5x5x32x64 kernel on 14x14 images is 196 times its size."""
     rows = rows_per_step(arrays, steer)
-    size = sum(int(np.prod(v.shape)) for v in w.values()) * rows
+    reused = sum(size * (positions - 1) for size, positions in globals().get("KERNEL_USES", ()))
+    size = (sum(int(np.prod(v.shape)) for v in w.values()) + reused) * rows
     return max(50, min(STEERED_STEPS if steer else STEPS, int(WORK / max(size, 1))))
 
 
@@ -133,11 +136,11 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None, draw=0):
     names = [n for n in w if TRAINED is None or n in TRAINED]  # the rest stay as they start
     opt = optimizer(lr)
     rows = min(len(a) for a in arrays.values())
-    budget = step_budget(arrays, w, steer)
-    steps = budget if steps is None else steps
+    budget = None  # step_budget's, once the first step is traced
 
     @tf.function(autograph=False)
     def step(batch):
+        globals().get("KERNEL_USES", []).clear()  # each trace of the forward fills it anew
         with tf.GradientTape() as tape:
             loss, ts = forward(**batch, **w)
         grads = tape.gradient(loss, [w[n] for n in names] + ts[:IN_OBJECTIVE])
@@ -149,13 +152,18 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None, draw=0):
 
     losses = []  # each step's loss, up to the break: whether it blew up geometrically
     order = batches(rows)
-    for i in range(steps):
+    i = -1
+    while budget is None or i + 1 < steps:
+        i += 1
         if steer:  # every row is the same example: a batch of its copies (a summed loss
             pick = np.arange(rows_per_step(arrays, steer))  # steps no further than the program's)
         else:
             pick = next(order)
         batch = {k: tf.constant(a[pick], DTYPE) for k, a in arrays.items()}
         loss, values_ok, grads_ok, g_ok, w_ok = (x.numpy() for x in step(batch))
+        if budget is None:
+            budget = step_budget(arrays, w, steer)
+            steps = budget if steps is None else steps
         losses.append(float(loss))
         first = losses[0]
         if not (values_ok.all() and grads_ok.all() and g_ok and w_ok and np.isfinite(loss)):
@@ -166,5 +174,6 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None, draw=0):
         if deadline is not None and time.perf_counter() > deadline:
             break
     return {"step": None, "loss": float(loss), "first_loss": first, "origins": {},
-            "steps": i + 1, "budget": budget, "loss_finite": True, "weights_finite": True}
+            "steps": i + 1, "budget": budget, "loss_finite": True, "weights_finite": True,
+            "losses": losses}
 '''

@@ -54,11 +54,25 @@ def tf_version() -> str | None:
     return None
 
 
+# A probe that trains the program's slice may take this many probe budgets more: a convolutional
+# network's step takes a tenth of a second on two cores, and its runs (the data's, two other
+# starts of the weights, steered, and the control at a tenth of the rate) take hundreds of steps
+TRAINING_BUDGETS = 3
+
+
 def probe_timeout() -> float:
     try:
         return float(os.environ.get("TFNUMLINT_PROBE_TIMEOUT", DEFAULT_TIMEOUT))
     except ValueError:
         return DEFAULT_TIMEOUT
+
+
+def request_budget(request: dict[str, Any], timeout: float) -> float:
+    """A request's seconds: ``timeout``, and :data:`TRAINING_BUDGETS` more of it when its probe
+    trains the program's slice (the rung's runs stop themselves within that share)."""
+    probe = request.get("probe")
+    trains = isinstance(probe, dict) and bool(probe.get("program"))
+    return timeout * (1 + TRAINING_BUDGETS) if trains else timeout
 
 
 VERDICT_SCHEMA = "trail-1"  # verdicts carry their gate trail (and a reproducer): older ones do not
@@ -263,6 +277,7 @@ class _Slot:
     ready: bool = False
     index: int | None = None
     begin: float = 0.0
+    budget: float = 0.0  # the seconds of the request in flight (``request_budget``)
     queue: list[int] = field(default_factory=list)  # the rest of its group, popped from the end
 
 
@@ -326,10 +341,11 @@ class _Pool:
             if slot.ready and slot.index is None and slot.queue:
                 i = slot.queue.pop()
                 slot.index, slot.begin = i, time.perf_counter()
+                slot.budget = request_budget(self.requests[i], self.timeout)
                 # a probe stops itself at its budget; past the grace, the worker is killed
-                slot.deadline = time.monotonic() + self.timeout + GRACE
+                slot.deadline = time.monotonic() + slot.budget + GRACE
                 try:
-                    slot.worker.send({"id": i, **self.requests[i], "budget": self.timeout})
+                    slot.worker.send({"id": i, **self.requests[i], "budget": slot.budget})
                 except WorkerFailed as exc:
                     self._fail(slot, exc.reason)
                     return
@@ -352,7 +368,7 @@ class _Pool:
                 continue
             still_waiting = not slot.ready or slot.index is not None
             if slot in self.slots and still_waiting and time.monotonic() >= slot.deadline:
-                doing, budget = ("probe", self.timeout) if slot.ready else (STARTING, READY_TIMEOUT)
+                doing, budget = ("probe", slot.budget) if slot.ready else (STARTING, READY_TIMEOUT)
                 self._fail(slot, over_budget(doing, budget))
 
     def _receive(self, slot: _Slot, line: dict[str, Any]) -> None:

@@ -29,7 +29,7 @@ from .repro_program_eval import evaluator_source
 from .trace import format_number
 from .training_saturation import graph_optimizer
 
-SAFETY_SHARE = 0.8  # of the probe's budget (8 s of the default 10): step budgets keep under it
+SAFETY_SHARE = 0.8  # of the rung's budget (24 s of the default 30): step budgets keep under it
 # Other starts of the weights tried after a finite run on the data: each a draw of the program's
 # initializers, as another run of it makes, trained this many steps (a start that breaks at once)
 INIT_DRAWS = 2
@@ -37,12 +37,13 @@ DRAW_STEPS = 20
 
 
 def safety_seconds() -> float:
-    """When the runs stop, whatever their step budgets: before the probe's own budget does.
-    A longer budget (``TFNUMLINT_PROBE_TIMEOUT``, 60 s for the documentation's examples)
-    lets a slow or busy machine finish the same steps, so the verdict is the same."""
-    from .runner import probe_timeout
+    """When the runs stop, whatever their step budgets: before the share of the probe's budget
+    a training probe gets for them (``runner.TRAINING_BUDGETS``) is used.  A longer budget
+    (``--probe-timeout``) lets a slow or busy machine finish the same steps, so the verdict is
+    the same."""
+    from .runner import TRAINING_BUDGETS, probe_timeout
 
-    return SAFETY_SHARE * probe_timeout()
+    return SAFETY_SHARE * TRAINING_BUDGETS * probe_timeout()
 
 
 def rendered(spec: dict[str, Any]) -> Rendered:
@@ -140,8 +141,10 @@ def run_body(
                     tried += _smaller_rates(namespace, lr, steer, steps, further, deadline)
                     control = tried[-1][1]
                 short = len(tried) > 1 and control["steps"] < steps  # a smaller rate was cut
-                if whole and (control["step"] is not None or short):
-                    # every rate broke, or the last smaller one was stopped by the budget
+                calm = len(tried) > 1 and not short and not trains(control, steps)
+                if whole and (control["step"] is not None or short or calm):
+                    # every rate broke, or the last smaller one stayed finite without its loss
+                    # falling or was stopped by the budget
                     broke = {"run": got, "control": control, "steer": steer, "rate_free": True,
                              "tried": tried, "steps": steps, "draw": draw}  # fmt: skip
                     continue  # the learning rate is not shown to break it: try the other mode
@@ -172,8 +175,8 @@ def _smaller_rates(
     namespace: dict[str, Any], lr: float, steer: bool | str, steps: int, further, deadline: float
 ) -> list[tuple[float, dict[str, Any]]]:
     """Runs at ``lr / d`` for each ``d`` in turn, ``steps`` steps each (the control's), up
-    to the first that stays finite; one the time budget leaves no room for is marked as
-    run for 0 steps."""
+    to the first that trains (:func:`trains`); one the time budget leaves no room for is
+    marked as run for 0 steps."""
     out: list[tuple[float, dict[str, Any]]] = []
     for divisor in further:
         left = deadline - time.perf_counter()
@@ -181,9 +184,27 @@ def _smaller_rates(
             out.append((divisor, {"step": None, "steps": 0}))
             break
         out.append((divisor, _train(namespace, lr / divisor, steer, steps, left)))
-        if out[-1][1]["step"] is None:
-            break
+        run = out[-1][1]
+        if trains(run, steps) or (run["step"] is None and run["steps"] < steps):
+            break  # it trains, or the time budget cut it
     return out
+
+
+def trains(run: dict[str, Any], steps: int) -> bool:
+    """A smaller rate's run shows a rate that trains: finite for all its ``steps``, and its
+    loss does not rise (:func:`loss_held`).  A tiny rate stays finite for as long as any run
+    lasts even where every rate diverges (more slowly); one whose loss holds is stable there."""
+    return run["step"] is None and run["steps"] >= steps and loss_held(run)
+
+
+def loss_held(run: dict[str, Any]) -> bool:
+    """The loss's size over the run's last tenth of steps is, on average, at most its largest
+    over the first tenth: it settles or falls (a plateau of an ill-conditioned fit counts, and
+    a batch of one example makes each step's loss another example's), where a divergence,
+    however slow, keeps rising past where it started."""
+    losses = [abs(float(v)) for v in run.get("losses") or [run["first_loss"], run["loss"]]]
+    tenth = max(1, len(losses) // 10)
+    return sum(losses[-tenth:]) / tenth <= max(losses[:tenth])
 
 
 def blew_up(got: dict[str, Any], steps: int) -> bool:
@@ -235,7 +256,8 @@ def verify_program(spec: dict[str, Any]) -> dict[str, Any]:
     if origin is None or out.get("rate_free"):
         return {"status": "finite", "run": got, "spec": spec, "own": own_evidence(spec),
                 "where": layout.where, "files": layout.files, "control": control,
-                "tried": out.get("tried") or [], "cut": bool(out.get("cut")),
+                "tried": out.get("tried") or [], "steps": out.get("steps"),
+                "cut": bool(out.get("cut")),
                 "copies": out.get("copies"), "draws": out.get("draws", 0)}  # fmt: skip
     spec = {**spec, "steer": out["steer"], "draw": out.get("draw", 0)}
     how = "value" if whole else got["origins"][origin]
@@ -331,29 +353,58 @@ def reached(trained: dict[str, Any]) -> str:
 
 def smaller_rates(trained: dict[str, Any]) -> str:
     """What the controls of a claim about the step size saw, when none confirmed it: every
-    rate tried broke too, or the last one was stopped by the time budget."""
+    rate tried broke too, stayed finite without its loss falling, or the last one was stopped
+    by the time budget."""
     spec, tried = trained["spec"], trained["tried"]
-    rates = [rate_text(spec, d, i == 0) for i, (d, _) in enumerate(tried)]
-    last = tried[-1][1]
-    if last["step"] is None:  # stopped by the budget (or never started) while finite
-        broken = " and ".join(rates[:-1])  # the first control and at most one smaller rate
-        steps = " and ".join(str(run["step"]) for _, run in tried[:-1])
+    last_rate, last = rate_text(spec, tried[-1][0], len(tried) == 1), tried[-1][1]
+    if last["step"] is None and last["steps"] < int(trained.get("steps") or 1):
         cut = (
-            f"{rates[-1]} did not start within the time budget"
+            f"{last_rate} did not start within the time budget"
             if not last["steps"]
-            else f"{rates[-1]} was stopped by the time budget after {last['steps']} steps, "
+            else f"{last_rate} was stopped by the time budget after {last['steps']} steps, "
             "finite so far"
         )
-        return (
-            f"at {broken} too (step{'s' if len(tried) > 2 else ''} {steps}); {cut}: "
-            "whether a smaller rate trains is not shown"
-        )
-    breaks = [str(run["step"]) for _, run in tried]
+        return f"{ladder(spec, tried[:-1])}; {cut}: whether a smaller rate trains is not shown"
     return (
-        f"at {', '.join(rates[:-1])} and {rates[-1]} too (steps {', '.join(breaks[:-1])} and "
-        f"{breaks[-1]}): no rate tried trains it, so the runs do not show that the learning "
-        f"rate is what breaks it (something else does, or it needs less than {rates[-1]})"
+        f"{ladder(spec, tried)}: no rate tried trains it, so the runs do not show that the "
+        f"learning rate is what breaks it (something else does, or it needs less than "
+        f"{last_rate})"
     )
+
+
+def ladder(spec: dict[str, Any], tried: list) -> str:
+    """The controls' runs in order, runs alike told together: ``at lr / 10 to lr / 10000 (each
+    a tenth) too (steps 9, 5, 5 and 9); at lr / 100000 it stays finite for 100 steps, its loss
+    not rising``.  A smaller rate's finite run trains only if its loss held."""
+    groups: list[tuple[str, list[str], list[dict[str, Any]]]] = []
+    for i, (divisor, run) in enumerate(tried):
+        kind = "broke" if run["step"] is not None else "finite"
+        if kind == "finite" and i > 0 and not loss_held(run):
+            kind = "calm"  # a smaller rate that stays finite but confirms nothing
+        if groups and groups[-1][0] == kind:
+            groups[-1][1].append(rate_text(spec, divisor, i == 0))
+            groups[-1][2].append(run)
+        else:
+            groups.append((kind, [rate_text(spec, divisor, i == 0)], [run]))
+    return "; ".join(_told(kind, rates, runs, len(tried) > 1) for kind, rates, runs in groups)
+
+
+def _told(kind: str, rates: list[str], runs: list[dict[str, Any]], smaller: bool) -> str:
+    span = _listed(rates) if len(rates) <= 3 else f"{rates[0]} to {rates[-1]} (each a tenth)"
+    if kind == "broke":
+        steps = _listed([str(run["step"]) for run in runs])
+        return f"at {span} too (step{'s' if len(runs) > 1 else ''} {steps})"
+    run = runs[-1]
+    text = f"at {span} it stays finite for {run['steps']} steps"
+    if kind == "calm":
+        return f"{text}, but its loss keeps rising"
+    if smaller:
+        text += ", its loss not rising"
+    return text
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def rate_text(spec: dict[str, Any], divisor: float, first: bool) -> str:
@@ -403,13 +454,9 @@ def describe(spec: dict[str, Any], got: dict[str, Any], control: dict[str, Any] 
         f"{run_text(spec)} reaches it at step {got['step']}{start}: {what} "
         f"(the loss was {format_number(got['first_loss'])} at step 0)"
     )
-    for i, (divisor, run) in enumerate(tried or ([(0.0, control)] if control else [])):
-        at = rate_text(spec, divisor, i == 0)
-        text += (
-            f"; at {at} it stays finite for {run['steps']} steps"
-            if run["step"] is None
-            else f"; at {at} too (step {run['step']})"
-        )
+    runs = tried or ([(0.0, control)] if control else [])
+    if runs:
+        text += f"; {ladder(spec, runs)}"
     if spec.get("assumed"):
         text += "; assumed: " + "; ".join(spec["assumed"])
     return text

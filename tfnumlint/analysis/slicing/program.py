@@ -581,7 +581,7 @@ def attach_program(
             spec.control = float(batch)  # the batch mean's step: lr / batch
             spec.control_text = f"lr / {int(batch)} (the step of the batch mean)"
         if spec is not None and probe.get("rate_claim"):  # the step size is what it blames
-            spec.further = [spec.control * 10, spec.control * 100]
+            spec.further = [spec.control * 10**k for k in range(1, 8)]  # to control x 1e7
     elif probe is None or probe.get("kind", "expr") == "expr":
         spec = program_spec(ctx, hit, positions, dtype)
     else:
