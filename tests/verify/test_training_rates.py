@@ -202,3 +202,28 @@ def test_a_smaller_rate_the_time_budget_cuts_short_shows_nothing(monkeypatch, ra
     assert ("stopped by the time budget after 40 steps" in text) is (ran == 40), text
     assert "whether a smaller rate trains is not shown" in text
 
+
+# The classic per-example linear regression of TF1 tutorials: raw areas fed one row a step from
+# a zip loop, weights drawn by NumPy, and a squared error summed and divided by 2n
+ONE_ROW = (
+    (Path(__file__).resolve().parents[1] / "rules" / "TNL505" / "bad_one_example_a_step.py")
+    .read_text()
+    .replace("  # error: TNL505", "")
+)
+
+
+def test_a_row_a_step_from_a_zip_loop_is_a_batch_of_one_row_of_the_array() -> None:
+    from tfnumlint.verify.repro_program import batch_size
+
+    spec = _programs(ONE_ROW)["TNL505"]
+    assert batch_size(spec) == (1, True)
+    [feed] = spec["data"]["X"]["feeds"]
+    assert feed["rows"] == "batch" and feed["batch"] == 1 and feed.get("data") is not None
+
+
+def test_weights_numpy_draws_start_from_that_draw_not_an_assumed_initializer() -> None:
+    spec = _programs(ONE_ROW)["TNL505"]
+    for name in ("W", "b"):
+        assert spec["weights"][name]["init"] == "drawn", spec["weights"][name]
+        assert spec["weights"][name]["shape"] == []  # rng.randn(): one number
+    assert not [a for a in spec["assumed"] if "starts as" in a]

@@ -63,6 +63,7 @@ class DataScale:
     scale: Scale | None
     name: str  # how to name the data in a message
     loaded: bool = False  # read from a file in this module (np.loadtxt, pd.read_csv, ...)
+    one_row: bool = False  # fed one row a step (``for x, y in zip(xs, ys)``)
 
 
 def numpy_name(ctx: Context, func: cst.BaseExpression) -> str | None:
@@ -103,9 +104,14 @@ def data_scale(ctx: Context, expr: cst.BaseExpression, site: Site) -> DataScale:
     """The scale of ``expr`` as the source shows it."""
     name = ctx.code(expr) if not isinstance(expr, cst.Name) else expr.value
     node, scope, order = resolve(ctx, expr, site.scope, site.order)
+    one_row = isinstance(node, cst.Name) and node.value in loop_sources(ctx)
+    if one_row:
+        node = cst.Name(loop_sources(ctx)[name])  # a row of the array it loops over
+        name = node.value  # the features are that array's rows
+        node, scope, order = resolve(ctx, node, scope, order)
     status, scale = _scale_of(ctx, node, scope, order, 0)
     loaded = status == "unknown" and _loader(ctx, node, scope, order)
-    return DataScale(status, scale, name, loaded)
+    return DataScale(status, scale, name, loaded, one_row)
 
 
 def _loader(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) -> bool:
@@ -142,7 +148,7 @@ def _scale_of(ctx: Context, node, scope: Scope, order: int, depth: int):
             return _literal_values(ctx, node)
         return "unknown", None
     func = node.func
-    np_name = numpy_name(ctx, func)
+    np_name = numpy_name(ctx, func) or _generator_draw(ctx, func, scope, order)
     if np_name is not None:
         if np_name in PASS_THROUGH_CALLS and node.args:
             inner = node.args[0].value
@@ -162,6 +168,65 @@ def _scale_of(ctx: Context, node, scope: Scope, order: int, depth: int):
     if _returns_normalised(ctx, node, depth):
         return "normalised", None
     return "unknown", None
+
+
+# NumPy's random generators: ``rng.uniform(...)`` of one draws as ``np.random.uniform(...)``
+GENERATORS = frozenset({"numpy.random.RandomState", "numpy.random.default_rng"})
+GENERATOR_METHODS = {"integers": "randint"}  # a Generator's name for the same draw
+
+
+def _generator_draw(ctx: Context, func: cst.BaseExpression, scope: Scope, order: int):
+    """``rng.uniform`` where ``rng = np.random.RandomState(0)`` (or ``default_rng``): the
+    numpy draw it makes, ``numpy.random.uniform``; None for anything else."""
+    if not isinstance(func, cst.Attribute):
+        return None
+    made, _, _ = resolve(ctx, func.value, scope, order)
+    if not isinstance(made, cst.Call) or numpy_name(ctx, made.func) not in GENERATORS:
+        return None
+    method = func.attr.value
+    return f"numpy.random.{GENERATOR_METHODS.get(method, method)}"
+
+
+def loop_sources(ctx: Context) -> dict[str, str]:
+    """Name -> the array a ``for`` loop takes it from, a row an iteration: ``xs`` for ``x`` in
+    ``for x in xs`` and in ``for x, y in zip(xs, ys)``.  A name two loops take from different
+    arrays has none."""
+
+    def compute() -> dict[str, str]:
+        found: dict[str, set[str]] = {}
+        for loop in _fors(ctx.info.module):
+            for name, array in _row_sources(loop.target, loop.iter):
+                found.setdefault(name, set()).add(array)
+        return {name: arrays.pop() for name, arrays in found.items() if len(arrays) == 1}
+
+    return ctx.fact("loop_sources", compute)
+
+
+def _fors(module: cst.Module) -> list[cst.For]:
+    loops: list[cst.For] = []
+
+    class Fors(cst.CSTVisitor):
+        def visit_For(self, node: cst.For) -> None:
+            loops.append(node)
+
+    module.visit(Fors())
+    return loops
+
+
+def _row_sources(target: cst.BaseExpression, it: cst.BaseExpression):
+    if isinstance(target, cst.Name) and isinstance(it, cst.Name):
+        yield target.value, it.value
+        return
+    zipped = isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "zip"
+    if not zipped or not isinstance(target, (cst.Tuple, cst.List)):
+        return
+    assert isinstance(it, cst.Call)
+    names, arrays = target.elements, it.args
+    if len(names) != len(arrays) or any(a.keyword or a.star for a in arrays):
+        return
+    for name, array in zip(names, arrays, strict=True):
+        if isinstance(name.value, cst.Name) and isinstance(array.value, cst.Name):
+            yield name.value.value, array.value.value
 
 
 def _returns_normalised(ctx: Context, call: cst.Call, depth: int) -> bool:

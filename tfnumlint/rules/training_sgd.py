@@ -38,6 +38,8 @@ def squared_loss(ctx: Context) -> bool:
                 op == "square" and s.node.args and _residual(ctx, s.node.args[0].value, s)
             ):
                 return True
+            if op == "pow" and len(s.node.args) >= 2 and _squared_residual(ctx, s.node, s):
+                return True  # tf.pow(pred - y, 2)
             name = ctx.info.imports.resolve(s.node.func) or ""
             if name.rsplit(".", 1)[-1] in SQUARED_LOSS_NAMES:
                 return True
@@ -62,6 +64,51 @@ def squared_loss(ctx: Context) -> bool:
     return bool(ctx.fact("squared_loss", compute))
 
 
+def row_weight(ctx: Context) -> float | None:
+    """The weight a summed squared error gives each row: ``reduce_sum(square(pred - y)) / c``
+    is 1 / c (1 with no divisor); None where the loss is not written so (a mean gives each row
+    1 / rows, which the curvature of :func:`.datascale.curvature` already is)."""
+
+    def compute() -> float | None:
+        for s in ctx.info.calls:
+            if ctx.op(s.node) != "reduce_sum" or not s.node.args:
+                continue
+            if not _squared(ctx, s.node.args[0].value, s):
+                continue
+            for b in ctx.info.binops:
+                if isinstance(b.node.operator, cst.Divide) and b.node.left is s.node:
+                    c = ctx.val(b.node.right, b).const
+                    return 1.0 / float(c) if c else None
+            return 1.0
+        return None
+
+    return ctx.fact("row_weight", compute)
+
+
+def _squared(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
+    """``square(pred - y)``, ``pow(pred - y, 2)``, ``(pred - y) ** 2`` or a
+    ``squared_difference``, written here or bound to a name."""
+    node, _, _ = resolve(ctx, node, site.scope, site.order)
+    if isinstance(node, cst.Call):
+        op = ctx.op(node)
+        if op == "squared_difference":
+            return True
+        if op == "square" and node.args:
+            return _residual(ctx, node.args[0].value, site)
+        return op == "pow" and len(node.args) >= 2 and _squared_residual(ctx, node, site)
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Power)
+        and ctx.val(node.right, site).const == 2
+        and _residual(ctx, node.left, site)
+    )
+
+
+def _squared_residual(ctx: Context, call: cst.Call, site: Site) -> bool:
+    exponent = ctx.val(call.args[1].value, site).const
+    return exponent == 2 and _residual(ctx, call.args[0].value, site)
+
+
 def _residual(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
     """``pred - y``: a squared residual is a regression loss; ``square(w)`` is a penalty."""
     node, _, _ = resolve(ctx, node, site.scope, site.order)
@@ -78,7 +125,8 @@ def _is_variable(ctx: Context, node: cst.BaseExpression, site: Site) -> bool:
 
 
 def _model_inputs(ctx: Context) -> Iterator[tuple[cst.BaseExpression, Site]]:
-    """Expressions multiplied by a tf.Variable: ``w * x``, ``x @ W``, ``tf.matmul(x, W)``."""
+    """Expressions multiplied by a tf.Variable: ``w * x``, ``x @ W``, ``tf.matmul(x, W)``,
+    ``tf.multiply(x, W)``."""
     for s in ctx.info.binops:
         node = s.node
         if isinstance(node.operator, (cst.Multiply, cst.MatrixMultiply)):
@@ -87,7 +135,8 @@ def _model_inputs(ctx: Context) -> Iterator[tuple[cst.BaseExpression, Site]]:
             elif _is_variable(ctx, node.right, s):
                 yield node.left, s
     for s in ctx.info.calls:
-        if ctx.op(s.node) == "matmul" and len(s.node.args) >= 2:
+        op = ctx.op(s.node) or ""
+        if (op == "matmul" or ops.OPERATORS.get(op) == "*") and len(s.node.args) >= 2:
             a, b = s.node.args[0].value, s.node.args[1].value
             if _is_variable(ctx, b, s):
                 yield a, s
@@ -176,16 +225,16 @@ def sgd_diverges_on_raw_features(site: Site[cst.Call], ctx: Context):
     spec = {"kind": "train", "recipe": "divergence", "rate_claim": True, **opt, "data": data.name}
     if data.scale is not None:
         scale = data.scale
-        lam = curvature(scale)
+        lam, loss_text = _loss_curvature(ctx, data)
         limit = 2 * (1 + momentum) / lam
         if lr <= limit:
             return
         yield Hit(
             call,
             f"{what} at lr {fmt(lr)} on `{data.name}` = {scale.text} (RMS {fmt(scale.rms)}) with a "
-            f"squared-error loss: the loss curvature is about 2·mean(x²) = {fmt(lam)}, so any lr "
-            f"above {fmt(limit)} grows the weights geometrically to inf; normalise the features or "
-            f"use a learning rate below {fmt(limit)}",
+            f"{loss_text} = {fmt(lam)}, so any lr above {fmt(limit)} grows the weights "
+            f"geometrically to inf; normalise the features or use a learning rate below "
+            f"{fmt(limit)}",
             site,
             {**spec, "features": scale.to_spec(), "curvature": lam, "limit": limit},
         )
@@ -201,6 +250,25 @@ def sgd_diverges_on_raw_features(site: Site[cst.Call], ctx: Context):
         f"`{data.name}` is visible",
         site,
         {**spec, "features": None, "rms_limit": rms_limit},
+    )
+
+
+def _loss_curvature(ctx: Context, data: DataScale) -> tuple[float, str]:
+    """The loss's curvature along the weights, and how the message says it: a mean squared
+    error's 2·mean(x²), or a summed one's, times the rows a step and the weight it gives each
+    (``reduce_sum(...) / (2 * 200)`` on one row a step: 2·mean(x²) / 400)."""
+    scale = data.scale
+    assert scale is not None
+    lam, weight = curvature(scale), row_weight(ctx)
+    rows = 1 if data.one_row else scale.rows
+    if weight is None or rows is None:
+        return lam, "squared-error loss: the loss curvature is about 2·mean(x²)"
+    per_step = rows * weight
+    each = "" if weight == 1 else f", each weighted {fmt(weight)}"
+    fed = "one row a step" if rows == 1 else f"{rows} rows a step"
+    return lam * per_step, (
+        f"squared error summed over {fed}{each}: the loss curvature is about "
+        f"2·mean(x²)·{fmt(per_step)}"
     )
 
 

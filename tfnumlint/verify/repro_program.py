@@ -79,6 +79,9 @@ def initial_value(w: dict[str, Any], fan_in: str | None = None) -> str:
         return f"tf.fill({dims}, tf.cast({value}, DTYPE))"
     if kind == "constant":
         return f"tf.fill({dims}, tf.cast({number(w.get('value', 0.0))}, DTYPE))"
+    if kind == "drawn":  # the program's NumPy code, replayed: each start of the weights its own
+        recipe = json.dumps({"value": w["recipe"]})
+        return f"tf.constant(evaluate(json.loads({recipe!r}), next(SEEDS))['value'], DTYPE)"
     if kind == "literal":
         return f"tf.constant({[float(v) for v in w['value']]!r}, DTYPE)"
     if kind in ("normal", "truncated_normal"):  # stateless: every run starts from the same weights

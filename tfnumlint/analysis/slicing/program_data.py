@@ -49,8 +49,25 @@ class ReadsData:
                     continue
                 found = self.ctx.ev.lookup(element.key.value, scope, order)
                 if isinstance(found, Binding) and found.value is placeholder:
-                    out.append(self._fed(element.value, scope, order))
+                    row = self._loop_row(element.value, fed, scope, order)
+                    out.append(row or self._fed(element.value, scope, order))
         return out
+
+    def _loop_row(
+        self, node: cst.BaseExpression, within: cst.CSTNode, scope: Scope, order: int
+    ) -> dict | None:
+        """``for x, y in zip(xs, ys): sess.run(step, {X: x, Y: y})``: ``x`` is one row of
+        the array ``xs`` a step (SGD on one example at a time)."""
+        if not isinstance(node, cst.Name):
+            return None
+        for loop in (n for n in descendants(scope.node) if isinstance(n, cst.For)):
+            path = _target_path(loop.target, node.value) if contains(loop.body, within) else None
+            if path is None:
+                continue
+            array = _row_source(loop.iter, path)
+            fed = self._fed(array, scope, order) if array is not None else {}
+            return {**fed, "rows": "batch", "batch": 1} if fed.get("data") is not None else None
+        return None
 
     def _fed(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
         node = self._converted(node)
@@ -174,6 +191,17 @@ def _target_path(target: cst.BaseExpression, name: str) -> list[int] | None:
             if sub is not None:
                 return [i, *sub]
     return None
+
+
+def _row_source(iterable: cst.BaseExpression, path: list[int]) -> cst.BaseExpression | None:
+    """The array a loop target takes its rows from: ``xs`` of ``x`` in ``for x, y in
+    zip(xs, ys)``; None for any other loop (``for xb in batches`` may take whole batches)."""
+    zipped = isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "zip"
+    if not zipped or len(path) != 1:
+        return None
+    assert isinstance(iterable, cst.Call)
+    args = [a for a in iterable.args if a.keyword is None and not a.star]
+    return args[path[0]].value if path[0] < len(args) == len(iterable.args) else None
 
 
 def _function_of(scope: Scope) -> cst.FunctionDef | None:

@@ -145,7 +145,7 @@ def initializer(
     if isinstance(value, cst.Call):
         kind = _INIT_CALLS.get(_leaf(ctx, value))
         if kind is None:
-            return None
+            return _drawn(ctx, value, scope, order)
         if kind == "constant":
             c = number(value.args[0].value, scope, order) if value.args else None
             literal = _ints_or_floats(
@@ -169,7 +169,24 @@ def initializer(
         c = number(value, scope, order)
         if c is not None:
             return {"init": "constant", "value": c, "shape": []}
+        return _drawn(ctx, value, scope, order)
     return None
+
+
+def _drawn(ctx: Context, value: cst.BaseExpression, scope: Scope, order: int) -> dict | None:
+    """``tf.Variable(rng.randn())``, ``tf.Variable(np.random.randn(3, 1) * 0.01)``: a start
+    the program's NumPy code makes, replayed (each start of the weights with a draw of its
+    own); None when the code does not say what it holds, or its shape."""
+    try:
+        from .. import datagen
+        from ..recipe_shapes import recipe_shape
+    except ImportError:
+        return None
+    recipe = datagen.data_recipe(ctx.ev, value, scope, order)
+    shape = recipe_shape(recipe) if recipe is not None else None
+    if recipe is None or shape is None:
+        return None
+    return {"init": "drawn", "recipe": recipe, "shape": list(shape)}
 
 
 def _ints_or_floats(
