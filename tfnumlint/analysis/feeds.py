@@ -123,7 +123,7 @@ class FeedReader:
             return None
         return f"{base}.{rest}" if rest else base
 
-    def _generator(self, node: cst.BaseExpression, scope: Scope, order: int) -> bool:
+    def is_generator(self, node: cst.BaseExpression, scope: Scope, order: int) -> bool:
         """Is ``node`` NumPy's random module or a generator made by it?"""
         path = self.numpy_path(node)
         if path == "numpy.random":
@@ -138,7 +138,7 @@ class FeedReader:
         if isinstance(node, cst.Name):
             found = self.ev.lookup(node.value, scope, order)
             if isinstance(found, Binding) and found.value is not None and found.index is None:
-                return self._generator(found.value, found.scope, found.at)
+                return self.is_generator(found.value, found.scope, found.at)
         return False
 
     # -- ranges -----------------------------------------------------------------------------
@@ -292,7 +292,7 @@ class FeedReader:
         args = [a.value for a in node.args if a.keyword is None and not a.star]
         kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         func = node.func
-        if isinstance(func, cst.Attribute) and self._generator(func.value, scope, order):
+        if isinstance(func, cst.Attribute) and self.is_generator(func.value, scope, order):
             return self._draw(func.attr.value, args, kw, scope, order)
         path = self.numpy_path(func)
         if path is not None:

@@ -25,7 +25,7 @@ NUMPY_FUNCTIONS: dict[str, str] = {
     "clip": "broadcast", "maximum": "broadcast", "minimum": "broadcast", "where": "broadcast",
     "power": "broadcast",
     "mean": "reduce", "std": "reduce", "var": "reduce", "sum": "reduce", "max": "reduce",
-    "min": "reduce", "argmax": "reduce", "argmin": "reduce",
+    "min": "reduce", "argmax": "reduce", "argmin": "reduce", "all": "reduce", "any": "reduce",
     "stack": "join", "concatenate": "join", "vstack": "join", "hstack": "join",
     "column_stack": "join",
     "ones": "sized", "zeros": "sized", "full": "sized",
@@ -82,7 +82,7 @@ UNIT_DRAWS = frozenset({"random", "random_sample", "sample", "ranf"})  # uniform
 # array methods that are a NumPy function of the array (x.mean(axis) is numpy.mean(x, axis))
 ARRAY_METHODS = frozenset(
     {"mean", "std", "var", "sum", "max", "min", "cumsum", "round", "clip", "squeeze", "dot",
-     "argmax", "argmin", "repeat"}
+     "argmax", "argmin", "repeat", "all", "any"}
 )  # fmt: skip
 
 

@@ -50,7 +50,7 @@ from .program_sources import (
     model_layers,
 )
 from .slicer import Slicer
-from .tools import contains_node, subtree_at, tree_kind
+from .tools import contains_node, drawn_in_loop, subtree_at, tree_kind
 
 
 @dataclass
@@ -106,8 +106,7 @@ class ProgramSlicer(TrainsByFit):
 
     @property
     def ctx(self) -> Context:
-        """The module being read (the slicer's: another one inside an imported model or
-        helper)."""
+        """The module being read (the slicer's: another one inside an imported model or helper)."""
         return self.slicer.ctx
 
     @ctx.setter
@@ -177,7 +176,8 @@ class ProgramSlicer(TrainsByFit):
                 self.data[key] = {"shape": shape, "feeds": self._feeds(call)}
             return {"k": "input", "name": key}
         if op is None:  # ``p = model(x)``: the model, followed where the name is read
-            return self._model_call(value, found.scope, found.at, depth + 1)
+            got = self._model_call(value, found.scope, found.at, depth + 1)
+            return got if got or drawn_in_loop(found) else self._data(node, scope, order)
         if op == "einsum":  # ``att = tf.einsum("bld,bd->bl", k, q)``, read where it is
             return einsum_call(ctx, value, found.scope, found.at, depth + 1, self.slicer.tree)
         if (got := image_call(self, value, found.scope, found.at, depth + 1)) is not None:

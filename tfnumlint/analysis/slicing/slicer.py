@@ -199,7 +199,30 @@ class Slicer(ReadsOfCuts, SlicesCalls, HostConstants):
             return {"origin": "data"}
         if self.ctx.ev.value(func, scope, order).kind in ("layer", "model"):
             return {"origin": "model"}
+        drawn = self._numpy_draw(node, scope, order)
+        if drawn is not None:  # rng.integers(0, n_actions, 32): what the draw can give
+            return {"origin": "random", "lo": jfloat(drawn[0]), "hi": jfloat(drawn[1])}
         return {"origin": "call", "source": self._source(node)}
+
+    def _numpy_draw(self, node: cst.Call, scope: Scope, order: int) -> tuple[float, float] | None:
+        """The range of a NumPy random draw (``np.random.rand(n)``, ``rng.integers(0, k, n)``
+        of a ``default_rng`` or ``RandomState``, converted by ``astype``/``reshape``), read by
+        the feeds' reader; None for any other call."""
+        from ..feeds import FeedReader
+
+        reader = FeedReader(self.ctx.ev)
+        draw = node
+        while (
+            isinstance(draw.func, cst.Attribute)
+            and draw.func.attr.value in ("astype", "reshape")
+            and isinstance(draw.func.value, cst.Call)
+        ):
+            draw = draw.func.value
+        if not isinstance(draw.func, cst.Attribute):
+            return None
+        if not reader.is_generator(draw.func.value, scope, order):
+            return None
+        return reader.range(node, scope, order)
 
     def _base_origin(self, node: cst.BaseExpression, scope: Scope, order: int, depth: int) -> dict:
         """The origin of a name (or of what a subscript indexes): its parameter, its binding."""

@@ -17,8 +17,8 @@ import libcst as cst
 from ... import ops
 from ..context import Context
 from ..driven import WEIGHT_CALLS
-from ..module import Binding, Scope
-from ..names import children
+from ..module import Binding, Scope, contains
+from ..names import children, descendants
 from ..recipe_code import BINARY, COMPARE
 from .contract import BINARY_OPERATORS, RESHAPE_STAND_IN, STAND_INS, STRUCTURAL, walk
 from .signatures import PARAMS
@@ -552,3 +552,14 @@ def with_element(
     if index is None or not isinstance(value, cst.Call):
         return origin
     return {**origin, "element": index}
+
+
+def drawn_in_loop(found: Binding) -> bool:
+    """Is the name bound inside a loop's body (``states = rng.normal(...)`` in the episode
+    loop)?  Such data is drawn afresh each step: replayed once, the run would train on one
+    fixed draw instead (REINFORCE on fixed random returns saturates; the program's does not)."""
+    value = found.value
+    return value is not None and any(
+        isinstance(n, (cst.For, cst.While)) and contains(n.body, value)
+        for n in descendants(found.scope.node)
+    )
