@@ -119,6 +119,8 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/program_layers.py:_EMBEDDING_INIT",
         "analysis/slicing/program_layers.py:_STRING_INITS",
         "analysis/slicing/program_layers.py:_POOLS",
+        # BatchNormalization's keyword arguments the rung computes as Keras does
+        "analysis/slicing/program_layers.py:_NORM_KEYWORDS",
         # TF's and Keras's image-op keywords, data formats and Conv2D / 2-D pooling classes
         "analysis/slicing/program_conv.py:_NEUTRAL",
         "analysis/slicing/program_conv.py:_CHANNELS_LAST",

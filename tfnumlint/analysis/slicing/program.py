@@ -307,6 +307,12 @@ class ProgramSlicer(TrainsByFit):
         images = image_shape(layers, out, self.data)  # [h, w, channels], if any
         for i, layer in enumerate(layers):
             at = model if single else f"{model}.layers[{i}]"
+            if "batchnorm" in layer:  # over the rows (and an image's positions) as it trains
+                got = program_layers.normalized(self, at, layer, out, images, fan_in, training)
+                if got is None:
+                    return None
+                out = got
+                continue
             if images is not None and not {"dropout", "act"} & set(layer):
                 step = image_step(self, at, layer, out, images)
                 if step is None:
@@ -361,12 +367,8 @@ class ProgramSlicer(TrainsByFit):
                 "shape": [fan_in, layer["units"]],
                 "fan_in_from": source if not made_one else None,
             }
-            out = {
-                "k": "call",
-                "op": "matmul",
-                "args": [out, {"k": "input", "name": kernel}],
-                "kw": {},
-            }
+            out = {"k": "call", "op": "matmul", "args": [out, {"k": "input", "name": kernel}],
+                   "kw": {}}  # fmt: skip
             if layer["use_bias"]:
                 self.weights[bias] = {
                     **layer.get("bias", {"init": "zeros"}),
@@ -379,9 +381,7 @@ class ProgramSlicer(TrainsByFit):
             fan_in, made_one = layer["units"], True
         return out
 
-    def own_layer(
-        self, at: str, layer: dict, out: dict, width: int | str | None, training: bool
-    ) -> dict | None:
+    def own_layer(self, at: str, layer: dict, out: dict, width: int | str | None, training: bool):
         """``out`` through a layer of a class of the program (``{"layer": call, ...}``, made
         in a model's stack and named ``at``): its ``call`` followed with ``out`` as its input,
         its ``build`` given the input shape ``[None, width]``; None when it cannot be."""

@@ -15,9 +15,17 @@ of (whole numbers below ``vocab``, which is how their draws are made when no dat
 them), the pooling a reduction over axis 1.  A layer whose behaviour the slice would not
 reproduce (``mask_zero=True``, which makes the pooling skip padding; an initializer object)
 is not read, and the stack stays cut.
+
+A ``BatchNormalization()`` with Keras's defaults on the last axis normalises each feature over
+the batch (the rows, and an image's positions) as it trains: ``(x - mean) / sqrt(var + eps)``,
+scaled by ``gamma`` and shifted by ``beta``, weights that start at 1 and 0.  Called in inference
+(a tape step's ``model(x)`` without ``training=True``), it reads its moving statistics, which
+start at 0 and 1 and move only in training: ``x / sqrt(1 + eps)``.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import libcst as cst
 
@@ -130,3 +138,66 @@ def pooled(out: dict, kind: str) -> dict:
     op = "reduce_mean" if kind == "mean" else "reduce_max"
     axis, keep = {"k": "const", "v": 1}, {"k": "bool", "v": False}
     return {"k": "call", "op": op, "args": [out, axis, keep], "kw": {}}
+
+
+# BatchNormalization's keywords the slice computes as Keras does (momentum only moves the
+# moving statistics, which a training forward does not read); any other is not read
+_NORM_KEYWORDS = frozenset({"epsilon", "center", "scale", "momentum", "axis", "name"})
+
+
+def batch_norm_layer(ctx: Context, call: cst.Call, number, scope: Scope, order: int) -> dict | None:
+    """``BatchNormalization(epsilon=..., center=..., scale=...)`` on the last axis:
+    ``{"batchnorm": {"epsilon", "center", "scale"}}``, or None (another layer, another axis,
+    a renormalisation, an initializer or constraint of its own)."""
+    if _keras_layer(ctx, call) != "BatchNormalization":
+        return None
+    given = {a.keyword.value for a in call.args if a.keyword is not None}
+    if any(a.keyword is None for a in call.args) or not given <= _NORM_KEYWORDS:
+        return None
+    axis = ctx.arg(call, -1, "axis")
+    if axis is not None and number(axis, scope, order) != -1:
+        return None
+    eps = ctx.arg(call, -1, "epsilon")
+    epsilon = number(eps, scope, order) if eps is not None else 1e-3
+    if epsilon is None:
+        return None
+    flags = {k: not _is_false(ctx.arg(call, -1, k)) for k in ("center", "scale")}
+    return {"batchnorm": {"epsilon": float(epsilon), **flags}}
+
+
+def _is_false(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def normalized(ps, at: str, layer: dict, out: dict, images: list | None, fan_in: object,
+               training: bool) -> dict | None:  # fmt: skip
+    """``out`` through a batch normalisation (see the module docstring), its ``gamma`` and
+    ``beta`` added to the slice's weights as ``{at}.gamma`` / ``{at}.beta``; with ``images``
+    (their [h, w, channels]), over the rows and every position, else over the rows of
+    ``fan_in`` features.  None when the width is not known."""
+    width = images[2] if images is not None else fan_in
+    if not isinstance(width, int):
+        return None
+    norm = layer["batchnorm"]
+    eps = {"k": "const", "v": norm["epsilon"]}
+    var: dict[str, Any]
+    if training:
+        axes = [0, 1, 2] if images is not None else [0]
+        axis = {"k": "tuple", "items": [{"k": "const", "v": a} for a in axes]}
+        kept = {"k": "bool", "v": True}
+        mean = {"k": "call", "op": "reduce_mean", "args": [out, axis, kept], "kw": {}}
+        centred = {"k": "bin", "op": "-", "l": out, "r": mean}
+        square = {"k": "call", "op": "square", "args": [centred], "kw": {}}
+        var = {"k": "call", "op": "reduce_mean", "args": [square, axis, kept], "kw": {}}
+    else:  # the moving statistics, at their start
+        centred, var = out, {"k": "const", "v": 1.0}
+    spread = {"k": "call", "op": "sqrt", "args": [{"k": "bin", "op": "+", "l": var, "r": eps}],
+              "kw": {}}  # fmt: skip
+    out = {"k": "bin", "op": "/", "l": centred, "r": spread}
+    if norm["scale"]:
+        ps.weights[f"{at}.gamma"] = {"init": "ones", "shape": [width]}
+        out = {"k": "bin", "op": "*", "l": out, "r": {"k": "input", "name": f"{at}.gamma"}}
+    if norm["center"]:
+        ps.weights[f"{at}.beta"] = {"init": "zeros", "shape": [width]}
+        out = {"k": "bin", "op": "+", "l": out, "r": {"k": "input", "name": f"{at}.beta"}}
+    return out

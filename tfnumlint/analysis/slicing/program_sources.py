@@ -19,7 +19,7 @@ from ..in_place import block_statements
 from ..module import Binding, Scope
 from .program_conv import conv_layer, flatten_layer, pool_layer
 from .program_inline import inlined
-from .program_layers import embedding_layer, pooling_layer, stack_layer
+from .program_layers import batch_norm_layer, embedding_layer, pooling_layer, stack_layer
 from .program_objectives import _bound_call
 from .slicer import Slicer
 
@@ -353,6 +353,7 @@ def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict]
                 or conv_layer(ctx, c, scope, order, _numbers(ctx))
                 or pool_layer(ctx, c, scope, order, _numbers(ctx))
                 or flatten_layer(ctx, c)
+                or batch_norm_layer(ctx, c, _numbers(ctx), scope, order)
                 or stack_layer(ctx, c, scope, _order_of(ctx, c))
                 for c in reversed(chain)
             ]
@@ -511,6 +512,7 @@ def sequential_layers(
             dense
             or conv_layer(ctx, layer, scope, order, number)
             or pool_layer(ctx, layer, scope, order, number)
+            or batch_norm_layer(ctx, layer, number, scope, order)
             or stack_layer(ctx, layer, scope, order)  # ReLU(), a layer of its own
         )
         if dense is None:
