@@ -220,3 +220,17 @@ def test_a_method_whose_return_is_no_size_gives_no_whole_domain(tmp_path):
     defs = "def event_size(x):\n        return tf.reduce_sum(x, axis=-1)"
     probe = spherical_probe(tmp_path, "event_size(self.mean_direction)", defs)
     assert whole_domain(probe, "event_size(self.mean_direction)") is None
+
+
+def test_a_program_function_named_like_a_size_api_is_read_from_its_body(tmp_path):
+    """``size`` here is the program's own function computing a float: named like ``tf.size``,
+    read from its body (issue 22: the name decides nothing, and its rename changes nothing);
+    the same function returning a shape item is a whole number under either name."""
+    for fn in ("size", "qzx"):
+        floats = f"def {fn}(x):\n        return tf.reduce_sum(x, axis=-1)"
+        probe = spherical_probe(tmp_path / fn, f"{fn}(self.mean_direction)", floats)
+        assert whole_domain(probe, f"{fn}(self.mean_direction)") is None, fn
+        sized = f"def {fn}(x):\n        return ps.shape(x)[-1]"
+        probe = spherical_probe(tmp_path / f"{fn}_sized", f"{fn}(self.mean_direction)", sized)
+        dom = whole_domain(probe, f"{fn}(self.mean_direction)")
+        assert dom is not None and dom["lo"] == 0.0 and f"`{fn}` returns" in dom["why"], fn

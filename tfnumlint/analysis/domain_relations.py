@@ -22,7 +22,7 @@ from .domain_model import Domain, Relation, fmt_g, sanitize
 from .module import Binding, qualname
 from .names import children, dotted_name
 from .values import STRICTLY_POSITIVE_KINDS
-from .wholes import local_callee, whole_expr, whole_source
+from .wholes import local_callee, whole_expr, whole_returns, whole_source
 
 
 def _sorted_base(ctx, node: cst.BaseExpression, site) -> str | None:
@@ -153,13 +153,6 @@ def _whole_input(ctx, spec: dict[str, Any], fn_scope) -> tuple[float, str] | Non
     calls (``tf.shape(x)[0]``), or by the body of the function it calls, in this module
     (``self._event_shape_tensor(x)[0]`` returning ``ps.shape(x)[-1:]``) or another one."""
     source = str(spec.get("source") or spec.get("name", ""))
-    found = whole_source(source, spec.get("element"))
-    if found is not None or fn_scope is None:
-        return found
-    try:
-        node = cst.parse_expression(source)
-    except cst.ParserSyntaxError:
-        return None
     lookup, project = ctx.ev.lookup, ctx.ev.project
 
     def resolve(call: cst.Call, scope) -> Any:
@@ -169,6 +162,20 @@ def _whole_input(ctx, spec: dict[str, Any], fn_scope) -> tuple[float, str] | Non
         dotted = dotted_name(call.func)
         return project.whole(dotted) if dotted else None
 
+    try:
+        node = cst.parse_expression(source)
+    except cst.ParserSyntaxError:
+        node = None
+    called = node
+    while isinstance(called, cst.Subscript):
+        called = called.value  # event_size(x)[0]: an item of what the function returns
+    if fn_scope is not None and isinstance(called, cst.Call):
+        local = local_callee(called, fn_scope, ctx.info.functions, lookup)
+        if local is not None:  # the program's own function: its body says, never its name
+            return whole_returns(local, lookup, resolve)
+    found = whole_source(source, spec.get("element"))
+    if found is not None or fn_scope is None or node is None:
+        return found
     return whole_expr(node, fn_scope, 1 << 30, lookup, resolve)
 
 
