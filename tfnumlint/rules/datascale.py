@@ -189,8 +189,8 @@ def _generator_draw(ctx: Context, func: cst.BaseExpression, scope: Scope, order:
 
 def loop_sources(ctx: Context) -> dict[str, str]:
     """Name -> the array a ``for`` loop takes it from, a row an iteration: ``xs`` for ``x`` in
-    ``for x in xs`` and in ``for x, y in zip(xs, ys)``.  A name two loops take from different
-    arrays has none."""
+    ``for x, y in zip(xs, ys)`` (``for xb in batches`` may take whole batches, so only a zip
+    of arrays counts).  A name two loops take from different arrays has none."""
 
     def compute() -> dict[str, str]:
         found: dict[str, set[str]] = {}
@@ -214,9 +214,6 @@ def _fors(module: cst.Module) -> list[cst.For]:
 
 
 def _row_sources(target: cst.BaseExpression, it: cst.BaseExpression):
-    if isinstance(target, cst.Name) and isinstance(it, cst.Name):
-        yield target.value, it.value
-        return
     zipped = isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "zip"
     if not zipped or not isinstance(target, (cst.Tuple, cst.List)):
         return

@@ -143,8 +143,8 @@ def run_body(
                 short = len(tried) > 1 and control["steps"] < steps  # a smaller rate was cut
                 calm = len(tried) > 1 and not short and not trains(control, steps)
                 if whole and (control["step"] is not None or short or calm):
-                    # every rate broke, or the last smaller one stayed finite without its loss
-                    # falling or was stopped by the budget
+                    # every rate broke, or the last smaller one stayed finite while its loss
+                    # kept rising, or was stopped by the budget
                     broke = {"run": got, "control": control, "steer": steer, "rate_free": True,
                              "tried": tried, "steps": steps, "draw": draw}  # fmt: skip
                     continue  # the learning rate is not shown to break it: try the other mode
@@ -353,8 +353,8 @@ def reached(trained: dict[str, Any]) -> str:
 
 def smaller_rates(trained: dict[str, Any]) -> str:
     """What the controls of a claim about the step size saw, when none confirmed it: every
-    rate tried broke too, stayed finite without its loss falling, or the last one was stopped
-    by the time budget."""
+    rate tried broke too or stayed finite while its loss kept rising, or the last one was
+    stopped by the time budget."""
     spec, tried = trained["spec"], trained["tried"]
     last_rate, last = rate_text(spec, tried[-1][0], len(tried) == 1), tried[-1][1]
     if last["step"] is None and last["steps"] < int(trained.get("steps") or 1):
