@@ -121,6 +121,8 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/program_layers.py:_POOLS",
         # BatchNormalization's keyword arguments the rung computes as Keras does
         "analysis/slicing/program_layers.py:_NORM_KEYWORDS",
+        # tf.data methods that keep a dataset's elements (fit on a pipeline of arrays)
+        "analysis/slicing/program_fit.py:_DATASET_KEEPS",
         # TF's and Keras's image-op keywords, data formats and Conv2D / 2-D pooling classes
         "analysis/slicing/program_conv.py:_NEUTRAL",
         "analysis/slicing/program_conv.py:_CHANNELS_LAST",

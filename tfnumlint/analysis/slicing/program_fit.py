@@ -70,11 +70,54 @@ def fitted(ctx: Context, site: Site) -> Fitted | None:
         return None
     opt = _compiled_optimizer(ctx, ctx.arg(site.node, 0, "optimizer"), site.scope, site.order)
     x, y = ctx.arg(fit.node, 0, "x"), ctx.arg(fit.node, 1, "y")
+    if opt is not None and x is not None and y is None:  # fit(dataset): its arrays, batched
+        sliced = dataset_arrays(ctx, x, fit.scope, fit.order)
+        return Fitted(site, func.value, fit, opt, *sliced) if sliced is not None else None
     if opt is None or x is None or y is None:
         return None
     node = ctx.arg(fit.node, 2, "batch_size")
     batch = _number(ctx, node, fit.scope, fit.order) if node is not None else KERAS_BATCH
     return Fitted(site, func.value, fit, opt, x, y, int(batch or KERAS_BATCH))
+
+
+# tf.data methods that keep a dataset's elements as they are (their order aside)
+_DATASET_KEEPS = frozenset({"shuffle", "repeat", "prefetch", "cache"})
+
+
+def dataset_arrays(
+    ctx: Context, node: cst.BaseExpression, scope: Scope, order: int
+) -> tuple[cst.BaseExpression, cst.BaseExpression, int] | None:
+    """``fit(ds)`` with ``ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(n).batch(B)``:
+    ``(x, y, B)``, the arrays fit draws batches of B rows from; None for any other dataset (no
+    ``batch``, a ``map``, elements that are not an ``(x, y)`` pair)."""
+    batch = None
+    for _ in range(12):
+        if isinstance(node, cst.Name):
+            found = ctx.ev.lookup(node.value, scope, order)
+            if not isinstance(found, Binding) or found.value is None or found.index is not None:
+                return None
+            node, scope, order = found.value, found.scope, found.at
+            continue
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            return None
+        method = node.func.attr.value
+        if method == "batch" and batch is None and node.args:
+            size = _number(ctx, ctx.arg(node, 0, "batch_size"), scope, order)
+            if size is None or not float(size).is_integer():
+                return None
+            batch = int(size)
+        elif method == "from_tensor_slices":
+            pair = ctx.arg(node, 0, "tensors")
+            if batch is None or not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+                return None
+            resolved = ctx.info.imports.resolve(node.func) or ""
+            if not resolved.endswith("data.Dataset.from_tensor_slices"):
+                return None
+            return pair.elements[0].value, pair.elements[1].value, batch
+        elif method not in _DATASET_KEEPS:
+            return None
+        node = node.func.value
+    return None
 
 
 def compiled_loss(ctx: Context, site: Site) -> tuple[Scope, Where | None] | None:
