@@ -206,14 +206,14 @@ def only(shown, path: str, rule: str) -> list[dict]:
 
 
 def test_gd_on_linspace_features_at_lr_01_is_confirmed(shown):
+    """The program's own training (its w * x + b, its data, its SGD) confirms it, at the step
+    the arithmetic gives: |1 - 0.1 * 43.5| = 3.35 per step on the error, 11.2 on the squared
+    error, from 199.9 to past 3.4e38 in about 34 steps."""
     [f] = only(shown, "gd_lr01.py", "TNL505")
     v = f["verification"]
-    assert (v["status"], v["symptom"]) == ("confirmed", "diverges")
-    # |1 - 0.1 * 43.5| = 3.35 per step on the error: 11.2 on the squared error
-    assert 10.0 < v["observed"]["growth_per_step"] < 12.5
-    assert "to inf at step" in v["detail"]
-    assert "at lr 0.01 it falls" in v["detail"]
-    assert v["observed"]["control_last_loss"] < v["observed"]["control_first_loss"]
+    assert (v["status"], v["symptom"], f["rung"]) == ("confirmed", "diverges", "training-program")
+    assert 30 <= v["observed"]["step"] <= 36, v["detail"]
+    assert "at lr / 10 it stays finite" in v["detail"]
 
 
 def test_gd_on_linspace_features_at_lr_0001_shows_nothing(shown):

@@ -110,3 +110,28 @@ def test_an_optimizer_that_updates_no_weight_of_the_slice_gives_it_no_run() -> N
     logs = [(f, v) for f, v in found if f.rule == "TNL101"]
     assert logs and not (logs[0][0].probe or {}).get("program"), logs[0][0].probe
     assert not by_training(logs[0][1])
+
+
+def test_a_tape_gradient_of_one_variable_trains_that_variable() -> None:
+    """``tape.gradient(loss, w)`` with ``w = tf.Variable(...)``: ``w`` alone trains (it was an
+    unread list, and the rung trained every weight as an assumption)."""
+    program = """\
+        import numpy as np
+        import tensorflow as tf
+
+        x = (np.random.rand(200, 3) * 100).astype(np.float32)
+        y = x @ np.array([[1.0], [2.0], [3.0]], dtype=np.float32)
+        w = tf.Variable(tf.zeros([3, 1]))
+        b = tf.Variable(tf.zeros([1]))
+        opt = tf.keras.optimizers.SGD(learning_rate=0.01)
+
+        def step():
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+            opt.apply_gradients([(tape.gradient(loss, w), w)])
+    """
+    from test_training_rates import _programs
+
+    spec = _programs(program)["TNL505"]
+    assert spec["trained"] == ["w"]
+    assert not [a for a in spec["assumed"] if "variable list" in a]

@@ -470,7 +470,8 @@ if __name__ == "__main__":
         print(f"finite for {got['steps']} steps (loss {got['first_loss']:.6g} -> {got['loss']:.6g})")
         sys.exit(0)
     starts = ", ".join(f"a {how} at {FILES[i] + ':' if FILES[i] else 'line '}{WHERE[i][0]}"
-                       for i, how in got["origins"].items())
+                       if WHERE[i][0] else f"a {how} of the loss's operation {i}"
+                       for i, how in got["origins"].items())  # fmt: skip
     print(f"step {got['step']}: non-finite (nan/inf), starting at {starts or 'an update'} "
           f"(loss {got['loss']})")
     whole = not got["loss_finite"] or not got["weights_finite"]

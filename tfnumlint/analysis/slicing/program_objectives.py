@@ -178,8 +178,8 @@ class _EveryWeight(Exception):
 def _listed(
     ctx: Context, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0
 ) -> list[cst.BaseExpression] | None:
-    """The elements of a list the code spells out: a literal, a name bound to one, or a sum
-    of such lists (``theta_D + theta_E``)."""
+    """The elements of a list the code spells out: a literal, a name bound to one, a sum of
+    such lists (``theta_D + theta_E``), or a name bound to one variable (a tape's source)."""
     if depth > 4:
         return None
     if isinstance(node, cst.Call) and not node.args:
@@ -197,6 +197,8 @@ def _listed(
     if isinstance(node, cst.Name):
         found = ctx.ev.lookup(node.value, scope, order)
         if isinstance(found, Binding) and found.index is None and found.value is not None:
+            if isinstance(found.value, cst.Call) and ctx.op(found.value) == "variable":
+                return [node]  # tape.gradient(loss, w): the one variable
             return _listed(ctx, found.value, found.scope, found.at, depth + 1)
     return None
 
