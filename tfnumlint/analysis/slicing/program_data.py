@@ -152,33 +152,50 @@ class ReadsData:
     def _sliced_element(
         self, node: cst.BaseExpression, path: list[int], scope: Scope
     ) -> dict | None:
-        batch = None
         order = next((s.order for s in self.ctx.info.calls if s.node is node), 10**9)
-        for _ in range(12):
-            if isinstance(node, cst.Name):
-                found = self.ctx.ev.lookup(node.value, scope, order)
-                if not isinstance(found, Binding) or found.value is None or found.index is not None:
-                    return None
-                node, scope, order = found.value, found.scope, found.at
-                continue
-            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+        keeps = ("shuffle", "repeat", "take", "prefetch", "cache", "skip")
+        found = dataset_source(self.ctx, node, scope, order, keeps)
+        if found is None:
+            return None
+        call, batch, scope, order = found
+        items = call.args[0].value
+        for i in path:
+            if not isinstance(items, (cst.Tuple, cst.List)) or i >= len(items.elements):
                 return None
-            method = node.func.attr.value
-            if method == "from_tensor_slices" and node.args:
-                items = node.args[0].value
-                for i in path:
-                    if not isinstance(items, (cst.Tuple, cst.List)) or i >= len(items.elements):
-                        return None
-                    items = items.elements[i].value
-                fed = self._fed(items, scope, order)
-                return {**fed, "rows": "batch", "batch": batch} if batch else None
-            if method == "batch" and node.args:
-                b = _number(self.ctx, node.args[0].value, scope, order)
-                batch = int(b) if b else None
-            elif method not in ("shuffle", "repeat", "take", "prefetch", "cache", "skip"):
+            items = items.elements[i].value
+        fed = self._fed(items, scope, order)
+        return {**fed, "rows": "batch", "batch": batch} if batch else None
+
+
+def dataset_source(
+    ctx: Context, node: cst.BaseExpression, scope: Scope, order: int, keeps
+) -> tuple[cst.Call, int | None, Scope, int] | None:
+    """The ``from_tensor_slices(...)`` call a tf.data pipeline starts from, its batch size
+    (None: not batched) and where that call is read: ``ds = tf.data.Dataset.from_tensor_slices(
+    (X, y)).shuffle(n).batch(B)``, followed through the names it is bound to.  None for a
+    pipeline with a method outside ``keeps`` (a ``map``) or a batch size the code does not fix."""
+    batch = None
+    for _ in range(12):
+        if isinstance(node, cst.Name):
+            found = ctx.ev.lookup(node.value, scope, order)
+            if not isinstance(found, Binding) or found.value is None or found.index is not None:
                 return None
-            node = node.func.value
-        return None
+            node, scope, order = found.value, found.scope, found.at
+            continue
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
+            return None
+        method = node.func.attr.value
+        if method == "from_tensor_slices" and node.args:
+            return node, batch, scope, order
+        if method == "batch" and node.args:
+            size = _number(ctx, ctx.arg(node, 0, "batch_size"), scope, order)
+            if size is None or not float(size).is_integer():
+                return None
+            batch = int(size) if batch is None else batch  # the outermost: what a step gets
+        elif method not in keeps:
+            return None
+        node = node.func.value
+    return None
 
 
 def _target_path(target: cst.BaseExpression, name: str) -> list[int] | None:

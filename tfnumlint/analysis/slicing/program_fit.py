@@ -22,7 +22,7 @@ from ..context import Context
 from ..module import Binding, ClassInfo, Scope, Site
 from ..names import descendants
 from . import program_modules
-from .program_data import ReadsData
+from .program_data import ReadsData, dataset_source
 from .program_losses import called_keras_loss, keras_loss, keras_loss_form
 from .program_models import FollowsModels, Instance, width
 from .program_modules import Where
@@ -90,34 +90,17 @@ def dataset_arrays(
     """``fit(ds)`` with ``ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(n).batch(B)``:
     ``(x, y, B)``, the arrays fit draws batches of B rows from; None for any other dataset (no
     ``batch``, a ``map``, elements that are not an ``(x, y)`` pair)."""
-    batch = None
-    for _ in range(12):
-        if isinstance(node, cst.Name):
-            found = ctx.ev.lookup(node.value, scope, order)
-            if not isinstance(found, Binding) or found.value is None or found.index is not None:
-                return None
-            node, scope, order = found.value, found.scope, found.at
-            continue
-        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
-            return None
-        method = node.func.attr.value
-        if method == "batch" and batch is None and node.args:
-            size = _number(ctx, ctx.arg(node, 0, "batch_size"), scope, order)
-            if size is None or not float(size).is_integer():
-                return None
-            batch = int(size)
-        elif method == "from_tensor_slices":
-            pair = ctx.arg(node, 0, "tensors")
-            if batch is None or not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
-                return None
-            resolved = ctx.info.imports.resolve(node.func) or ""
-            if not resolved.endswith("data.Dataset.from_tensor_slices"):
-                return None
-            return pair.elements[0].value, pair.elements[1].value, batch
-        elif method not in _DATASET_KEEPS:
-            return None
-        node = node.func.value
-    return None
+    found = dataset_source(ctx, node, scope, order, _DATASET_KEEPS)
+    if found is None:
+        return None
+    call, batch, _, _ = found
+    pair = ctx.arg(call, 0, "tensors")
+    resolved = ctx.info.imports.resolve(call.func) or ""
+    if batch is None or not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+        return None
+    if not resolved.endswith("data.Dataset.from_tensor_slices"):
+        return None
+    return pair.elements[0].value, pair.elements[1].value, batch
 
 
 def compiled_loss(ctx: Context, site: Site) -> tuple[Scope, Where | None] | None:
