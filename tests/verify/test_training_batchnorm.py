@@ -71,10 +71,14 @@ def _normalised_by_the_slice(program: str) -> tuple[np.ndarray, np.ndarray, dict
     return ts[dense].numpy(), ts[normed].numpy(), weights
 
 
-@pytest.mark.parametrize("norm", ["", "epsilon=0.01", "epsilon=0.5, center=True"])
-def test_under_fit_it_normalises_over_the_batch_as_keras_trains(norm: str) -> None:
+@pytest.mark.parametrize(
+    ("norm", "given"),
+    [("", {}), ("epsilon=0.01", {"epsilon": 0.01}),
+     ("epsilon=0.5, center=True", {"epsilon": 0.5, "center": True})],
+)  # fmt: skip
+def test_under_fit_it_normalises_over_the_batch_as_keras_trains(norm: str, given: dict) -> None:
     h, normed, weights = _normalised_by_the_slice(FIT.replace("NORM", norm))
-    keras_norm = eval(f"tf.keras.layers.BatchNormalization({norm})")  # the program's layer
+    keras_norm = tf.keras.layers.BatchNormalization(**given)  # the program's layer
     keras_norm.build((None, 4))
     keras_norm.gamma.assign(weights["model_layers_1_gamma"])
     keras_norm.beta.assign(weights["model_layers_1_beta"])
