@@ -307,3 +307,26 @@ def literal_axes(node: cst.BaseExpression | None) -> list[int]:
     if isinstance(node, (cst.List, cst.Tuple)):
         return [a for e in node.elements for a in literal_axes(e.value)]
     return []
+
+
+def target_path(target: cst.BaseExpression, name: str) -> list[int] | None:
+    """Where ``name`` sits in a loop target: ``i, (xb, yb)`` gives [1, 0] for ``xb``."""
+    if isinstance(target, cst.Name):
+        return [] if target.value == name else None
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for i, e in enumerate(target.elements):
+            sub = target_path(e.value, name)
+            if sub is not None:
+                return [i, *sub]
+    return None
+
+
+def zip_row_source(iterable: cst.BaseExpression, path: list[int]) -> cst.BaseExpression | None:
+    """The array a loop target takes its rows from: ``xs`` of ``x`` in ``for x, y in
+    zip(xs, ys)``; None for any other loop (``for xb in batches`` may take whole batches)."""
+    zipped = isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "zip"
+    if not zipped or len(path) != 1:
+        return None
+    assert isinstance(iterable, cst.Call)
+    args = [a for a in iterable.args if a.keyword is None and not a.star]
+    return args[path[0]].value if path[0] < len(args) == len(iterable.args) else None

@@ -17,7 +17,9 @@ import libcst as cst
 
 from .. import ops
 from ..analysis.context import Context
+from ..analysis.feeds import FeedReader
 from ..analysis.module import Scope, Site
+from ..analysis.names import descendants, target_path, zip_row_source
 from ..analysis.values import literal_number
 
 MAX_LITERAL_VALUES = 4096
@@ -170,8 +172,6 @@ def _scale_of(ctx: Context, node, scope: Scope, order: int, depth: int):
     return "unknown", None
 
 
-# NumPy's random generators: ``rng.uniform(...)`` of one draws as ``np.random.uniform(...)``
-GENERATORS = frozenset({"numpy.random.RandomState", "numpy.random.default_rng"})
 GENERATOR_METHODS = {"integers": "randint"}  # a Generator's name for the same draw
 
 
@@ -180,8 +180,7 @@ def _generator_draw(ctx: Context, func: cst.BaseExpression, scope: Scope, order:
     numpy draw it makes, ``numpy.random.uniform``; None for anything else."""
     if not isinstance(func, cst.Attribute):
         return None
-    made, _, _ = resolve(ctx, func.value, scope, order)
-    if not isinstance(made, cst.Call) or numpy_name(ctx, made.func) not in GENERATORS:
+    if not FeedReader(ctx.ev).is_generator(func.value, scope, order):
         return None
     method = func.attr.value
     return f"numpy.random.{GENERATOR_METHODS.get(method, method)}"
@@ -194,36 +193,18 @@ def loop_sources(ctx: Context) -> dict[str, str]:
 
     def compute() -> dict[str, str]:
         found: dict[str, set[str]] = {}
-        for loop in _fors(ctx.info.module):
-            for name, array in _row_sources(loop.target, loop.iter):
-                found.setdefault(name, set()).add(array)
+        for loop in (n for n in descendants(ctx.info.module) if isinstance(n, cst.For)):
+            target = loop.target
+            for element in target.elements if isinstance(target, (cst.Tuple, cst.List)) else []:
+                if not isinstance(element.value, cst.Name):
+                    continue
+                name = element.value.value
+                array = zip_row_source(loop.iter, target_path(target, name) or [])
+                if isinstance(array, cst.Name):
+                    found.setdefault(name, set()).add(array.value)
         return {name: arrays.pop() for name, arrays in found.items() if len(arrays) == 1}
 
     return ctx.fact("loop_sources", compute)
-
-
-def _fors(module: cst.Module) -> list[cst.For]:
-    loops: list[cst.For] = []
-
-    class Fors(cst.CSTVisitor):
-        def visit_For(self, node: cst.For) -> None:
-            loops.append(node)
-
-    module.visit(Fors())
-    return loops
-
-
-def _row_sources(target: cst.BaseExpression, it: cst.BaseExpression):
-    zipped = isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "zip"
-    if not zipped or not isinstance(target, (cst.Tuple, cst.List)):
-        return
-    assert isinstance(it, cst.Call)
-    names, arrays = target.elements, it.args
-    if len(names) != len(arrays) or any(a.keyword or a.star for a in arrays):
-        return
-    for name, array in zip(names, arrays, strict=True):
-        if isinstance(name.value, cst.Name) and isinstance(array.value, cst.Name):
-            yield name.value.value, array.value.value
 
 
 def _returns_normalised(ctx: Context, call: cst.Call, depth: int) -> bool:

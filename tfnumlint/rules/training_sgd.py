@@ -33,13 +33,8 @@ def squared_loss(ctx: Context) -> bool:
 
     def compute() -> bool:
         for s in ctx.info.calls:
-            op = ctx.op(s.node)
-            if op == "squared_difference" or (
-                op == "square" and s.node.args and _residual(ctx, s.node.args[0].value, s)
-            ):
+            if _squared(ctx, s.node, s):
                 return True
-            if op == "pow" and len(s.node.args) >= 2 and _squared_residual(ctx, s.node, s):
-                return True  # tf.pow(pred - y, 2)
             name = ctx.info.imports.resolve(s.node.func) or ""
             if name.rsplit(".", 1)[-1] in SQUARED_LOSS_NAMES:
                 return True
@@ -51,15 +46,7 @@ def squared_loss(ctx: Context) -> bool:
                     and loss.evaluated_value in SQUARED_LOSS_NAMES
                 ):
                     return True
-        for s in ctx.info.binops:
-            node = s.node
-            if (
-                isinstance(node.operator, cst.Power)
-                and ctx.val(node.right, s).const == 2
-                and _residual(ctx, node.left, s)
-            ):
-                return True
-        return False
+        return any(_squared(ctx, s.node, s) for s in ctx.info.binops)
 
     return bool(ctx.fact("squared_loss", compute))
 

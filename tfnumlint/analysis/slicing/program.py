@@ -242,15 +242,7 @@ class ProgramSlicer(TrainsByFit):
         axis = self.slicer.tree(axes, found.scope, found.at, depth + 1)
         keep = self.ctx.arg(call, 3, "keepdims")
         keepdims = {"k": "bool", "v": isinstance(keep, cst.Name) and keep.value == "True"}
-        kept = {"k": "bool", "v": True}
-
-        def mean(t: dict, keepdims: dict) -> dict:
-            return {"k": "call", "op": "reduce_mean", "args": [t, axis, keepdims], "kw": {}}
-
-        if found.index == 0:
-            return mean(x, keepdims)
-        deviation = {"k": "bin", "op": "-", "l": x, "r": mean(x, kept)}
-        return mean({"k": "call", "op": "square", "args": [deviation], "kw": {}}, keepdims)
+        return program_layers.moments(x, axis, keepdims)[found.index]
 
     def _returned_item(self, call: cst.Call, found: Binding, depth: int) -> dict | None:
         assert found.index is not None

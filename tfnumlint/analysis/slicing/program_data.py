@@ -14,7 +14,7 @@ import libcst as cst
 from .. import datagen, feeds
 from ..context import Context
 from ..module import Binding, Scope, contains
-from ..names import descendants, dotted_name
+from ..names import descendants, dotted_name, target_path, zip_row_source
 from .program_producers import probability_producer
 from .program_sources import _number
 
@@ -58,16 +58,12 @@ class ReadsData:
     ) -> dict | None:
         """``for x, y in zip(xs, ys): sess.run(step, {X: x, Y: y})``: ``x`` is one row of
         the array ``xs`` a step (SGD on one example at a time)."""
-        if not isinstance(node, cst.Name):
+        looped = enclosing_loop(node, within, scope)
+        if looped is None:
             return None
-        for loop in (n for n in descendants(scope.node) if isinstance(n, cst.For)):
-            path = _target_path(loop.target, node.value) if contains(loop.body, within) else None
-            if path is None:
-                continue
-            array = _row_source(loop.iter, path)
-            fed = self._fed(array, scope, order) if array is not None else {}
-            return {**fed, "rows": "batch", "batch": 1} if fed.get("data") is not None else None
-        return None
+        array = zip_row_source(looped[0].iter, looped[1])
+        fed = self._fed(array, scope, order) if array is not None else {}
+        return {**fed, "rows": "batch", "batch": 1} if fed.get("data") is not None else None
 
     def _fed(self, node: cst.BaseExpression, scope: Scope, order: int) -> dict:
         node = self._converted(node)
@@ -129,25 +125,19 @@ class ReadsData:
         """``for xb, yb in dataset: step(xb, yb)`` with ``dataset =
         tf.data.Dataset.from_tensor_slices((X, y)).shuffle(n).batch(B)``: ``xb`` is a batch
         of ``B`` rows of ``X`` (what ``_fed`` makes of ``X``, picked in batches)."""
-        if not isinstance(arg, cst.Name):
+        looped = enclosing_loop(arg, call, scope)
+        if looped is None:
             return None
-        for loop in (n for n in descendants(scope.node) if isinstance(n, cst.For)):
-            if not contains(loop.body, call):
-                continue
-            path = _target_path(loop.target, arg.value)
-            if path is None:
-                continue
-            iterable = loop.iter
-            if (
-                isinstance(iterable, cst.Call)
-                and dotted_name(iterable.func) == "enumerate"
-                and iterable.args
-            ):
-                if not path or path[0] != 1:
-                    return None
-                iterable, path = iterable.args[0].value, path[1:]
-            return self._sliced_element(iterable, path, scope)
-        return None
+        iterable, path = looped[0].iter, looped[1]
+        if (
+            isinstance(iterable, cst.Call)
+            and dotted_name(iterable.func) == "enumerate"
+            and iterable.args
+        ):
+            if not path or path[0] != 1:
+                return None
+            iterable, path = iterable.args[0].value, path[1:]
+        return self._sliced_element(iterable, path, scope)
 
     def _sliced_element(
         self, node: cst.BaseExpression, path: list[int], scope: Scope
@@ -165,6 +155,20 @@ class ReadsData:
             items = items.elements[i].value
         fed = self._fed(items, scope, order)
         return {**fed, "rows": "batch", "batch": batch} if batch else None
+
+
+def enclosing_loop(
+    node: cst.BaseExpression, within: cst.CSTNode, scope: Scope
+) -> tuple[cst.For, list[int]] | None:
+    """The first ``for`` loop of ``scope`` whose body holds ``within`` and whose target binds
+    the name ``node``, with where the name sits in the target (:func:`target_path`)."""
+    if not isinstance(node, cst.Name):
+        return None
+    for loop in (n for n in descendants(scope.node) if isinstance(n, cst.For)):
+        path = target_path(loop.target, node.value) if contains(loop.body, within) else None
+        if path is not None:
+            return loop, path
+    return None
 
 
 def dataset_source(
@@ -196,29 +200,6 @@ def dataset_source(
             return None
         node = node.func.value
     return None
-
-
-def _target_path(target: cst.BaseExpression, name: str) -> list[int] | None:
-    """Where ``name`` sits in a loop target: ``i, (xb, yb)`` gives [1, 0] for ``xb``."""
-    if isinstance(target, cst.Name):
-        return [] if target.value == name else None
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for i, e in enumerate(target.elements):
-            sub = _target_path(e.value, name)
-            if sub is not None:
-                return [i, *sub]
-    return None
-
-
-def _row_source(iterable: cst.BaseExpression, path: list[int]) -> cst.BaseExpression | None:
-    """The array a loop target takes its rows from: ``xs`` of ``x`` in ``for x, y in
-    zip(xs, ys)``; None for any other loop (``for xb in batches`` may take whole batches)."""
-    zipped = isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "zip"
-    if not zipped or len(path) != 1:
-        return None
-    assert isinstance(iterable, cst.Call)
-    args = [a for a in iterable.args if a.keyword is None and not a.star]
-    return args[path[0]].value if path[0] < len(args) == len(iterable.args) else None
 
 
 def _function_of(scope: Scope) -> cst.FunctionDef | None:

@@ -169,6 +169,20 @@ def _is_false(node: cst.BaseExpression | None) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
 
 
+def moments(x: dict, axis: dict, keepdims: dict) -> tuple[dict, dict]:
+    """The mean and the variance of ``x`` over ``axis``, as ``tf.nn.moments`` computes them: a
+    ``reduce_mean``, and the ``reduce_mean`` of the squared deviation from the mean kept in
+    place (``keepdims``: whether both keep the reduced axes)."""
+    kept = {"k": "bool", "v": True}
+
+    def mean(t: dict, keep: dict) -> dict:
+        return {"k": "call", "op": "reduce_mean", "args": [t, axis, keep], "kw": {}}
+
+    deviation = {"k": "bin", "op": "-", "l": x, "r": mean(x, kept)}
+    return mean(x, keepdims), mean({"k": "call", "op": "square", "args": [deviation], "kw": {}},
+                                   keepdims)  # fmt: skip
+
+
 def normalized(ps, at: str, layer: dict, out: dict, images: list | None, fan_in: object,
                training: bool) -> dict | None:  # fmt: skip
     """``out`` through a batch normalisation (see the module docstring), its ``gamma`` and
@@ -185,10 +199,8 @@ def normalized(ps, at: str, layer: dict, out: dict, images: list | None, fan_in:
         axes = [0, 1, 2] if images is not None else [0]
         axis = {"k": "tuple", "items": [{"k": "const", "v": a} for a in axes]}
         kept = {"k": "bool", "v": True}
-        mean = {"k": "call", "op": "reduce_mean", "args": [out, axis, kept], "kw": {}}
+        mean, var = moments(out, axis, kept)
         centred = {"k": "bin", "op": "-", "l": out, "r": mean}
-        square = {"k": "call", "op": "square", "args": [centred], "kw": {}}
-        var = {"k": "call", "op": "reduce_mean", "args": [square, axis, kept], "kw": {}}
     else:  # the moving statistics, at their start
         centred, var = out, {"k": "const", "v": 1.0}
     spread = {"k": "call", "op": "sqrt", "args": [{"k": "bin", "op": "+", "l": var, "r": eps}],
