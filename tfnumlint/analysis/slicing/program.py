@@ -373,7 +373,9 @@ class ProgramSlicer(TrainsByFit):
             fan_in, made_one = layer["units"], True
         return out
 
-    def own_layer(self, at: str, layer: dict, out: dict, width: int | str | None, training: bool):
+    def own_layer(
+        self, at: str, layer: dict, out: dict, width: int | str | None, training: bool
+    ) -> dict | None:
         """``out`` through a layer of a class of the program (``{"layer": call, ...}``, made
         in a model's stack and named ``at``): its ``call`` followed with ``out`` as its input,
         its ``build`` given the input shape ``[None, width]``; None when it cannot be."""
