@@ -501,3 +501,32 @@ def test_shared_defs_are_drawn_once_and_seeds_repeat() -> None:
 def test_unsupported_or_oversized_recipes_raise_value_error(root: dict) -> None:
     with pytest.raises(ValueError):
         evaluate({"r": {"defs": {}, "root": root}}, 0)
+
+
+def test_feeds_picked_by_one_index_share_their_rows_and_another_index_picks_its_own() -> None:
+    """``items[a]`` twice shares one draw of rows; ``items[n]`` of another ``randint`` is
+    picked apart (a triplet's negatives are not its anchors), and so is a name rebound."""
+    feeds = fed(
+        """
+        import numpy as np
+        items = np.random.rand(500, 12)
+        for i in range(200):
+            a = np.random.randint(0, 500, 32)
+            n = np.random.randint(0, 500, 32)
+            sess.run(train, {anchor: items[a], positive: items[a], negative: items[n]})
+        """
+    )
+    picks = {code: f["pick"] for code, f in feeds.items() if f is not None}
+    assert set(picks) == {"items[a]", "items[n]"}
+    assert picks["items[a]"] != picks["items[n]"]
+    again = fed(
+        """
+        import numpy as np
+        items = np.random.rand(500, 12)
+        labels = np.random.rand(500, 1)
+        for i in range(200):
+            a = np.random.randint(0, 500, 32)
+            sess.run(train, {x: items[a], y: labels[a]})
+        """
+    )
+    assert again["items[a]"]["pick"] == again["labels[a]"]["pick"]  # type: ignore[index]

@@ -50,3 +50,18 @@ def test_a_helpers_scoped_layers_are_shared_and_equal_pairs_reach_the_sqrt_at_ze
     weights = roots[0]["repro"]["spec"]["weights"]
     assert sorted(weights) == [
         "embed/hidden.bias", "embed/hidden.kernel", "embed/out.bias", "embed/out.kernel"]  # fmt: skip
+
+
+def test_negatives_picked_by_an_index_of_their_own_are_not_the_anchors_rows() -> None:
+    """``items[n]`` with its own ``randint`` is another draw of rows than ``items[a]``: the
+    run feeds them apart, so the negative distance is not 0 at the first step (fed the same
+    rows, every anchor was its own negative, which the program does about once in 600 rows)."""
+    program = (
+        TRIPLET.replace("+ 1e-6)", ")")
+        .replace("tf.square(ea - ep), axis=1))", "tf.square(ea - ep), axis=1) + 1e-6)")
+        .replace("rand(500, 12)", "rand(20000, 12)")
+        .replace("(0, 500, 32)", "(0, 20000, 32)")
+    )
+    results = verified(program)
+    [(_, v)] = on_line(results, "tf.square(ea - en)", program)
+    assert not by_training(v) or v["observed"]["step"] > 0, v.get("detail")

@@ -116,7 +116,8 @@ def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
             everything = {"k": "slice", "start": None, "stop": None, "step": None}
             x = {"k": "index", "x": x, "idx": [everything, *rest]}
         size = pick_size(builder, node.slice[0].slice, scope, order, 0)
-        return {"data": builder.recipe(x), "rows": "batch", "batch": size}
+        picked = {"data": builder.recipe(x), "rows": "batch", "batch": size}
+        return {**picked, "pick": _pick_key(builder, node.slice[0].slice, scope, order)}
     return {
         "data": builder.recipe(builder.tree(node, scope, order, ())),
         "rows": "all",
@@ -143,6 +144,20 @@ def _pick(builder: Builder, node: cst.Subscript, scope: Scope, order: int) -> bo
     if builder.number(value, scope, order, ()) is not None:
         return False
     return not _fixed_rows(builder, node.value, value, scope, order)
+
+
+def _pick_key(builder: Builder, first: cst.BaseSlice, scope: Scope, order: int) -> str:
+    """Which draw of rows a batch pick is: ``data[i]`` and ``labels[i]`` share one, while
+    ``data[j]`` of another ``j = randint(...)`` picks rows of its own (a triplet's negatives
+    beside its anchors).  A name is its binding's place; any other index is its code."""
+    index = first.value if isinstance(first, cst.Index) else first
+    if isinstance(first, cst.Slice):
+        index = first.lower if first.lower is not None else first
+    if isinstance(index, cst.Name):
+        found = builder.ev.lookup(index.value, scope, order)
+        if isinstance(found, Binding):
+            return f"{index.value}@{found.at}"
+    return cst.Module([]).code_for_node(index)
 
 
 def _fixed_rows(

@@ -45,6 +45,22 @@ def batch_size(spec: dict[str, Any]) -> tuple[int | None, bool]:
     return DEFAULT_BATCH, False
 
 
+def apart_picks(spec: dict[str, Any], names: dict[str, str]) -> dict[str, int]:
+    """The feeds whose rows the program picks with an index of their own (``data[j]`` beside
+    ``data[i]``), each numbered by its index: the run draws their rows apart from the rest,
+    since picking every feed's rows together would make a triplet's negative its anchor."""
+    keys: list[str] = []
+    out: dict[str, int] = {}
+    for name, d in spec["data"].items():
+        key = (d.get("feeds") or [{}])[0].get("pick")
+        if key is None:
+            continue
+        keys += [key] if key not in keys else []
+        if key != keys[0]:
+            out[names[name]] = keys.index(key)
+    return out
+
+
 def optimizer_source(opt: dict[str, Any], lr: str) -> str:
     family = opt["optimizer"]
     row = OPTIMIZERS[family]
@@ -430,6 +446,7 @@ def render(spec: dict[str, Any], evaluator_source: str = "") -> Rendered:
                 f"WORK = {WORK:g}",
                 f"BATCH = {batch_expr}",
                 f"EPOCHS = {spec.get('style') == 'fit'}  # Keras fit's order: shuffled passes",
+                f"APART = {apart_picks(spec, names)!r}  # feeds whose rows a draw of their own picks",
                 f"LEARNING_RATE = {lr}",
                 f"TRAINED = {trained_ids!r}  # the weights its optimizer updates (None: all)",
                 "RNG = np.random.default_rng(0)",

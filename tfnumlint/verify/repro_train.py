@@ -53,6 +53,9 @@ def steered(arrays, steer=True):
     pushes the same way at every step."""
     out = {}
     for k, a in arrays.items():
+        if k in APART:  # rows of its own draw: not tied to the repeated example's
+            out[k] = a
+            continue
         if k in RANGES:
             lo, hi = RANGES[k]
             if steer in ("low", "high"):
@@ -159,7 +162,9 @@ def train(lr=LEARNING_RATE, steps=None, steer=False, seconds=None, draw=0):
             pick = np.arange(rows_per_step(arrays, steer))  # steps no further than the program's)
         else:
             pick = next(order)
-        batch = {k: tf.constant(a[pick], DTYPE) for k, a in arrays.items()}
+        picks = {g: RNG.integers(0, rows, len(pick)) for g in set(APART.values())}
+        batch = {k: tf.constant(a[picks[APART[k]] if k in APART else pick], DTYPE)
+                 for k, a in arrays.items()}
         loss, values_ok, grads_ok, g_ok, w_ok = (x.numpy() for x in step(batch))
         if budget is None:
             budget = step_budget(arrays, w, steer)
