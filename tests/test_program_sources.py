@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 from tfnumlint.analysis.context import Context
 from tfnumlint.analysis.module import build
@@ -162,3 +163,86 @@ def test_a_tf_math_op_of_a_number_is_folded_for_the_rung_but_kept_in_a_probe() -
     assert folded is not None and abs(folded - 1 / 392**0.5) < 1e-7
     b = values["tf.math.log(1e-10)"].node
     assert Slicer(ctx, {})._host_constant(b, 0, (root, 99)) is None
+
+
+LOOPED = """\
+    import tensorflow as tf
+    from tensorflow.keras.layers import Dense, Dropout
+
+    DEPTH = 2
+    inputs = tf.keras.Input(shape=(784,))
+    h = inputs
+    for units in [512, 256, 128]:
+        h = Dense(units, activation="relu")(h)
+    f = tf.keras.Model(inputs, Dense(10, activation="softmax")(h))
+    f.compile(loss="mse", optimizer="sgd")
+
+    x = tf.keras.Input(shape=(8,))
+    y = x
+    for _ in range(DEPTH):
+        y = Dense(16, activation="tanh")(y)
+        y = Dropout(0.25)(y)
+    g = tf.keras.Model(x, Dense(1)(y))
+    g.compile(loss="mse", optimizer="sgd")
+
+    s = tf.keras.Sequential()
+    s.add(Dense(32, activation="relu", input_dim=4))
+    for width in (16, 8):
+        s.add(Dense(width, activation="relu"))
+    s.add(Dense(1))
+    s.compile(loss="mse", optimizer="sgd")
+
+    r = tf.keras.Sequential()
+    r.add(Dense(32, input_dim=4))
+    for width in WIDTHS:
+        r.add(Dense(width))
+    r.compile(loss="mse", optimizer="sgd")
+
+    c = tf.keras.Sequential()
+    c.add(Dense(32, input_dim=4))
+    for width in (16, 8):
+        if width > 8:
+            c.add(Dense(width))
+    c.compile(loss="mse", optimizer="sgd")
+
+    v = tf.keras.Input(shape=(8,))
+    w = v
+    for width in SIZES:
+        w = Dense(width)(w)
+    q = tf.keras.Model(v, Dense(1)(w))
+    q.compile(loss="mse", optimizer="sgd")
+"""
+
+
+def _looped(receiver: str) -> list[dict] | None:
+    ctx = Context(build(cst.parse_module(textwrap.dedent(LOOPED))), Settings())
+    site = _site(ctx, f'{receiver}.compile(loss="mse", optimizer="sgd")')
+    return model_layers(ctx, site.node.func.value, site.scope, site.order)
+
+
+def test_a_functional_chain_built_in_a_loop_has_one_layer_per_pass() -> None:
+    layers = _looped("f")
+    assert layers is not None
+    assert [layer["units"] for layer in layers] == [512, 256, 128, 10]
+    assert [layer["activation"] for layer in layers] == ["relu", "relu", "relu", "softmax"]
+    assert layers[0]["input_dim"] == 784
+
+
+def test_each_pass_of_a_range_loop_repeats_every_layer_of_its_body_in_order() -> None:
+    layers = _looped("g")
+    assert layers is not None
+    assert [layer.get("units", layer.get("dropout")) for layer in layers] == [16, 0.25, 16, 0.25, 1]
+
+
+def test_layers_added_in_a_loop_take_each_pass_value_between_the_adds_around_it() -> None:
+    layers = _looped("s")
+    assert layers is not None
+    assert [layer["units"] for layer in layers] == [32, 16, 8, 1]
+    assert layers[0]["input_dim"] == 4
+
+
+@pytest.mark.parametrize("receiver", ["r", "c", "q"])
+def test_a_loop_over_values_the_code_does_not_fix_or_a_conditional_add_is_not_read(
+    receiver: str,
+) -> None:
+    assert _looped(receiver) is None  # WIDTHS/SIZES unknown; an add under an if

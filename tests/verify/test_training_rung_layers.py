@@ -218,3 +218,43 @@ def test_every_run_of_the_flagged_code_in_a_step_counts() -> None:
         kinds=["call", "call", "call", "call", "bin"],
     )
     assert layout.flagged() == {1, 3}
+
+
+LOOPED_RAW_PIXELS = """\
+    import tensorflow as tf
+
+    (x_train, y_train), _ = tf.keras.datasets.fashion_mnist.load_data()
+    x_train = x_train.reshape(-1, 784).astype("float32")
+    y_train = tf.keras.utils.to_categorical(y_train, 10)
+
+    inputs = tf.keras.Input(shape=(784,))
+    h = inputs
+    for units in [512, 256, 128]:
+        h = tf.keras.layers.Dense(units, activation="relu")(h)
+    outputs = tf.keras.layers.Dense(10, activation="softmax")(h)
+    model = tf.keras.Model(inputs, outputs)
+
+
+    def loss_fn(y_true, y_pred):
+        return tf.reduce_mean(-tf.reduce_sum(y_true * tf.math.log(y_pred), axis=1))
+
+
+    model.compile(optimizer="adam", loss=loss_fn)
+    model.fit(x_train, y_train, batch_size=64, epochs=10)
+"""
+
+
+def test_a_model_whose_layers_a_loop_builds_is_trained_as_that_stack() -> None:
+    """Raw 0..255 pixels through the loop's three relu layers put the softmax's logits far
+    apart at the first step, so log(p) is -inf there (the program, run on such pixels, has a
+    NaN loss in its first epoch); the slice has the loop's layers, one per pass."""
+    spec = spec_of(LOOPED_RAW_PIXELS, "tf.math.log(y_pred)", "TNL103")
+    assert spec is not None
+    kernels = sorted(w["shape"] for n, w in spec["weights"].items() if len(w["shape"]) == 2)
+    assert kernels == sorted([[784, 512], [512, 256], [256, 128], [128, 10]])
+    [(_, v)] = [
+        (f, v)
+        for f, v in on_line(verified(LOOPED_RAW_PIXELS), "tf.math.log(y_pred)", LOOPED_RAW_PIXELS)
+        if f.rule == "TNL103"
+    ]
+    assert by_training(v), v.get("detail")

@@ -17,6 +17,7 @@ from ... import ops
 from ..context import Context
 from ..in_place import block_statements
 from ..module import Binding, Scope
+from .layer_loops import directly_in, enclosing_for, unrolled_passes
 from .program_conv import conv_layer, flatten_layer, pool_layer
 from .program_inline import inlined
 from .program_layers import batch_norm_layer, embedding_layer, pooling_layer, stack_layer
@@ -281,17 +282,20 @@ def lone_layer(
 
 def added_layers(
     ctx: Context, node: cst.BaseExpression, scope: Scope, order: int
-) -> list[cst.BaseExpression] | None:
-    """``model = Sequential()`` then ``model.add(layer)`` statements: the layers, in order.
-    Each ``add`` must be a statement of the block that binds the model, before ``order`` (an
-    ``add`` under an ``if`` or in a loop makes the stack depend on the run: None)."""
+) -> list[tuple[cst.BaseExpression, Number | None]] | None:
+    """``model = Sequential()`` then ``model.add(layer)`` statements: the layers in order, each
+    with how its arguments read (None: as the code says; in a loop over fixed values, with the
+    loop's target at each pass's value, ``layer_loops.py``).  Each ``add`` must be a statement
+    of the block that binds the model, or of one such loop, before ``order`` (an ``add`` under
+    an ``if`` makes the stack depend on the run: None)."""
     if not isinstance(node, cst.Name):
         return None
     bound = ctx.ev.lookup(node.value, scope, order)
     if not isinstance(bound, Binding):
         return None
     block = block_statements(bound.scope)
-    layers: list[cst.BaseExpression] = []
+    layers: list[tuple[cst.BaseExpression, Number | None]] = []
+    looped: tuple[cst.For, list[cst.Call], int] | None = None  # a loop's pass, being read
     for site in ctx.info.calls:
         func = site.node.func
         if not (
@@ -303,13 +307,30 @@ def added_layers(
             and ctx.ev.lookup(node.value, site.scope, site.order) is bound
         ):
             continue
-        statement = site.statement
-        if id(statement) not in block or not isinstance(statement, cst.Expr):
+        statement, call = site.statement, site.node
+        if not isinstance(statement, cst.Expr) or statement.value is not call:
             return None
-        call = site.node
-        if statement.value is not call or not isinstance(call, cst.Call) or len(call.args) != 1:
+        if not isinstance(call, cst.Call) or len(call.args) != 1:
             return None
-        layers.append(call.args[0].value)
+        loop = enclosing_for(bound.scope, call) if id(statement) not in block else None
+        if id(statement) not in block and (loop is None or not directly_in(bound.scope, loop)):
+            return None
+        if looped is not None and loop is not looped[0]:
+            passes = unrolled_passes(ctx, looped[0], looped[1], _numbers(ctx), scope, looped[2])
+            if passes is None:
+                return None
+            layers += passes
+            looped = None
+        if loop is not None:
+            looped = looped or (loop, [], site.order)
+            looped[1].append(call.args[0].value)  # type: ignore[arg-type]
+        else:
+            layers.append((call.args[0].value, None))
+    if looped is not None:
+        passes = unrolled_passes(ctx, looped[0], looped[1], _numbers(ctx), scope, looped[2])
+        if passes is None:
+            return None
+        layers += passes
     return layers or None
 
 
@@ -335,28 +356,31 @@ def _order_of(ctx: Context, call: cst.Call) -> int:
 
 
 def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict] | None:
-    """``keras.Model(inputs, outputs)`` with ``outputs = Dense(...)(Dense(...)(inputs))``."""
+    """``keras.Model(inputs, outputs)`` with ``outputs = Dense(...)(Dense(...)(inputs))``,
+    the chain perhaps built in a loop over fixed values (``layer_loops.py``)."""
     outputs = ctx.arg(model, 1, "outputs")
     order = _order_of(ctx, model)
-    chain: list[cst.Call] = []
+    number = _numbers(ctx)
+    chain: list[tuple[cst.Call, Number]] = []  # each layer, and how its arguments read
+    looped: tuple[cst.For, list[cst.Call]] | None = None  # a loop's pass, being walked
     node = outputs
     for _ in range(32):
+        node, order = _unaliased(ctx, node, scope, order)  # h = inputs
         call = _bound_call(ctx, node, scope, order) if node is not None else None
         if call is None:
             return None
+        loop = enclosing_for(scope, call)
+        if looped is not None and loop is not looped[0]:  # the walk left the loop's body
+            walked = list(reversed(looped[1]))  # the walk met the pass's last layer first
+            passes = unrolled_passes(ctx, looped[0], walked, number, scope, order)
+            if passes is None:
+                return None
+            chain += reversed(passes)
+            looped = None
         kind = _leaf(ctx, call)
         if kind in ("Input", "InputLayer"):
             shape = _ints(ctx, ctx.arg(call, 0, "shape"), scope, _order_of(ctx, call))
-            layers = [
-                dense_layer(ctx, c, scope, order)
-                or dropout_layer(ctx, c, scope, order)
-                or conv_layer(ctx, c, scope, order, _numbers(ctx))
-                or pool_layer(ctx, c, scope, order, _numbers(ctx))
-                or flatten_layer(ctx, c)
-                or batch_norm_layer(ctx, c, _numbers(ctx), scope, order)
-                or stack_layer(ctx, c, scope, _order_of(ctx, c))
-                for c in reversed(chain)
-            ]
+            layers = [_chain_layer(ctx, c, num, scope, order) for c, num in reversed(chain)]
             if None in layers or not any(
                 layer and ("units" in layer or "layer" in layer) for layer in layers
             ):
@@ -367,10 +391,40 @@ def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict]
             return out
         if not isinstance(call.func, cst.Call) or not call.args:
             return None  # a layer applied to a value: Dense(...)(x)
-        chain.append(call.func)
+        if loop is not None:
+            looped = looped or (loop, [])
+            looped[1].append(call.func)
+        else:
+            chain.append((call.func, number))
         node = call.args[0].value
         order = _order_of(ctx, call)
     return None
+
+
+def _unaliased(
+    ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int
+) -> tuple[cst.BaseExpression | None, int]:
+    """The value a name is another name for (``h = inputs`` before a loop of layers)."""
+    for _ in range(8):
+        found = ctx.ev.lookup(node.value, scope, order) if isinstance(node, cst.Name) else None
+        if not (isinstance(found, Binding) and found.index is None):
+            break
+        if not isinstance(found.value, cst.Name):
+            break
+        node, order = found.value, found.at
+    return node, order
+
+
+def _chain_layer(ctx: Context, c: cst.Call, num: Number, scope: Scope, order: int) -> dict | None:
+    return (
+        dense_layer(ctx, c, scope, order, num)
+        or dropout_layer(ctx, c, scope, order, num)
+        or conv_layer(ctx, c, scope, order, num)
+        or pool_layer(ctx, c, scope, order, num)
+        or flatten_layer(ctx, c)
+        or batch_norm_layer(ctx, c, num, scope, order)
+        or stack_layer(ctx, c, scope, _order_of(ctx, c))
+    )
 
 
 def dense_layer(
@@ -468,21 +522,22 @@ def sequential_layers(
     scope: Scope,
     order: int,
     num: Number | None = None,
-    given: list[cst.BaseExpression] | None = None,
+    given: list[tuple[cst.BaseExpression, Number | None]] | None = None,
 ) -> list[dict] | None:
     """The layers of ``keras.Sequential([...])`` (or of the layers ``given``, which
     :func:`added_layers` read): Dense and Dropout, Keras activation layers and the program's
     own layers (``program_layers.py``), or None for any other layer or model."""
-    number = num or _numbers(ctx)
+    stack_number = num or _numbers(ctx)
     if given is None:
         items = ctx.arg(built, 0, "layers")
         if not isinstance(items, (cst.List, cst.Tuple)):
             return None
-        given = [e.value for e in items.elements]
+        given = [(e.value, None) for e in items.elements]
     layers: list[dict] = []
     input_dim = None
     input_shape: list | None = None
-    for layer in given:
+    for layer, own in given:
+        number = own or stack_number  # a layer added in a loop reads its pass's value
         if not isinstance(layer, cst.Call):
             return None
         kind = _leaf(ctx, layer)
