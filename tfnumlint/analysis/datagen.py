@@ -116,8 +116,8 @@ def _fed(builder: Builder, node, scope: Scope, order: int, hops: int) -> dict:
             everything = {"k": "slice", "start": None, "stop": None, "step": None}
             x = {"k": "index", "x": x, "idx": [everything, *rest]}
         size = pick_size(builder, node.slice[0].slice, scope, order, 0)
-        picked = {"data": builder.recipe(x), "rows": "batch", "batch": size}
-        return {**picked, "pick": _pick_key(builder, node.slice[0].slice, scope, order)}
+        rows = {"data": builder.recipe(x), "rows": "batch", "batch": size}
+        return {**rows, "pick": _pick_key(builder, node.slice[0].slice, scope, order)}
     return {
         "data": builder.recipe(builder.tree(node, scope, order, ())),
         "rows": "all",

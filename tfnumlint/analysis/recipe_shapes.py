@@ -152,6 +152,14 @@ class Shapes:
         got = _int(node)
         return got if got is not None else "?"
 
+    def _axes(self, args: list[Tree], kw: dict, at: int) -> int | tuple[int, ...] | str | None:
+        """A reduction's axis, or its tuple of axes (``mean(axis=(1, 2))``)."""
+        node = kw.get("axis", args[at] if len(args) > at else None)
+        if node is not None and node.get("k") in ("tuple", "list"):
+            axes = [_int(item) for item in node.get("items") or []]
+            return tuple(a for a in axes if a is not None) if None not in axes else "?"
+        return self._axis(args, kw, at)
+
     def _call(self, fn: str, args: list[Tree], kw: dict) -> Shape | None:
         first = self.of(args[0]) if args else None
         rule = NUMPY_FUNCTIONS.get(fn, "elementwise" if fn == "astype" else "")
@@ -182,7 +190,7 @@ class Shapes:
         if first is None:
             return None
         if rule == "reduce":
-            return _reduced(first, self._axis(args, kw, 1), _keepdims(kw))
+            return _reduced(first, self._axes(args, kw, 1), _keepdims(kw))
         return self._reshaped(rule, first, args, kw)
 
     def _reshaped(self, rule: str, first: Shape, args: list[Tree], kw: dict) -> Shape | None:
@@ -331,8 +339,8 @@ def _reduced(shape: Shape, axis, keepdims: bool) -> Shape | None:
         return (1,) * len(shape) if keepdims else ()
     if not shape:
         return None
-    at = axis % len(shape)
-    return tuple(1 if i == at else d for i, d in enumerate(shape) if keepdims or i != at)
+    at = {a % len(shape) for a in (axis if isinstance(axis, tuple) else (axis,))}
+    return tuple(1 if i in at else d for i, d in enumerate(shape) if keepdims or i not in at)
 
 
 def _reshape(size: int, target: Shape | None) -> Shape | None:
