@@ -530,3 +530,22 @@ def test_feeds_picked_by_one_index_share_their_rows_and_another_index_picks_its_
         """
     )
     assert again["items[a]"]["pick"] == again["labels[a]"]["pick"]  # type: ignore[index]
+
+
+def test_a_one_hot_of_labels_reduced_over_several_axes_is_the_data_not_a_batch_pick() -> None:
+    """``np.eye(2)[labels]`` with ``labels`` from a mean over ``axis=(1, 2)``: 2000 labels
+    pick rows of a 2-row table, a one-hot encoding of every row (the reduction's shape was
+    unknown, so the table's two rows were taken for the dataset)."""
+    ev = _evaluator(
+        """
+        import numpy as np
+        rng = np.random.default_rng(1)
+        X = rng.normal(0.0, 1.0, size=(2000, 10, 1)).astype("float32")
+        labels = (X.mean(axis=(1, 2)) > 0).astype("int64")
+        Y = np.eye(2, dtype="float32")[labels]
+        """
+    )
+    got = fed_data(ev, cst.Name("Y"), ev.info.root, 10**9)
+    assert got is not None and got["rows"] == "all"
+    y = values({"Y": got})["Y"]
+    assert y.shape == (2000, 2) and np.all(y.sum(axis=1) == 1.0)

@@ -119,6 +119,10 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/program_layers.py:_EMBEDDING_INIT",
         "analysis/slicing/program_layers.py:_STRING_INITS",
         "analysis/slicing/program_layers.py:_POOLS",
+        # Keras's recurrent layer classes, their default activations and their keywords
+        "analysis/slicing/program_recurrent.py:CELLS",
+        "analysis/slicing/program_recurrent.py:_DEFAULTS",
+        "analysis/slicing/program_recurrent.py:_KEYWORDS",
         # BatchNormalization's keyword arguments the rung computes as Keras does
         "analysis/slicing/program_layers.py:_NORM_KEYWORDS",
         # tf.data methods that keep a dataset's elements (fit on a pipeline of arrays)

@@ -901,6 +901,13 @@ for _op in (
         trace="_pool2d_nhwc",
     ),
     Op(
+        # a Keras LSTM / GRU / SimpleRNN layer over the steps of [rows, steps, features], as
+        # Keras runs it with its defaults (the training rung's slices only: no spelling)
+        "recurrent",
+        params=("x", "kernel", "recurrent_kernel", "bias", "cell", "sequences"),
+        trace="_recurrent",
+    ),
+    Op(
         # ``tf.random.normal(tf.shape(x), mean, stddev)``: a fresh draw shaped like ``x`` at
         # each training step (the training rung's slices only: no spelling)
         "normal_draw",

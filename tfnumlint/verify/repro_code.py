@@ -104,6 +104,34 @@ def _conv2d_nhwc(x, filters, strides, padding):
     "_einsum_pair": """def _einsum_pair(equation, a, b):
     a = tf.convert_to_tensor(a)
     return tf.einsum(equation, a, tf.cast(b, a.dtype))""",
+    "_recurrent": """KERNEL_USES = []  # (kernel size, uses per row) of each weight used many times
+
+
+def _recurrent(x, kernel, recurrent_kernel, bias, cell, sequences=False):
+    # Keras's LSTM (gates i, f, c, o), GRU (z, r, h; reset_after) or SimpleRNN with their
+    # defaults (tanh, sigmoid gates), over the steps of x [rows, steps, features]
+    x = tf.convert_to_tensor(x)
+    kernel, recurrent_kernel, bias = (tf.cast(w, x.dtype) for w in (kernel, recurrent_kernel, bias))
+    fed = tf.matmul(x, kernel) + (bias[0] if cell == "gru" else bias)  # every step's at once
+
+    def step(state, xt):
+        h, c = state
+        if cell == "lstm":
+            i, f, g, o = tf.split(xt + tf.matmul(h, recurrent_kernel), 4, axis=-1)
+            c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+            return tf.sigmoid(o) * tf.tanh(c), c
+        if cell == "gru":
+            xz, xr, xh = tf.split(xt, 3, axis=-1)
+            hz, hr, hh = tf.split(tf.matmul(h, recurrent_kernel) + bias[1], 3, axis=-1)
+            z, r = tf.sigmoid(xz + hz), tf.sigmoid(xr + hr)
+            return z * h + (1 - z) * tf.tanh(xh + r * hh), c
+        return tf.tanh(xt + tf.matmul(h, recurrent_kernel)), c
+
+    start = tf.zeros([tf.shape(x)[0], recurrent_kernel.shape[0]], x.dtype)
+    hs, _ = tf.scan(step, tf.transpose(fed, [1, 0, 2]), initializer=(start, start))
+    size = int(np.prod(kernel.shape)) + int(np.prod(recurrent_kernel.shape))
+    KERNEL_USES.append((size, int(x.shape[1])))  # each step uses both kernels again
+    return tf.transpose(hs, [1, 0, 2]) if sequences else hs[-1]""",
     "_normal_draw": """def _normal_draw(x, mean=0.0, stddev=1.0):
     # tf.random.normal(tf.shape(x), mean, stddev): a fresh draw at each step, from the same
     # seeded generator as dropout's masks (each run resets it)

@@ -115,6 +115,7 @@ def initial_value(w: dict[str, Any], fan_in: str | None = None) -> str:
         "glorot_normal": "GlorotNormal",
         "he_normal": "HeNormal",
         "he_uniform": "HeUniform",
+        "orthogonal": "Orthogonal",  # a recurrent kernel's
     }
     cls = initializers.get(str(kind), "GlorotUniform")  # Keras's and get_variable's default
     return f"tf.keras.initializers.{cls}(seed=next(SEEDS))({dims}, DTYPE)"

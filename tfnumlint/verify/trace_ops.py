@@ -317,6 +317,12 @@ def _einsum_pair(equation: Any, a: Any, b: Any) -> Any:
     return tf.einsum(str(equation), a, b)
 
 
+def _recurrent(x: Any, *_: Any) -> Any:
+    """A probe point has no steps to run a recurrent layer over (training runs do:
+    ``repro_code``)."""
+    raise UnsupportedProbe("a recurrent layer on a probe point (it has no steps axis)")
+
+
 def _normal_draw(x: Any, mean: Any = 0.0, stddev: Any = 1.0) -> Any:
     """A probe point takes the draw at its mean (training runs draw it: ``repro_code``)."""
     return tf.zeros_like(tf.convert_to_tensor(x)) + float(mean)

@@ -41,6 +41,7 @@ from .program_fit import TrainsByFit
 from .program_models import Instance
 from .program_objectives import Objective, objectives, optimizer_of, trained_in_slice
 from .program_producers import widened
+from .program_recurrent import sequence_layer
 from .program_sources import (
     _ints,
     _number,
@@ -320,11 +321,11 @@ class ProgramSlicer(TrainsByFit):
                 out = {"k": "call", "op": "reshape", "args": [out, shape], "kw": {}}
                 fan_in = layer["flatten"]
                 continue
-            if "embedding" in layer:  # a table whose rows the ids pick
-                table = f"{model if single else f'{model}.layers[{i}]'}.embeddings"
-                self.weights[table] = {**layer["init"], "shape": [layer["embedding"], layer["dim"]]}
-                out = program_layers.lookup({"k": "input", "name": table}, out, layer["embedding"])
-                fan_in, made_one = layer["dim"], True
+            if "embedding" in layer or "recurrent" in layer:  # a sequence model's layers
+                got, fan_in = sequence_layer(self.weights, at, layer, out, fan_in)
+                if got is None:
+                    return None
+                out, made_one = got, True
                 continue
             if "pool" in layer:
                 out = program_layers.pooled(out, layer["pool"])

@@ -22,6 +22,7 @@ from .program_conv import conv_layer, flatten_layer, pool_layer
 from .program_inline import inlined
 from .program_layers import batch_norm_layer, embedding_layer, pooling_layer, stack_layer
 from .program_objectives import _bound_call
+from .program_recurrent import recurrent_layer
 from .slicer import Slicer
 
 # Keras's default initializers, and the TF initializer calls a weight may be made with
@@ -423,6 +424,7 @@ def _chain_layer(ctx: Context, c: cst.Call, num: Number, scope: Scope, order: in
         or pool_layer(ctx, c, scope, order, num)
         or flatten_layer(ctx, c)
         or batch_norm_layer(ctx, c, num, scope, order)
+        or recurrent_layer(ctx, c, num, scope, order)
         or stack_layer(ctx, c, scope, _order_of(ctx, c))
     )
 
@@ -562,6 +564,7 @@ def sequential_layers(
             or dropout_layer(ctx, layer, scope, order, number)
             or (embedding_layer(ctx, layer, number, scope, order) if not layers else None)
             or (pooling_layer(ctx, layer) if any("embedding" in x for x in layers) else None)
+            or recurrent_layer(ctx, layer, number, scope, order)
         )
         dense = (
             dense
