@@ -113,8 +113,9 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/feeds.py:_SAME",  # NumPy functions that move values
         "analysis/in_place.py:_VIEWS",  # NumPy methods and functions that may return a view
         # TF/Keras initializer calls and classes a weight of the training rung may start from
-        "analysis/slicing/program_sources.py:_INITIALIZERS",
-        "analysis/slicing/program_sources.py:_INIT_CALLS",
+        "analysis/slicing/program_inits.py:_INITIALIZERS",
+        "analysis/slicing/program_inits.py:_INIT_CALLS",
+        "analysis/slicing/program_sources.py:_DENSE_KEYWORDS",  # Keras Dense's keywords
         # Keras's Embedding initializer strings and global pooling layer classes
         "analysis/slicing/program_layers.py:_EMBEDDING_INIT",
         "analysis/slicing/program_layers.py:_STRING_INITS",
@@ -138,8 +139,8 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/program_objectives.py:_ALL_TRAINABLE",
         "analysis/slicing/program_objectives.py:_SLICER_STATE",
         # Keras initializer classes an add_weight may name, and their default spreads
-        "analysis/slicing/program_weights.py:_KERAS_SPREAD",
-        "analysis/slicing/program_layers.py:KERAS_UNIFORM",
+        "analysis/slicing/program_inits.py:_KERAS_SPREAD",
+        "analysis/slicing/program_inits.py:KERAS_UNIFORM",
         # TF/Keras base classes (resolved through the imports) and the method a call runs
         "analysis/slicing/program_models.py:_CALLED_THROUGH",
         # the parameters of TF1's functional layers (tf.layers.dense, contrib's

@@ -28,7 +28,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tfnumlint"
 Key = tuple[str, tuple[str, ...]]
 
 NOT_OP_FACTS: dict[Key, str] = {
-    ("analysis/slicing/program_sources.py", ("constant", "ones", "zeros")): (
+    ("analysis/slicing/program_inits.py", ("constant", "ones", "zeros")): (
         "TF initializer calls a weight starts from (API names, mapped to how the training rung "
         "draws the weight)"
     ),

@@ -12,7 +12,9 @@ import pytest
 
 from tfnumlint.analysis.context import Context
 from tfnumlint.analysis.module import build
-from tfnumlint.analysis.slicing.program_sources import initializer, inlined, model_layers
+from tfnumlint.analysis.slicing.program_inits import initializer
+from tfnumlint.analysis.slicing.program_inline import inlined
+from tfnumlint.analysis.slicing.program_sources import model_layers
 from tfnumlint.config import Settings
 
 HELPERS = """\
@@ -151,7 +153,7 @@ def test_a_tf_math_op_of_a_number_is_folded_for_the_rung_but_kept_in_a_probe() -
     """The rung reads an initializer's spread as a number (``1.0 / tf.sqrt(392.0)``, in
     float32); a probe's tree keeps ``tf.math.log(1e-10)`` as the op the code writes, so a
     witness shows it as written."""
-    from tfnumlint.analysis.slicing.program_sources import _number
+    from tfnumlint.analysis.slicing.program_inits import _number
     from tfnumlint.analysis.slicing.slicer import Slicer
 
     code = "import tensorflow as tf\nA = 1.0 / tf.sqrt(392.0)\nB = tf.math.log(1e-10)\n"
@@ -246,3 +248,61 @@ def test_a_loop_over_values_the_code_does_not_fix_or_a_conditional_add_is_not_re
     receiver: str,
 ) -> None:
     assert _looped(receiver) is None  # WIDTHS/SIZES unknown; an add under an if
+
+
+INITIALIZED = """\
+    import tensorflow as tf
+    from tensorflow.keras import initializers, layers, regularizers
+
+    def stack(layer):
+        m = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layer, layers.Dense(1)])
+        m.compile(loss="mse", optimizer="sgd")
+        return m
+
+    a = tf.keras.Sequential([tf.keras.Input(shape=(4,)),
+                             layers.Dense(8, kernel_initializer=initializers.RandomNormal(stddev=0.01))])
+    b = tf.keras.Sequential([tf.keras.Input(shape=(4,)),
+                             layers.Dense(8, kernel_initializer=initializers.RandomNormal())])
+    c = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layers.Dense(8, kernel_initializer="he_uniform")])
+    d = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layers.Dense(8, kernel_initializer="random_normal")])
+    e = tf.keras.Sequential([tf.keras.Input(shape=(4,)),
+                             layers.Dense(8, kernel_regularizer=regularizers.l2(0.01))])
+    f = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layers.Dense(8, kernel_constraint=MaxNorm(3))])
+    g = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layers.Dense(8, kernel_initializer=mine())])
+    h = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layers.Rescaling(1.0 / 255, offset=-1.0),
+                             layers.Dense(8), layers.LeakyReLU(0.2), layers.Dense(8), layers.LeakyReLU()])
+"""
+
+
+def _stack(name: str) -> list[dict] | None:
+    ctx = Context(build(cst.parse_module(textwrap.dedent(INITIALIZED))), Settings())
+    return model_layers(ctx, cst.Name(name), ctx.info.root, 10**9)
+
+
+@pytest.mark.parametrize(
+    "name, kernel",
+    [("a", ("normal", {"stddev": 0.01})), ("b", ("normal", {"stddev": 0.05})),
+     ("c", ("he_uniform", {})), ("d", ("normal", {"stddev": 0.05}))],
+)  # fmt: skip
+def test_a_dense_kernel_starts_as_its_keras_initializer_says(name: str, kernel: tuple) -> None:
+    """An initializer object or name, with Keras's spread where none is given (0.05: TF1's
+    initializer functions default to 1)."""
+    [layer] = _stack(name) or [None]
+    assert layer is not None
+    assert (layer["kernel_initializer"], layer["kernel_params"]) == kernel
+
+
+@pytest.mark.parametrize("name", ["e", "f", "g"])
+def test_a_dense_layer_the_slice_would_not_train_as_keras_does_leaves_the_stack_cut(name) -> None:
+    assert _stack(name) is None  # a regularizer, a constraint, an initializer of the program's
+
+
+def test_rescaling_and_leaky_relu_apply_their_arguments_and_keras_s_defaults() -> None:
+    layers = _stack("h")
+    assert layers is not None
+    acts = [{k: v for k, v in layer.items() if not k.startswith("input")} for layer in layers]
+    assert [a for a in acts if "act" in a] == [
+        {"act": "rescale", "scale": 1.0 / 255, "offset": -1.0},
+        {"act": "leaky_relu", "alpha": 0.2},
+        {"act": "leaky_relu", "alpha": 0.3},
+    ]

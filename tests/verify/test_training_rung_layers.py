@@ -6,6 +6,7 @@ it cannot read it leaves cut (no training rung), or assumes and says so."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -147,7 +148,7 @@ PROJECTED = STANDARDISING.replace(
 
         def build(self, shape):
             n = shape[-1]
-            self.a = self.add_weight(shape=(n, self.width), initializer="lecun_normal")
+            self.a = self.add_weight(shape=(n, self.width), initializer="identity")
 
         def call(self, h):
             mu, s2 = tf.nn.moments(h, axes=[0])
@@ -258,3 +259,59 @@ def test_a_model_whose_layers_a_loop_builds_is_trained_as_that_stack() -> None:
         if f.rule == "TNL103"
     ]
     assert by_training(v), v.get("detail")
+
+
+SCALED_LEAKY = """\
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.keras import initializers, layers
+
+    x = np.random.rand(512, 6).astype("float32") * 255.0
+    y = np.eye(3, dtype="float32")[np.random.randint(0, 3, 512)]
+    model = tf.keras.Sequential([
+        tf.keras.Input(shape=(6,)),
+        layers.Rescaling(1.0 / 127.5, offset=-1.0),
+        layers.Dense(5, kernel_initializer=initializers.RandomNormal(stddev=0.3)),
+        layers.LeakyReLU(0.2),
+        layers.Dense(3, activation="softmax"),
+    ])
+
+
+    def xent(t, p):
+        return -tf.reduce_sum(t * tf.math.log(p), axis=-1)
+
+
+    model.compile(optimizer="adam", loss=xent)
+    model.fit(x, y, batch_size=32)
+"""
+
+
+def test_rescaling_and_leaky_relu_compute_what_keras_s_layers_compute() -> None:
+    """The slice's forward on the program's rows equals Keras's model with the same weights;
+    the first kernel is drawn with the initializer's own spread."""
+    import numpy as np
+    import tensorflow as tf
+    from test_training_conv import program_of
+
+    from tfnumlint.verify import training_rung
+
+    spec = program_of(SCALED_LEAKY)
+    assert spec["weights"]["model.layers[1].kernel"]["stddev"] == 0.3
+    body = training_rung.rendered(spec).body
+    namespace = training_rung._namespace(body)
+    arrays = {k: np.asarray(v, np.float32) for k, v in namespace["data"]().items()}
+    w = namespace["weights"](arrays)
+    _, ts = namespace["forward"](**{k: tf.constant(a[:16]) for k, a in arrays.items()}, **w)
+    forward = body[body.index("def forward") :]
+    probs = int(re.search(r"t(\d+) = tf.nn.softmax\(", forward).group(1))
+    keras = tf.keras.Sequential([
+        tf.keras.Input(shape=(6,)),
+        tf.keras.layers.Rescaling(1.0 / 127.5, offset=-1.0),
+        tf.keras.layers.Dense(5), tf.keras.layers.LeakyReLU(0.2),
+        tf.keras.layers.Dense(3, activation="softmax"),
+    ])  # fmt: skip
+    keras.set_weights(
+        [w[f"model_layers_{i}_{p}"].numpy() for i in (1, 3) for p in ("kernel", "bias")]
+    )
+    expected = keras(tf.constant(arrays["x"][:16])).numpy()
+    np.testing.assert_allclose(ts[probs].numpy(), expected, rtol=1e-5, atol=1e-6)

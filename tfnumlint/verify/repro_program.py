@@ -116,6 +116,8 @@ def initial_value(w: dict[str, Any], fan_in: str | None = None) -> str:
         "he_normal": "HeNormal",
         "he_uniform": "HeUniform",
         "orthogonal": "Orthogonal",  # a recurrent kernel's
+        "lecun_normal": "LecunNormal",
+        "lecun_uniform": "LecunUniform",
     }
     cls = initializers.get(str(kind), "GlorotUniform")  # Keras's and get_variable's default
     return f"tf.keras.initializers.{cls}(seed=next(SEEDS))({dims}, DTYPE)"

@@ -38,18 +38,13 @@ from .contract import walk
 from .program_conv import image_call, image_op, image_shape, image_step
 from .program_einsum import einsum_call
 from .program_fit import TrainsByFit
+from .program_inits import _ints, _number, initializer
+from .program_inline import inlined
 from .program_models import Instance
 from .program_objectives import Objective, objectives, optimizer_of, trained_in_slice
 from .program_producers import widened
 from .program_recurrent import sequence_layer
-from .program_sources import (
-    _ints,
-    _number,
-    initializer,
-    inlined,
-    lone_layer,
-    model_layers,
-)
+from .program_sources import lone_layer, model_layers
 from .slicer import Slicer
 from .tools import contains_node, drawn_in_loop, subtree_at, tree_kind
 
@@ -338,9 +333,8 @@ class ProgramSlicer(TrainsByFit):
                 rate = {"k": "const", "v": layer["dropout"]}
                 out = {"k": "call", "op": "dropout", "args": [out, rate], "kw": {}}
                 continue
-            if "act" in layer:  # ReLU(), Activation("tanh"): the op on what reaches it
-                if layer["act"] is not None:
-                    out = {"k": "call", "op": layer["act"], "args": [out], "kw": {}}
+            if "act" in layer:  # ReLU(), Activation("tanh"), Rescaling(1 / 255): on what reaches it
+                out = program_layers.activated(out, layer)
                 continue
             if "layer" in layer:  # a layer class of the program's own: its ``call``, followed
                 wide = fan_in if fan_in is not None else source
@@ -357,6 +351,7 @@ class ProgramSlicer(TrainsByFit):
             kernel, bias = f"{at}.kernel", f"{at}.bias"
             self.weights[kernel] = {
                 "init": layer["kernel_initializer"],
+                **layer.get("kernel_params", {}),
                 "shape": [fan_in, layer["units"]],
                 "fan_in_from": source if not made_one else None,
             }

@@ -15,8 +15,8 @@ from .. import datagen, feeds
 from ..context import Context
 from ..module import Binding, Scope, contains
 from ..names import descendants, dotted_name, target_path, zip_row_source
+from .program_inits import _number
 from .program_producers import probability_producer
-from .program_sources import _number
 
 
 class ReadsData:

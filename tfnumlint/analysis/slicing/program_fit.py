@@ -23,11 +23,11 @@ from ..module import Binding, ClassInfo, Scope, Site
 from ..names import descendants
 from . import program_modules
 from .program_data import ReadsData, dataset_source
+from .program_inits import _number
 from .program_losses import called_keras_loss, keras_loss, keras_loss_form
 from .program_models import FollowsModels, Instance, width
 from .program_modules import Where
 from .program_objectives import _bound_call, _compiled_optimizer, _is_tape
-from .program_sources import _number
 
 KERAS_BATCH = 32  # ``fit``'s default batch_size
 _KERAS_XENT = "loss:categorical_crossentropy"  # Keras's (sparse) categorical cross-entropy

@@ -32,6 +32,7 @@ import libcst as cst
 from ... import ops
 from ..context import Context
 from ..module import Scope
+from .program_inits import KERAS_UNIFORM, _number
 
 
 def _activation_of(op: str | None) -> str | None:
@@ -54,6 +55,8 @@ def stack_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict
     activation layer with its defaults, ``{"layer": call, ...}`` for an object of a class of the
     program's own (the call, where it is made), None for anything else."""
     op = ctx.op(layer)
+    if (scaled := _scaling_layer(ctx, layer, scope, order)) is not None:
+        return scaled
     if (act := _activation_of(op)) is not None:
         # ReLU(max_value=6), Softmax(axis=1): not the plain activation
         return None if layer.args or not _traceable(act) else {"act": act}
@@ -73,8 +76,38 @@ def stack_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict
     return {"layer": layer, "scope": scope, "order": order}
 
 
-# Keras's RandomUniform default range (an Embedding's start, and an add_weight's "uniform")
-KERAS_UNIFORM: dict[str, object] = {"minval": -0.05, "maxval": 0.05}
+def _scaling_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int) -> dict | None:
+    """``LeakyReLU(0.2)`` (Keras's slope 0.3 when none is given) and ``Rescaling(scale,
+    offset=0.0)``, as ``{"act": ...}`` entries; None for another layer or a value the code
+    does not fix."""
+    kind = _keras_layer(ctx, layer)
+    if kind == "LeakyReLU":
+        given = ctx.arg(layer, 0, "negative_slope", "alpha")
+        slope = 0.3 if given is None else _number(ctx, given, scope, order)
+        return None if slope is None else {"act": "leaky_relu", "alpha": slope}
+    if kind == "Rescaling":
+        scale = _number(ctx, ctx.arg(layer, 0, "scale"), scope, order)
+        given = ctx.arg(layer, 1, "offset")
+        offset = 0.0 if given is None else _number(ctx, given, scope, order)
+        if scale is None or offset is None:
+            return None
+        return {"act": "rescale", "scale": scale, "offset": offset}
+    return None
+
+
+def activated(out: dict, layer: dict) -> dict:
+    """``out`` through an ``{"act": ...}`` entry of a stack: its op, a leaky ReLU's slope,
+    or a rescaling's ``out * scale + offset`` (``act`` None: a linear activation)."""
+    act = layer["act"]
+    if act is None:
+        return out
+    if act == "rescale":
+        scaled = {"k": "bin", "op": "*", "l": out, "r": {"k": "const", "v": layer["scale"]}}
+        return {"k": "bin", "op": "+", "l": scaled, "r": {"k": "const", "v": layer["offset"]}}
+    kw = {"alpha": {"k": "const", "v": layer["alpha"]}} if "alpha" in layer else {}
+    return {"k": "call", "op": act, "args": [out], "kw": kw}
+
+
 _EMBEDDING_INIT: dict[str, object] = {"init": "uniform", **KERAS_UNIFORM}
 _STRING_INITS: dict[str, dict[str, object]] = {
     "uniform": _EMBEDDING_INIT,

@@ -21,16 +21,11 @@ from ..module import Binding, ClassInfo, Scope, literal_item
 from ..names import descendants
 from . import program_modules
 from .program_einsum import concat_width, einsum_width
+from .program_inits import _number, initializer
+from .program_inline import inlined
 from .program_modules import Where
 from .program_repeated import repeated_item
-from .program_sources import (
-    _number,
-    dense_layer,
-    dropout_layer,
-    initializer,
-    inlined,
-    sequential_layers,
-)
+from .program_sources import dense_layer, dropout_layer, sequential_layers
 from .program_weights import added_weight, layer_weight
 from .slicer import Slicer
 from .tools import Argument, bind_arguments, straight_line

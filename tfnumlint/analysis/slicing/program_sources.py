@@ -1,15 +1,13 @@
 """Where a training program's weights start, read from its code (static side, no TF import).
 
-A ``tf.Variable`` / ``get_variable`` with the initializer the code gives it, and the Dense
-layers of a ``keras.Sequential`` or of a functional ``keras.Model`` (made in place or returned
-by a module helper), with Keras's initializers or the declared ones.  Plain data for the
+The layers of a ``keras.Sequential`` or of a functional ``keras.Model`` (made in place or
+returned by a module helper), each with how its weights start (``program_inits.py``).  Plain data for the
 training rung (``program.py``); anything else is None, and the rung says what it assumed.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import libcst as cst
 
@@ -19,220 +17,22 @@ from ..in_place import block_statements
 from ..module import Binding, Scope
 from .layer_loops import directly_in, enclosing_for, unrolled_passes
 from .program_conv import conv_layer, flatten_layer, pool_layer
-from .program_inline import inlined
-from .program_layers import batch_norm_layer, embedding_layer, pooling_layer, stack_layer
+from .program_inits import (
+    Number,
+    _bias_initializer,
+    _ints,
+    _leaf,
+    _numbers,
+    keras_initializer,
+)
+from .program_layers import (
+    batch_norm_layer,
+    embedding_layer,
+    pooling_layer,
+    stack_layer,
+)
 from .program_objectives import _bound_call
 from .program_recurrent import recurrent_layer
-from .slicer import Slicer
-
-# Keras's default initializers, and the TF initializer calls a weight may be made with
-_INIT_CALLS = {
-    "zeros": "zeros",
-    "ones": "ones",
-    "normal": "normal",
-    "random_normal": "normal",
-    "truncated_normal": "truncated_normal",
-    "uniform": "uniform",
-    "random_uniform": "uniform",
-    "constant": "constant",
-    "fill": "constant",
-}
-_INITIALIZERS = {
-    "glorot_normal_initializer": "glorot_normal",
-    "glorot_uniform_initializer": "glorot_uniform",
-    "GlorotNormal": "glorot_normal",
-    "GlorotUniform": "glorot_uniform",
-    "zeros_initializer": "zeros",
-    "Zeros": "zeros",
-    "ones_initializer": "ones",
-    "Ones": "ones",
-    "he_normal": "he_normal",
-    "HeNormal": "he_normal",
-    "random_normal_initializer": "normal",
-    "RandomNormal": "normal",
-    "truncated_normal_initializer": "truncated_normal",
-    "TruncatedNormal": "truncated_normal",
-    "constant_initializer": "constant",
-    "Constant": "constant",
-}
-
-
-# A number the code fixes at (node, scope, order), or None: ``_number``, or the program slice's
-# reading of it, which also knows what an inlined method's parameters are bound to
-Number = Callable[[cst.BaseExpression | None, Scope, int], "float | None"]
-
-
-def _ints(
-    ctx: Context,
-    node: cst.BaseExpression | None,
-    scope: Scope,
-    order: int,
-    num: Number | None = None,
-) -> list | None:
-    """A literal shape: a list/tuple of ints, module constants or None."""
-    if node is None:
-        return None
-    number = num or _numbers(ctx)
-    if not isinstance(node, (cst.List, cst.Tuple)):
-        c = number(node, scope, order)
-        return [int(c)] if c is not None and float(c).is_integer() else None
-    out: list = []
-    for e in node.elements:
-        if isinstance(e.value, cst.Name) and e.value.value == "None":
-            out.append(None)
-            continue
-        c = number(e.value, scope, order)
-        if c is None or not float(c).is_integer():
-            return None
-        out.append(int(c))
-    return out
-
-
-def _number(
-    ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int
-) -> float | None:
-    """A number the code fixes: a constant, or host math on literals (``np.log(4.0)``)."""
-    if node is None:
-        return None
-    const = ctx.ev.value(node, scope, order).const
-    if const is None:
-        reader = Slicer(ctx, {})
-        reader.fold_tf_math = True
-        const = reader._host_constant(node, 0, (scope, order))
-    return None if const is None else float(const)
-
-
-def _numbers(ctx: Context) -> Number:
-    return lambda node, scope, order: _number(ctx, node, scope, order)
-
-
-def _leaf(ctx: Context, call: cst.Call) -> str:
-    """The TF/Keras function a call makes, by its last name ("" for the program's own
-    function: a helper called ``normal`` is read from its body, never taken for the op)."""
-    return (ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
-
-
-def initializer(
-    ctx: Context, call: cst.Call, scope: Scope, order: int, num: Number | None = None
-) -> dict | None:
-    """How a weight starts: ``tf.Variable(tf.random.truncated_normal([784, 256], stddev=0.1))``
-    or ``get_variable("w", [4, 16], initializer=glorot_normal_initializer())``."""
-    number = num or _numbers(ctx)
-    name = (ctx.info.imports.resolve(call.func) or "").rsplit(".", 1)[-1]
-    if name == "get_variable":
-        shape = _ints(ctx, ctx.arg(call, 1, "shape"), scope, order, number)
-        init = ctx.arg(call, 3, "initializer")
-        spec = {"init": "glorot_uniform"}  # get_variable's default
-        if isinstance(init, cst.Call):
-            kind = _INITIALIZERS.get(_leaf(ctx, init))
-            params = _init_params(ctx, init, scope, order, number)
-            if kind is None or params is None:
-                return None
-            spec = {"init": kind, **params}
-        elif init is not None:
-            return None
-        return {**spec, "shape": shape} if shape is not None else None
-    value = ctx.arg(call, 0, "initial_value")
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and not _leaf(ctx, value):
-        value = inlined(ctx, value, scope, order)  # tf.Variable(xavier_init([784, 128]))
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Call):
-        # ``tf.Variable(GlorotUniform(seed=1)((n_in, n_out)))``: an initializer object called
-        # on the shape
-        kind = _INITIALIZERS.get(_leaf(ctx, value.func))
-        shape = _ints(ctx, ctx.arg(value, 0, "shape"), scope, order, number)
-        params = _init_params(ctx, value.func, scope, order, number)
-        if kind is None or shape is None or params is None:
-            return None
-        return {"init": kind, "shape": shape, **params}
-    if isinstance(value, cst.Call):
-        kind = _INIT_CALLS.get(_leaf(ctx, value))
-        if kind is None:
-            return _drawn(ctx, value, scope, order)
-        if kind == "constant":
-            c = number(value.args[0].value, scope, order) if value.args else None
-            literal = _ints_or_floats(
-                ctx, value.args[0].value if value.args else None, scope, order, number
-            )
-            shape = _ints(ctx, ctx.arg(value, 2, "shape"), scope, order, number)
-            if c is not None:
-                return {"init": "constant", "value": c, "shape": shape or []}
-            if literal is not None:
-                return {"init": "literal", "value": literal, "shape": [len(literal)]}
-            return None
-        shape = _ints(ctx, ctx.arg(value, 0, "shape"), scope, order, number)
-        params = _init_params(ctx, value, scope, order, number)
-        if shape is None or params is None:
-            return None
-        return {"init": kind, "shape": shape, **params}
-    if value is not None:
-        literal = _ints_or_floats(ctx, value, scope, order, number)
-        if literal is not None:
-            return {"init": "literal", "value": literal, "shape": [len(literal)]}
-        c = number(value, scope, order)
-        if c is not None:
-            return {"init": "constant", "value": c, "shape": []}
-        return _drawn(ctx, value, scope, order)
-    return None
-
-
-def _drawn(ctx: Context, value: cst.BaseExpression, scope: Scope, order: int) -> dict | None:
-    """``tf.Variable(rng.randn())``, ``tf.Variable(np.random.randn(3, 1) * 0.01)``: a start
-    the program's NumPy code makes, replayed (each start of the weights with a draw of its
-    own); None when the code does not say what it holds, or its shape."""
-    try:
-        from .. import datagen
-        from ..recipe_shapes import recipe_shape
-    except ImportError:
-        return None
-    recipe = datagen.data_recipe(ctx.ev, value, scope, order)
-    shape = recipe_shape(recipe) if recipe is not None else None
-    if recipe is None or shape is None:
-        return None
-    return {"init": "drawn", "recipe": recipe, "shape": list(shape)}
-
-
-def _ints_or_floats(
-    ctx: Context,
-    node: cst.BaseExpression | None,
-    scope: Scope,
-    order: int,
-    num: Number | None = None,
-):
-    if not isinstance(node, (cst.List, cst.Tuple)):
-        return None
-    number = num or _numbers(ctx)
-    out = [number(e.value, scope, order) for e in node.elements]
-    return out if out and None not in out else None
-
-
-def _init_params(
-    ctx: Context, call: cst.Call, scope: Scope, order: int, num: Number | None = None
-) -> dict | None:
-    """The spread a draw or an initializer object is given (``mean``/``stddev``, ``minval``/
-    ``maxval``, ``value``), by keyword or in its place (a draw takes its shape first:
-    ``tf.random.normal(shape, mean, stddev)``; an object does not: ``RandomNormal(mean,
-    stddev)``).  None when one is given but is not a number the code fixes: the default
-    would be a wrong start, not an assumption."""
-    number = num or _numbers(ctx)
-    leaf = _leaf(ctx, call)
-    first = 1 if leaf in _INIT_CALLS else 0
-    kind = _INIT_CALLS.get(leaf) or _INITIALIZERS.get(leaf)
-    places = {"mean": first, "stddev": first + 1} if kind in ("normal", "truncated_normal") else {}
-    if kind == "uniform" or leaf == "RandomUniform":
-        places = {"minval": first, "maxval": first + 1}
-    positional = [a.value for a in call.args if a.keyword is None]
-    out = {}
-    for key in ("mean", "stddev", "minval", "maxval", "value"):
-        node = next((a.value for a in call.args if a.keyword and a.keyword.value == key), None)
-        if node is None and key in places and len(positional) > places[key]:
-            node = positional[places[key]]
-        if node is None:
-            continue
-        v = number(node, scope, order)
-        if v is None:
-            return None
-        out[key] = v
-    return out
 
 
 def model_layers(
@@ -445,21 +245,26 @@ def dense_layer(
         activation = (ctx.info.imports.resolve(act) or "").rsplit(".", 1)[-1] or "?"
     if units is None or (activation is not None and not _traceable_activation(activation)):
         return None
-    init = ctx.arg(layer, -1, "kernel_initializer")
-    kernel = str(init.evaluated_value) if isinstance(init, cst.SimpleString) else "glorot_uniform"
-    if init is not None and not isinstance(init, cst.SimpleString):
-        return None  # an initializer object: not read yet
+    if any(a.keyword is not None and a.keyword.value not in _DENSE_KEYWORDS for a in layer.args):
+        return None  # a regularizer adds to the loss, a constraint moves the weights: not read
+    kernel = keras_initializer(ctx, ctx.arg(layer, -1, "kernel_initializer"), scope, order, number)
     bias = _bias_initializer(ctx, ctx.arg(layer, -1, "bias_initializer"), scope, order, number)
-    if bias is None:
+    if bias is None or kernel is None:
         return None
     use_bias = ctx.arg(layer, -1, "use_bias")
     return {
         "units": int(units),
         "activation": activation,
-        "kernel_initializer": kernel,
+        "kernel_initializer": kernel.pop("init"),
+        "kernel_params": kernel,  # an initializer's spread (RandomNormal(stddev=0.01))
         "use_bias": not (isinstance(use_bias, cst.Name) and use_bias.value == "False"),
         "bias": bias,
     }
+
+
+# Dense's keywords the slice reads (the layer's input shape is read where the stack is)
+_DENSE_KEYWORDS = frozenset({"units", "activation", "use_bias", "kernel_initializer",
+                             "bias_initializer", "name", "input_shape", "input_dim"})  # fmt: skip
 
 
 def dropout_layer(
@@ -478,44 +283,6 @@ def _traceable_activation(name: str) -> bool:
     name that traces (``"relu"``, ``"sigmoid"``, ``"softmax"``...)."""
     op = ops.REGISTRY.get(name)
     return name == "linear" or (op is not None and bool(op.trace))
-
-
-def _bias_initializer(
-    ctx: Context,
-    node: cst.BaseExpression | None,
-    scope: Scope,
-    order: int,
-    num: Number | None = None,
-) -> dict | None:
-    """A Dense bias's start: zeros (Keras's default), ``Constant(c)``, or ``Constant(v)`` of a
-    value of the data (``float(counts.mean())``: its recipe, replayed with the data)."""
-    number = num or _numbers(ctx)
-    if node is None:
-        return {"init": "zeros"}
-    if isinstance(node, cst.SimpleString):
-        return {"init": "zeros"} if node.evaluated_value == "zeros" else None
-    if not isinstance(node, cst.Call) or _leaf(ctx, node) not in (
-        "Constant",
-        "constant_initializer",
-    ):
-        return None
-    value = ctx.arg(node, 0, "value")
-    while (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Name)
-        and value.func.value in ("float", "int")
-        and value.args
-    ):
-        value = value.args[0].value  # float(counts.mean()): the builtin only converts
-    c = number(value, scope, order)
-    if c is not None:
-        return {"init": "constant", "value": c}
-    try:
-        from .. import datagen
-    except ImportError:
-        return None
-    recipe = datagen.data_recipe(ctx.ev, value, scope, order) if value is not None else None
-    return {"init": "constant", "recipe": recipe} if recipe is not None else None
 
 
 def sequential_layers(

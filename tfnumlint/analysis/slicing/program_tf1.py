@@ -26,7 +26,8 @@ import libcst as cst
 from ..context import Context
 from ..module import Scope
 from .program_conv import ProgramSlicer as SliceWriter
-from .program_sources import _INITIALIZERS, _init_params, _traceable_activation
+from .program_inits import _INITIALIZERS, _init_params
+from .program_sources import _traceable_activation
 from .tools import straight_line
 
 

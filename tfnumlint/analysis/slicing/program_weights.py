@@ -12,19 +12,14 @@ a weight that is not trained (``trainable=False``) or one with its own regulariz
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from ..context import Context
 from ..module import Binding, Scope
-from .program_layers import KERAS_UNIFORM
-from .program_sources import _INITIALIZERS, Number, _init_params, _leaf
+from .program_inits import Number, keras_initializer
+
 
 # Keras's own spread for its random initializers, when the code gives none
-_KERAS_SPREAD = {"normal": {"stddev": 0.05}, "truncated_normal": {"stddev": 0.05}}
-
-
 def added_weight(ctx: Context, found: Binding) -> cst.Call | None:
     """The ``self.add_weight(...)`` call an attribute's assignment makes, or None."""
     value = found.value
@@ -85,41 +80,8 @@ def layer_weight(
         shape = [None, *shape[1:]]
     if any(not isinstance(d, int) for d in shape[1:]) or (shape[:1] == [None] and not spec):
         return None
-    init = _initializer(ctx, args.get("initializer"), scope, order, number)
+    init = keras_initializer(ctx, args.get("initializer"), scope, order, number)
     return {**(init or {"init": "unknown"}), **spec, "shape": shape}, init is None
-
-
-def _initializer(
-    ctx: Context, node: cst.BaseExpression | None, scope: Scope, order: int, number: Number
-) -> dict | None:
-    """Keras's initializer as the rung draws it: None (Keras's default for a float weight,
-    glorot-uniform), a name (``"ones"``) or an initializer object (``Constant(0.5)``,
-    ``RandomNormal(stddev=0.02)``), each read as Keras resolves it (a name is its class in
-    snake case); None for one the rung does not rebuild."""
-    if node is None or (isinstance(node, cst.Name) and node.value == "None"):
-        return {"init": "glorot_uniform"}
-    if isinstance(node, cst.SimpleString):
-        name = str(node.evaluated_value)
-        kind = _INITIALIZERS.get("".join(w.capitalize() for w in name.split("_")))
-        if kind is None and name == "random_uniform":
-            return {"init": "uniform", **KERAS_UNIFORM}
-        return {"init": kind, **_KERAS_SPREAD.get(kind or "", {})} if kind else None
-    if not isinstance(node, cst.Call):
-        return None
-    leaf = _leaf(ctx, node)
-    params = _init_params(ctx, node, scope, order, number)
-    if params is None:
-        return None
-    if leaf == "RandomUniform":
-        return {"init": "uniform", **KERAS_UNIFORM, **params}
-    kind = _INITIALIZERS.get(leaf)
-    if kind is None or not re.fullmatch(r"[A-Z]\w*", leaf):  # Keras's classes, not TF1's
-        return None
-    if kind == "constant":  # Constant(0.5), Constant(value=0.5); Constant(): 0
-        given = ctx.arg(node, 0, "value")
-        value = 0.0 if given is None else number(given, scope, order)
-        return {"init": "constant", "value": value} if value is not None else None
-    return {"init": kind, **_KERAS_SPREAD.get(kind, {}), **params}
 
 
 def _built(scope: Scope, input_shape: list | None) -> tuple[str, list] | None:
