@@ -306,3 +306,25 @@ def test_rescaling_and_leaky_relu_apply_their_arguments_and_keras_s_defaults() -
         {"act": "leaky_relu", "alpha": 0.2},
         {"act": "leaky_relu", "alpha": 0.3},
     ]
+
+
+def test_a_keras_initializer_object_draws_with_keras_s_spread_and_tf1_s_with_its_own() -> None:
+    """``RandomNormal()`` draws at 0.05 and ``RandomUniform()`` in [-0.05, 0.05] (Keras);
+    ``random_normal_initializer()`` at 1 (TF1's default)."""
+    code = textwrap.dedent(
+        """
+        import tensorflow as tf
+        a = tf.compat.v1.get_variable("a", [3, 4], initializer=tf.keras.initializers.RandomNormal())
+        b = tf.compat.v1.get_variable("b", [3, 4], initializer=tf.compat.v1.random_normal_initializer())
+        c = tf.compat.v1.get_variable("c", [3, 4], initializer=tf.keras.initializers.RandomUniform())
+        """
+    )
+    ctx = Context(build(cst.parse_module(code)), Settings())
+    got = {
+        ctx.code(s.node.args[0].value): initializer(ctx, s.node, s.scope, s.order)
+        for s in ctx.info.calls
+        if ctx.code(s.node.func).endswith("get_variable")
+    }
+    assert got['"a"'] == {"init": "normal", "stddev": 0.05, "shape": [3, 4]}
+    assert got['"b"'] == {"init": "normal", "shape": [3, 4]}  # the rung's default: 1
+    assert got['"c"'] == {"init": "uniform", "minval": -0.05, "maxval": 0.05, "shape": [3, 4]}

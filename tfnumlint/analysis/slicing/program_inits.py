@@ -51,6 +51,7 @@ _INITIALIZERS = {
     "HeNormal": "he_normal",
     "random_normal_initializer": "normal",
     "RandomNormal": "normal",
+    "RandomUniform": "uniform",
     "truncated_normal_initializer": "truncated_normal",
     "TruncatedNormal": "truncated_normal",
     "constant_initializer": "constant",
@@ -132,7 +133,7 @@ def initializer(
             params = _init_params(ctx, init, scope, order, number)
             if kind is None or params is None:
                 return None
-            spec = {"init": kind, **params}
+            spec = {"init": kind, **_spread_default(ctx, init, kind), **params}
         elif init is not None:
             return None
         return {**spec, "shape": shape} if shape is not None else None
@@ -147,7 +148,7 @@ def initializer(
         params = _init_params(ctx, value.func, scope, order, number)
         if kind is None or shape is None or params is None:
             return None
-        return {"init": kind, "shape": shape, **params}
+        return {"init": kind, "shape": shape, **_spread_default(ctx, value.func, kind), **params}
     if isinstance(value, cst.Call):
         kind = _INIT_CALLS.get(_leaf(ctx, value))
         if kind is None:
@@ -177,6 +178,15 @@ def initializer(
             return {"init": "constant", "value": c, "shape": []}
         return _drawn(ctx, value, scope, order)
     return None
+
+
+def _spread_default(ctx: Context, call: cst.Call, kind: str) -> dict:
+    """The spread a Keras initializer class draws with when none is given (``RandomNormal()``
+    at 0.05); TF1's initializer functions (``random_normal_initializer()``) default to 1."""
+    keras_class = re.fullmatch(r"[A-Z]\w*", _leaf(ctx, call)) is not None
+    if _leaf(ctx, call) == "RandomUniform":
+        return dict(KERAS_UNIFORM)
+    return dict(_KERAS_SPREAD.get(kind, {})) if keras_class else {}
 
 
 def _drawn(ctx: Context, value: cst.BaseExpression, scope: Scope, order: int) -> dict | None:
