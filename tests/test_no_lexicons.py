@@ -116,6 +116,8 @@ API_TABLES: frozenset[str] = frozenset(
         "analysis/slicing/program_inits.py:_INITIALIZERS",
         "analysis/slicing/program_inits.py:_INIT_CALLS",
         "analysis/slicing/program_sources.py:_DENSE_KEYWORDS",  # Keras Dense's keywords
+        "analysis/slicing/program_sources.py:_SEQUENCE",  # layer kinds of the slice's stacks
+        "analysis/slicing/program_conv.py:_CONV1D_LAYERS",  # Keras's 1-D convolution classes
         # Keras's Embedding initializer strings and global pooling layer classes
         "analysis/slicing/program_layers.py:_EMBEDDING_INIT",
         "analysis/slicing/program_layers.py:_STRING_INITS",

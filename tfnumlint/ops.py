@@ -901,6 +901,13 @@ for _op in (
         trace="_pool2d_nhwc",
     ),
     Op(
+        # a Keras Conv1D over the steps of [rows, steps, channels] (the training rung's slices
+        # only: no spelling): a [k, in, out] kernel, a stride and "SAME"/"VALID" padding
+        "conv1d_nwc",
+        params=("x", "filters", "stride", "padding"),
+        trace="_conv1d_nwc",
+    ),
+    Op(
         # a Keras LSTM / GRU / SimpleRNN layer over the steps of [rows, steps, features], as
         # Keras runs it with its defaults (the training rung's slices only: no spelling)
         "recurrent",

@@ -1,5 +1,5 @@
-"""The training rung reads Keras's recurrent layers (``LSTM``, ``GRU``, ``SimpleRNN``) in a
-model's stack: over the steps of what reaches them, with Keras's defaults (gates, activations,
+"""The training rung reads Keras's recurrent layers (``LSTM``, ``GRU``, ``SimpleRNN``) and
+``Conv1D`` in a model's stack: over the steps of what reaches them, with Keras's defaults (gates, activations,
 the LSTM's forget bias at 1, the GRU's two biases), the last step's output or every step's.
 The slice computes what Keras computes on the same weights; a layer with a keyword it would not
 reproduce leaves the stack cut."""
@@ -97,3 +97,52 @@ def test_a_layer_the_slice_would_not_run_as_keras_does_leaves_the_stack_cut(give
     options = LintOptions(codes=frozenset(c.code for c in CHECKS), slice_probes=True)
     found = lint_source(Source("train.py", text, text.encode()), options).findings
     assert found and not [f for f in found if f.probe and f.probe.get("program")]
+
+
+CONV1D = """\
+    import numpy as np
+    import tensorflow as tf
+
+    windows = np.random.randn(300, 20, 3).astype("float32")
+    labels = np.eye(4, dtype="float32")[np.random.randint(0, 4, 300)]
+    model = tf.keras.Sequential([
+        tf.keras.layers.Conv1D(5, 3, LAYOUT activation="relu", input_shape=(20, 3)),
+        tf.keras.layers.GlobalMaxPooling1D(),
+        tf.keras.layers.Dense(4, activation="softmax"),
+    ])
+
+
+    def xent(t, p):
+        return -tf.reduce_sum(t * tf.math.log(p), axis=-1)
+
+
+    model.compile(optimizer="adam", loss=xent)
+    model.fit(windows, labels, batch_size=32)
+"""
+
+
+@pytest.mark.parametrize(
+    "layout, keras_kw",
+    [("", {}), ("strides=2, padding='same',", {"strides": 2, "padding": "same"})],
+)
+def test_a_conv1d_stack_computes_what_keras_computes(layout: str, keras_kw: dict) -> None:
+    spec = program_of(CONV1D.replace("LAYOUT", layout))
+    assert spec["weights"]["model.layers[0].kernel"]["shape"] == [3, 3, 5]
+    body = training_rung.rendered(spec).body
+    namespace = training_rung._namespace(body)
+    arrays = {k: np.asarray(v, np.float32) for k, v in namespace["data"]().items()}
+    w = namespace["weights"](arrays)
+    _, ts = namespace["forward"](**{k: tf.constant(a[:16]) for k, a in arrays.items()}, **w)
+    forward = body[body.index("def forward") :]
+    probs = int(re.search(r"t(\d+) = tf.nn.softmax\(", forward).group(1))
+    keras = tf.keras.Sequential([
+        tf.keras.Input(shape=(20, 3)),
+        tf.keras.layers.Conv1D(5, 3, activation="relu", **keras_kw),
+        tf.keras.layers.GlobalMaxPooling1D(),
+        tf.keras.layers.Dense(4, activation="softmax"),
+    ])  # fmt: skip
+    keras.set_weights(
+        [w[f"model_layers_{i}_{p}"].numpy() for i in (0, 2) for p in ("kernel", "bias")]
+    )
+    expected = keras(tf.constant(arrays["windows"][:16])).numpy()
+    np.testing.assert_allclose(ts[probs].numpy(), expected, rtol=1e-5, atol=1e-6)

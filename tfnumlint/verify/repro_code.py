@@ -104,6 +104,15 @@ def _conv2d_nhwc(x, filters, strides, padding):
     "_einsum_pair": """def _einsum_pair(equation, a, b):
     a = tf.convert_to_tensor(a)
     return tf.einsum(equation, a, tf.cast(b, a.dtype))""",
+    "_conv1d_nwc": """KERNEL_USES = []  # (kernel size, uses per row) of each weight used many times
+
+
+def _conv1d_nwc(x, filters, stride, padding):
+    # Keras's Conv1D over the steps of x [rows, steps, channels]
+    x = tf.convert_to_tensor(x)
+    out = tf.nn.conv1d(x, tf.cast(filters, x.dtype), int(stride), padding)
+    KERNEL_USES.append((int(np.prod(filters.shape)), int(out.shape[1])))  # at every step
+    return out""",
     "_recurrent": """KERNEL_USES = []  # (kernel size, uses per row) of each weight used many times
 
 

@@ -317,6 +317,11 @@ def _einsum_pair(equation: Any, a: Any, b: Any) -> Any:
     return tf.einsum(str(equation), a, b)
 
 
+def _conv1d_nwc(x: Any, *_: Any) -> Any:
+    """A probe point has no steps to slide a kernel along (training runs do: ``repro_code``)."""
+    raise UnsupportedProbe("a 1-D convolution on a probe point (it has no steps axis)")
+
+
 def _recurrent(x: Any, *_: Any) -> Any:
     """A probe point has no steps to run a recurrent layer over (training runs do:
     ``repro_code``)."""

@@ -316,7 +316,7 @@ class ProgramSlicer(TrainsByFit):
                 out = {"k": "call", "op": "reshape", "args": [out, shape], "kw": {}}
                 fan_in = layer["flatten"]
                 continue
-            if "embedding" in layer or "recurrent" in layer:  # a sequence model's layers
+            if {"embedding", "recurrent", "conv1d"} & set(layer):  # a sequence model's layers
                 got, fan_in = sequence_layer(self.weights, at, layer, out, fan_in)
                 if got is None:
                     return None

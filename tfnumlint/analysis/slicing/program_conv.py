@@ -30,6 +30,7 @@ from ... import ops
 from ..context import Context
 from ..module import Binding, Scope
 from .program_einsum import data_shape
+from .program_inits import keras_initializer
 from .program_layers import _keras_layer, _traceable
 from .slicer import Slicer
 
@@ -56,6 +57,7 @@ _CHANNELS_LAST = frozenset({"NHWC", "channels_last"})
 _POOL_LAYERS = {"MaxPooling2D": "MAX", "MaxPool2D": "MAX", "AveragePooling2D": "AVG",
                 "AvgPool2D": "AVG"}  # fmt: skip
 _CONV_LAYERS = frozenset({"Conv2D", "Convolution2D"})
+_CONV1D_LAYERS = frozenset({"Conv1D", "Convolution1D"})
 # the keywords a Keras Conv2D may be given that the slice reads (or that do not change what it
 # computes in training: a name, an input shape the stack's tracking reads)
 _CONV_KEYWORDS = frozenset(
@@ -315,16 +317,26 @@ def _trains(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int) ->
 
 def conv_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int, num) -> dict | None:
     """``Conv2D(filters, kernel_size, strides=, padding=, activation=)`` as plain data
-    (``{"conv": {...}, ...}`` with a Dense layer's keys), or None."""
-    if ctx.op(layer) != "conv_layer" or _keras_layer(ctx, layer) not in _CONV_LAYERS:
+    (``{"conv": {...}, ...}`` with a Dense layer's keys), or ``Conv1D`` over a sequence's steps
+    (``{"conv1d": {...}, ...}``); None for another layer or one the slice does not read."""
+    kind = _keras_layer(ctx, layer)
+    if ctx.op(layer) != "conv_layer" or kind not in _CONV_LAYERS | _CONV1D_LAYERS:
         return None
     if not _neutral(ctx, layer, _CONV_KEYWORDS, scope, order, num):
         return None
     if len([a for a in layer.args if a.keyword is None]) > 4:
         return None
+    one = kind in _CONV1D_LAYERS
     filters = num(ctx.arg(layer, 0, "filters"), scope, order)
-    kernel = spatial(ctx, ctx.arg(layer, 1, "kernel_size"), scope, order, num)
-    strides = spatial(ctx, ctx.arg(layer, 2, "strides"), scope, order, num, [1, 1])
+    if one:
+        size = ctx.arg(layer, 1, "kernel_size")
+        kernel = _literal_ints(size, scope, order, num) if size is not None else None
+        given = ctx.arg(layer, 2, "strides")
+        strides = [1] if given is None else _literal_ints(given, scope, order, num)
+        kernel, strides = (v if v is not None and len(v) == 1 else None for v in (kernel, strides))
+    else:
+        kernel = spatial(ctx, ctx.arg(layer, 1, "kernel_size"), scope, order, num)
+        strides = spatial(ctx, ctx.arg(layer, 2, "strides"), scope, order, num, [1, 1])
     padding = _padding(ctx.arg(layer, 3, "padding"))
     act = ctx.arg(layer, -1, "activation")
     activation = None
@@ -332,12 +344,11 @@ def conv_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int, num) -> 
         activation = str(act.evaluated_value)
     elif act is not None and not (isinstance(act, cst.Name) and act.value == "None"):
         return None
-    init = ctx.arg(layer, -1, "kernel_initializer")
-    if init is not None and not isinstance(init, cst.SimpleString):
-        return None
+    init = keras_initializer(ctx, ctx.arg(layer, -1, "kernel_initializer"), scope, order, num)
     bias = ctx.arg(layer, -1, "bias_initializer")  # Keras's zeros (other starts: not read yet)
-    if bias is not None and not (
-        isinstance(bias, cst.SimpleString) and bias.evaluated_value == "zeros"
+    if init is None or (
+        bias is not None
+        and not (isinstance(bias, cst.SimpleString) and bias.evaluated_value == "zeros")
     ):
         return None
     use_bias = ctx.arg(layer, -1, "use_bias")
@@ -348,9 +359,10 @@ def conv_layer(ctx: Context, layer: cst.Call, scope: Scope, order: int, num) -> 
     assert filters is not None and kernel is not None
     geometry = {"filters": int(filters), "kernel": kernel, "strides": strides, "padding": padding}
     return {
-        "conv": geometry,
+        "conv1d" if one else "conv": geometry,
         "activation": activation,
-        "kernel_initializer": str(init.evaluated_value) if init is not None else "glorot_uniform",
+        "kernel_initializer": init.pop("init"),
+        "kernel_params": init,
         "use_bias": not (isinstance(use_bias, cst.Name) and use_bias.value == "False"),
         "bias": {"init": "zeros"},
     }
@@ -422,6 +434,7 @@ def image_step(
     kernel, bias = f"{at}.kernel", f"{at}.bias"
     ps.weights[kernel] = {
         "init": layer["kernel_initializer"],
+        **layer.get("kernel_params", {}),
         "shape": [kh, kw, channels, conv["filters"]],
     }
     args: list[Any] = [out, {"k": "input", "name": kernel}, _pair(conv["strides"])]

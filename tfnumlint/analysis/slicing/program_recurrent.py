@@ -1,6 +1,7 @@
 """A sequence model's layers, read for the training rung (static side, no TF import).
 
-``Embedding(vocab, dim)`` is a table weight whose rows whole-number ids pick.  ``LSTM(units)``,
+``Embedding(vocab, dim)`` is a table weight whose rows whole-number ids pick; ``Conv1D`` slides
+its kernel along the steps (channels last, as Keras's default).  ``LSTM(units)``,
 ``GRU(units)`` and ``SimpleRNN(units)`` run over the steps of what reaches them ([rows, steps,
 features]) as Keras runs them with their defaults: a kernel (Glorot-uniform), a recurrent
 kernel (orthogonal) and a bias (zeros; an LSTM's forget gate starts at 1, ``unit_forget_bias``;
@@ -64,6 +65,8 @@ def sequence_layer(
         return lookup({"k": "input", "name": table}, out, layer["embedding"]), layer["dim"]
     if not isinstance(fan_in, int):
         return None, None
+    if "conv1d" in layer:
+        return _conv1d(weights, at, layer, out, fan_in), layer["conv1d"]["filters"]
     cell, units = layer["recurrent"], layer["units"]
     blocks = next(n for kind, n in CELLS.values() if kind == cell)
     kernel, recurrent, bias = f"{at}.kernel", f"{at}.recurrent_kernel", f"{at}.bias"
@@ -77,3 +80,23 @@ def sequence_layer(
     args = [out, *({"k": "input", "name": n} for n in (kernel, recurrent, bias))]
     args += [{"k": "str", "v": cell}, {"k": "bool", "v": layer["sequences"]}]
     return {"k": "call", "op": "recurrent", "args": args, "kw": {}}, units
+
+
+def _conv1d(weights: dict[str, dict], at: str, layer: dict, out: dict, fan_in: int) -> dict:
+    """``Conv1D(filters, k)`` over the steps (channels last): a [k, fan_in, filters] kernel, a
+    bias, the layer's activation."""
+    geo = layer["conv1d"]
+    kernel, bias = f"{at}.kernel", f"{at}.bias"
+    weights[kernel] = {"init": layer["kernel_initializer"], **layer.get("kernel_params", {}),
+                       "shape": [geo["kernel"][0], fan_in, geo["filters"]]}  # fmt: skip
+    stride, padding = (
+        {"k": "const", "v": float(geo["strides"][0])},
+        {"k": "str", "v": geo["padding"]},
+    )
+    out = {"k": "call", "op": "conv1d_nwc", "args": [out, {"k": "input", "name": kernel}, stride,
+                                                      padding], "kw": {}}  # fmt: skip
+    if layer["use_bias"]:
+        weights[bias] = {**layer["bias"], "shape": [geo["filters"]]}
+        out = {"k": "bin", "op": "+", "l": out, "r": {"k": "input", "name": bias}}
+    act = layer["activation"]
+    return out if act in (None, "linear") else {"k": "call", "op": act, "args": [out], "kw": {}}

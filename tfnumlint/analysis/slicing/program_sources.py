@@ -262,6 +262,9 @@ def dense_layer(
     }
 
 
+# the layers whose output has a steps axis that a global 1-D pooling reduces
+_SEQUENCE = frozenset({"embedding", "recurrent", "conv1d"})
+
 # Dense's keywords the slice reads (the layer's input shape is read where the stack is)
 _DENSE_KEYWORDS = frozenset({"units", "activation", "use_bias", "kernel_initializer",
                              "bias_initializer", "name", "input_shape", "input_dim"})  # fmt: skip
@@ -330,7 +333,7 @@ def sequential_layers(
             dense_layer(ctx, layer, scope, order, number)
             or dropout_layer(ctx, layer, scope, order, number)
             or (embedding_layer(ctx, layer, number, scope, order) if not layers else None)
-            or (pooling_layer(ctx, layer) if any("embedding" in x for x in layers) else None)
+            or (pooling_layer(ctx, layer) if any(_SEQUENCE & set(x) for x in layers) else None)
             or recurrent_layer(ctx, layer, number, scope, order)
         )
         dense = (
