@@ -14,9 +14,7 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from test_training_conv import calls, program_of  # noqa: E402
-
-from tfnumlint.verify import training_rung  # noqa: E402
+from test_training_conv import calls, program_of, slice_forward  # noqa: E402
 
 FIT = """\
     import numpy as np
@@ -59,13 +57,7 @@ TAPE = FIT.replace(
 def _normalised_by_the_slice(program: str) -> tuple[np.ndarray, np.ndarray, dict]:
     """(the Dense layer's output, the normalisation's output, the weights), as the rendered
     slice computes them on the first 16 rows of the program's data."""
-    body = training_rung.rendered(program_of(program)).body
-    namespace = training_rung._namespace(body)
-    arrays = {k: np.asarray(v, np.float32) for k, v in namespace["data"]().items()}
-    weights = namespace["weights"](arrays)
-    batch = {k: tf.constant(a[:16]) for k, a in arrays.items()}
-    _, ts = namespace["forward"](**batch, **weights)
-    forward = body[body.index("def forward") :]
+    forward, ts, weights, _ = slice_forward(program_of(program))
     dense = int(re.search(r"t(\d+) = \(t\d+ \+ model_layers_0_bias\)", forward).group(1))
     normed = int(re.search(r"t(\d+) = \(t\d+ \+ model_layers_1_beta\)", forward).group(1))
     return ts[dense].numpy(), ts[normed].numpy(), weights

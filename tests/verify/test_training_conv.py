@@ -109,6 +109,23 @@ def program_of(program: str) -> dict:
     return probes[0]["program"]
 
 
+def slice_forward(spec: dict, rows: int = 16) -> tuple[str, list, dict, dict]:
+    """The rendered slice's forward on the first ``rows`` rows of its data: (the forward's
+    code, each watched operation's value, the weights, the data arrays)."""
+    import numpy as np
+    import tensorflow as tf
+
+    from tfnumlint.verify import training_rung
+
+    body = training_rung.rendered(spec).body
+    namespace = training_rung._namespace(body)
+    arrays = {k: np.asarray(v, np.float32) for k, v in namespace["data"]().items()}
+    weights = namespace["weights"](arrays)
+    batch = {k: tf.constant(a[:rows]) for k, a in arrays.items()}
+    _, ts = namespace["forward"](**batch, **weights)
+    return body[body.index("def forward") :], ts, weights, arrays
+
+
 def calls(spec: dict) -> list[dict]:
     return [n for n in walk(spec["loss"]) if n.get("k") == "call"]
 

@@ -14,12 +14,11 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from test_training_conv import program_of  # noqa: E402
+from test_training_conv import program_of, slice_forward  # noqa: E402
 
 from tfnumlint.engine import LintOptions, lint_source, load_all  # noqa: E402
 from tfnumlint.rules.registry import CHECKS  # noqa: E402
 from tfnumlint.source import Source  # noqa: E402
-from tfnumlint.verify import training_rung  # noqa: E402
 
 PROGRAM = """\
     import numpy as np
@@ -58,13 +57,7 @@ def test_the_slice_runs_the_layer_as_keras_does_on_the_same_weights(cell, sequen
             "keras.layers.Dense(1",
             "keras.layers.GlobalAveragePooling1D(),\n        keras.layers.Dense(1",
         )
-    body = training_rung.rendered(program_of(program)).body
-    namespace = training_rung._namespace(body)
-    arrays = {k: np.asarray(v, np.float32) for k, v in namespace["data"]().items()}
-    weights = namespace["weights"](arrays)
-    batch = {k: tf.constant(a[:16]) for k, a in arrays.items()}
-    _, ts = namespace["forward"](**batch, **weights)
-    forward = body[body.index("def forward") :]
+    forward, ts, weights, _ = slice_forward(program_of(program))
     embedded = int(re.search(r"t(\d+) = _embedding_lookup\(", forward).group(1))
     ran = int(re.search(r"t(\d+) = _recurrent\(", forward).group(1))
     layer = KERAS[cell](6, return_sequences=sequences)
@@ -128,12 +121,7 @@ CONV1D = """\
 def test_a_conv1d_stack_computes_what_keras_computes(layout: str, keras_kw: dict) -> None:
     spec = program_of(CONV1D.replace("LAYOUT", layout))
     assert spec["weights"]["model.layers[0].kernel"]["shape"] == [3, 3, 5]
-    body = training_rung.rendered(spec).body
-    namespace = training_rung._namespace(body)
-    arrays = {k: np.asarray(v, np.float32) for k, v in namespace["data"]().items()}
-    w = namespace["weights"](arrays)
-    _, ts = namespace["forward"](**{k: tf.constant(a[:16]) for k, a in arrays.items()}, **w)
-    forward = body[body.index("def forward") :]
+    forward, ts, w, arrays = slice_forward(spec)
     probs = int(re.search(r"t(\d+) = tf.nn.softmax\(", forward).group(1))
     keras = tf.keras.Sequential([
         tf.keras.Input(shape=(20, 3)),

@@ -291,18 +291,11 @@ def test_rescaling_and_leaky_relu_compute_what_keras_s_layers_compute() -> None:
     the first kernel is drawn with the initializer's own spread."""
     import numpy as np
     import tensorflow as tf
-    from test_training_conv import program_of
-
-    from tfnumlint.verify import training_rung
+    from test_training_conv import program_of, slice_forward
 
     spec = program_of(SCALED_LEAKY)
     assert spec["weights"]["model.layers[1].kernel"]["stddev"] == 0.3
-    body = training_rung.rendered(spec).body
-    namespace = training_rung._namespace(body)
-    arrays = {k: np.asarray(v, np.float32) for k, v in namespace["data"]().items()}
-    w = namespace["weights"](arrays)
-    _, ts = namespace["forward"](**{k: tf.constant(a[:16]) for k, a in arrays.items()}, **w)
-    forward = body[body.index("def forward") :]
+    forward, ts, w, arrays = slice_forward(spec)
     probs = int(re.search(r"t(\d+) = tf.nn.softmax\(", forward).group(1))
     keras = tf.keras.Sequential([
         tf.keras.Input(shape=(6,)),
