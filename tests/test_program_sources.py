@@ -328,3 +328,33 @@ def test_a_keras_initializer_object_draws_with_keras_s_spread_and_tf1_s_with_its
     assert got['"a"'] == {"init": "normal", "stddev": 0.05, "shape": [3, 4]}
     assert got['"b"'] == {"init": "normal", "shape": [3, 4]}  # the rung's default: 1
     assert got['"c"'] == {"init": "uniform", "minval": -0.05, "maxval": 0.05, "shape": [3, 4]}
+
+
+FOLDS = """\
+    import tensorflow as tf
+    from tensorflow.keras.layers import Dense
+
+    for fold in range(5):
+        inputs = tf.keras.Input(shape=(8,))
+        h = Dense(16, activation="relu")(inputs)
+        f = tf.keras.Model(inputs, Dense(1)(h))
+        f.compile(loss="mse", optimizer="sgd")
+
+        s = tf.keras.Sequential()
+        s.add(Dense(16, activation="relu", input_dim=8))
+        s.add(Dense(1))
+        s.compile(loss="mse", optimizer="sgd")
+"""
+
+
+def test_a_model_made_anew_in_each_pass_of_a_loop_is_one_stack_not_one_per_pass() -> None:
+    """A cross-validation loop builds the same two-layer model each fold: its layers are not
+    repeated per pass (the functional chain does not rebind its input; the Sequential is made
+    in the loop), and the functional chain is still read."""
+    ctx = Context(build(cst.parse_module(textwrap.dedent(FOLDS))), Settings())
+    f = _site(ctx, 'f.compile(loss="mse", optimizer="sgd")')
+    layers = model_layers(ctx, f.node.func.value, f.scope, f.order)
+    assert layers is not None and [layer["units"] for layer in layers] == [16, 1]
+    s = _site(ctx, 's.compile(loss="mse", optimizer="sgd")')
+    stacked = model_layers(ctx, s.node.func.value, s.scope, s.order)
+    assert stacked is None or [layer["units"] for layer in stacked] == [16, 1]

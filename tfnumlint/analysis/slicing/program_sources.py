@@ -1,8 +1,9 @@
-"""Where a training program's weights start, read from its code (static side, no TF import).
+"""The layers a training program's model stacks, read from its code (static side, no TF import).
 
 The layers of a ``keras.Sequential`` or of a functional ``keras.Model`` (made in place or
-returned by a module helper), each with how its weights start (``program_inits.py``).  Plain data for the
-training rung (``program.py``); anything else is None, and the rung says what it assumed.
+returned by a module helper), each with how its weights start (``program_inits.py``).  Plain
+data for the training rung (``program.py``); anything else is None, and the rung says what it
+assumed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import libcst as cst
 from ... import ops
 from ..context import Context
 from ..in_place import block_statements
-from ..module import Binding, Scope
+from ..module import Binding, Scope, contains
 from .layer_loops import directly_in, enclosing_for, unrolled_passes
 from .program_conv import conv_layer, flatten_layer, pool_layer
 from .program_inits import (
@@ -114,7 +115,10 @@ def added_layers(
         if not isinstance(call, cst.Call) or len(call.args) != 1:
             return None
         loop = enclosing_for(bound.scope, call) if id(statement) not in block else None
-        if id(statement) not in block and (loop is None or not directly_in(bound.scope, loop)):
+        made_in_loop = loop is not None and bound.value is not None and contains(loop, bound.value)
+        if loop is not None and (made_in_loop or not directly_in(bound.scope, loop)):
+            return None  # the model itself is made in the loop (a fold's): not one stack
+        if id(statement) not in block and loop is None:
             return None
         if looped is not None and loop is not looped[0]:
             passes = unrolled_passes(ctx, looped[0], looped[1], _numbers(ctx), scope, looped[2])
@@ -170,7 +174,7 @@ def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict]
         call = _bound_call(ctx, node, scope, order) if node is not None else None
         if call is None:
             return None
-        loop = enclosing_for(scope, call)
+        loop = enclosing_for(scope, call) if _carried(node, call) else None
         if looped is not None and loop is not looped[0]:  # the walk left the loop's body
             walked = list(reversed(looped[1]))  # the walk met the pass's last layer first
             passes = unrolled_passes(ctx, looped[0], walked, number, scope, order)
@@ -200,6 +204,13 @@ def functional_layers(ctx: Context, model: cst.Call, scope: Scope) -> list[dict]
         node = call.args[0].value
         order = _order_of(ctx, call)
     return None
+
+
+def _carried(node: cst.BaseExpression | None, call: cst.Call) -> bool:
+    """``h = Layer(...)(h)``: the layer's input is the name it rebinds, as a loop that stacks
+    layers writes it (``h = Dense(64)(inputs)`` in a fold's loop makes one layer)."""
+    arg = call.args[0].value if call.args else None
+    return isinstance(node, cst.Name) and isinstance(arg, cst.Name) and arg.value == node.value
 
 
 def _unaliased(
