@@ -358,3 +358,42 @@ def test_a_model_made_anew_in_each_pass_of_a_loop_is_one_stack_not_one_per_pass(
     s = _site(ctx, 's.compile(loss="mse", optimizer="sgd")')
     stacked = model_layers(ctx, s.node.func.value, s.scope, s.order)
     assert stacked is None or [layer["units"] for layer in stacked] == [16, 1]
+
+
+DRAWS = """\
+    import tensorflow as tf
+
+    def sample(z_mean, z_log_var):
+        batch = tf.shape(z_mean)[0]
+        dim = tf.shape(z_mean)[1]
+        a = tf.random.normal(shape=(batch, dim))
+        b = tf.random.normal([tf.shape(z_mean)[0], 16], 0.0, 0.5)
+        c = tf.random.normal([tf.shape(z_mean)[1], 16])
+        d = tf.random.normal([32, 16])
+        e = tf.random.uniform(tf.shape(z_mean))
+        return a, b, c, d, e
+"""
+
+
+def test_a_draw_shaped_from_a_values_rows_is_read_with_its_width() -> None:
+    """Keras's VAE example writes the noise's shape out from the mean's own (through names);
+    a GAN's noise takes the batch's rows and a width of its own.  A draw over another axis,
+    a literal shape or another distribution is not read."""
+    from tfnumlint.analysis.slicing.program_draws import normal_draw
+
+    ctx = Context(build(cst.parse_module(textwrap.dedent(DRAWS))), Settings())
+
+    def tree(node, scope, order, depth):
+        return {"k": "input", "name": ctx.code(node)}
+
+    got = {}
+    for site in ctx.info.calls:
+        code = ctx.code(site.node)
+        if code.startswith("tf.random."):
+            got[code] = normal_draw(ctx, site.node, site.scope, site.order, 0, tree)
+    a, b, c, d, e = got.values()
+    assert (
+        a is not None and a["args"][0] == {"k": "input", "name": "z_mean"} and len(a["args"]) == 3
+    )
+    assert b is not None and [x.get("v") for x in b["args"][1:]] == [0.0, 0.5, 16.0]
+    assert c is None and d is None and e is None

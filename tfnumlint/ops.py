@@ -916,10 +916,10 @@ for _op in (
     ),
     Op(
         # ``tf.random.normal(tf.shape(x), mean, stddev)``: a fresh draw shaped like ``x`` at
-        # each training step (the training rung's slices only: no spelling)
+        # each training step, or with ``x``'s rows and ``width`` entries each (the training
+        # rung's slices only: no spelling)
         "normal_draw",
-        shape_keeping=True,
-        params=("x", "mean", "stddev"),
+        params=("x", "mean", "stddev", "width"),
         trace="_normal_draw",
     ),
     Op(

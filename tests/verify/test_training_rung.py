@@ -957,19 +957,29 @@ def verified_project(root: Path, program: str) -> list[tuple[str, dict]]:
     return out
 
 
-def test_a_vae_on_raw_pixels_overflows_its_variance_in_its_own_first_step(tmp_path) -> None:
+@pytest.mark.parametrize(
+    "draw",
+    [
+        "tf.random.normal(tf.shape(z_mean))",
+        # Keras's VAE example writes the shape out from the mean's own
+        "tf.random.normal(shape=(tf.shape(z_mean)[0], tf.shape(z_mean)[1]))",
+        "tf.random.normal([tf.shape(z_mean)[0], LATENT])",
+    ],
+)
+def test_a_vae_on_raw_pixels_overflows_its_variance_in_its_own_first_step(tmp_path, draw) -> None:
     """The program's own encoder (a ``tf.Module`` returning the mean and the log-variance,
     its weights made in pairs by a helper from an initializer object), its reparameterised
     draw and its raw 0..255 pixels: exp(log_var) is inf at step 0, as the program runs it.
     Its twin, on pixels scaled to [0, 1], confirms nothing."""
     (tmp_path / "buggy").mkdir()
     (tmp_path / "twin").mkdir()
-    found = verified_project(tmp_path / "buggy", VAE.replace("PIXELS", "pixels"))
+    program = VAE.replace("tf.random.normal(tf.shape(z_mean))", draw)
+    found = verified_project(tmp_path / "buggy", program.replace("PIXELS", "pixels"))
     exps = [v for rule, v in found if rule == "TNL301"]
     assert exps and by_training(exps[0]), exps
     assert "reaches it at step 0" in exps[0]["detail"]
     assert "its data code replayed" in exps[0]["detail"] and "assumed" not in exps[0]["detail"]
-    twin = verified_project(tmp_path / "twin", VAE.replace("PIXELS", "pixels / 255.0"))
+    twin = verified_project(tmp_path / "twin", program.replace("PIXELS", "pixels / 255.0"))
     assert twin and not [v for _, v in twin if v.get("status") == "confirmed"]
 
 

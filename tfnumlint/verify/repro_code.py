@@ -141,10 +141,12 @@ def _recurrent(x, kernel, recurrent_kernel, bias, cell, sequences=False):
     size = int(np.prod(kernel.shape)) + int(np.prod(recurrent_kernel.shape))
     KERNEL_USES.append((size, int(x.shape[1])))  # each step uses both kernels again
     return tf.transpose(hs, [1, 0, 2]) if sequences else hs[-1]""",
-    "_normal_draw": """def _normal_draw(x, mean=0.0, stddev=1.0):
-    # tf.random.normal(tf.shape(x), mean, stddev): a fresh draw at each step, from the same
-    # seeded generator as dropout's masks (each run resets it)
-    return MASKS.normal(tf.shape(x), mean, stddev, dtype=x.dtype)""",
+    "_normal_draw": """def _normal_draw(x, mean=0.0, stddev=1.0, width=None):
+    # tf.random.normal(tf.shape(x), mean, stddev), or [rows of x, width]: a fresh draw at each
+    # step, from the same seeded generator as dropout's masks (each run resets it)
+    x = tf.convert_to_tensor(x)
+    shape = tf.shape(x) if width is None else tf.concat([tf.shape(x)[:-1], [int(width)]], 0)
+    return MASKS.normal(shape, mean, stddev, dtype=x.dtype)""",
     "_concat": """def _concat(x, axis=0):
     return x if tf.is_tensor(x) else tf.concat(list(x), int(axis))""",
     "_clip_by_norm": """def _clip_by_norm(t, clip_norm, axes=None):

@@ -328,9 +328,14 @@ def _recurrent(x: Any, *_: Any) -> Any:
     raise UnsupportedProbe("a recurrent layer on a probe point (it has no steps axis)")
 
 
-def _normal_draw(x: Any, mean: Any = 0.0, stddev: Any = 1.0) -> Any:
-    """A probe point takes the draw at its mean (training runs draw it: ``repro_code``)."""
-    return tf.zeros_like(tf.convert_to_tensor(x)) + float(mean)
+def _normal_draw(x: Any, mean: Any = 0.0, stddev: Any = 1.0, width: Any = None) -> Any:
+    """A probe point takes the draw at its mean (training runs draw it: ``repro_code``); with
+    ``width``, ``x``'s last axis is that many entries."""
+    x = tf.convert_to_tensor(x)
+    if width is None:
+        return tf.zeros_like(x) + float(mean)
+    shape = tf.concat([tf.shape(x)[:-1], [int(width)]], 0)
+    return tf.zeros(shape, x.dtype) + float(mean)
 
 
 def _per_point(fn: Callable[..., Any], x: Any, *weights: Any) -> Any:

@@ -36,9 +36,10 @@ from ..project_view import ProjectView
 from . import program_fit, program_layers, program_models, program_modules, program_tf1
 from .contract import walk
 from .program_conv import image_call, image_op, image_shape, image_step
+from .program_draws import normal_draw
 from .program_einsum import einsum_call
 from .program_fit import TrainsByFit
-from .program_inits import _ints, _number, initializer
+from .program_inits import _ints, initializer
 from .program_inline import inlined
 from .program_models import Instance
 from .program_objectives import Objective, objectives, optimizer_of, trained_in_slice
@@ -195,28 +196,8 @@ class ProgramSlicer(TrainsByFit):
         return name if at == 0 else f"{name}#{at + 1}"
 
     def _normal_draw(self, call: cst.Call, scope: Scope, order: int, depth: int) -> dict | None:
-        """``tf.random.normal(tf.shape(z), mean, stddev)`` (a reparameterisation's noise): a
-        fresh draw shaped like ``z`` at each step, as the program draws it.  Other draws (a
-        literal shape, a uniform or truncated draw) are not followed."""
-        resolved = self.ctx.info.imports.resolve(call.func) or ""
-        if not resolved.endswith(("random.normal", "random_normal")):
-            return None
-        shape = self.ctx.arg(call, 0, "shape")
-        if not (
-            isinstance(shape, cst.Call)
-            and (self.ctx.info.imports.resolve(shape.func) or "").endswith(".shape")
-            and len(shape.args) == 1
-        ):
-            return None
-        moments = []
-        for index, name, default in ((1, "mean", 0.0), (2, "stddev", 1.0)):
-            node = self.ctx.arg(call, index, name)
-            v = default if node is None else _number(self.ctx, node, scope, order)
-            if v is None:
-                return None
-            moments.append({"k": "const", "v": float(v)})
-        like = self.slicer.tree(shape.args[0].value, scope, order, depth + 1)
-        return {"k": "call", "op": "normal_draw", "args": [like, *moments], "kw": {}}
+        """A reparameterisation's noise (``program_draws.py``)."""
+        return normal_draw(self.ctx, call, scope, order, depth, self.slicer.tree)
 
     def _unpacked(self, found: Binding, depth: int) -> dict | None:
         """``mean, var = tf.nn.moments(x, axes)``: the mean and the variance, as the op

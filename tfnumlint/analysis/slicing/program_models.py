@@ -203,7 +203,13 @@ def width(tree: Any, weights: dict[str, dict], data: dict[str, dict]) -> int | s
         kernel = tree["args"][1]
         shape = weights.get(kernel.get("name", ""), {}).get("shape") or []
         return shape[-1] if shape and isinstance(shape[-1], int) else None
-    if kind == "call" and tree.get("op") in ops.SHAPE_KEEPING and tree.get("args"):
+    if kind == "call" and tree.get("op") == "normal_draw" and len(tree.get("args", [])) == 4:
+        return int(tree["args"][3]["v"])  # a draw of its own width, on the value's rows
+    if (
+        kind == "call"
+        and tree.get("op") in ops.SHAPE_KEEPING | {"normal_draw"}
+        and tree.get("args")
+    ):
         return width(tree["args"][0], weights, data)
     if kind == "call" and tree.get("op") == "einsum_pair":
         return einsum_width(tree, lambda t: width(t, weights, data))
