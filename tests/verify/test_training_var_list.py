@@ -95,9 +95,16 @@ def test_where_the_variable_list_sits_and_what_a_models_own_list_means() -> None
             g3 = t3.gradient(l3, params_of(model))
             d_opt.apply_gradients(zip(g3, theta))
     """
-    # TF1's third place, Keras's second; a models' own lists: every weight; a list made by
-    # a call the slice cannot read: unread
-    assert _trained(program) == [["w1", "b1"], ["w2"], None, ["w1", "w2", "b2"], "unread"]
+    # TF1's third place, Keras's second; a model's own list: the weights the slice keys by that
+    # model's name (``enc.layers[0].kernel``...); a list made by a call the slice cannot read:
+    # unread
+    assert _trained(program) == [
+        ["w1", "b1"],
+        ["w2"],
+        ["enc.", "dec."],
+        ["w1", "w2", "b2"],
+        "unread",
+    ]
 
 
 def test_an_optimizer_that_updates_no_weight_of_the_slice_gives_it_no_run() -> None:
@@ -135,3 +142,53 @@ def test_a_tape_gradient_of_one_variable_trains_that_variable() -> None:
     spec = _programs(program)["TNL505"]
     assert spec["trained"] == ["w"]
     assert not [a for a in spec["assumed"] if "variable list" in a]
+
+
+KERAS_GAN = """\
+    import numpy as np
+    import tensorflow as tf
+
+    real_data = np.random.rand(1024, 16).astype("float32")
+    generator = tf.keras.Sequential([
+        tf.keras.layers.Dense(32, activation="relu", input_shape=(8,)),
+        tf.keras.layers.Dense(16, activation="sigmoid"),
+    ])
+    discriminator = tf.keras.Sequential([
+        tf.keras.layers.Dense(32, activation="relu", input_shape=(16,)),
+        tf.keras.layers.Dense(1, activation="sigmoid"),
+    ])
+    g_opt = tf.keras.optimizers.Adam(2e-4)
+    d_opt = tf.keras.optimizers.Adam(2e-4)
+
+
+    @tf.function
+    def train_step(real):
+        z = tf.random.normal([tf.shape(real)[0], 8])
+        with tf.GradientTape() as gt, tf.GradientTape() as dt:
+            p_real = discriminator(real, training=True)
+            p_fake = discriminator(generator(z, training=True), training=True)
+            d_loss = -tf.reduce_mean(tf.math.log(p_real) + tf.math.log(1.0 - p_fake))
+            g_loss = -tf.reduce_mean(tf.math.log(p_fake))
+        d_grads = dt.gradient(d_loss, discriminator.trainable_variables)
+        g_grads = gt.gradient(g_loss, generator.trainable_variables)
+        d_opt.apply_gradients(zip(d_grads, discriminator.trainable_variables))
+        g_opt.apply_gradients(zip(g_grads, generator.trainable_variables))
+
+
+    for i in range(0, 1024, 64):
+        train_step(real_data[i:i + 64])
+"""
+
+
+def test_a_keras_models_trainable_variables_are_its_own_weights_and_the_others_are_held() -> None:
+    """``discriminator.trainable_variables`` trains the discriminator's layers only (it trained
+    every weight, the generator's too, against the discriminator's loss); the generator's
+    weights, which the program's other step trains, are an assumption of the run, so a run
+    that holds them still says nothing for or against a witness."""
+    from test_training_conv import program_of
+
+    spec = program_of(KERAS_GAN)
+    assert spec["trained"] and all(w.startswith("discriminator.") for w in spec["trained"])
+    assert len(spec["trained"]) == 4
+    [held] = spec["assumed"]
+    assert "`generator.layers[0]" in held and "another objective trains them" in held

@@ -436,14 +436,19 @@ def _sliced(ctx: Context, positions) -> list[tuple[Objective, ProgramSlicer, dic
 
 
 def _spec(
-    ctx: Context, obj: Objective, ps: ProgramSlicer, loss: dict, term: dict, dtype: str, line: int
-) -> ProgramSpec | None:
+    ctx: Context, obj: Objective, ps: ProgramSlicer, loss: dict, term: dict, dtype: str, line: int,
+    sliced: list | None = None,
+) -> ProgramSpec | None:  # fmt: skip
     """The spec of one objective and the term a finding watches in it (None: an optimizer
-    the verifier cannot rebuild)."""
+    the verifier cannot rebuild).  Weights it holds that another objective of ``sliced``
+    trains (a GAN's generator, in the discriminator's loss) are an assumption of its run."""
     optimizer = optimizer_of(ctx, obj)
     trained = trained_in_slice(ctx, obj, ps) if optimizer is not None else []
     if optimizer is None or trained == []:  # not rebuilt, or it updates no weight of the slice
         return None
+    held = held_elsewhere(ctx, obj, ps, trained, sliced or [])
+    names = ", ".join(f"`{w}`" for w in held[:2]) + (" and others" if len(held) > 2 else "")
+    extra = [f"{names} held at their start, though another objective trains them"] if held else []
     return ProgramSpec(
         style=obj.style,
         loss=loss,
@@ -455,9 +460,24 @@ def _spec(
         path=getattr(ctx, "path", ""),
         line=line,
         objective_line=obj.line,
-        assumed=list(ps.assumed),
+        assumed=[*ps.assumed, *extra],
         trained=trained,
     )
+
+
+def held_elsewhere(
+    ctx: Context, obj: Objective, ps: ProgramSlicer, trained: list[str] | None, sliced: list
+) -> list[str]:
+    """The weights of ``obj``'s slice that its own optimizer leaves alone but another
+    objective's trains: the program moves them between this objective's steps."""
+    held = set(ps.weights) - set(trained) if trained is not None else set()
+    out: set[str] = set()
+    for other, other_ps, _ in sliced:
+        if other is obj or not held or optimizer_of(ctx, other) is None:
+            continue
+        names = trained_in_slice(ctx, other, other_ps)
+        out |= held & set(other_ps.weights if names is None else names)
+    return sorted(out)
 
 
 def training_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec | None:
@@ -469,7 +489,7 @@ def training_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec 
     for obj, ps, loss in sliced:
         if obj.optimizer is not hit.node and not contains_node(loss, *at):
             continue  # neither this objective's optimizer nor a part of its loss
-        spec = _spec(ctx, obj, ps, loss, loss, dtype, pos.start.line if pos else 0)
+        spec = _spec(ctx, obj, ps, loss, loss, dtype, pos.start.line if pos else 0, sliced)
         if spec is not None:
             spec.whole = True
             return spec
@@ -497,7 +517,7 @@ def imported_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec 
             ranked = sorted(sliced, key=lambda t: not contains_node(t[2], line, col, ctx.path))
             for obj, ps, loss in ranked:
                 term = subtree_at(loss, line, col, tree_kind(hit.node), ctx.path)
-                spec = _spec(other, obj, ps, loss, term, dtype, line) if term else None
+                spec = _spec(other, obj, ps, loss, term, dtype, line, sliced) if term else None
                 if spec is not None:
                     _depends(ctx, ps)
                     spec.span = [line, col, pos.end.line, pos.end.column + 1]
@@ -529,7 +549,7 @@ def program_spec(ctx: Context, hit: Hit, positions, dtype: str) -> ProgramSpec |
                 continue  # no weight of this objective in it, or a value it does not reach
             if not read <= before[0] | before[1]:
                 continue
-        spec = _spec(ctx, obj, ps, loss, term, dtype, line)
+        spec = _spec(ctx, obj, ps, loss, term, dtype, line, sliced)
         if spec is not None:
             _depends(ctx, ps)
             spec.span = [line, col, pos.end.line, pos.end.column + 1]

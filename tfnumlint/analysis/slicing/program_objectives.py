@@ -133,6 +133,9 @@ def trained_weights(
         raise Unread
     names = []
     for element in elements:
+        if isinstance(element, Owned):
+            names.append(element.prefix)
+            continue
         read = tree(element, obj.scope, obj.order)
         if not isinstance(read, dict) or read.get("k") != "input":
             raise Unread
@@ -151,14 +154,20 @@ def trained_in_slice(ctx: Context, obj: Objective, ps) -> list[str] | None:
         names = trained_weights(ctx, obj, slicer.tree)
     except Unread:
         names = None
-        notes.append("every weight of the slice trains (the optimizer's variable list is unread)")
+        unread = "every weight of the slice trains (the optimizer's variable list is unread)"
+        notes += [unread] if unread not in notes else []
     finally:
         ps.weights.clear()
         ps.weights.update(kept)
         for key, value in state.items():
             setattr(slicer, key, value)
     ps.assumed[:] = notes
-    return None if names is None else [n for n in names if n in kept]
+    if names is None:
+        return None
+    owned = {n: [k for k in kept if k.startswith(n)] for n in names if n.endswith(".")}
+    if any(not found for found in owned.values()):
+        return None  # a model whose weights the slice keys otherwise: every weight, as before
+    return [k for n in names for k in owned.get(n, [n]) if k in kept]
 
 
 # what reading the list may change in the slicer, put back after it
@@ -169,6 +178,14 @@ class Unread(Exception):
     """The weights an optimizer updates are given, but not as the slice can read them."""
 
 
+@dataclass(frozen=True)
+class Owned:
+    """``model.trainable_variables`` in a list of trained weights: the slice's weights of that
+    model, which it keys ``model.layers[0].kernel`` and so on (``prefix``: ``"model."``)."""
+
+    prefix: str
+
+
 class _EveryWeight(Exception):
     """``model.trainable_variables``, ``tf.trainable_variables()``, or a list made with one
     (``enc.trainable_variables + dec.trainable_variables``): the slice does not tell which of
@@ -177,7 +194,7 @@ class _EveryWeight(Exception):
 
 def _listed(
     ctx: Context, node: cst.BaseExpression, scope: Scope, order: int, depth: int = 0
-) -> list[cst.BaseExpression] | None:
+) -> list[cst.BaseExpression | Owned] | None:
     """The elements of a list the code spells out: a literal, a name bound to one, a sum of
     such lists (``theta_D + theta_E``), or a name bound to one variable (a tape's source)."""
     if depth > 4:
@@ -185,14 +202,16 @@ def _listed(
     if isinstance(node, cst.Call) and not node.args:
         node = node.func
     if isinstance(node, cst.Attribute) and node.attr.value in _ALL_TRAINABLE:
+        if isinstance(node.value, cst.Name):  # discriminator.trainable_variables
+            return [Owned(f"{node.value.value}.")]
         raise _EveryWeight
     if isinstance(node, (cst.List, cst.Tuple)):
         if any(isinstance(e, cst.StarredElement) for e in node.elements):
             return None
         return [e.value for e in node.elements]
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-        left = _listed(ctx, node.left, scope, order, depth + 1)
-        right = _listed(ctx, node.right, scope, order, depth + 1)
+        left = _listed(ctx, node.left, scope, order, depth)  # a + b + c + d: one list
+        right = _listed(ctx, node.right, scope, order, depth)
         return left + right if left is not None and right is not None else None
     if isinstance(node, cst.Name):
         found = ctx.ev.lookup(node.value, scope, order)
