@@ -192,3 +192,15 @@ def test_a_keras_models_trainable_variables_are_its_own_weights_and_the_others_a
     assert len(spec["trained"]) == 4
     [held] = spec["assumed"]
     assert "`generator.layers[0]" in held and "another objective trains them" in held
+
+
+def test_a_run_that_holds_another_objectives_weights_says_so() -> None:
+    """The discriminator's run holds the generator at its start: its finite run says so, and
+    the witness of log(1 - D(G(z))) (a logit of 17, inside what training reaches) stands."""
+    found = on_line(verified(KERAS_GAN), "tf.math.log(p_real)", KERAS_GAN)
+    real = [v for f, v in found if f.rule == "TNL101" and "p_real" in v.get("detail", "")[:80]]
+    assert (
+        real and "held at their start, though another objective trains them" in (real[0]["detail"])
+    ), [v.get("detail") for _, v in found]
+    fake = [v for f, v in found if "log(1 - p_fake)" in v.get("detail", "")]
+    assert fake and fake[0]["status"] == "confirmed", [v.get("detail") for _, v in found]

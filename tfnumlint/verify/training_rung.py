@@ -28,6 +28,7 @@ from .repro_program import Rendered, batch_size, drawn_labels, render
 from .repro_program_eval import evaluator_source
 from .trace import format_number
 from .training_saturation import graph_optimizer
+from .training_text import assumed
 
 SAFETY_SHARE = 0.8  # of the rung's budget (24 s of the default 30): step budgets keep under it
 # Other starts of the weights tried after a finite run on the data: each a draw of the program's
@@ -315,7 +316,7 @@ def own_evidence(spec: dict[str, Any]) -> bool:
 def reached(trained: dict[str, Any]) -> str:
     """What a run that did not confirm saw, for the verdict it leaves standing."""
     got, spec = trained["run"], trained["spec"]
-    head = run_text(spec)
+    head = run_text(spec) + assumed(spec.get("assumed") or [])  # a run with them says so
     if trained.get("cut"):
         return f"{head} was stopped by its time budget after {got['steps']} steps, finite so far"
     if got["step"] is None:
