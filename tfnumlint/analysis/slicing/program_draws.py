@@ -89,7 +89,9 @@ def _axis_of(ctx: Context, node: cst.BaseExpression) -> tuple[cst.BaseExpression
     return (x, int(index.value.value)) if x is not None else None
 
 
-def _resolved(ctx: Context, node: cst.BaseExpression, scope: Scope, order: int):
+def _resolved(
+    ctx: Context, node: cst.BaseExpression, scope: Scope, order: int
+) -> cst.BaseExpression:
     """``batch`` of ``batch = tf.shape(z)[0]``: the value it is bound to."""
     if isinstance(node, cst.Name):
         found = ctx.ev.lookup(node.value, scope, order)
