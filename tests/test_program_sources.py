@@ -265,6 +265,7 @@ INITIALIZED = """\
                              layers.Dense(8, kernel_initializer=initializers.RandomNormal())])
     c = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layers.Dense(8, kernel_initializer="he_uniform")])
     d = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layers.Dense(8, kernel_initializer="random_normal")])
+    u = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layers.Dense(8, kernel_initializer="random_uniform")])
     e = tf.keras.Sequential([tf.keras.Input(shape=(4,)),
                              layers.Dense(8, kernel_regularizer=regularizers.l2(0.01))])
     f = tf.keras.Sequential([tf.keras.Input(shape=(4,)), layers.Dense(8, kernel_constraint=MaxNorm(3))])
@@ -282,7 +283,8 @@ def _stack(name: str) -> list[dict] | None:
 @pytest.mark.parametrize(
     "name, kernel",
     [("a", ("normal", {"stddev": 0.01})), ("b", ("normal", {"stddev": 0.05})),
-     ("c", ("he_uniform", {})), ("d", ("normal", {"stddev": 0.05}))],
+     ("c", ("he_uniform", {})), ("d", ("normal", {"stddev": 0.05})),
+     ("u", ("uniform", {"minval": -0.05, "maxval": 0.05}))],
 )  # fmt: skip
 def test_a_dense_kernel_starts_as_its_keras_initializer_says(name: str, kernel: tuple) -> None:
     """An initializer object or name, with Keras's spread where none is given (0.05: TF1's

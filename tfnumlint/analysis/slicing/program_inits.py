@@ -60,7 +60,9 @@ _INITIALIZERS = {
 
 
 # Keras initializers' default spreads (TF1's initializer functions default to 1)
-_KERAS_SPREAD = {"normal": {"stddev": 0.05}, "truncated_normal": {"stddev": 0.05}}
+_KERAS_SPREAD: dict[str, dict[str, object]] = {
+    "normal": {"stddev": 0.05}, "truncated_normal": {"stddev": 0.05}, "uniform": KERAS_UNIFORM,
+}  # fmt: skip
 
 # A number the code fixes at (node, scope, order), or None: ``_number``, or the program slice's
 # reading of it, which also knows what an inlined method's parameters are bound to
@@ -184,8 +186,6 @@ def _spread_default(ctx: Context, call: cst.Call, kind: str) -> dict:
     """The spread a Keras initializer class draws with when none is given (``RandomNormal()``
     at 0.05); TF1's initializer functions (``random_normal_initializer()``) default to 1."""
     keras_class = re.fullmatch(r"[A-Z]\w*", _leaf(ctx, call)) is not None
-    if _leaf(ctx, call) == "RandomUniform":
-        return dict(KERAS_UNIFORM)
     return dict(_KERAS_SPREAD.get(kind, {})) if keras_class else {}
 
 
@@ -261,8 +261,6 @@ def keras_initializer(
     if isinstance(node, cst.SimpleString):
         name = str(node.evaluated_value)
         kind = _INITIALIZERS.get("".join(w.capitalize() for w in name.split("_")))
-        if kind is None and name == "random_uniform":
-            return {"init": "uniform", **KERAS_UNIFORM}
         return {"init": kind, **_KERAS_SPREAD.get(kind or "", {})} if kind else None
     if not isinstance(node, cst.Call):
         return None
@@ -270,8 +268,6 @@ def keras_initializer(
     params = _init_params(ctx, node, scope, order, number)
     if params is None:
         return None
-    if leaf == "RandomUniform":
-        return {"init": "uniform", **KERAS_UNIFORM, **params}
     kind = _INITIALIZERS.get(leaf)
     if kind is None or not re.fullmatch(r"[A-Z]\w*", leaf):  # Keras's classes, not TF1's
         return None
@@ -279,7 +275,7 @@ def keras_initializer(
         given = ctx.arg(node, 0, "value")
         value = 0.0 if given is None else number(given, scope, order)
         return {"init": "constant", "value": value} if value is not None else None
-    return {"init": kind, **_KERAS_SPREAD.get(kind, {}), **params}
+    return {"init": kind, **_spread_default(ctx, node, kind), **params}
 
 
 def _bias_initializer(
