@@ -84,10 +84,7 @@ HELPERS = {
     # 1 / (1 - rate), else 0; the masks come from one seeded generator that each run resets
     keep = MASKS.uniform(tf.shape(x), dtype=x.dtype) >= rate
     return tf.where(keep, x / (1 - rate), tf.zeros_like(x))""",
-    "_conv2d_nhwc": """KERNEL_USES = []  # (kernel size, output positions) of each conv: the work of a row
-
-
-def _conv2d_nhwc(x, filters, strides, padding):
+    "_conv2d_nhwc": """def _conv2d_nhwc(x, filters, strides, padding):
     # tf.nn.conv2d of channels-last images: strides [1, sh, sw, 1], "SAME" or "VALID"
     x = tf.convert_to_tensor(x)
     out = tf.nn.conv2d(x, tf.cast(filters, x.dtype), [int(s) for s in strides], padding)
@@ -104,19 +101,13 @@ def _conv2d_nhwc(x, filters, strides, padding):
     "_einsum_pair": """def _einsum_pair(equation, a, b):
     a = tf.convert_to_tensor(a)
     return tf.einsum(equation, a, tf.cast(b, a.dtype))""",
-    "_conv1d_nwc": """KERNEL_USES = []  # (kernel size, uses per row) of each weight used many times
-
-
-def _conv1d_nwc(x, filters, stride, padding):
+    "_conv1d_nwc": """def _conv1d_nwc(x, filters, stride, padding):
     # Keras's Conv1D over the steps of x [rows, steps, channels]
     x = tf.convert_to_tensor(x)
     out = tf.nn.conv1d(x, tf.cast(filters, x.dtype), int(stride), padding)
     KERNEL_USES.append((int(np.prod(filters.shape)), int(out.shape[1])))  # at every step
     return out""",
-    "_recurrent": """KERNEL_USES = []  # (kernel size, uses per row) of each weight used many times
-
-
-def _recurrent(x, kernel, recurrent_kernel, bias, cell, sequences=False):
+    "_recurrent": """def _recurrent(x, kernel, recurrent_kernel, bias, cell, sequences=False):
     # Keras's LSTM (gates i, f, c, o), GRU (z, r, h; reset_after) or SimpleRNN with their
     # defaults (tanh, sigmoid gates), over the steps of x [rows, steps, features]
     x = tf.convert_to_tensor(x)
@@ -288,7 +279,15 @@ class Renderer:
         return f"{fn}({', '.join(given)})"
 
     def helper_source(self) -> str:
-        return "\n\n\n".join(HELPERS[h] for h in sorted(self.helpers))
+        used = [HELPERS[h] for h in sorted(self.helpers)]
+        shared = [KERNEL_USES_LINE] if any("KERNEL_USES" in text for text in used) else []
+        return "\n\n\n".join([*shared, *used])
+
+
+# the weights a helper uses many times for each row (a conv kernel at every position, a
+# recurrent kernel at every step), filled as the step is traced: the work of a row, counted
+# once for every helper that appends to it
+KERNEL_USES_LINE = "KERNEL_USES = []  # (kernel size, uses per row) of each weight used many times"
 
 
 # The script header both reproducers share (repro.py and repro_training.py).

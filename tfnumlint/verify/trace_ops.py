@@ -332,9 +332,7 @@ def _normal_draw(x: Any, mean: Any = 0.0, stddev: Any = 1.0, width: Any = None) 
     """A probe point takes the draw at its mean (training runs draw it: ``repro_code``); with
     ``width``, ``x``'s last axis is that many entries."""
     x = tf.convert_to_tensor(x)
-    if width is None:
-        return tf.zeros_like(x) + float(mean)
-    shape = tf.concat([tf.shape(x)[:-1], [int(width)]], 0)
+    shape = tf.shape(x) if width is None else tf.concat([tf.shape(x)[:-1], [int(width)]], 0)
     return tf.zeros(shape, x.dtype) + float(mean)
 
 

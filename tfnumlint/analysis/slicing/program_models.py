@@ -190,6 +190,10 @@ def made_variable(ctx: Context, found: Binding) -> cst.Call | None:
     return None
 
 
+# ops whose output is as wide as their first input (a draw shaped like it, when not widened)
+SAME_WIDTH = ops.SHAPE_KEEPING | {"normal_draw"}
+
+
 def width(tree: Any, weights: dict[str, dict], data: dict[str, dict]) -> int | str | None:
     """The last dimension of a slice's value: a number, the name of the data it is the width
     of (known when the run draws the data), or None when the code does not say."""
@@ -205,11 +209,7 @@ def width(tree: Any, weights: dict[str, dict], data: dict[str, dict]) -> int | s
         return shape[-1] if shape and isinstance(shape[-1], int) else None
     if kind == "call" and tree.get("op") == "normal_draw" and len(tree.get("args", [])) == 4:
         return int(tree["args"][3]["v"])  # a draw of its own width, on the value's rows
-    if (
-        kind == "call"
-        and tree.get("op") in ops.SHAPE_KEEPING | {"normal_draw"}
-        and tree.get("args")
-    ):
+    if kind == "call" and tree.get("op") in SAME_WIDTH and tree.get("args"):
         return width(tree["args"][0], weights, data)
     if kind == "call" and tree.get("op") == "einsum_pair":
         return einsum_width(tree, lambda t: width(t, weights, data))

@@ -19,7 +19,6 @@ from ..module import Binding, Scope
 from .program_inits import Number, keras_initializer
 
 
-# Keras's own spread for its random initializers, when the code gives none
 def added_weight(ctx: Context, found: Binding) -> cst.Call | None:
     """The ``self.add_weight(...)`` call an attribute's assignment makes, or None."""
     value = found.value
